@@ -1,0 +1,1 @@
+"""HTTP routers, one module per resource; routers never touch SQL or the engine directly."""

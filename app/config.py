@@ -1,0 +1,44 @@
+"""Settings from `THREADLINE_*` environment variables.
+
+A plain dataclass, not pydantic-settings: the server has few knobs and reading them must not
+need anything beyond the standard library.
+"""
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Process-wide configuration; the defaults give a working single-machine server."""
+
+    host: str = "127.0.0.1"
+    port: int = 8123
+    database_url: str = "sqlite+aiosqlite:///./data/threadline.db"
+    cors_origins: tuple[str, ...] = ("*",)
+    recursion_limit: int = 100
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> "Settings":
+        """Build settings from an environment mapping; unset variables keep the defaults."""
+        defaults = cls()
+        origins = environ.get("THREADLINE_CORS_ORIGINS")
+        return cls(
+            host=environ.get("THREADLINE_HOST", defaults.host),
+            port=int(environ.get("THREADLINE_PORT", defaults.port)),
+            database_url=environ.get("THREADLINE_DATABASE_URL", defaults.database_url),
+            cors_origins=(
+                defaults.cors_origins
+                if origins is None
+                else tuple(o.strip() for o in origins.split(",") if o.strip())
+            ),
+            recursion_limit=int(
+                environ.get("THREADLINE_RECURSION_LIMIT", defaults.recursion_limit)
+            ),
+        )
+
+
+def get_settings() -> Settings:
+    """Read settings from the process environment (not cached, so tests can change it)."""
+    return Settings.from_env(os.environ)

@@ -1,0 +1,175 @@
+"""The saver protocol: how the loop stores and finds a thread's versions.
+
+A saver keeps, per (thread_id, checkpoint_ns), a tree of checkpoints linked to their
+parents, and per checkpoint the pending writes of tasks that finished in a step that did
+not complete. Every method is async first; the sync twins exist for `invoke()` callers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
+
+Config = dict[str, Any]
+Version = int
+
+# Writes to these channels describe a task's outcome rather than state. A task has at
+# most one of each, so saving one again replaces the old one (a resume answers anew),
+# while ordinary writes of a task are kept from the first save (idempotent retries).
+ERROR = "__error__"
+INTERRUPT = "__interrupt__"
+RESUME = "__resume__"
+SCHEDULED = "__scheduled__"
+SPECIAL_WRITES = {ERROR: -1, SCHEDULED: -2, INTERRUPT: -3, RESUME: -4}
+
+
+class Checkpoint(TypedDict):
+    """One version of a thread: channel values and the bookkeeping that schedules nodes."""
+
+    v: int
+    id: str
+    ts: str
+    channel_values: dict[str, Any]
+    channel_versions: dict[str, Version]
+    versions_seen: dict[str, dict[str, Version]]
+    updated_channels: list[str] | None
+
+
+class CheckpointMetadata(TypedDict, total=False):
+    source: str  # "input" | "loop" | "update" | "fork"
+    step: int
+    parents: dict[str, str]
+    run_id: str
+
+
+PendingWrite = tuple[str, str, Any]  # (task_id, channel, value)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointTuple:
+    config: Config
+    checkpoint: Checkpoint
+    metadata: CheckpointMetadata
+    parent_config: Config | None = None
+    pending_writes: list[PendingWrite] = field(default_factory=list)
+
+
+def thread_key(config: Config) -> tuple[str, str]:
+    """The (thread_id, checkpoint_ns) a config addresses."""
+    conf = config.get("configurable", {})
+    if "thread_id" not in conf:
+        raise ValueError(
+            'A checkpointer needs a thread: pass config={"configurable": {"thread_id": ...}}'
+        )
+    return str(conf["thread_id"]), conf.get("checkpoint_ns", "")
+
+
+def checkpoint_config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> Config:
+    return {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": checkpoint_ns,
+            "checkpoint_id": checkpoint_id,
+        }
+    }
+
+
+def matches_filter(metadata: CheckpointMetadata, filter: dict[str, Any] | None) -> bool:
+    return not filter or all(metadata.get(k) == v for k, v in filter.items())
+
+
+class BaseCheckpointSaver:
+    """Subclasses implement the async methods; the sync twins call them on a private
+    event loop when none is running, which is what `invoke()` from plain code needs."""
+
+    async def aget_tuple(self, config: Config) -> CheckpointTuple | None:
+        """The checkpoint named by `checkpoint_id`, or the thread's latest."""
+        raise NotImplementedError
+
+    def alist(
+        self,
+        config: Config | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: Config | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """Checkpoints newest first, over every branch of the thread."""
+        raise NotImplementedError
+
+    async def aput(
+        self,
+        config: Config,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: dict[str, Version],
+    ) -> Config:
+        """Store a child of `config`'s checkpoint; `new_versions` names the channels
+        whose value changed since the parent, so a saver stores only those."""
+        raise NotImplementedError
+
+    async def aput_writes(
+        self, config: Config, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        """Store a finished task's writes against the checkpoint its step started from."""
+        raise NotImplementedError
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        raise NotImplementedError
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        raise NotImplementedError
+
+    def get_next_version(self, current: Version | None, channel: str | None = None) -> Version:
+        return (current or 0) + 1
+
+    # Sync twins.
+
+    def get_tuple(self, config: Config) -> CheckpointTuple | None:
+        return _run(self.aget_tuple(config))
+
+    def list(
+        self,
+        config: Config | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: Config | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        async def collect() -> list[CheckpointTuple]:
+            return [t async for t in self.alist(config, filter=filter, before=before, limit=limit)]
+
+        return iter(_run(collect()))
+
+    def put(
+        self,
+        config: Config,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: dict[str, Version],
+    ) -> Config:
+        return _run(self.aput(config, checkpoint, metadata, new_versions))
+
+    def put_writes(
+        self, config: Config, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        _run(self.aput_writes(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        _run(self.adelete_thread(thread_id))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        _run(self.acopy_thread(source_thread_id, target_thread_id))
+
+
+def _run(coro: Any) -> Any:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    coro.close()
+    raise RuntimeError(
+        "Sync checkpointer methods cannot run inside an event loop; use the async ones."
+    )

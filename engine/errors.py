@@ -1,0 +1,43 @@
+"""Exceptions a caller of the engine can meet, named as LangGraph names them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine.types import Interrupt
+
+
+class EmptyChannelError(Exception):
+    """Read of a channel that holds no value yet."""
+
+
+class InvalidUpdateError(Exception):
+    """A node wrote something the state cannot take."""
+
+
+class GraphRecursionError(RecursionError):
+    """The run reached its step limit before the graph finished."""
+
+
+class GraphInterrupt(Exception):
+    """Raised inside a node to stop the run until a caller answers."""
+
+    def __init__(self, interrupts: Sequence[Interrupt] = ()) -> None:
+        super().__init__(tuple(interrupts))
+        self.interrupts = tuple(interrupts)
+
+
+class NodeInterrupt(GraphInterrupt):
+    """Kept as a name for compatibility: a node that stops the run with a value."""
+
+
+class EmptyInputError(Exception):
+    """A run was started with no input on a thread that has nothing to continue."""
+
+
+class InvalidResumeError(ValueError):
+    """A resume that does not match the pending interrupts."""
+
+
+class CheckpointNotFoundError(LookupError):
+    """The checkpoint named in the config does not exist."""

@@ -1,0 +1,58 @@
+"""Fixtures that run the app behind a real uvicorn server, so API tests go over real HTTP."""
+
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+from fastapi import FastAPI
+
+from app.config import Settings
+from app.main import create_app
+
+ServeApp = Callable[[FastAPI], str]
+
+
+@pytest.fixture
+def serve_app() -> Iterator[ServeApp]:
+    """Start servers for the given apps on free ports; return each one's base URL.
+
+    The port is bound here and the socket handed to uvicorn, so no other process can take
+    it between choosing and listening. Servers stop at teardown.
+    """
+    running: list[tuple[uvicorn.Server, threading.Thread, socket.socket]] = []
+
+    def serve(app: FastAPI) -> str:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        running.append((server, thread, sock))
+        while not server.started:
+            if not thread.is_alive():
+                raise RuntimeError("uvicorn server failed to start")
+            thread.join(0.01)
+        host, port = sock.getsockname()
+        return f"http://{host}:{port}"
+
+    yield serve
+    for server, thread, sock in running:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Default settings with a database private to the test."""
+    return Settings(database_url=f"sqlite+aiosqlite:///{tmp_path / 'threadline.db'}")
+
+
+@pytest.fixture
+def base_url(serve_app: ServeApp, settings: Settings) -> str:
+    """Base URL of a real server running `create_app(settings)`."""
+    return serve_app(create_app(settings))

@@ -1,0 +1,26 @@
+"""Health and info endpoints over real HTTP."""
+
+import httpx
+
+from app import __version__
+
+
+def test_ok(base_url: str) -> None:
+    response = httpx.get(f"{base_url}/ok")
+    assert response.status_code == 200
+    assert response.json() == {"ok": True}
+
+
+def test_info_reports_version_and_flags(base_url: str) -> None:
+    response = httpx.get(f"{base_url}/info")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["version"] == __version__
+    assert body["flags"] == {"assistants": True, "crons": False, "langsmith": False}
+
+
+def test_cors_exposes_location_and_pagination_headers(base_url: str) -> None:
+    response = httpx.get(f"{base_url}/ok", headers={"Origin": "http://example.test"})
+    assert response.headers["access-control-allow-origin"] == "*"
+    exposed = {h.strip() for h in response.headers["access-control-expose-headers"].split(",")}
+    assert exposed == {"Location", "Content-Location", "X-Pagination-Total", "X-Pagination-Next"}
