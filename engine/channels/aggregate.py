@@ -1,0 +1,76 @@
+"""BinaryOperatorAggregate: a key whose writes are folded into it by a reducer."""
+
+from __future__ import annotations
+
+import collections.abc
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, get_origin
+
+from engine.channels.base import MISSING, Channel
+
+# Abstract collection annotations start as their concrete counterpart.
+_CONCRETE: dict[Any, type] = {
+    collections.abc.Sequence: list,
+    collections.abc.MutableSequence: list,
+    collections.abc.Set: set,
+    collections.abc.MutableSet: set,
+    collections.abc.Mapping: dict,
+    collections.abc.MutableMapping: dict,
+}
+
+
+def initial_value(typ: Any) -> Any:
+    """An empty value of `typ` (`[]` for a list, `0` for an int), or MISSING."""
+    typ = get_origin(typ) or typ
+    typ = _CONCRETE.get(typ, typ)
+    if not isinstance(typ, type) or typ.__module__ == "typing":
+        return MISSING
+    try:
+        return typ()
+    except Exception:
+        return MISSING
+
+
+def check_reducer(key: str, reducer: Callable[..., Any]) -> None:
+    """Refuse a reducer that cannot take (current, update) before any node runs."""
+    try:
+        sig = inspect.signature(reducer)
+    except (TypeError, ValueError):
+        return
+    params = list(sig.parameters.values())
+    positional = [
+        p
+        for p in params
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+    ]
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return
+    optional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) > 2 or len(optional) < 2:
+        raise ValueError(
+            f"Reducer of key '{key}' must take exactly two positional arguments "
+            f"(current value, update); {getattr(reducer, '__name__', reducer)!r} takes "
+            f"{len(positional)}."
+        )
+
+
+class BinaryOperatorAggregate(Channel):
+    __slots__ = ("reducer",)
+
+    def __init__(self, key: str, typ: Any, reducer: Callable[[Any, Any], Any]) -> None:
+        super().__init__(key)
+        self.reducer = reducer
+        self.value = initial_value(typ)
+
+    def update(self, values: Sequence[Any]) -> bool:
+        if not values:
+            return False
+        start = 0
+        if self.value is MISSING:
+            self.value = values[0]
+            start = 1
+        reducer = self.reducer
+        for value in values[start:]:
+            self.value = reducer(self.value, value)
+        return True

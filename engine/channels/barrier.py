@@ -1,0 +1,49 @@
+"""NamedBarrierValue: a join that opens when every named source has written."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from engine.channels.base import Channel
+from engine.errors import EmptyChannelError, InvalidUpdateError
+
+
+class NamedBarrierValue(Channel):
+    __slots__ = ("names",)
+
+    def __init__(self, key: str, names: Iterable[str]) -> None:
+        super().__init__(key)
+        self.names = frozenset(names)
+        self.value = frozenset()
+
+    def get(self) -> Any:
+        if self.value != self.names:
+            raise EmptyChannelError(self.key)
+        return None
+
+    def is_available(self) -> bool:
+        return self.value == self.names
+
+    def update(self, values: Sequence[Any]) -> bool:
+        if not values:
+            return False
+        unknown = [v for v in values if v not in self.names]
+        if unknown:
+            raise InvalidUpdateError(f"At key '{self.key}': {unknown[0]!r} is not a join source.")
+        seen = self.value | frozenset(values)
+        changed = seen != self.value
+        self.value = seen
+        return changed
+
+    def consume(self) -> bool:
+        if self.value == self.names:
+            self.value = frozenset()
+            return True
+        return False
+
+    def checkpoint(self) -> Any:
+        return sorted(self.value)
+
+    def restore(self, value: Any) -> None:
+        self.value = frozenset(value)

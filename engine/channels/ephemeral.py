@@ -1,0 +1,30 @@
+"""EphemeralValue: a value seen by the step after it was written, then gone."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from engine.channels.base import MISSING, Channel
+from engine.errors import InvalidUpdateError
+
+
+class EphemeralValue(Channel):
+    __slots__ = ("guard",)
+
+    def __init__(self, key: str = "", guard: bool = True) -> None:
+        super().__init__(key)
+        self.guard = guard
+
+    def update(self, values: Sequence[Any]) -> bool:
+        if not values:
+            if self.value is MISSING:
+                return False
+            self.value = MISSING
+            return True
+        if len(values) != 1 and self.guard:
+            raise InvalidUpdateError(
+                f"At key '{self.key}': can receive only one value per step, got {len(values)}."
+            )
+        self.value = values[-1]
+        return True

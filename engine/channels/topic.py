@@ -1,0 +1,29 @@
+"""Topic: many writes per step kept as a list (the Send packets of the next step)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from engine.channels.base import MISSING, Channel
+
+
+class Topic(Channel):
+    __slots__ = ("accumulate",)
+
+    def __init__(self, key: str = "", accumulate: bool = False) -> None:
+        super().__init__(key)
+        self.accumulate = accumulate
+
+    def update(self, values: Sequence[Any]) -> bool:
+        old = self.value if self.value is not MISSING else []
+        kept = old if self.accumulate else []
+        flat: list[Any] = []
+        for value in values:
+            if isinstance(value, list):
+                flat.extend(value)
+            else:
+                flat.append(value)
+        new = [*kept, *flat]
+        self.value = new if new else MISSING
+        return bool(flat) or (bool(old) and not self.accumulate)

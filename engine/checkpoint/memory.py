@@ -1,0 +1,307 @@
+"""A saver that keeps threads in process memory: for tests, benchmarks and `invoke()` demos.
+
+Everything is stored serialized, as a database saver would store it, so a value that
+could not be saved to a database fails here too, and whatever a caller gets back is a
+fresh copy that cannot alias what is stored.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, NamedTuple
+
+from engine.checkpoint.base import (
+    SPECIAL_WRITES,
+    BaseCheckpointSaver,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    Config,
+    PendingWrite,
+    Version,
+    checkpoint_config,
+    matches_filter,
+    thread_key,
+)
+from engine.checkpoint.serde import JsonSerializer
+
+
+class _Saved(NamedTuple):
+    checkpoint: bytes  # with empty channel_values: the values live in the blobs
+    metadata: bytes
+    parent_id: str | None
+
+
+class _Write(NamedTuple):
+    task_id: str
+    channel: str
+    value: bytes
+    task_path: str
+
+
+@dataclass(slots=True)
+class _Thread:
+    """One thread's data, so deleting or copying a thread touches nothing else."""
+
+    # checkpoint_ns -> checkpoint_id -> saved checkpoint
+    checkpoints: dict[str, dict[str, _Saved]] = field(default_factory=dict)
+    # checkpoint_ns -> newest checkpoint_id, so finding the latest is not a scan
+    latest: dict[str, str] = field(default_factory=dict)
+    # (checkpoint_ns, channel, version) -> value; None when the channel was emptied
+    blobs: dict[tuple[str, str, Version], bytes | None] = field(default_factory=dict)
+    # (checkpoint_ns, checkpoint_id) -> (task_id, idx) -> write
+    writes: dict[tuple[str, str], dict[tuple[str, int], _Write]] = field(default_factory=dict)
+
+
+class InMemorySaver(BaseCheckpointSaver):
+    """Stores checkpoints like LangGraph's in-memory saver: channel values as blobs per
+    version, so a step costs only what it changed.
+
+    With `check_immutable=True` it also remembers every checkpoint and metadata object
+    it was handed and fails any later call once one of them was changed: the loop must
+    not mutate what it already saved, because a database saver would not see the change.
+    """
+
+    def __init__(
+        self, serializer: JsonSerializer | None = None, *, check_immutable: bool = False
+    ) -> None:
+        self.serializer = serializer or JsonSerializer()
+        self._threads: dict[str, _Thread] = {}
+        self._guard = _MutationGuard(self.serializer.dumps) if check_immutable else None
+
+    async def aget_tuple(self, config: Config) -> CheckpointTuple | None:
+        self._check_handed()
+        thread_id, ns = thread_key(config)
+        thread = self._threads.get(thread_id)
+        if thread is None:
+            return None
+        checkpoint_id = config["configurable"].get("checkpoint_id") or thread.latest.get(ns)
+        saved = thread.checkpoints.get(ns, {}).get(checkpoint_id) if checkpoint_id else None
+        if saved is None:
+            return None
+        return self._load(thread_id, thread, ns, checkpoint_id, saved)
+
+    async def alist(
+        self,
+        config: Config | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: Config | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """Newest first over every branch; no config means every thread, a config
+        without checkpoint_ns every namespace, one with checkpoint_id just that one."""
+        self._check_handed()
+        conf = (config or {}).get("configurable", {})
+        thread_id, ns, only_id = (
+            conf.get(k) for k in ("thread_id", "checkpoint_ns", "checkpoint_id")
+        )
+        before_id = (before or {}).get("configurable", {}).get("checkpoint_id")
+        if thread_id is None:
+            threads = list(self._threads.items())
+        else:
+            thread = self._threads.get(str(thread_id))
+            threads = [(str(thread_id), thread)] if thread else []
+        found = [
+            (checkpoint_id, tid, cns)
+            for tid, thread in threads
+            for cns, checkpoints in thread.checkpoints.items()
+            if ns is None or cns == ns
+            for checkpoint_id in checkpoints
+            if (only_id is None or checkpoint_id == only_id)
+            and (before_id is None or checkpoint_id < before_id)
+        ]
+        found.sort(reverse=True)
+        remaining = limit
+        for checkpoint_id, tid, cns in found:
+            if remaining is not None and remaining <= 0:
+                return
+            thread = self._threads.get(tid)
+            saved = thread.checkpoints.get(cns, {}).get(checkpoint_id) if thread else None
+            if thread is None or saved is None:  # deleted while the caller was iterating
+                continue
+            if filter and not matches_filter(self.serializer.loads(saved.metadata), filter):
+                continue
+            yield self._load(tid, thread, cns, checkpoint_id, saved)
+            if remaining is not None:
+                remaining -= 1
+
+    async def aput(
+        self,
+        config: Config,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: dict[str, Version],
+    ) -> Config:
+        self._check_handed()
+        thread_id, ns = thread_key(config)
+        dumps = self.serializer.dumps
+        checkpoint_id = checkpoint["id"]
+        # Serialize everything before storing anything, so a refused value stores nothing.
+        skeleton = dumps({**checkpoint, "channel_values": {}})
+        values = checkpoint["channel_values"]
+        blobs = {
+            (ns, channel, version): dumps(values[channel]) if channel in values else None
+            for channel, version in new_versions.items()
+        }
+        saved = _Saved(skeleton, dumps(metadata), config["configurable"].get("checkpoint_id"))
+        if self._guard is not None:
+            self._guard.remember(checkpoint, f"checkpoint {checkpoint_id}")
+            self._guard.remember(metadata, f"metadata of checkpoint {checkpoint_id}")
+        thread = self._threads.get(thread_id)
+        if thread is None:
+            thread = self._threads[thread_id] = _Thread()
+        thread.blobs.update(blobs)
+        thread.checkpoints.setdefault(ns, {})[checkpoint_id] = saved
+        if checkpoint_id > thread.latest.get(ns, ""):
+            thread.latest[ns] = checkpoint_id
+        return checkpoint_config(thread_id, ns, checkpoint_id)
+
+    async def aput_writes(
+        self, config: Config, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        """Ordinary writes keep the first save (a retried save is a no-op); a special
+        write (error, interrupt, resume, scheduled) replaces the task's previous one."""
+        self._check_handed()
+        thread_id, ns = thread_key(config)
+        checkpoint_id = config["configurable"].get("checkpoint_id")
+        if not checkpoint_id:
+            raise ValueError("Writes belong to a checkpoint: the config needs a checkpoint_id")
+        dumps = self.serializer.dumps
+        encoded = [
+            (
+                (task_id, SPECIAL_WRITES.get(channel, idx)),
+                _Write(task_id, channel, dumps(value), task_path),
+            )
+            for idx, (channel, value) in enumerate(writes)
+        ]
+        thread = self._threads.get(thread_id)
+        if thread is None:
+            thread = self._threads[thread_id] = _Thread()
+        stored = thread.writes.setdefault((ns, checkpoint_id), {})
+        for key, write in encoded:
+            if key[1] < 0 or key not in stored:
+                stored[key] = write
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        self._check_handed()
+        self._threads.pop(str(thread_id), None)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every checkpoint and write under the same ids; metadata that records the
+        source thread id is changed to name the target."""
+        self._check_handed()
+        source_thread_id, target_thread_id = str(source_thread_id), str(target_thread_id)
+        source = self._threads.get(source_thread_id)
+        if source is None:
+            return
+        target = self._threads.setdefault(target_thread_id, _Thread())
+        for ns, checkpoints in source.checkpoints.items():
+            copied = target.checkpoints.setdefault(ns, {})
+            for checkpoint_id, saved in checkpoints.items():
+                copied[checkpoint_id] = self._retarget(saved, source_thread_id, target_thread_id)
+            if source.latest[ns] > target.latest.get(ns, ""):
+                target.latest[ns] = source.latest[ns]
+        target.blobs.update(source.blobs)
+        for key, writes in source.writes.items():
+            target.writes.setdefault(key, {}).update(writes)
+
+    # Helpers.
+
+    def _load(
+        self, thread_id: str, thread: _Thread, ns: str, checkpoint_id: str, saved: _Saved
+    ) -> CheckpointTuple:
+        loads = self.serializer.loads
+        checkpoint = loads(saved.checkpoint)
+        blobs = thread.blobs
+        values: dict[str, Any] = {}
+        for channel, version in checkpoint["channel_versions"].items():
+            blob = blobs.get((ns, channel, version))
+            if blob is not None:
+                values[channel] = loads(blob)
+        checkpoint["channel_values"] = values
+        writes = thread.writes.get((ns, checkpoint_id))
+        pending: list[PendingWrite] = (
+            [(w.task_id, w.channel, loads(w.value)) for _, w in sorted(writes.items())]
+            if writes
+            else []
+        )
+        return CheckpointTuple(
+            config=checkpoint_config(thread_id, ns, checkpoint_id),
+            checkpoint=checkpoint,
+            metadata=loads(saved.metadata),
+            parent_config=(
+                checkpoint_config(thread_id, ns, saved.parent_id) if saved.parent_id else None
+            ),
+            pending_writes=pending,
+        )
+
+    def _retarget(self, saved: _Saved, source_thread_id: str, target_thread_id: str) -> _Saved:
+        metadata = self.serializer.loads(saved.metadata)
+        if metadata.get("thread_id") != source_thread_id:
+            return saved
+        metadata["thread_id"] = target_thread_id
+        return saved._replace(metadata=self.serializer.dumps(metadata))
+
+    def _check_handed(self) -> None:
+        if self._guard is not None:
+            self._guard.verify()
+
+
+_IMMUTABLE = frozenset(
+    {str, int, float, bool, type(None), bytes, Decimal, uuid.UUID}
+    | {dt.datetime, dt.date, dt.time, dt.timedelta}
+)
+
+
+class _MutationGuard:
+    """Remembers every object reachable from what aput() was handed, with a snapshot of
+    its own contents, and checks them all again on request.
+
+    Containers are snapshotted shallowly (their children are remembered in their own
+    right), so a value shared by many checkpoints, like the messages of a long thread,
+    is checked once per call rather than once per checkpoint. Other objects (messages,
+    schema classes) are compared by their serialized form.
+    """
+
+    def __init__(self, dumps: Callable[[Any], bytes]) -> None:
+        self._dumps = dumps
+        self._nodes: dict[int, tuple[Any, Any, str]] = {}  # id -> (object, snapshot, where)
+
+    def _snapshot(self, node: Any) -> Any:
+        cls = type(node)
+        if cls is list:
+            return tuple(node)
+        if cls is dict:
+            return tuple(node.items())
+        if cls is set:
+            return frozenset(node)
+        return self._dumps(node)
+
+    def remember(self, obj: Any, where: str) -> None:
+        stack: list[tuple[Any, str]] = [(obj, "")]
+        while stack:
+            node, path = stack.pop()
+            cls = type(node)
+            if cls in _IMMUTABLE or id(node) in self._nodes:
+                continue
+            if cls is dict:
+                stack.extend((v, f"{path}[{k!r}]") for k, v in node.items())
+            elif cls is list or cls is tuple:
+                stack.extend((v, f"{path}[{i}]") for i, v in enumerate(node))
+            if cls is not tuple and cls is not frozenset:
+                # The node is kept alive here, so its id cannot be reused by another.
+                label = f"{where}, at {path}," if path else where
+                self._nodes[id(node)] = (node, self._snapshot(node), label)
+
+    def verify(self) -> None:
+        for node, snapshot, where in self._nodes.values():
+            if self._snapshot(node) != snapshot:
+                raise AssertionError(
+                    f"{where} was mutated after aput() saved it; "
+                    "the loop must build new objects instead of changing saved ones"
+                )

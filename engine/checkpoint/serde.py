@@ -1,0 +1,258 @@
+"""JSON serialization of checkpoints and writes, with type tags and an allowlist.
+
+Stored bytes may come back from a database that someone else can write to, so decoding
+never imports a module and never builds a class it was not told about: schema classes
+must be registered with `JsonSerializer.allow`. Pickle is never used.
+
+Plain JSON values are written as themselves. Anything else is an object whose `TAG` key
+names its type, e.g. `{"$t":"tuple","v":[1,2]}`; a class from the allowlist is tagged
+with its "module:qualname". A plain dict that happens to own a `TAG` key is written in
+the tagged pair-list form used for non-str keys, so it cannot be mistaken for a tag.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import datetime as dt
+import enum
+import json
+import sys
+import uuid
+import zoneinfo
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+from engine.types import Interrupt, Send
+
+__all__ = ["TAG", "JsonSerializer", "SerializationError", "default_serializer"]
+
+TAG = "$t"
+_TAG_BYTES = b'"$t"'
+_MESSAGES_MODULE = "engine.graph.messages"
+_MESSAGE_CLASSES = frozenset(
+    {"HumanMessage", "AIMessage", "AIMessageChunk", "ToolMessage", "SystemMessage", "RemoveMessage"}
+)
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+# Cycles cannot reach the C encoder: the Python walk before it recurses first.
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False).encode
+_loads = json.loads
+
+
+class SerializationError(ValueError):
+    """Stored bytes that cannot be decoded: malformed, or naming a type not allowed."""
+
+
+def _type_name(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _encode_datetime(value: dt.datetime) -> dict[str, Any]:
+    tz = value.tzinfo
+    if isinstance(tz, zoneinfo.ZoneInfo) and tz.key:
+        # An offset would lose the zone's DST rules; the wall time, zone and fold keep all.
+        out = {TAG: "datetime", "v": value.replace(tzinfo=None).isoformat(), "z": tz.key}
+    else:
+        out = {TAG: "datetime", "v": value.isoformat()}
+    if value.fold:
+        out["f"] = 1
+    return out
+
+
+def _decode_datetime(obj: dict[str, Any]) -> dt.datetime:
+    value = dt.datetime.fromisoformat(obj["v"])
+    if "z" in obj:
+        value = value.replace(tzinfo=zoneinfo.ZoneInfo(obj["z"]))
+    return value.replace(fold=1) if obj.get("f") else value
+
+
+def _decode_message(obj: dict[str, Any]) -> Any:
+    from engine.graph.messages import message_from_dict
+
+    return message_from_dict(obj["v"])
+
+
+_BUILTIN_DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "tuple": lambda o: tuple(o["v"]),
+    "set": lambda o: set(o["v"]),
+    "frozenset": lambda o: frozenset(o["v"]),
+    "dict": lambda o: dict(o["v"]),
+    "datetime": _decode_datetime,
+    "date": lambda o: dt.date.fromisoformat(o["v"]),
+    "time": lambda o: dt.time.fromisoformat(o["v"]),
+    "timedelta": lambda o: dt.timedelta(*o["v"]),
+    "uuid": lambda o: uuid.UUID(o["v"]),
+    "bytes": lambda o: base64.b64decode(o["v"], validate=True),
+    "decimal": lambda o: Decimal(o["v"]),
+    "msg": _decode_message,
+    "interrupt": lambda o: Interrupt(value=o["v"], id=o["id"]),
+    "send": lambda o: Send(node=o["node"], arg=o["v"]),
+}
+
+
+class JsonSerializer:
+    """Turns checkpoint values into compact JSON bytes and back.
+
+    `allow(cls)` admits a dataclass, pydantic model or Enum of the graph's own schema;
+    instances of any other class are refused on both sides.
+    """
+
+    def __init__(self) -> None:
+        self._encoders: dict[type, Callable[[Any], Any]] = {
+            tuple: lambda o: {TAG: "tuple", "v": self._encode_list(o)},
+            set: lambda o: {TAG: "set", "v": self._encode_list(o)},
+            frozenset: lambda o: {TAG: "frozenset", "v": self._encode_list(o)},
+            dt.datetime: _encode_datetime,
+            dt.date: lambda o: {TAG: "date", "v": o.isoformat()},
+            dt.time: lambda o: {TAG: "time", "v": o.isoformat()},
+            dt.timedelta: lambda o: {TAG: "timedelta", "v": [o.days, o.seconds, o.microseconds]},
+            uuid.UUID: lambda o: {TAG: "uuid", "v": str(o)},
+            bytes: lambda o: {TAG: "bytes", "v": base64.b64encode(o).decode("ascii")},
+            Decimal: lambda o: {TAG: "decimal", "v": str(o)},
+            Interrupt: lambda o: {TAG: "interrupt", "v": self._encode(o.value), "id": o.id},
+            Send: lambda o: {TAG: "send", "node": o.node, "v": self._encode(o.arg)},
+        }
+        self._allowed: dict[str, Callable[[dict[str, Any]], Any]] = {}
+
+    def allow(self, *classes: type) -> None:
+        """Admit schema classes (dataclasses, pydantic models, Enums) by module:qualname."""
+        for cls in classes:
+            encode, decode = self._class_codec(cls)
+            name = _type_name(cls)
+            self._encoders[cls] = encode
+            self._allowed[name] = decode
+
+    def dumps(self, obj: Any) -> bytes:
+        """Encode `obj` as UTF-8 JSON; raises TypeError for a type that is not allowed."""
+        return _dumps(self._encode(obj)).encode()
+
+    def loads(self, data: bytes) -> Any:
+        """Decode bytes from `dumps`; raises SerializationError for anything else."""
+        try:
+            if type(data) is not bytes:
+                data = bytes(data)  # a driver's memoryview or bytearray
+            if _TAG_BYTES not in data:
+                return _loads(data)
+            return _loads(data, object_hook=self._decode_tagged)
+        except SerializationError:
+            raise
+        except Exception as exc:  # whatever broke, the caller learns the bytes are bad
+            raise SerializationError(f"Cannot decode stored value: {exc!r}") from exc
+
+    # Encoding. Containers that hold only plain JSON come back as the same object, so a
+    # plain tree is handed to the C encoder without being copied.
+
+    def _encode(self, obj: Any) -> Any:
+        cls = type(obj)
+        if cls in _SCALARS:
+            return obj
+        if cls is list:
+            return self._encode_list(obj)
+        if cls is dict:
+            return self._encode_dict(obj)
+        encoder = self._encoders.get(cls) or self._find_encoder(cls)
+        return encoder(obj)
+
+    def _encode_list(self, items: Any) -> list[Any]:
+        encode = self._encode
+        if type(items) is not list:
+            return [encode(x) for x in items]
+        for i, item in enumerate(items):
+            if type(item) not in _SCALARS:
+                new = encode(item)
+                if new is not item:
+                    return [*items[:i], new, *(encode(x) for x in items[i + 1 :])]
+        return items
+
+    def _encode_dict(self, obj: dict[Any, Any]) -> Any:
+        encode = self._encode
+        out: dict[str, Any] | None = None
+        for key, value in obj.items():
+            if type(key) is not str or key == TAG:
+                return {TAG: "dict", "v": [[encode(k), encode(v)] for k, v in obj.items()]}
+            if type(value) not in _SCALARS:
+                new = encode(value)
+                if new is not value:
+                    if out is None:
+                        out = dict(obj)
+                    out[key] = new
+        return obj if out is None else out
+
+    def _find_encoder(self, cls: type) -> Callable[[Any], Any]:
+        if cls.__module__ == _MESSAGES_MODULE and cls.__name__ in _MESSAGE_CLASSES:
+            from engine.graph.messages import message_to_dict
+
+            def encode_message(message: Any) -> dict[str, Any]:
+                return {TAG: "msg", "v": self._encode_dict(message_to_dict(message))}
+
+            self._encoders[cls] = encode_message
+            return encode_message
+        hint = (
+            f"; if it belongs to the graph's schema, call serializer.allow({cls.__qualname__})"
+            if _is_schema_class(cls)
+            else "; only JSON values, tuples, sets, dates, UUIDs, bytes, Decimals, messages "
+            "and allowed dataclasses, pydantic models and Enums can be stored"
+        )
+        raise TypeError(f"Cannot serialize an object of type {_type_name(cls)}{hint}")
+
+    def _class_codec(
+        self, cls: type
+    ) -> tuple[Callable[[Any], Any], Callable[[dict[str, Any]], Any]]:
+        """How to encode an allowed class, and how to rebuild it from its tag."""
+        if not isinstance(cls, type):
+            raise TypeError(f"allow() takes classes, not {cls!r}")
+        name = _type_name(cls)
+        if isinstance(cls, enum.EnumMeta):
+            return (lambda o: {TAG: name, "v": self._encode(o.value)}), (lambda o: cls(o["v"]))
+        if dataclasses.is_dataclass(cls):
+            fields = [f.name for f in dataclasses.fields(cls) if f.init]
+
+            def encode_dataclass(o: Any) -> dict[str, Any]:
+                return {TAG: name, "v": self._encode_dict({f: getattr(o, f) for f in fields})}
+
+            return encode_dataclass, lambda o: cls(**o["v"])
+        if _is_pydantic_model(cls):
+
+            def encode_model(o: Any) -> dict[str, Any]:
+                values = {f: getattr(o, f) for f in type(o).model_fields}
+                values.update(o.model_extra or {})
+                return {TAG: name, "v": self._encode_dict(values)}
+
+            # Values were valid when stored; rebuilding must not re-run validators.
+            return encode_model, lambda o: cls.model_construct(**o["v"])
+        raise TypeError(
+            f"Cannot allow {name}: only dataclasses, pydantic models and Enums can be allowed"
+        )
+
+    # Decoding: json calls this for every object (innermost first) once a tag is present.
+
+    def _decode_tagged(self, obj: dict[str, Any]) -> Any:
+        if TAG not in obj:
+            return obj
+        tag = obj[TAG]
+        decode = _BUILTIN_DECODERS.get(tag) or self._allowed.get(tag)
+        if decode is None:
+            if isinstance(tag, str) and ":" in tag:
+                raise SerializationError(
+                    f"Stored value has type {tag}, which this serializer does not allow; "
+                    "call serializer.allow(cls) for the graph's schema classes"
+                )
+            raise SerializationError(f"Stored value has an unknown type tag {tag!r}")
+        return decode(obj)
+
+
+def _is_pydantic_model(cls: type) -> bool:
+    # A pydantic model exists only once pydantic is imported, so no import is needed here.
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and issubclass(cls, pydantic.BaseModel)
+
+
+def _is_schema_class(cls: type) -> bool:
+    return (
+        isinstance(cls, enum.EnumMeta) or dataclasses.is_dataclass(cls) or _is_pydantic_model(cls)
+    )
+
+
+default_serializer = JsonSerializer()

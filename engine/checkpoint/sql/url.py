@@ -1,0 +1,102 @@
+"""Database URLs and engines for the SQL saver: one place that knows the dialect quirks.
+
+Users write the URL they know (`postgresql://...`, `sqlite:///./data/threadline.db`); the
+async driver is filled in here, so configuration never has to name one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import URL, event, make_url
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+# Execution option that marks a transaction as a writer. SQLite then takes the write lock
+# at BEGIN, so two writers queue on busy_timeout instead of one failing when it upgrades
+# a read snapshot that went stale (SQLITE_BUSY_SNAPSHOT cannot be waited out).
+WRITE_OPTION = "threadline_write"
+
+_ASYNC_DRIVERS = {"postgresql": "postgresql+psycopg", "postgres": "postgresql+psycopg"}
+_SQLITE_PRAGMAS = (
+    "PRAGMA journal_mode=WAL",  # readers never block the writer, nor it them
+    "PRAGMA synchronous=NORMAL",  # durable across process crashes; WAL makes FULL unneeded
+    "PRAGMA busy_timeout=30000",  # wait for the write lock instead of failing at once
+    "PRAGMA foreign_keys=ON",
+)
+
+
+def normalize_url(url: str | URL) -> URL:
+    """The URL with an async driver: `postgresql://` -> psycopg 3, `sqlite://` -> aiosqlite.
+
+    A URL that already names a driver (`postgresql+asyncpg://`) is kept as it is.
+    """
+    parsed = make_url(url)
+    if parsed.drivername in _ASYNC_DRIVERS:
+        return parsed.set(drivername=_ASYNC_DRIVERS[parsed.drivername])
+    if parsed.drivername == "sqlite":
+        return parsed.set(drivername="sqlite+aiosqlite")
+    return parsed
+
+
+def _compact_json(value: Any) -> str:
+    # The default separators add two bytes per key to every stored JSON column.
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def create_engine(
+    url: str | URL,
+    *,
+    pool_size: int = 10,
+    max_overflow: int = 20,
+    pool_timeout: float = 30.0,
+    pool_recycle: int = 1800,
+    echo: bool = False,
+) -> AsyncEngine:
+    """An async engine ready for the saver.
+
+    Every dialect gets pool_pre_ping, so a connection the server dropped (restart, idle
+    timeout, pg_terminate_backend) is replaced at checkout instead of failing the call.
+    PostgreSQL also gets the pool limits and recycling. A SQLite file gets its parent
+    directory, WAL, a busy timeout and foreign keys, and SQLAlchemy (not the sqlite3
+    module) emits BEGIN, so writers can take the write lock up front.
+    """
+    parsed = normalize_url(url)
+    options: dict[str, Any] = {
+        "pool_pre_ping": True,
+        "echo": echo,
+        "json_serializer": _compact_json,
+    }
+    is_sqlite = parsed.get_backend_name() == "sqlite"
+    if is_sqlite:
+        database = parsed.database or ""
+        if database and database != ":memory:" and not database.startswith("file:"):
+            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    else:
+        options.update(
+            pool_size=pool_size,
+            max_overflow=max_overflow,
+            pool_timeout=pool_timeout,
+            pool_recycle=pool_recycle,
+        )
+    engine = create_async_engine(parsed, **options)
+    if is_sqlite:
+        _configure_sqlite(engine)
+    return engine
+
+
+def _configure_sqlite(engine: AsyncEngine) -> None:
+    @event.listens_for(engine.sync_engine, "connect")
+    def on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN (below)
+        cursor = dbapi_connection.cursor()
+        for pragma in _SQLITE_PRAGMAS:
+            cursor.execute(pragma)
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def on_begin(connection: Connection) -> None:
+        writer = connection.get_execution_options().get(WRITE_OPTION)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if writer else "BEGIN")

@@ -1,0 +1,1 @@
+"""The graph builder: state schemas, nodes, edges and branches."""

@@ -1,0 +1,71 @@
+"""Conditional edges: a router picks the next nodes after its source node ran."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, get_args, get_origin, get_type_hints
+
+from engine.types import Send
+
+
+@dataclass(slots=True)
+class Branch:
+    path: Callable[..., Any]
+    path_map: dict[Hashable, str] | None
+    takes_config: bool
+
+    @classmethod
+    def create(
+        cls,
+        path: Callable[..., Any],
+        path_map: dict[Hashable, str] | Sequence[str] | None,
+    ) -> Branch:
+        if isinstance(path_map, dict):
+            mapping: dict[Hashable, str] | None = dict(path_map)
+        elif path_map is not None:
+            mapping = {name: name for name in path_map}
+        else:
+            mapping = _literal_targets(path)
+        try:
+            takes_config = "config" in inspect.signature(path).parameters
+        except (TypeError, ValueError):
+            takes_config = False
+        return cls(path, mapping, takes_config)
+
+    def destinations(self) -> list[str] | None:
+        """Possible targets for drawing; None when any node may be chosen."""
+        return None if self.path_map is None else list(dict.fromkeys(self.path_map.values()))
+
+    def resolve(self, result: Any) -> list[str | Send]:
+        """Map what the router returned to node names and Send packets."""
+        items = result if isinstance(result, list | tuple) else [result]
+        out: list[str | Send] = []
+        for item in items:
+            if isinstance(item, Send):
+                out.append(item)
+            elif self.path_map is not None:
+                if item not in self.path_map:
+                    raise ValueError(
+                        f"Router returned {item!r}, which is not one of "
+                        f"{sorted(map(str, self.path_map))}."
+                    )
+                out.append(self.path_map[item])
+            elif item is None:
+                raise ValueError("Router returned None: return a node name, END or a Send.")
+            else:
+                out.append(item)
+        return out
+
+
+def _literal_targets(path: Callable[..., Any]) -> dict[Hashable, str] | None:
+    """Read `-> Literal["a", "b"]` off a router so the drawing knows its targets."""
+    fn = path if inspect.isfunction(path) else getattr(path, "__call__", path)  # noqa: B004
+    try:
+        hint = get_type_hints(fn).get("return")
+    except Exception:
+        return None
+    if get_origin(hint) is Literal:
+        return {name: name for name in get_args(hint)}
+    return None

@@ -1,0 +1,129 @@
+"""State schemas: which keys a graph has, their channels, and how nodes see them.
+
+A schema is a TypedDict, a dataclass or a pydantic model. `Annotated[T, reducer]` makes
+a key fold its writes with the reducer; any other key keeps the last value written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Callable
+from typing import Any, get_args, get_origin, get_type_hints
+
+from engine.channels import BinaryOperatorAggregate, Channel, LastValue
+from engine.channels.aggregate import check_reducer
+from engine.errors import InvalidUpdateError
+
+
+def _is_pydantic(schema: Any) -> bool:
+    return isinstance(schema, type) and hasattr(schema, "model_fields")
+
+
+def is_object_schema(schema: Any) -> bool:
+    """True for schemas whose nodes receive an instance rather than a plain dict."""
+    return _is_pydantic(schema) or dataclasses.is_dataclass(schema)
+
+
+def field_types(schema: Any) -> dict[str, Any]:
+    """Each key of `schema` with its annotation, Annotated extras included."""
+    if schema is None or schema is Any:
+        return {}
+    if (
+        isinstance(schema, type)
+        and issubclass(schema, dict)
+        and not hasattr(schema, "__annotations__")
+    ):
+        return {}
+    try:
+        hints = get_type_hints(schema, include_extras=True)
+    except Exception:
+        hints = dict(getattr(schema, "__annotations__", {}))
+    if _is_pydantic(schema):
+        return {name: hints.get(name, Any) for name in schema.model_fields}
+    if dataclasses.is_dataclass(schema):
+        return {f.name: hints.get(f.name, f.type) for f in dataclasses.fields(schema)}
+    return {k: v for k, v in hints.items() if not k.startswith("__")}
+
+
+def reducer_of(annotation: Any) -> Callable[[Any, Any], Any] | None:
+    if get_origin(annotation) is typing.Annotated:
+        for meta in reversed(annotation.__metadata__):
+            if callable(meta) and not isinstance(meta, type):
+                return meta
+    return None
+
+
+def _base_type(annotation: Any) -> Any:
+    if get_origin(annotation) is typing.Annotated:
+        return get_args(annotation)[0]
+    return annotation
+
+
+def channels_for(schema: Any) -> dict[str, Callable[[], Channel]]:
+    """A factory per key, so each run gets fresh channels."""
+    factories: dict[str, Callable[[], Channel]] = {}
+    for key, annotation in field_types(schema).items():
+        reducer = reducer_of(annotation)
+        if reducer is None:
+            factories[key] = _last_value_factory(key)
+        else:
+            check_reducer(key, reducer)
+            factories[key] = _aggregate_factory(key, _base_type(annotation), reducer)
+    return factories
+
+
+def _last_value_factory(key: str) -> Callable[[], Channel]:
+    return lambda: LastValue(key)
+
+
+def _aggregate_factory(key: str, typ: Any, reducer: Callable[..., Any]) -> Callable[[], Channel]:
+    return lambda: BinaryOperatorAggregate(key, typ, reducer)
+
+
+def defaults_of(schema: Any) -> dict[str, Any]:
+    """Declared defaults, which a dataclass or pydantic node input falls back to."""
+    if _is_pydantic(schema):
+        return {
+            name: f.get_default(call_default_factory=True)
+            for name, f in schema.model_fields.items()
+            if not f.is_required()
+        }
+    if dataclasses.is_dataclass(schema):
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(schema):
+            if f.default is not dataclasses.MISSING:
+                out[f.name] = f.default
+            elif f.default_factory is not dataclasses.MISSING:
+                out[f.name] = f.default_factory()
+        return out
+    return {}
+
+
+def coerce_input(schema: Any, values: dict[str, Any]) -> Any:
+    """Node input: a dict for TypedDict schemas, an instance for dataclass/pydantic ones."""
+    if is_object_schema(schema):
+        return schema(**values)
+    return values
+
+
+def update_items(output: Any, keys: Any, node: str) -> list[tuple[str, Any]]:
+    """The (key, value) writes of a node's update; unknown keys are ignored."""
+    if output is None:
+        return []
+    if isinstance(output, dict):
+        return [(k, v) for k, v in output.items() if k in keys]
+    if is_object_schema(type(output)):
+        if _is_pydantic(type(output)):
+            data = {k: getattr(output, k) for k in type(output).model_fields}
+        else:
+            data = {f.name: getattr(output, f.name) for f in dataclasses.fields(output)}
+        return [(k, v) for k, v in data.items() if k in keys]
+    if isinstance(output, list | tuple) and all(
+        isinstance(item, tuple) and len(item) == 2 for item in output
+    ):
+        return [(k, v) for k, v in output if k in keys]
+    raise InvalidUpdateError(
+        f"Node '{node}' returned {output!r} ({type(output).__name__}); a node must return "
+        f"a dict of state updates, a Command, or None."
+    )

@@ -1,0 +1,472 @@
+"""StateGraph: the builder users write graphs with, and its compilation to nodes and
+channels that the Pregel loop runs."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, get_type_hints
+
+from engine.channels import Channel, EphemeralValue, NamedBarrierValue, Topic
+from engine.checkpoint.base import BaseCheckpointSaver
+from engine.graph.branch import Branch
+from engine.graph.schema import channels_for, coerce_input, field_types, update_items
+from engine.pregel.graph import CompiledGraph
+from engine.pregel.node import Node, Writes, adapt
+from engine.types import END, START, Command, RetryPolicy, Send
+
+TASKS = "__pregel_tasks"
+log = logging.getLogger(__name__)
+_RESERVED_CHARS = (":", "|")
+
+
+def branch_channel(node: str) -> str:
+    return f"branch:to:{node}"
+
+
+@dataclass(slots=True)
+class NodeSpec:
+    fn: Callable[..., Any]
+    retry_policy: RetryPolicy | None
+    input_schema: Any
+    destinations: tuple[str, ...] | None
+    metadata: dict[str, Any] | None
+    defer: bool = False
+    subgraph: CompiledGraph | None = None
+
+
+@dataclass
+class StateGraph:
+    """Collects nodes and edges over a state schema; `compile()` makes it runnable.
+
+    Every builder method returns the builder so that a graph reads as one chain.
+    """
+
+    state_schema: Any
+    context_schema: Any = None
+    input_schema: Any = None
+    output_schema: Any = None
+    nodes: dict[str, NodeSpec] = field(default_factory=dict)
+    edges: set[tuple[str, str]] = field(default_factory=set)
+    waiting_edges: set[tuple[tuple[str, ...], str]] = field(default_factory=set)
+    branches: dict[str, dict[str, Branch]] = field(default_factory=dict)
+    _schemas: list[Any] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.input_schema = self.input_schema or self.state_schema
+        self.output_schema = self.output_schema or self.state_schema
+        self._channels: dict[str, Callable[[], Channel]] = {}
+        for schema in (self.state_schema, self.input_schema, self.output_schema):
+            self._add_schema(schema)
+
+    def _add_schema(self, schema: Any) -> None:
+        if schema is None or schema in self._schemas:
+            return
+        self._schemas.append(schema)
+        for key, factory in channels_for(schema).items():
+            self._channels.setdefault(key, factory)
+
+    # Building.
+
+    def add_node(
+        self,
+        node: str | Callable[..., Any],
+        action: Callable[..., Any] | None = None,
+        *,
+        retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+        input_schema: Any = None,
+        destinations: dict[str, str] | Sequence[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        defer: bool = False,
+        **_ignored: Any,
+    ) -> StateGraph:
+        if not isinstance(node, str):
+            action = node
+            node = getattr(action, "name", None) or getattr(action, "__name__", None) or ""
+            if not node:
+                raise ValueError("Give the node a name: add_node('name', fn).")
+        if action is None:
+            raise ValueError(f"Node '{node}' needs a function or a compiled graph.")
+        if node in self.nodes:
+            raise ValueError(f"Node '{node}' already present.")
+        if node in (START, END):
+            raise ValueError(f"Node name '{node}' is reserved.")
+        if any(ch in node for ch in _RESERVED_CHARS):
+            raise ValueError(f"Node name '{node}' must not contain ':' or '|'.")
+        if isinstance(retry_policy, Sequence):
+            retry_policy = retry_policy[0] if retry_policy else None
+        subgraph = action if isinstance(action, CompiledGraph) else None
+        if input_schema is None and subgraph is None:
+            input_schema = _first_param_schema(action)
+        if input_schema is not None:
+            self._add_schema(input_schema)
+        dests = tuple(destinations) if destinations is not None else None
+        self.nodes[node] = NodeSpec(
+            action, retry_policy, input_schema, dests, metadata, defer, subgraph
+        )
+        return self
+
+    def add_edge(self, start_key: str | Sequence[str], end_key: str) -> StateGraph:
+        if isinstance(start_key, str):
+            if start_key == END:
+                raise ValueError("END cannot be a start node.")
+            if end_key == START:
+                raise ValueError("START cannot be an end node.")
+            self.edges.add((start_key, end_key))
+            return self
+        starts = tuple(start_key)
+        for start in starts:
+            if start == END:
+                raise ValueError("END cannot be a start node.")
+        if end_key == START:
+            raise ValueError("START cannot be an end node.")
+        self.waiting_edges.add((starts, end_key))
+        return self
+
+    def add_conditional_edges(
+        self,
+        source: str,
+        path: Callable[..., Any],
+        path_map: dict[Hashable, str] | Sequence[str] | None = None,
+    ) -> StateGraph:
+        name = getattr(path, "__name__", None) or "condition"
+        if name == "<lambda>":
+            name = "condition"
+        branches = self.branches.setdefault(source, {})
+        if name in branches:
+            raise ValueError(f"Branch '{name}' already exists for node '{source}'.")
+        branches[name] = Branch.create(path, path_map)
+        return self
+
+    def add_sequence(self, nodes: Sequence[Callable[..., Any] | tuple[str, Any]]) -> StateGraph:
+        previous: str | None = None
+        for item in nodes:
+            if isinstance(item, tuple):
+                name, fn = item
+                self.add_node(name, fn)
+            else:
+                self.add_node(item)
+                name = list(self.nodes)[-1]
+            if previous is not None:
+                self.add_edge(previous, name)
+            previous = name
+        return self
+
+    def set_entry_point(self, key: str) -> StateGraph:
+        return self.add_edge(START, key)
+
+    def set_conditional_entry_point(
+        self,
+        path: Callable[..., Any],
+        path_map: dict[Hashable, str] | Sequence[str] | None = None,
+    ) -> StateGraph:
+        return self.add_conditional_edges(START, path, path_map)
+
+    def set_finish_point(self, key: str) -> StateGraph:
+        return self.add_edge(key, END)
+
+    # Compiling.
+
+    def validate(self, interrupt: Sequence[str] = ()) -> None:
+        known = set(self.nodes)
+        sources = {s for s, _ in self.edges} | {
+            s for starts, _ in self.waiting_edges for s in starts
+        }
+        sources |= set(self.branches)
+        for source in sources:
+            if source != START and source not in known:
+                raise ValueError(f"Found edge starting at unknown node '{source}'.")
+        if START not in sources:
+            raise ValueError(
+                "Graph must have an entrypoint: add at least one edge from START to another node."
+            )
+        for _, target in self.edges:
+            if target != END and target not in known:
+                raise ValueError(f"Found edge ending at unknown node '{target}'.")
+        for _, target in self.waiting_edges:
+            if target != END and target not in known:
+                raise ValueError(f"Found edge ending at unknown node '{target}'.")
+        for branches in self.branches.values():
+            for branch in branches.values():
+                for target in branch.destinations() or ():
+                    if target != END and target not in known:
+                        raise ValueError(f"Found edge ending at unknown node '{target}'.")
+        for name in interrupt:
+            if name != "*" and name not in known:
+                raise ValueError(f"Interrupt node '{name}' not found.")
+
+    def compile(
+        self,
+        checkpointer: BaseCheckpointSaver | None | bool = None,
+        *,
+        interrupt_before: Sequence[str] | str | None = None,
+        interrupt_after: Sequence[str] | str | None = None,
+        name: str | None = None,
+        debug: bool = False,
+        **_ignored: Any,
+    ) -> CompiledGraph:
+        before = _node_list(interrupt_before, self.nodes)
+        after = _node_list(interrupt_after, self.nodes)
+        self.validate([*before, *after])
+        return _Compiler(self).build(
+            checkpointer=checkpointer,
+            interrupt_before=before,
+            interrupt_after=after,
+            name=name or "LangGraph",
+        )
+
+
+def _node_list(value: Sequence[str] | str | None, nodes: dict[str, NodeSpec]) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if value == "*":
+        return tuple(nodes)
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def _first_param_schema(fn: Callable[..., Any]) -> Any:
+    """A node typed `def node(state: OtherState)` reads only that schema's keys."""
+    try:
+        target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else fn.__call__  # type: ignore[operator]
+        params = list(inspect.signature(target).parameters.values())
+        if not params:
+            return None
+        hint = get_type_hints(target).get(params[0].name)
+    except Exception:
+        return None
+    if isinstance(hint, type) and field_types(hint):
+        return hint
+    return None
+
+
+class _Compiler:
+    """Turns the builder's nodes and edges into Pregel nodes and channels."""
+
+    def __init__(self, builder: StateGraph) -> None:
+        self.b = builder
+        self.state_keys = tuple(builder._channels)
+        self.channels: dict[str, Callable[[], Channel]] = dict(builder._channels)
+
+    def build(
+        self,
+        *,
+        checkpointer: BaseCheckpointSaver | None | bool,
+        interrupt_before: tuple[str, ...],
+        interrupt_after: tuple[str, ...],
+        name: str,
+    ) -> CompiledGraph:
+        b = self.b
+        self.channels[START] = lambda: EphemeralValue(START)
+        self.channels[TASKS] = lambda: Topic(TASKS)
+        for node in b.nodes:
+            key = branch_channel(node)
+            self.channels[key] = _ephemeral_factory(key)
+        joins: dict[str, list[str]] = {}
+        join_triggers: dict[str, list[str]] = {}
+        for starts, end in sorted(b.waiting_edges):
+            key = f"join:{'+'.join(starts)}:{end}"
+            self.channels[key] = _barrier_factory(key, starts)
+            join_triggers.setdefault(end, []).append(key)
+            for start in starts:
+                joins.setdefault(start, []).append(key)
+        nodes: dict[str, Node] = {START: self._start_node(joins.get(START, []))}
+        for node_name, spec in b.nodes.items():
+            nodes[node_name] = self._node(node_name, spec, joins.get(node_name, []))
+            nodes[node_name].triggers = (
+                branch_channel(node_name),
+                *join_triggers.get(node_name, ()),
+            )
+        output_keys = tuple(field_types(b.output_schema)) or self.state_keys
+        input_keys = tuple(field_types(b.input_schema)) or self.state_keys
+        return CompiledGraph(
+            nodes=nodes,
+            channels=self.channels,
+            state_keys=self.state_keys,
+            input_keys=input_keys,
+            output_keys=output_keys,
+            checkpointer=checkpointer,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            name=name,
+            builder=b,
+            state_types=list(b._schemas),
+            goto=lambda goto: _destinations(_goto_list(goto), b.nodes),
+        )
+
+    def _reader(self, schema: Any) -> Callable[[dict[str, Channel]], Any]:
+        keys = tuple(field_types(schema)) if schema is not None else self.state_keys
+        target = schema if schema is not None else self.b.state_schema
+
+        def read(channels: dict[str, Channel]) -> Any:
+            values = {}
+            for key in keys:
+                ch = channels[key]
+                if ch.is_available():
+                    values[key] = ch.value
+            return coerce_input(target, values)
+
+        return read
+
+    def _control(
+        self, source: str, joins: list[str]
+    ) -> Callable[[Writes, Any, dict[str, Channel]], Any]:
+        """The writes that route after `source`: static edges, joins and branches."""
+        static = sorted(end for start, end in self.b.edges if start == source)
+        fixed: Writes = [(branch_channel(t), None) for t in static if t != END]
+        fixed += [(key, source) for key in joins]
+        branches = list(self.b.branches.get(source, {}).values())
+        reader = self._reader(None)
+        nodes = self.b.nodes
+
+        def route(state_writes: Writes, gotos: Any, channels: dict[str, Channel]) -> Any:
+            writes = list(fixed)
+            if branches:
+                state = _fresh(reader, channels, state_writes)
+                results = [
+                    br.path(state, config=_config()) if br.takes_config else br.path(state)
+                    for br in branches
+                ]
+                if any(inspect.isawaitable(r) for r in results):
+                    return _route_async(branches, results, writes, gotos, nodes)
+                for br, result in zip(branches, results, strict=True):
+                    writes += _destinations(br.resolve(result), nodes)
+            if gotos:
+                writes += _destinations(gotos, nodes)
+            return writes
+
+        return route
+
+    def _start_node(self, joins: list[str]) -> Node:
+        input_keys = tuple(field_types(self.b.input_schema)) or self.state_keys
+        route = self._control(START, joins)
+
+        def write(output: Any, channels: dict[str, Channel]) -> Any:
+            state_writes = update_items(output, input_keys, START)
+            control = route(state_writes, (), channels)
+            return _combine(state_writes, control)
+
+        return Node(
+            name=START,
+            triggers=(START,),
+            call=lambda value, _config, _writer: value,
+            is_async=False,
+            read=lambda channels: channels[START].get(),
+            write=write,
+            hidden=True,
+        )
+
+    def _node(self, name: str, spec: NodeSpec, joins: list[str]) -> Node:
+        keys = set(self.state_keys)
+        route = self._control(name, joins)
+
+        def write(output: Any, channels: dict[str, Channel]) -> Any:
+            gotos: list[Any] = []
+            if isinstance(output, Command):
+                state_writes = update_items(output.update, keys, name)
+                gotos = _goto_list(output.goto)
+            elif (
+                isinstance(output, list) and output and all(isinstance(o, Command) for o in output)
+            ):
+                state_writes = []
+                for command in output:
+                    state_writes += update_items(command.update, keys, name)
+                    gotos += _goto_list(command.goto)
+            else:
+                state_writes = update_items(output, keys, name)
+            return _combine(state_writes, route(state_writes, gotos, channels))
+
+        if spec.subgraph is not None:
+            call, is_async = (lambda value, _config, _writer: value), True
+        else:
+            call, is_async = adapt(spec.fn)
+        return Node(
+            name=name,
+            triggers=(branch_channel(name),),
+            call=call,
+            is_async=is_async,
+            read=self._reader(spec.input_schema),
+            write=write,
+            retry_policy=spec.retry_policy,
+            subgraph=spec.subgraph,
+        )
+
+
+def _config() -> dict[str, Any]:
+    from engine.pregel.context import get_config
+
+    try:
+        return get_config()
+    except RuntimeError:
+        return {}
+
+
+def _combine(state_writes: Writes, control: Any) -> Any:
+    if inspect.isawaitable(control):
+
+        async def joined() -> Writes:
+            return [*state_writes, *(await control)]
+
+        return joined()
+    return [*state_writes, *control]
+
+
+async def _route_async(
+    branches: list[Branch], results: list[Any], writes: Writes, gotos: Any, nodes: Any
+) -> Writes:
+    for br, result in zip(branches, results, strict=True):
+        if inspect.isawaitable(result):
+            result = await result
+        writes += _destinations(br.resolve(result), nodes)
+    if gotos:
+        writes += _destinations(gotos, nodes)
+    return writes
+
+
+def _fresh(
+    reader: Callable[[dict[str, Channel]], Any], channels: dict[str, Channel], writes: Writes
+) -> Any:
+    """The state as this task's own writes would leave it, for its routers."""
+    if not writes:
+        return reader(channels)
+    pending: dict[str, list[Any]] = {}
+    for key, value in writes:
+        pending.setdefault(key, []).append(value)
+    view = dict(channels)
+    for key, values in pending.items():
+        ch = channels[key].copy()
+        ch.update(values)
+        view[key] = ch
+    return reader(view)
+
+
+def _goto_list(goto: Any) -> list[Any]:
+    if goto is None or goto == ():
+        return []
+    if isinstance(goto, str | Send):
+        return [goto]
+    return list(goto)
+
+
+def _destinations(targets: Sequence[Any], nodes: dict[str, NodeSpec]) -> Writes:
+    writes: Writes = []
+    for target in targets:
+        if isinstance(target, Send):
+            writes.append((TASKS, target))
+        elif target == END:
+            continue
+        elif target in nodes:
+            writes.append((branch_channel(target), None))
+        else:
+            # LangGraph drops a route to a missing node with a warning; so do we.
+            log.warning("Ignoring a route to unknown node %r.", target)
+    return writes
+
+
+def _ephemeral_factory(key: str) -> Callable[[], Channel]:
+    return lambda: EphemeralValue(key, guard=False)
+
+
+def _barrier_factory(key: str, names: tuple[str, ...]) -> Callable[[], Channel]:
+    return lambda: NamedBarrierValue(key, names)

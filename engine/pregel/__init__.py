@@ -1,0 +1,1 @@
+"""The Pregel run model: tasks in supersteps, writes applied at the barrier."""

@@ -1,0 +1,89 @@
+"""What a running node can reach without being passed it: its task's scratchpad.
+
+`interrupt()` and `get_stream_writer()` are called from deep inside user code, so the
+loop puts the current task in a context variable before calling a node.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.errors import GraphInterrupt
+from engine.types import Interrupt
+
+StreamWriter = Callable[[Any], None]
+
+
+@dataclass(slots=True)
+class Scratchpad:
+    """Per-task state for `interrupt()`: answers so far and the shared resume, if any."""
+
+    # The task's namespace: an interrupt's id is derived from it and its position.
+    task_ns: str
+    resume: list[Any] = field(default_factory=list)
+    # A resume value sent without an interrupt id; the first unanswered interrupt takes it.
+    null_resume: Callable[[], Any] | None = None
+    counter: int = 0
+    writer: StreamWriter = lambda _chunk: None
+    config: dict[str, Any] = field(default_factory=dict)
+    # Set when the task took the shared resume, so the loop can save it as this task's.
+    taken: list[Any] = field(default_factory=list)
+
+
+_current: ContextVar[Scratchpad | None] = ContextVar("threadline_task", default=None)
+
+
+def current() -> Scratchpad:
+    pad = _current.get()
+    if pad is None:
+        raise RuntimeError("Called outside of a graph node: there is no running task.")
+    return pad
+
+
+def enter(pad: Scratchpad) -> Any:
+    return _current.set(pad)
+
+
+def leave(token: Any) -> None:
+    _current.reset(token)
+
+
+_NO_VALUE = object()
+
+
+def interrupt(value: Any) -> Any:
+    """Stop the run and ask the caller; on resume, the node re-runs and this returns the
+    answer. Several calls in one node are answered in order, one resume each."""
+    pad = current()
+    idx = pad.counter
+    pad.counter += 1
+    if idx < len(pad.resume):
+        return pad.resume[idx]
+    if pad.null_resume is not None:
+        answer = pad.null_resume()
+        if answer is not _NO_VALUE:
+            pad.resume.append(answer)
+            pad.taken.append(answer)
+            return answer
+    raise GraphInterrupt((Interrupt(value=value, id=interrupt_id(pad.task_ns, len(pad.resume))),))
+
+
+def interrupt_id(task_ns: str, index: int) -> str:
+    """Stable across re-runs of the task, distinct for each question it asks."""
+    return hashlib.blake2b(f"{task_ns}|{index}".encode(), digest_size=16).hexdigest()
+
+
+def get_stream_writer() -> StreamWriter:
+    """The writer for `custom` stream parts of the running node."""
+    return current().writer
+
+
+def get_config() -> dict[str, Any]:
+    return current().config
+
+
+NO_VALUE = _NO_VALUE

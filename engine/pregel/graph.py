@@ -1,0 +1,567 @@
+"""CompiledGraph: what `StateGraph.compile()` returns, and what callers run."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import threading
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
+from typing import Any, TypeVar, get_args
+
+from engine.channels import Channel
+from engine.checkpoint.base import (
+    ERROR,
+    INTERRUPT,
+    BaseCheckpointSaver,
+    CheckpointTuple,
+    checkpoint_config,
+)
+from engine.errors import GraphInterrupt, InvalidUpdateError
+from engine.pregel import context
+from engine.pregel.loop import Loop, restore_error
+from engine.pregel.node import Node, Writes
+from engine.pregel.tasks import PULL, Task, apply_writes, task_id
+from engine.types import START, Durability, Interrupt, PregelTask, StateSnapshot
+
+T = TypeVar("T")
+# LangGraph's default: effectively unbounded, so callers set their own limit (the server does).
+DEFAULT_RECURSION_LIMIT = 10007
+_DONE = object()
+_ALL_MODES = frozenset({"values", "updates", "custom", "tasks", "debug", "messages", "checkpoints"})
+
+
+class CompiledGraph:
+    """A runnable graph: nodes, channel factories and the checkpointer they save to."""
+
+    def __init__(
+        self,
+        *,
+        nodes: dict[str, Node],
+        channels: dict[str, Callable[[], Channel]],
+        state_keys: tuple[str, ...],
+        input_keys: tuple[str, ...],
+        output_keys: tuple[str, ...],
+        checkpointer: BaseCheckpointSaver | None | bool,
+        interrupt_before: tuple[str, ...],
+        interrupt_after: tuple[str, ...],
+        name: str,
+        builder: Any,
+        state_types: Sequence[Any],
+        goto: Callable[[Any], Writes],
+    ) -> None:
+        self.nodes = nodes
+        self.channels = channels
+        self.state_keys = state_keys
+        self.state_key_set = frozenset(state_keys)
+        self.input_keys = input_keys
+        self.output_keys = output_keys
+        self.interrupt_before = interrupt_before
+        self.interrupt_after = interrupt_after
+        self.name = name
+        self.builder = builder
+        self.state_types = list(state_types)
+        self._goto = goto
+        self.trigger_to_nodes: dict[str, list[str]] = {}
+        for node in nodes.values():
+            for chan in node.triggers:
+                self.trigger_to_nodes.setdefault(chan, []).append(node.name)
+        self._checkpointer: BaseCheckpointSaver | None | bool = None
+        self.checkpointer = checkpointer
+
+    @property
+    def checkpointer(self) -> BaseCheckpointSaver | None | bool:
+        return self._checkpointer
+
+    @checkpointer.setter
+    def checkpointer(self, saver: BaseCheckpointSaver | None | bool) -> None:
+        self._checkpointer = saver
+        if isinstance(saver, BaseCheckpointSaver):
+            allow_types(saver, self)
+
+    def _saver(self) -> BaseCheckpointSaver | None:
+        saver = self._checkpointer
+        return saver if isinstance(saver, BaseCheckpointSaver) else None
+
+    def goto_writes(self, goto: Any) -> Writes:
+        return self._goto(goto)
+
+    def read_output(self, channels: dict[str, Channel]) -> dict[str, Any]:
+        return {
+            key: channels[key].value for key in self.output_keys if channels[key].is_available()
+        }
+
+    def read_state(self, channels: dict[str, Channel]) -> dict[str, Any]:
+        return {key: channels[key].value for key in self.state_keys if channels[key].is_available()}
+
+    # Running.
+
+    def _loop(
+        self,
+        config: dict[str, Any] | None,
+        *,
+        emit: Callable[[tuple[str, ...], str, Any], None],
+        modes: frozenset[str],
+        durability: Durability | None,
+        interrupt_before: Sequence[str] | None,
+        interrupt_after: Sequence[str] | None,
+        inline_sync: bool,
+    ) -> Loop:
+        config = {"recursion_limit": DEFAULT_RECURSION_LIMIT, **(config or {})}
+        saver = self._saver()
+        if saver is not None and "thread_id" not in config.get("configurable", {}):
+            raise ValueError(
+                "This graph has a checkpointer: pass a thread, "
+                'config={"configurable": {"thread_id": "..."}}.'
+            )
+        return Loop(
+            self,
+            config,
+            emit=emit,
+            modes=modes,
+            checkpointer=saver,
+            durability=durability or "async",
+            interrupt_before=_names(interrupt_before, self.interrupt_before, self.nodes),
+            interrupt_after=_names(interrupt_after, self.interrupt_after, self.nodes),
+            inline_sync=inline_sync,
+        )
+
+    async def _drive(self, loop: Loop, input: Any) -> Loop:
+        try:
+            await loop.load(input)
+            await loop.run()
+        finally:
+            await loop._finish_saving()
+        return loop
+
+    async def ainvoke(
+        self,
+        input: Any,
+        config: dict[str, Any] | None = None,
+        *,
+        stream_mode: str = "values",
+        durability: Durability | None = None,
+        interrupt_before: Sequence[str] | None = None,
+        interrupt_after: Sequence[str] | None = None,
+        _inline_sync: bool = False,
+        **_ignored: Any,
+    ) -> Any:
+        chunks: list[Any] = []
+
+        def emit(ns: tuple[str, ...], mode: str, payload: Any) -> None:
+            if not ns and mode == stream_mode:
+                chunks.append(payload)
+
+        loop = self._loop(
+            config,
+            emit=emit,
+            modes=frozenset({stream_mode}),
+            durability=durability,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            inline_sync=_inline_sync,
+        )
+        await self._drive(loop, input)
+        if stream_mode != "values":
+            return chunks
+        values = self.read_output(loop.channels)
+        if loop.status == "interrupted" and loop.interrupts:
+            return {**values, "__interrupt__": list(loop.interrupts)}
+        return values
+
+    def invoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        return _run_sync(lambda: self.ainvoke(input, config, _inline_sync=True, **kwargs))
+
+    async def astream(
+        self,
+        input: Any,
+        config: dict[str, Any] | None = None,
+        *,
+        stream_mode: str | Sequence[str] | None = None,
+        subgraphs: bool = False,
+        durability: Durability | None = None,
+        interrupt_before: Sequence[str] | None = None,
+        interrupt_after: Sequence[str] | None = None,
+        _inline_sync: bool = False,
+        **_ignored: Any,
+    ) -> AsyncIterator[Any]:
+        single = isinstance(stream_mode, str) or stream_mode is None
+        modes = [stream_mode or "updates"] if single else list(stream_mode)  # type: ignore[list-item]
+        unknown = [m for m in modes if m not in _ALL_MODES]
+        if unknown:
+            raise ValueError(f"Unknown stream mode {unknown[0]!r}; known: {sorted(_ALL_MODES)}.")
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+
+        def emit(ns: tuple[str, ...], mode: str, payload: Any) -> None:
+            if ns and not subgraphs:
+                return
+            part: Any = payload if single else (mode, payload)
+            if subgraphs:
+                part = (ns, payload) if single else (ns, mode, payload)
+            queue.put_nowait(part)
+
+        loop = self._loop(
+            config,
+            emit=emit,
+            modes=frozenset(modes),
+            durability=durability,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            inline_sync=_inline_sync,
+        )
+        runner = asyncio.ensure_future(self._drive(loop, input))
+        runner.add_done_callback(lambda _: queue.put_nowait(_DONE))
+        try:
+            while True:
+                part = await queue.get()
+                if part is _DONE:
+                    break
+                yield part
+            runner.result()
+        finally:
+            if not runner.done():
+                runner.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await runner
+
+    def stream(
+        self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any
+    ) -> Iterator[Any]:
+        return _iterate_sync(lambda: self.astream(input, config, _inline_sync=True, **kwargs))
+
+    async def run_subgraph(
+        self, parent: Loop, task: Task, config: dict[str, Any], pad: context.Scratchpad
+    ) -> Any:
+        """Run a compiled graph as a node: its checkpoints live in the task's namespace."""
+        child = task.node.subgraph
+        assert child is not None
+        own = child._checkpointer
+        saver = parent.saver if own is None or own is True else child._saver()
+
+        def parent_resume() -> Any:
+            idx = pad.counter
+            pad.counter += 1
+            if idx < len(pad.resume):
+                return pad.resume[idx]
+            if pad.null_resume is not None:
+                value = pad.null_resume()
+                if value is not context.NO_VALUE:
+                    pad.resume.append(value)
+                    pad.taken.append(value)
+                return value
+            return context.NO_VALUE
+
+        loop = Loop(
+            child,
+            {**parent.config, "configurable": {**parent.config.get("configurable", {})}},
+            emit=parent.emit,
+            modes=parent.modes,
+            checkpointer=saver,
+            durability=parent.durability,
+            interrupt_before=child.interrupt_before,
+            interrupt_after=child.interrupt_after,
+            ns=(*parent.ns, f"{task.name}:{task.id}"),
+            inline_sync=parent.inline_sync,
+            parent_resume=parent_resume,
+        )
+        loop.config["configurable"].pop("checkpoint_id", None)
+        await self._drive_child(loop, task.input)
+        if loop.status == "interrupted":
+            raise GraphInterrupt(loop.interrupts)
+        return child.read_output(loop.channels)
+
+    async def _drive_child(self, loop: Loop, input: Any) -> None:
+        await loop.graph._drive(loop, input)
+
+    # Reading and writing state.
+
+    async def aget_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
+        saver = self._require_saver()
+        saved = await saver.aget_tuple(_lookup(config))
+        if saved is None:
+            return StateSnapshot({}, (), config, None, None, None, (), ())
+        return self._snapshot(saved)
+
+    def get_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
+        return _run_sync(lambda: self.aget_state(config, subgraphs=subgraphs))
+
+    async def aget_state_history(
+        self,
+        config: dict[str, Any],
+        *,
+        filter: dict[str, Any] | None = None,
+        before: dict[str, Any] | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[StateSnapshot]:
+        saver = self._require_saver()
+        conf = config.get("configurable", {})
+        lookup = {
+            "configurable": {
+                "thread_id": conf.get("thread_id"),
+                "checkpoint_ns": conf.get("checkpoint_ns", ""),
+            }
+        }
+        if conf.get("checkpoint_id"):
+            lookup["configurable"]["checkpoint_id"] = conf["checkpoint_id"]
+        async for saved in saver.alist(lookup, filter=filter, before=before, limit=limit):
+            yield self._snapshot(saved)
+
+    def get_state_history(self, config: dict[str, Any], **kwargs: Any) -> Iterator[StateSnapshot]:
+        async def collect() -> list[StateSnapshot]:
+            return [s async for s in self.aget_state_history(config, **kwargs)]
+
+        return iter(_run_sync(collect))
+
+    def _snapshot(self, saved: CheckpointTuple) -> StateSnapshot:
+        loop = self._reader_loop(saved)
+        tasks = loop._prepare(read=False)
+        by_task: dict[str, list[tuple[str, Any]]] = {}
+        for tid, chan, value in saved.pending_writes:
+            by_task.setdefault(tid, []).append((chan, value))
+        shown: list[PregelTask] = []
+        interrupts: list[Interrupt] = []
+        for task in tasks:
+            writes = by_task.get(task.id, [])
+            error = next((restore_error(v) for c, v in writes if c == ERROR), None)
+            found = tuple(i for c, v in writes if c == INTERRUPT for i in v)
+            interrupts.extend(found)
+            done = [(c, v) for c, v in writes if not c.startswith("__")]
+            result = None
+            if done or (writes and error is None and not found):
+                result = {k: v for k, v in done if k in self.state_key_set}
+                if task.name == START:
+                    result = {k: v for k, v in done if k in self.input_keys}
+            shown.append(PregelTask(task.id, task.name, task.path, error, found, None, result))
+        cp = saved.checkpoint
+        return StateSnapshot(
+            values=self.read_state(loop.channels),
+            next=tuple(t.name for t in tasks),
+            config=saved.config,
+            metadata=saved.metadata,
+            created_at=cp["ts"],
+            parent_config=saved.parent_config,
+            tasks=tuple(shown),
+            interrupts=tuple(interrupts),
+        )
+
+    def _reader_loop(self, saved: CheckpointTuple) -> Loop:
+        conf = saved.config["configurable"]
+        loop = Loop(
+            self,
+            {"configurable": {"thread_id": conf["thread_id"]}},
+            emit=lambda *_: None,
+            modes=frozenset(),
+            checkpointer=None,
+            durability="sync",
+            interrupt_before=(),
+            interrupt_after=(),
+            ns=tuple(conf.get("checkpoint_ns", "").split("|")) if conf.get("checkpoint_ns") else (),
+        )
+        loop._restore(saved)
+        return loop
+
+    async def aupdate_state(
+        self,
+        config: dict[str, Any],
+        values: Any,
+        as_node: str | None = None,
+        task_id: str | None = None,
+    ) -> dict[str, Any]:
+        saver = self._require_saver()
+        saved = await saver.aget_tuple(_lookup(config))
+        loop = self._loop(
+            config,
+            emit=lambda *_: None,
+            modes=frozenset(),
+            durability="sync",
+            interrupt_before=(),
+            interrupt_after=(),
+            inline_sync=False,
+        )
+        if saved is not None:
+            loop._restore(saved)
+        else:
+            loop._fresh_channels()
+        if as_node is None:
+            as_node = self._last_node(loop, saved)
+        node = self.nodes.get(as_node)
+        if node is None:
+            raise InvalidUpdateError(f"Node '{as_node}' does not exist in this graph.")
+        writes = node.write(values, loop.channels)
+        if asyncio.iscoroutine(writes):
+            writes = await writes
+        tid = _task_id(loop, as_node)
+        task = Task(tid, as_node, (PULL, as_node), node, None, node.triggers, writes=writes)
+        loop.updated = apply_writes(loop.channels, loop.versions, loop.seen, [task], live=loop.live)
+        if saved is None:
+            loop.step = -1
+        await loop._save_checkpoint("update")
+        await loop._finish_saving()
+        return loop._config()
+
+    def update_state(
+        self,
+        config: dict[str, Any],
+        values: Any,
+        as_node: str | None = None,
+        task_id: str | None = None,
+    ) -> dict[str, Any]:
+        return _run_sync(lambda: self.aupdate_state(config, values, as_node, task_id))
+
+    def _last_node(self, loop: Loop, saved: CheckpointTuple | None) -> str:
+        if saved is None:
+            return START
+        latest: dict[str, int] = {
+            name: max(seen.values(), default=0)
+            for name, seen in loop.seen.items()
+            if name in self.nodes and name != START
+        }
+        if not latest:
+            return START
+        top = max(latest.values())
+        names = [n for n, v in latest.items() if v == top]
+        if len(names) > 1:
+            raise InvalidUpdateError(
+                f"Ambiguous update: nodes {sorted(names)} ran last; pass as_node to say which."
+            )
+        return names[0]
+
+    def _require_saver(self) -> BaseCheckpointSaver:
+        saver = self._saver()
+        if saver is None:
+            raise ValueError("No checkpointer set: compile the graph with checkpointer=...")
+        return saver
+
+    def emit_checkpoint(
+        self, loop: Loop, checkpoint: Any, metadata: dict[str, Any], parent: str | None
+    ) -> None:
+        step = loop.step
+        loop.step = step + 1
+        try:
+            tasks = loop._prepare(read=False)
+        finally:
+            loop.step = step
+        payload = {
+            "config": checkpoint_config(loop.thread_id, loop.ns_str, checkpoint["id"]),
+            "parent_config": (
+                checkpoint_config(loop.thread_id, loop.ns_str, parent) if parent else None
+            ),
+            "values": self.read_state(loop.channels),
+            "metadata": metadata,
+            "next": [t.name for t in tasks],
+            "tasks": [{"id": t.id, "name": t.name, "interrupts": (), "state": None} for t in tasks],
+        }
+        if "checkpoints" in loop.modes:
+            loop.emit(loop.ns, "checkpoints", payload)
+        if "debug" in loop.modes:
+            from engine.pregel.loop import _debug
+
+            loop.emit(loop.ns, "debug", _debug(step, "checkpoint", payload))
+
+    # Drawing.
+
+    def get_graph(self, config: Any = None, *, xray: bool = False) -> Any:
+        from engine.graph.drawing import draw
+
+        return draw(self.builder)
+
+    def copy(self, **changes: Any) -> CompiledGraph:
+        new = object.__new__(CompiledGraph)
+        new.__dict__.update(self.__dict__)
+        for key, value in changes.items():
+            setattr(new, key, value)
+        return new
+
+
+def _task_id(loop: Loop, name: str) -> str:
+    return task_id(loop.checkpoint_id, loop.ns_str, loop.step, name, "update", name)
+
+
+def _lookup(config: dict[str, Any]) -> dict[str, Any]:
+    conf = config.get("configurable", {})
+    out = {"thread_id": conf.get("thread_id"), "checkpoint_ns": conf.get("checkpoint_ns", "")}
+    if conf.get("checkpoint_id"):
+        out["checkpoint_id"] = conf["checkpoint_id"]
+    return {"configurable": out}
+
+
+def _names(
+    given: Sequence[str] | str | None, default: tuple[str, ...], nodes: dict[str, Node]
+) -> tuple[str, ...]:
+    if given is None:
+        return default
+    if given == "*":
+        return tuple(n for n in nodes if n != START)
+    return (given,) if isinstance(given, str) else tuple(given)
+
+
+def allow_types(saver: BaseCheckpointSaver, graph: CompiledGraph) -> None:
+    """Let the saver's serializer restore the graph's own schema types, and no others."""
+    serializer = getattr(saver, "serializer", None) or getattr(saver, "serde", None)
+    allow = getattr(serializer, "allow", None)
+    if allow is None:
+        return
+    seen: set[Any] = set()
+
+    def visit(tp: Any) -> None:
+        if tp in seen:
+            return
+        seen.add(tp)
+        for arg in get_args(tp):
+            visit(arg)
+        if isinstance(tp, type) and (
+            dataclasses.is_dataclass(tp) or hasattr(tp, "model_fields") or _is_enum(tp)
+        ):
+            allow(tp)
+            hints = getattr(tp, "__annotations__", {})
+            for hint in hints.values():
+                visit(hint)
+
+    for schema in graph.state_types:
+        visit(schema)
+        for hint in getattr(schema, "__annotations__", {}).values():
+            visit(hint)
+
+
+def _is_enum(tp: type) -> bool:
+    import enum
+
+    return issubclass(tp, enum.Enum)
+
+
+def _run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run a coroutine from sync code, also when this thread already has a loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())
+    result: list[Any] = []
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(asyncio.run(make()))
+        except BaseException as exc:
+            failure.append(exc)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    return result[0]
+
+
+def _iterate_sync(make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
+    loop = asyncio.new_event_loop()
+    agen = make()
+    try:
+        while True:
+            try:
+                yield loop.run_until_complete(agen.__anext__())
+            except StopAsyncIteration:
+                return
+    finally:
+        loop.run_until_complete(agen.aclose())
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()

@@ -1,0 +1,637 @@
+"""The superstep loop: one call of a graph on one thread.
+
+A call loads the thread's checkpoint, applies its input, then runs steps until no node is
+due, a node interrupts or fails, or the step limit is hit. Every step ends at a barrier
+where writes are folded into the channels and a checkpoint is saved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from engine.channels import MISSING, Channel, EphemeralValue, Topic
+from engine.checkpoint.base import (
+    ERROR,
+    INTERRUPT,
+    RESUME,
+    BaseCheckpointSaver,
+    Checkpoint,
+    CheckpointTuple,
+    checkpoint_config,
+)
+from engine.checkpoint.ids import new_checkpoint_id
+from engine.errors import (
+    CheckpointNotFoundError,
+    EmptyInputError,
+    GraphInterrupt,
+    GraphRecursionError,
+    InvalidResumeError,
+    InvalidUpdateError,
+)
+from engine.pregel import context
+from engine.pregel.node import Writes
+from engine.pregel.tasks import (
+    INTERRUPT_SEEN,
+    PULL,
+    Task,
+    apply_writes,
+    prepare_tasks,
+)
+from engine.types import START, Command, Durability, Interrupt
+
+if TYPE_CHECKING:
+    from engine.pregel.graph import CompiledGraph
+
+NULL_TASK = "00000000-0000-0000-0000-000000000000"
+Emit = Callable[[tuple[str, ...], str, Any], None]
+
+
+class TaskFailure(Exception):
+    """A task error restored from a saved error write; named like the original."""
+
+
+def restore_error(saved: Any) -> BaseException:
+    if isinstance(saved, BaseException):
+        return saved
+    if isinstance(saved, dict):
+        cls = type(str(saved.get("error", "Error")), (TaskFailure,), {})
+        return cls(saved.get("message", ""))
+    return TaskFailure(str(saved))
+
+
+class Loop:
+    """State of one call: channels, versions, the step counter and the stream sink."""
+
+    def __init__(
+        self,
+        graph: CompiledGraph,
+        config: dict[str, Any],
+        *,
+        emit: Emit,
+        modes: frozenset[str],
+        checkpointer: BaseCheckpointSaver | None,
+        durability: Durability,
+        interrupt_before: tuple[str, ...],
+        interrupt_after: tuple[str, ...],
+        ns: tuple[str, ...] = (),
+        inline_sync: bool = False,
+        parent_resume: Callable[[], Any] | None = None,
+    ) -> None:
+        self.graph = graph
+        self.config = config
+        self.emit = emit
+        self.modes = modes
+        self.saver = checkpointer
+        self.durability = durability
+        self.interrupt_before = interrupt_before
+        self.interrupt_after = interrupt_after
+        self.ns = ns
+        self.ns_str = "|".join(ns)
+        self.inline_sync = inline_sync
+        self.parent_resume = parent_resume
+        conf = config.get("configurable", {})
+        self.thread_id = str(conf.get("thread_id", ""))
+        self.channels: dict[str, Channel] = {}
+        self.versions: dict[str, int] = {}
+        self.seen: dict[str, dict[str, int]] = {}
+        self.live: set[str] = set()
+        self.step = -1
+        self.checkpoint_id = ""
+        self.parent_id: str | None = None
+        self.saved_versions: dict[str, int] = {}
+        self.updated: set[str] | None = None
+        self.pending: list[tuple[str, str, Any]] = []
+        self.interrupts: list[Interrupt] = []
+        self.status = "pending"
+        self._saving: asyncio.Task[None] | None = None
+        self._exit_checkpoint: tuple[Checkpoint, dict[str, Any], str | None] | None = None
+        self._exit_writes: list[tuple[str, Writes]] = []
+        self._streamed_messages: set[str] = set()
+        self._null_resume: list[Any] = []
+        self._exit_new_versions: dict[str, int] = {}
+        self.metadata_extra = {
+            k: v
+            for k, v in (config.get("metadata") or {}).items()
+            if isinstance(v, str | int | float | bool) or v is None
+        }
+
+    # Loading and input.
+
+    def _fresh_channels(self) -> None:
+        self.channels = {key: make() for key, make in self.graph.channels.items()}
+
+    def _restore(self, saved: CheckpointTuple) -> None:
+        cp = saved.checkpoint
+        self._fresh_channels()
+        for key, value in cp["channel_values"].items():
+            ch = self.channels.get(key)
+            if ch is not None:
+                ch.restore(value)
+        self.versions = dict(cp["channel_versions"])
+        self.seen = {k: dict(v) for k, v in cp["versions_seen"].items()}
+        self.saved_versions = dict(self.versions)
+        self.step = int(saved.metadata.get("step", -1)) + 1
+        self.checkpoint_id = cp["id"]
+        self.parent_id = cp["id"]
+        updated = cp.get("updated_channels")
+        self.updated = set(updated) if updated is not None else None
+        self.pending = list(saved.pending_writes)
+        self.live = {
+            k
+            for k, ch in self.channels.items()
+            if isinstance(ch, EphemeralValue | Topic) and ch.is_available()
+        }
+        # A Command's update saved before a crash or an interrupt is part of this state.
+        self._apply_null_writes(
+            [(c, v) for t, c, v in self.pending if t == NULL_TASK and c != RESUME]
+        )
+
+    async def load(self, input: Any) -> None:
+        conf = self.config.get("configurable", {})
+        saved: CheckpointTuple | None = None
+        if self.saver is not None:
+            lookup = checkpoint_config(self.thread_id, self.ns_str, conf.get("checkpoint_id") or "")
+            if not conf.get("checkpoint_id") or self.ns:
+                lookup["configurable"].pop("checkpoint_id")
+            saved = await self.saver.aget_tuple(lookup)
+            if saved is None and conf.get("checkpoint_id") and not self.ns:
+                raise CheckpointNotFoundError(
+                    f"Checkpoint '{conf['checkpoint_id']}' not found in thread '{self.thread_id}'."
+                )
+        if saved is not None:
+            self._restore(saved)
+        else:
+            self._fresh_channels()
+        if self.ns and saved is not None and self._has_pending_tasks():
+            # A subgraph that stopped mid-way resumes rather than starting over.
+            input = Command(resume=self.parent_resume()) if self.parent_resume else None
+            if isinstance(input, Command) and input.resume is context.NO_VALUE:
+                input = None
+        if isinstance(input, Command):
+            await self._apply_command(input)
+            self._emit_values_now()
+        elif input is None:
+            if saved is None:
+                raise EmptyInputError(
+                    "Received no input and the thread has no checkpoint to continue from."
+                )
+            self._mark_interrupts_seen()
+            if conf.get("checkpoint_id") and not self.ns:
+                await self._fork()
+            self._emit_values_now()
+        else:
+            await self._apply_input(input)
+
+    def _has_pending_tasks(self) -> bool:
+        return bool(self._prepare(read=False))
+
+    def _mark_interrupts_seen(self) -> None:
+        self.seen[INTERRUPT_SEEN] = dict(self.versions)
+
+    async def _fork(self) -> None:
+        """Re-running a named version first copies it, so the old branch is untouched."""
+        self.pending = []
+        await self._save_checkpoint("fork")
+        self.step += 1
+
+    async def _apply_input(self, input: Any) -> None:
+        # Tasks left unfinished by an earlier call are dropped: new input starts anew.
+        dropped = self._prepare(read=False)
+        feed = Task(NULL_TASK, "__input__", ("__input__",), None, None, (), writes=[(START, input)])  # type: ignore[arg-type]
+        self.pending = []
+        self.updated = apply_writes(
+            self.channels, self.versions, self.seen, [*dropped, feed], live=self.live
+        )
+        self.step = self.step if self.checkpoint_id else -1
+        await self._save_checkpoint("input")
+        self.step += 1
+
+    async def _apply_command(self, command: Command) -> None:
+        if command.graph == Command.PARENT:
+            raise InvalidUpdateError("Command(graph=PARENT) cannot be sent as input.")
+        writes: Writes = []
+        if command.resume is not None:
+            writes += self._resume_writes(command.resume)
+        control: Writes = []
+        if command.update is not None:
+            from engine.graph.schema import update_items
+
+            control += update_items(command.update, self.graph.state_keys, "__input__")
+        if command.goto:
+            control += self.graph.goto_writes(command.goto)
+        writes += [(NULL_TASK, chan, value) for chan, value in control]
+        self._apply_null_writes(control)
+        for task_key, chan, value in writes:
+            self.pending.append((task_key, chan, value))
+            if self.saver is not None and self.durability != "exit":
+                await self.saver.aput_writes(self._config(), [(chan, value)], task_key)
+        self._mark_interrupts_seen()
+
+    def _apply_null_writes(self, writes: Writes) -> None:
+        """Apply a Command's update and goto (also when a retry finds them saved)."""
+        if not writes:
+            return
+        feed = Task(NULL_TASK, "__input__", ("__input__",), None, None, (), writes=writes)  # type: ignore[arg-type]
+        updated = apply_writes(self.channels, self.versions, self.seen, [feed], live=set())
+        self.updated = updated if self.updated is None else self.updated | updated
+        self.live |= {c for c in updated if isinstance(self.channels[c], EphemeralValue | Topic)}
+
+    def _resume_writes(self, resume: Any) -> list[tuple[str, str, Any]]:
+        """Turn a resume into RESUME writes for the tasks whose interrupts it answers."""
+        by_id: dict[str, str] = {}
+        for tid, chan, value in self.pending:
+            if chan == INTERRUPT:
+                for item in value:
+                    by_id[item.id] = tid
+        answered = {tid for tid, chan, _ in self.pending if chan == RESUME}
+        previous = {tid: list(v) for tid, chan, v in self.pending if chan == RESUME}
+        if isinstance(resume, dict) and resume and all(k in by_id for k in resume):
+            targets = {by_id[k]: v for k, v in resume.items()}
+        else:
+            open_tasks = sorted({tid for tid in by_id.values()} - answered) or sorted(
+                set(by_id.values())
+            )
+            if len(open_tasks) > 1:
+                raise InvalidResumeError(
+                    "Several interrupts are pending: resume with a map of interrupt id to "
+                    f"value, e.g. Command(resume={{id: value}}); pending ids: {sorted(by_id)}."
+                )
+            if not open_tasks:
+                return [(NULL_TASK, RESUME, resume)]
+            targets = {open_tasks[0]: resume}
+        return [(tid, RESUME, [*previous.get(tid, []), v]) for tid, v in targets.items()]
+
+    # Steps.
+
+    def _prepare(self, *, read: bool = True) -> list[Task]:
+        return prepare_tasks(
+            nodes=self.graph.nodes,
+            channels=self.channels,
+            versions=self.versions,
+            seen=self.seen,
+            trigger_to_nodes=self.graph.trigger_to_nodes,
+            updated=self.updated,
+            checkpoint_id=self.checkpoint_id,
+            ns=self.ns_str,
+            step=self.step,
+            read=read,
+        )
+
+    def _should_interrupt(self, names: tuple[str, ...], tasks: list[Task]) -> bool:
+        if not names:
+            return False
+        seen = self.seen.get(INTERRUPT_SEEN, {})
+        if not any(v > seen.get(k, 0) for k, v in self.versions.items()):
+            return False
+        return any(t.name in names and not t.node.hidden for t in tasks)
+
+    async def run(self) -> None:
+        """Run steps until the graph is done; raises on errors and the step limit."""
+        limit = int(self.config["recursion_limit"])
+        stop = self.step + limit
+        try:
+            while True:
+                if self.step > stop:
+                    self.status = "out_of_steps"
+                    raise GraphRecursionError(
+                        f"Recursion limit of {limit} reached without hitting a stop condition. "
+                        "Raise it with the `recursion_limit` config key if the graph is meant "
+                        "to run longer, or check the graph for a loop without an exit."
+                    )
+                tasks = self._prepare()
+                if not tasks:
+                    self.status = "done"
+                    return
+                if self._should_interrupt(self.interrupt_before, tasks):
+                    self._breakpoint()
+                    return
+                await self._run_step(tasks)
+                if self.status == "interrupted":
+                    return
+                self.updated = apply_writes(
+                    self.channels, self.versions, self.seen, tasks, live=self.live
+                )
+                self.pending = []
+                self._emit_values(self.updated)
+                await self._save_checkpoint("loop")
+                if self._should_interrupt(self.interrupt_after, tasks):
+                    self._breakpoint()
+                    return
+                self.step += 1
+        finally:
+            await self._finish_saving()
+
+    def _breakpoint(self) -> None:
+        self._mark_interrupts_seen()
+        self.status = "interrupted"
+        if "updates" in self.modes:
+            self.emit(self.ns, "updates", {"__interrupt__": ()})
+
+    async def _run_step(self, tasks: list[Task]) -> None:
+        self._restore_pending(tasks)
+        todo = [t for t in tasks if not t.done]
+        for task in todo:
+            self._emit_task_start(task)
+        if len(todo) == 1:
+            await self._execute(todo[0], inline=self.inline_sync)
+        elif todo:
+            await asyncio.gather(*(self._execute(t, inline=False) for t in todo))
+        failed = [t for t in tasks if t.error is not None]
+        if failed:
+            self.status = "error"
+            raise failed[0].error  # type: ignore[misc]
+        interrupted = [t for t in tasks if t.interrupts]
+        if interrupted:
+            self.status = "interrupted"
+            self.interrupts = [i for t in interrupted for i in t.interrupts]
+            if "updates" in self.modes:
+                self.emit(self.ns, "updates", {"__interrupt__": tuple(self.interrupts)})
+            if "values" in self.modes:
+                values = self.graph.read_state(self.channels)
+                self.emit(self.ns, "values", {**values, "__interrupt__": tuple(self.interrupts)})
+
+    def _restore_pending(self, tasks: list[Task]) -> None:
+        """Writes saved for this step mark finished tasks and carry resume answers."""
+        if not self.pending:
+            return
+        by_id = {t.id: t for t in tasks}
+        null_resume = [v for tid, chan, v in self.pending if tid == NULL_TASK and chan == RESUME]
+        for tid, chan, value in self.pending:
+            task = by_id.get(tid)
+            if task is None:
+                continue
+            if chan == RESUME:
+                task.resume = list(value)
+            elif chan not in (ERROR, INTERRUPT):
+                task.done = True
+                task.writes.append((chan, value))
+        self._null_resume = list(null_resume)
+
+    def _null_resume_taker(self) -> Callable[[], Any] | None:
+        queue = self._null_resume
+        if not queue and self.parent_resume is None:
+            return None
+
+        def take() -> Any:
+            if queue:
+                return queue.pop(0)
+            if self.parent_resume is not None:
+                return self.parent_resume()
+            return context.NO_VALUE
+
+        return take
+
+    async def _execute(self, task: Task, *, inline: bool) -> None:
+        node = task.node
+        config = self._task_config(task)
+        pad = context.Scratchpad(
+            task_ns="|".join([*self.ns, f"{task.name}:{task.id}"]),
+            resume=list(task.resume),
+            null_resume=self._null_resume_taker(),
+            writer=self._custom_writer(task),
+            config=config,
+        )
+        attempt = 0
+        while True:
+            pad.counter = 0
+            token = context.enter(pad)
+            try:
+                if node.subgraph is not None:
+                    output = await self.graph.run_subgraph(self, task, config, pad)
+                elif node.is_async:
+                    if self.inline_sync:
+                        raise TypeError(
+                            f"Node '{task.name}' is async: run the graph with ainvoke or "
+                            "astream, or give the node a sync function."
+                        )
+                    output = await node.call(task.input, config, pad.writer)
+                elif inline:
+                    output = node.call(task.input, config, pad.writer)
+                else:
+                    output = await asyncio.to_thread(node.call, task.input, config, pad.writer)
+                writes = node.write(output, self.channels)
+                if asyncio.iscoroutine(writes):
+                    writes = await writes
+                break
+            except GraphInterrupt as exc:
+                task.interrupts = list(exc.interrupts)
+                await self._task_finished(task, [(INTERRUPT, task.interrupts)], pad)
+                return
+            except Exception as exc:
+                policy = node.retry_policy
+                attempt += 1
+                if (
+                    policy is not None
+                    and attempt < policy.max_attempts
+                    and policy.should_retry(exc)
+                ):
+                    await asyncio.sleep(_backoff(policy, attempt))
+                    continue
+                task.error = exc
+                err = {"error": type(exc).__name__, "message": str(exc)}
+                await self._task_finished(task, [(ERROR, err)], pad)
+                return
+            finally:
+                context.leave(token)
+        task.output = output
+        task.writes = writes
+        await self._task_finished(task, writes, pad)
+
+    async def _task_finished(self, task: Task, writes: Writes, pad: context.Scratchpad) -> None:
+        if pad.taken:
+            writes = [*writes, (RESUME, list(pad.resume))]
+        if self.saver is not None:
+            if self.durability == "exit":
+                self._exit_writes.append((task.id, writes))
+            else:
+                await self.saver.aput_writes(self._config(), writes, task.id)
+        self._emit_task_end(task)
+
+    # Checkpoints.
+
+    def _config(self) -> dict[str, Any]:
+        return checkpoint_config(self.thread_id, self.ns_str, self.checkpoint_id)
+
+    def _checkpoint(self) -> Checkpoint:
+        values = {}
+        for key, ch in self.channels.items():
+            value = ch.checkpoint()
+            if value is not MISSING:
+                values[key] = value
+        return {
+            "v": 1,
+            "id": new_checkpoint_id(),
+            "ts": datetime.now(UTC).isoformat(),
+            "channel_values": values,
+            "channel_versions": dict(self.versions),
+            "versions_seen": dict(self.seen),
+            "updated_channels": sorted(self.updated) if self.updated is not None else None,
+        }
+
+    async def _save_checkpoint(self, source: str) -> None:
+        checkpoint = self._checkpoint()
+        metadata = {**self.metadata_extra, "source": source, "step": self.step, "parents": {}}
+        parent = self.parent_id
+        new_versions = {k: v for k, v in self.versions.items() if self.saved_versions.get(k) != v}
+        self.saved_versions = dict(self.versions)
+        self.checkpoint_id = checkpoint["id"]
+        self.parent_id = checkpoint["id"]
+        if self.saver is not None:
+            parent_config = checkpoint_config(self.thread_id, self.ns_str, parent or "")
+            if parent is None:
+                parent_config["configurable"].pop("checkpoint_id")
+            if self.durability == "exit":
+                self._exit_checkpoint = (checkpoint, metadata, parent)
+                self._exit_new_versions = new_versions
+            elif self.durability == "sync":
+                await self.saver.aput(parent_config, checkpoint, metadata, new_versions)
+            else:
+                self._chain(self.saver.aput(parent_config, checkpoint, metadata, new_versions))
+        if "checkpoints" in self.modes or "debug" in self.modes:
+            self.graph.emit_checkpoint(self, checkpoint, metadata, parent)
+
+    def _chain(self, coro: Any) -> None:
+        previous = self._saving
+
+        async def after() -> None:
+            if previous is not None:
+                await previous
+            await coro
+
+        self._saving = asyncio.ensure_future(after())
+
+    async def _finish_saving(self) -> None:
+        if self._saving is not None:
+            saving, self._saving = self._saving, None
+            await saving
+        if self.saver is not None and self.durability == "exit" and self._exit_checkpoint:
+            checkpoint, metadata, parent = self._exit_checkpoint
+            parent_config = checkpoint_config(self.thread_id, self.ns_str, parent or "")
+            if parent is None:
+                parent_config["configurable"].pop("checkpoint_id")
+            await self.saver.aput(parent_config, checkpoint, metadata, self._exit_new_versions)
+            self._exit_checkpoint = None
+        if self.saver is not None and self._exit_writes:
+            for tid, writes in self._exit_writes:
+                await self.saver.aput_writes(self._config(), writes, tid)
+            self._exit_writes = []
+
+    # Streaming.
+
+    def _emit_values_now(self) -> None:
+        if "values" in self.modes:
+            values = self.graph.read_state(self.channels)
+            if values:
+                self.emit(self.ns, "values", values)
+
+    def _emit_values(self, updated: set[str]) -> None:
+        if "values" in self.modes and not updated.isdisjoint(self.graph.state_key_set):
+            self.emit(self.ns, "values", self.graph.read_state(self.channels))
+
+    def _custom_writer(self, task: Task) -> Callable[[Any], None]:
+        if "custom" not in self.modes:
+            return _discard
+        ns, emit = self.ns, self.emit
+        return lambda chunk: emit(ns, "custom", chunk)
+
+    def task_metadata(self, task: Task) -> dict[str, Any]:
+        return {
+            "langgraph_step": self.step,
+            "langgraph_node": task.name,
+            "langgraph_triggers": task.triggers,
+            "langgraph_path": task.path,
+            "langgraph_checkpoint_ns": "|".join([*self.ns, f"{task.name}:{task.id}"]),
+            "thread_id": self.thread_id,
+        }
+
+    def _task_config(self, task: Task) -> dict[str, Any]:
+        conf = dict(self.config.get("configurable", {}))
+        conf["checkpoint_ns"] = "|".join([*self.ns, f"{task.name}:{task.id}"])
+        conf.pop("checkpoint_id", None)
+        return {
+            **self.config,
+            "configurable": conf,
+            "metadata": {**(self.config.get("metadata") or {}), **self.task_metadata(task)},
+        }
+
+    def _emit_task_start(self, task: Task) -> None:
+        if task.node.hidden or not ({"tasks", "debug"} & self.modes):
+            return
+        payload = {
+            "id": task.id,
+            "name": task.name,
+            "input": task.input,
+            "triggers": task.triggers if task.path[0] == PULL else ("__pregel_push",),
+        }
+        if "tasks" in self.modes:
+            self.emit(self.ns, "tasks", payload)
+        if "debug" in self.modes:
+            self.emit(self.ns, "debug", _debug(self.step, "task", payload))
+
+    def _emit_task_end(self, task: Task) -> None:
+        if task.node.hidden:
+            return
+        state_writes = {k: v for k, v in task.writes if k in self.graph.state_key_set}
+        if "updates" in self.modes and task.error is None and not task.interrupts:
+            self.emit(self.ns, "updates", {task.name: state_writes or None})
+        if "messages" in self.modes and task.error is None and not task.interrupts:
+            self._emit_messages(task, state_writes)
+        if {"tasks", "debug"} & self.modes:
+            payload = {
+                "id": task.id,
+                "name": task.name,
+                "error": None if task.error is None else repr(task.error),
+                "result": state_writes,
+                "interrupts": [{"value": i.value, "id": i.id} for i in task.interrupts],
+            }
+            if "tasks" in self.modes:
+                self.emit(self.ns, "tasks", payload)
+            if "debug" in self.modes:
+                self.emit(self.ns, "debug", _debug(self.step, "task_result", payload))
+
+    def _emit_messages(self, task: Task, state_writes: dict[str, Any]) -> None:
+        meta = self.task_metadata(task)
+        for value in state_writes.values():
+            items = value if isinstance(value, list) else [value]
+            for item in items:
+                if getattr(item, "type", None) in ("ai", "tool", "human", "system") and hasattr(
+                    item, "content"
+                ):
+                    mid = getattr(item, "id", None)
+                    if mid is not None and mid in self._streamed_messages:
+                        continue
+                    if mid is not None:
+                        self._streamed_messages.add(mid)
+                    self.emit(self.ns, "messages", (item, meta))
+
+    def stream_message_chunk(self, task: Task, chunk: Any) -> None:
+        """A chat model streaming inside a node sends each chunk here."""
+        mid = getattr(chunk, "id", None)
+        if mid is not None:
+            self._streamed_messages.add(mid)
+        if "messages" in self.modes:
+            self.emit(self.ns, "messages", (chunk, self.task_metadata(task)))
+
+
+def _discard(_chunk: Any) -> None:
+    return None
+
+
+def _debug(step: int, kind: str, payload: Any) -> dict[str, Any]:
+    return {
+        "step": step,
+        "timestamp": datetime.now(UTC).isoformat(),
+        "type": kind,
+        "payload": payload,
+    }
+
+
+def _backoff(policy: Any, attempt: int) -> float:
+    interval = min(
+        policy.max_interval, policy.initial_interval * policy.backoff_factor ** (attempt - 1)
+    )
+    return interval + (random.uniform(0, 1) if policy.jitter else 0)
