@@ -62,8 +62,9 @@ class InMemorySaver(BaseCheckpointSaver):
     version, so a step costs only what it changed.
 
     With `check_immutable=True` it also remembers every checkpoint and metadata object
-    it was handed and fails any later call once one of them was changed: the loop must
-    not mutate what it already saved, because a database saver would not see the change.
+    it was handed (and everything inside them) and fails any later call with an
+    AssertionError once one of them was changed: the loop must not mutate what it
+    already saved, because a database saver would not see the change.
     """
 
     def __init__(
@@ -74,7 +75,7 @@ class InMemorySaver(BaseCheckpointSaver):
         self._guard = _MutationGuard(self.serializer.dumps) if check_immutable else None
 
     async def aget_tuple(self, config: Config) -> CheckpointTuple | None:
-        self._check_handed()
+        self._check_immutable()
         thread_id, ns = thread_key(config)
         thread = self._threads.get(thread_id)
         if thread is None:
@@ -95,7 +96,7 @@ class InMemorySaver(BaseCheckpointSaver):
     ) -> AsyncIterator[CheckpointTuple]:
         """Newest first over every branch; no config means every thread, a config
         without checkpoint_ns every namespace, one with checkpoint_id just that one."""
-        self._check_handed()
+        self._check_immutable()
         conf = (config or {}).get("configurable", {})
         thread_id, ns, only_id = (
             conf.get(k) for k in ("thread_id", "checkpoint_ns", "checkpoint_id")
@@ -137,7 +138,7 @@ class InMemorySaver(BaseCheckpointSaver):
         metadata: CheckpointMetadata,
         new_versions: dict[str, Version],
     ) -> Config:
-        self._check_handed()
+        self._check_immutable()
         thread_id, ns = thread_key(config)
         dumps = self.serializer.dumps
         checkpoint_id = checkpoint["id"]
@@ -166,7 +167,7 @@ class InMemorySaver(BaseCheckpointSaver):
     ) -> None:
         """Ordinary writes keep the first save (a retried save is a no-op); a special
         write (error, interrupt, resume, scheduled) replaces the task's previous one."""
-        self._check_handed()
+        self._check_immutable()
         thread_id, ns = thread_key(config)
         checkpoint_id = config["configurable"].get("checkpoint_id")
         if not checkpoint_id:
@@ -188,13 +189,13 @@ class InMemorySaver(BaseCheckpointSaver):
                 stored[key] = write
 
     async def adelete_thread(self, thread_id: str) -> None:
-        self._check_handed()
+        self._check_immutable()
         self._threads.pop(str(thread_id), None)
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint and write under the same ids; metadata that records the
         source thread id is changed to name the target."""
-        self._check_handed()
+        self._check_immutable()
         source_thread_id, target_thread_id = str(source_thread_id), str(target_thread_id)
         source = self._threads.get(source_thread_id)
         if source is None:
@@ -247,7 +248,7 @@ class InMemorySaver(BaseCheckpointSaver):
         metadata["thread_id"] = target_thread_id
         return saved._replace(metadata=self.serializer.dumps(metadata))
 
-    def _check_handed(self) -> None:
+    def _check_immutable(self) -> None:
         if self._guard is not None:
             self._guard.verify()
 

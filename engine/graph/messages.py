@@ -10,6 +10,7 @@ reducer over the whole history).
 import json
 import uuid
 from dataclasses import KW_ONLY, dataclass, field, fields
+from operator import attrgetter
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias, TypedDict
 
 __all__ = [
@@ -305,9 +306,12 @@ _TOOL_CALL_CHUNK_KEYS = frozenset({"name", "args", "id", "index", "type"})
 
 def _normalise_tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Add the ``type`` tag and drop stray keys; already-clean lists pass through as-is."""
-    if all(tc.get("type") == "tool_call" and tc.keys() == _TOOL_CALL_KEYS for tc in calls):
+    if all(
+        isinstance(tc, dict) and tc.keys() == _TOOL_CALL_KEYS and tc["type"] == "tool_call"
+        for tc in calls
+    ):
         return calls
-    out = []
+    out: list[dict[str, Any]] = []
     for tc in calls:
         if not isinstance(tc, dict) or "name" not in tc or "args" not in tc:
             raise ValueError(f"A tool call must be a dict with 'name' and 'args', got {tc!r}")
@@ -318,7 +322,9 @@ def _normalise_tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _normalise_invalid_tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Give every invalid tool call LangChain's five keys."""
     if all(
-        tc.get("type") == "invalid_tool_call" and tc.keys() == _INVALID_TOOL_CALL_KEYS
+        isinstance(tc, dict)
+        and tc.keys() == _INVALID_TOOL_CALL_KEYS
+        and tc["type"] == "invalid_tool_call"
         for tc in calls
     ):
         return calls
@@ -331,7 +337,8 @@ def _normalise_invalid_tool_calls(calls: list[dict[str, Any]]) -> list[dict[str,
 def _normalise_tool_call_chunks(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Give every tool-call chunk LangChain's five keys."""
     if all(
-        c.get("type") == "tool_call_chunk" and c.keys() == _TOOL_CALL_CHUNK_KEYS for c in chunks
+        isinstance(c, dict) and c.keys() == _TOOL_CALL_CHUNK_KEYS and c["type"] == "tool_call_chunk"
+        for c in chunks
     ):
         return chunks
     return [
@@ -362,7 +369,7 @@ def _parse_openai_tool_calls(
 
 def _openai_tool_call_chunks(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Streamed OpenAI tool calls as tool-call chunks (args stay raw strings)."""
-    out = []
+    out: list[dict[str, Any]] = []
     for tc in raw:
         fn = tc.get("function") or {}
         out.append(
@@ -808,14 +815,20 @@ def _with_id(m: BaseMessage, new_id: str) -> BaseMessage:
     return clone
 
 
-def _prepare(value: Any) -> list[BaseMessage]:
-    """Coerce one side of an update into messages that all have ids."""
+_get_id = attrgetter("id")
+
+
+def _coerce_side(value: Any) -> list[BaseMessage]:
+    """Coerce one side of an update to a list of non-chunk messages (same list if possible)."""
     items = value if isinstance(value, list) else [value]
-    if not all(t in _PLAIN_TYPES for t in set(map(type, items))):
-        items = [coerce_message(x) for x in items]
-        items = [m.to_message() if isinstance(m, AIMessageChunk) else m for m in items]
-    if all(m.id is not None for m in items):
+    if set(map(type, items)) <= _PLAIN_TYPES:
         return items
+    coerced = [coerce_message(x) for x in items]
+    return [m.to_message() if isinstance(m, AIMessageChunk) else m for m in coerced]
+
+
+def _fill_ids(items: list[BaseMessage]) -> list[BaseMessage]:
+    """Give id-less messages a uuid4, on copies so the caller's objects stay untouched."""
     return [m if m.id is not None else _with_id(m, str(uuid.uuid4())) for m in items]
 
 
@@ -830,8 +843,15 @@ def add_messages(left: Any, right: Any) -> list[BaseMessage]:
     if left is None or right is None:
         which = "left" if left is None else "right"
         raise ValueError(f"add_messages needs both 'left' and 'right'; '{which}' is None")
-    left_msgs = _prepare(left)
-    right_msgs = _prepare(right)
+    left_msgs = _coerce_side(left)
+    right_msgs = _coerce_side(right)
+    # One C-level pass builds the id index; on duplicate ids the last position wins.
+    index = dict(zip(map(_get_id, left_msgs), range(len(left_msgs)), strict=True))
+    if None in index:
+        left_msgs = _fill_ids(left_msgs)
+        index = dict(zip(map(_get_id, left_msgs), range(len(left_msgs)), strict=True))
+    if None in map(_get_id, right_msgs):
+        right_msgs = _fill_ids(right_msgs)
 
     for i in range(len(right_msgs) - 1, -1, -1):
         m = right_msgs[i]
@@ -840,7 +860,6 @@ def add_messages(left: Any, right: Any) -> list[BaseMessage]:
             return right_msgs[i + 1 :]
 
     merged = list(left_msgs)
-    index = {m.id: i for i, m in enumerate(merged)}
     removed: set[str] = set()
     for m in right_msgs:
         pos = index.get(m.id)

@@ -11,18 +11,24 @@ from typing import Any, TypeVar, get_args
 
 from engine.channels import Channel
 from engine.checkpoint.base import (
-    ERROR,
-    INTERRUPT,
     BaseCheckpointSaver,
     CheckpointTuple,
     checkpoint_config,
 )
 from engine.errors import GraphInterrupt, InvalidUpdateError
 from engine.pregel import context
-from engine.pregel.loop import Loop, restore_error
+from engine.pregel.loop import NULL_TASK, Loop, restore_error
 from engine.pregel.node import Node, Writes
-from engine.pregel.tasks import PULL, Task, apply_writes, task_id
-from engine.types import START, Durability, Interrupt, PregelTask, StateSnapshot
+from engine.pregel.tasks import (
+    NO_WRITES,
+    PULL,
+    Task,
+    TaskStatus,
+    apply_writes,
+    task_id,
+    task_statuses,
+)
+from engine.types import START, Durability, PregelTask, StateSnapshot
 
 T = TypeVar("T")
 # LangGraph's default: effectively unbounded, so callers set their own limit (the server does).
@@ -280,7 +286,7 @@ class CompiledGraph:
         saved = await saver.aget_tuple(_lookup(config))
         if saved is None:
             return StateSnapshot({}, (), config, None, None, None, (), ())
-        return self._snapshot(saved)
+        return self._snapshot(saved, live=not config.get("configurable", {}).get("checkpoint_id"))
 
     def get_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
         return _run_sync(lambda: self.aget_state(config, subgraphs=subgraphs))
@@ -312,36 +318,44 @@ class CompiledGraph:
 
         return iter(_run_sync(collect))
 
-    def _snapshot(self, saved: CheckpointTuple) -> StateSnapshot:
+    def _snapshot(self, saved: CheckpointTuple, *, live: bool = False) -> StateSnapshot:
+        """A checkpoint as a StateSnapshot.
+
+        A live snapshot (the thread's current state) counts tasks that already finished
+        in the open step: their writes show in the values, they leave `next`, and only
+        unanswered interrupts remain. Otherwise it is the record of the step as it began.
+        """
         loop = self._reader_loop(saved)
         tasks = loop._prepare(read=False)
-        by_task: dict[str, list[tuple[str, Any]]] = {}
-        for tid, chan, value in saved.pending_writes:
-            by_task.setdefault(tid, []).append((chan, value))
+        statuses = task_statuses(saved.pending_writes, NULL_TASK)
+        finished = {t.id for t in tasks if t.id in statuses and statuses[t.id].finished}
+        if live and finished:
+            for task in tasks:
+                if task.id in finished:
+                    task.writes = list(statuses[task.id].output)
+            done = [t for t in tasks if t.id in finished]
+            apply_writes(loop.channels, loop.versions, loop.seen, done, live=set(loop.live))
         shown: list[PregelTask] = []
-        interrupts: list[Interrupt] = []
         for task in tasks:
-            writes = by_task.get(task.id, [])
-            error = next((restore_error(v) for c, v in writes if c == ERROR), None)
-            found = tuple(i for c, v in writes if c == INTERRUPT for i in v)
-            interrupts.extend(found)
-            done = [(c, v) for c, v in writes if not c.startswith("__")]
+            status = statuses.get(task.id, TaskStatus())
             result = None
-            if done or (writes and error is None and not found):
-                result = {k: v for k, v in done if k in self.state_key_set}
-                if task.name == START:
-                    result = {k: v for k, v in done if k in self.input_keys}
-            shown.append(PregelTask(task.id, task.name, task.path, error, found, None, result))
+            if status.finished:
+                result = {k: v for k, v in status.output if k in self.state_key_set}
+            error = None if status.error is None else restore_error(status.error)
+            found = status.pending_interrupts if live else status.interrupts
+            shown.append(
+                PregelTask(task.id, task.name, task.path, error, tuple(found), None, result)
+            )
         cp = saved.checkpoint
         return StateSnapshot(
             values=self.read_state(loop.channels),
-            next=tuple(t.name for t in tasks),
+            next=tuple(t.name for t in tasks if not (live and t.id in finished)),
             config=saved.config,
             metadata=saved.metadata,
             created_at=cp["ts"],
             parent_config=saved.parent_config,
             tasks=tuple(shown),
-            interrupts=tuple(interrupts),
+            interrupts=tuple(i for t in shown for i in t.interrupts),
         )
 
     def _reader_loop(self, saved: CheckpointTuple) -> Loop:
@@ -390,11 +404,15 @@ class CompiledGraph:
         writes = node.write(values, loop.channels)
         if asyncio.iscoroutine(writes):
             writes = await writes
-        tid = _task_id(loop, as_node)
+        # An update standing in for a task that is due here takes that task's id, so the
+        # step's record shows the update as the task's result.
+        due = [t for t in loop._prepare(read=False) if t.name == as_node]
+        tid = due[0].id if due else _task_id(loop, as_node)
+        if due and saved is not None:
+            await saver.aput_writes(loop._config(), writes or [(NO_WRITES, None)], tid)
         task = Task(tid, as_node, (PULL, as_node), node, None, node.triggers, writes=writes)
         loop.updated = apply_writes(loop.channels, loop.versions, loop.seen, [task], live=loop.live)
-        if saved is None:
-            loop.step = -1
+        loop.step = loop.step if saved is not None else 0
         await loop._save_checkpoint("update")
         await loop._finish_saving()
         return loop._config()

@@ -29,17 +29,18 @@ from engine.errors import (
     EmptyInputError,
     GraphInterrupt,
     GraphRecursionError,
-    InvalidResumeError,
     InvalidUpdateError,
 )
 from engine.pregel import context
 from engine.pregel.node import Writes
 from engine.pregel.tasks import (
     INTERRUPT_SEEN,
+    NO_WRITES,
     PULL,
     Task,
     apply_writes,
     prepare_tasks,
+    task_statuses,
 )
 from engine.types import START, Command, Durability, Interrupt
 
@@ -113,6 +114,7 @@ class Loop:
         self._streamed_messages: set[str] = set()
         self._null_resume: list[Any] = []
         self._exit_new_versions: dict[str, int] = {}
+        self._exit_parent: str | None = None
         self.metadata_extra = {
             k: v
             for k, v in (config.get("metadata") or {}).items()
@@ -171,32 +173,49 @@ class Loop:
             input = Command(resume=self.parent_resume()) if self.parent_resume else None
             if isinstance(input, Command) and input.resume is context.NO_VALUE:
                 input = None
+        if input is not None and not isinstance(input, Command):
+            await self._apply_input(input)
+            return
+        if saved is None and not isinstance(input, Command):
+            raise EmptyInputError(
+                "Received no input and the thread has no checkpoint to continue from."
+            )
+        if saved is not None and conf.get("checkpoint_id") and not self.ns:
+            await self._travel(saved, input)
         if isinstance(input, Command):
             await self._apply_command(input)
-            self._emit_values_now()
-        elif input is None:
-            if saved is None:
-                raise EmptyInputError(
-                    "Received no input and the thread has no checkpoint to continue from."
-                )
-            self._mark_interrupts_seen()
-            if conf.get("checkpoint_id") and not self.ns:
-                await self._fork()
-            self._emit_values_now()
-        else:
-            await self._apply_input(input)
+        self._mark_interrupts_seen()
+        self._emit_values_now()
+
+    async def _travel(self, saved: CheckpointTuple, input: Command | None) -> None:
+        """A call addressed at a named version.
+
+        Re-running it (no resume) is time travel: answers saved there are dropped so its
+        questions are asked again, and unless it was made by update_state on the head, a
+        fork copy starts the new branch so the old one is untouched. Tasks that finished
+        there re-run unless the call resumes the thread's head.
+        """
+        assert self.saver is not None
+        latest = await self.saver.aget_tuple(
+            {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns_str}}
+        )
+        superseded = latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]
+        resuming = input is not None and input.resume is not None
+        travelling = not resuming
+        if travelling:
+            self.pending = [w for w in self.pending if w[1] != RESUME]
+        if travelling or superseded:
+            self.pending = [w for w in self.pending if w[1] in (INTERRUPT, RESUME, ERROR)]
+        if travelling and (saved.metadata.get("source") not in ("update", "fork") or superseded):
+            self.pending = []
+            await self._save_checkpoint("fork")
+            self.step += 1
 
     def _has_pending_tasks(self) -> bool:
         return bool(self._prepare(read=False))
 
     def _mark_interrupts_seen(self) -> None:
         self.seen[INTERRUPT_SEEN] = dict(self.versions)
-
-    async def _fork(self) -> None:
-        """Re-running a named version first copies it, so the old branch is untouched."""
-        self.pending = []
-        await self._save_checkpoint("fork")
-        self.step += 1
 
     async def _apply_input(self, input: Any) -> None:
         # Tasks left unfinished by an earlier call are dropped: new input starts anew.
@@ -242,28 +261,23 @@ class Loop:
 
     def _resume_writes(self, resume: Any) -> list[tuple[str, str, Any]]:
         """Turn a resume into RESUME writes for the tasks whose interrupts it answers."""
-        by_id: dict[str, str] = {}
-        for tid, chan, value in self.pending:
-            if chan == INTERRUPT:
-                for item in value:
-                    by_id[item.id] = tid
-        answered = {tid for tid, chan, _ in self.pending if chan == RESUME}
-        previous = {tid: list(v) for tid, chan, v in self.pending if chan == RESUME}
+        statuses = task_statuses(self.pending, NULL_TASK)
+        by_id = {i.id: tid for tid, status in statuses.items() for i in status.pending_interrupts}
         if isinstance(resume, dict) and resume and all(k in by_id for k in resume):
             targets = {by_id[k]: v for k, v in resume.items()}
         else:
-            open_tasks = sorted({tid for tid in by_id.values()} - answered) or sorted(
-                set(by_id.values())
-            )
+            open_tasks = sorted(set(by_id.values()))
             if len(open_tasks) > 1:
-                raise InvalidResumeError(
+                raise RuntimeError(
                     "Several interrupts are pending: resume with a map of interrupt id to "
                     f"value, e.g. Command(resume={{id: value}}); pending ids: {sorted(by_id)}."
                 )
             if not open_tasks:
                 return [(NULL_TASK, RESUME, resume)]
             targets = {open_tasks[0]: resume}
-        return [(tid, RESUME, [*previous.get(tid, []), v]) for tid, v in targets.items()]
+        return [
+            (tid, RESUME, [*(statuses[tid].resume or []), value]) for tid, value in targets.items()
+        ]
 
     # Steps.
 
@@ -348,6 +362,11 @@ class Loop:
         if interrupted:
             self.status = "interrupted"
             self.interrupts = [i for t in interrupted for i in t.interrupts]
+            # The caller sees what the finished tasks wrote, though the step stays open
+            # (no checkpoint) until the interrupts are answered.
+            finished = [t for t in tasks if not t.interrupts]
+            if finished:
+                apply_writes(self.channels, self.versions, self.seen, finished, live=set())
             if "updates" in self.modes:
                 self.emit(self.ns, "updates", {"__interrupt__": tuple(self.interrupts)})
             if "values" in self.modes:
@@ -358,18 +377,19 @@ class Loop:
         """Writes saved for this step mark finished tasks and carry resume answers."""
         if not self.pending:
             return
-        by_id = {t.id: t for t in tasks}
-        null_resume = [v for tid, chan, v in self.pending if tid == NULL_TASK and chan == RESUME]
-        for tid, chan, value in self.pending:
-            task = by_id.get(tid)
-            if task is None:
+        statuses = task_statuses(self.pending, NULL_TASK)
+        for task in tasks:
+            status = statuses.get(task.id)
+            if status is None:
                 continue
-            if chan == RESUME:
-                task.resume = list(value)
-            elif chan not in (ERROR, INTERRUPT):
+            if status.resume is not None:
+                task.resume = status.resume
+            if status.finished:
                 task.done = True
-                task.writes.append((chan, value))
-        self._null_resume = list(null_resume)
+                task.writes = list(status.output)
+        self._null_resume = [
+            v for tid, chan, v in self.pending if tid == NULL_TASK and chan == RESUME
+        ]
 
     def _null_resume_taker(self) -> Callable[[], Any] | None:
         queue = self._null_resume
@@ -439,7 +459,7 @@ class Loop:
                 context.leave(token)
         task.output = output
         task.writes = writes
-        await self._task_finished(task, writes, pad)
+        await self._task_finished(task, writes or [(NO_WRITES, None)], pad)
 
     async def _task_finished(self, task: Task, writes: Writes, pad: context.Scratchpad) -> None:
         if pad.taken:
@@ -485,13 +505,16 @@ class Loop:
             if parent is None:
                 parent_config["configurable"].pop("checkpoint_id")
             if self.durability == "exit":
-                self._exit_checkpoint = (checkpoint, metadata, parent)
-                self._exit_new_versions = new_versions
+                # Only the last version is saved, as a child of the last one saved.
+                if self._exit_checkpoint is None:
+                    self._exit_parent = parent
+                self._exit_checkpoint = (checkpoint, metadata, self._exit_parent)
+                self._exit_new_versions.update(new_versions)
             elif self.durability == "sync":
                 await self.saver.aput(parent_config, checkpoint, metadata, new_versions)
             else:
                 self._chain(self.saver.aput(parent_config, checkpoint, metadata, new_versions))
-        if "checkpoints" in self.modes or "debug" in self.modes:
+        if self.saver is not None and ("checkpoints" in self.modes or "debug" in self.modes):
             self.graph.emit_checkpoint(self, checkpoint, metadata, parent)
 
     def _chain(self, coro: Any) -> None:

@@ -19,6 +19,9 @@ PULL = "__pregel_pull"
 PUSH = "__pregel_push"
 TASKS = "__pregel_tasks"
 INTERRUPT_SEEN = "__interrupt__"
+# Saved for a task that finished without writing anything, so a retry knows it finished.
+NO_WRITES = "__no_writes__"
+CONTROL = frozenset({"__error__", "__interrupt__", "__resume__", "__scheduled__"})
 log = logging.getLogger(__name__)
 
 
@@ -80,7 +83,7 @@ def prepare_tasks(
                 log.warning("Ignoring a Send to unknown node %r.", packet.node)
                 continue
             tid = task_id(checkpoint_id, ns, step, packet.node, PUSH, idx)
-            tasks.append(Task(tid, packet.node, (PUSH, idx), node, packet.arg, (PUSH,)))
+            tasks.append(Task(tid, packet.node, (PUSH, idx, False), node, packet.arg, (PUSH,)))
     if updated is None:
         candidates: Iterable[str] = nodes
     else:
@@ -176,3 +179,40 @@ def apply_writes(
         if isinstance(ch, EphemeralValue | Topic) and ch.is_available():
             live.add(chan)
     return updated
+
+
+@dataclass(slots=True)
+class TaskStatus:
+    """What the saved writes of one step say about one task."""
+
+    output: Writes = field(default_factory=list)
+    interrupts: list[Interrupt] = field(default_factory=list)
+    resume: list[Any] | None = None
+    error: Any = None
+
+    @property
+    def finished(self) -> bool:
+        return bool(self.output)
+
+    @property
+    def pending_interrupts(self) -> list[Interrupt]:
+        return [] if self.finished else self.interrupts
+
+
+def task_statuses(pending: Iterable[tuple[str, str, Any]], null_task: str) -> dict[str, TaskStatus]:
+    """A task finished iff it saved an output write; its last interrupt is pending until
+    then. Writes of the null task are a Command's input, not a task's activity."""
+    out: dict[str, TaskStatus] = {}
+    for tid, chan, value in pending:
+        if tid == null_task:
+            continue
+        status = out.setdefault(tid, TaskStatus())
+        if chan == "__interrupt__":
+            status.interrupts = list(value)
+        elif chan == "__error__":
+            status.error = value
+        elif chan == "__resume__":
+            status.resume = list(value)
+        elif chan not in CONTROL:
+            status.output.append((chan, value))
+    return out
