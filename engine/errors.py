@@ -41,3 +41,11 @@ class InvalidResumeError(ValueError):
 
 class CheckpointNotFoundError(LookupError):
     """The checkpoint named in the config does not exist."""
+
+
+class ParentCommand(Exception):
+    """A subgraph node's Command addressed to the graph that contains the subgraph."""
+
+    def __init__(self, command: object) -> None:
+        super().__init__(command)
+        self.command = command

@@ -11,6 +11,7 @@ from typing import Any, get_type_hints
 
 from engine.channels import Channel, EphemeralValue, NamedBarrierValue, Topic
 from engine.checkpoint.base import BaseCheckpointSaver
+from engine.errors import ParentCommand
 from engine.graph.branch import Branch
 from engine.graph.schema import channels_for, coerce_input, field_types, update_items
 from engine.pregel.graph import CompiledGraph
@@ -363,6 +364,8 @@ class _Compiler:
 
         def write(output: Any, channels: dict[str, Channel]) -> Any:
             gotos: list[Any] = []
+            if isinstance(output, Command) and output.graph == Command.PARENT:
+                raise ParentCommand(output)
             if isinstance(output, Command):
                 state_writes = update_items(output.update, keys, name)
                 gotos = _goto_list(output.goto)

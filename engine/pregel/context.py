@@ -32,6 +32,9 @@ class Scratchpad:
     config: dict[str, Any] = field(default_factory=dict)
     # Set when the task took the shared resume, so the loop can save it as this task's.
     taken: list[Any] = field(default_factory=list)
+    # The loop running this task: a graph invoked inside the node streams and saves
+    # through it, as a subgraph of this task.
+    loop: Any = None
 
 
 _current: ContextVar[Scratchpad | None] = ContextVar("threadline_task", default=None)
@@ -42,6 +45,10 @@ def current() -> Scratchpad:
     if pad is None:
         raise RuntimeError("Called outside of a graph node: there is no running task.")
     return pad
+
+
+def peek() -> Scratchpad | None:
+    return _current.get()
 
 
 def enter(pad: Scratchpad) -> Any:

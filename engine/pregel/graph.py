@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
 import threading
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from typing import Any, TypeVar, get_args
 
@@ -13,7 +15,6 @@ from engine.channels import Channel
 from engine.checkpoint.base import (
     BaseCheckpointSaver,
     CheckpointTuple,
-    checkpoint_config,
 )
 from engine.errors import GraphInterrupt, InvalidUpdateError
 from engine.pregel import context
@@ -33,7 +34,6 @@ from engine.types import START, Durability, PregelTask, StateSnapshot
 T = TypeVar("T")
 # LangGraph's default: effectively unbounded, so callers set their own limit (the server does).
 DEFAULT_RECURSION_LIMIT = 10007
-_DONE = object()
 _ALL_MODES = frozenset({"values", "updates", "custom", "tasks", "debug", "messages", "checkpoints"})
 
 
@@ -115,6 +115,35 @@ class CompiledGraph:
     ) -> Loop:
         config = {"recursion_limit": DEFAULT_RECURSION_LIMIT, **(config or {})}
         saver = self._saver()
+        before = _names(interrupt_before, self.interrupt_before, self.nodes)
+        after = _names(interrupt_after, self.interrupt_after, self.nodes)
+        pad = context.peek()
+        parent: Loop | None = pad.loop if pad is not None else None
+        if parent is not None and pad is not None:
+            # Invoked from inside a node: this run is a subgraph of that node's task.
+            local = emit
+
+            def emit(ns: tuple[str, ...], mode: str, payload: Any) -> None:
+                if mode in modes:
+                    local(ns[len(child_ns) :], mode, payload)
+                if mode in parent.modes:
+                    parent.emit(ns, mode, payload)
+
+            child_ns = tuple(pad.task_ns.split("|"))
+            own = self._checkpointer
+            return Loop(
+                self,
+                {**config, "configurable": {**parent.config.get("configurable", {})}},
+                emit=emit,
+                modes=modes | parent.modes,
+                checkpointer=parent.saver if own is None or own is True else saver,
+                durability=durability or parent.durability,
+                interrupt_before=before,
+                interrupt_after=after,
+                ns=child_ns,
+                inline_sync=inline_sync,
+                parents={**parent.parents, parent.ns_str: parent.checkpoint_id},
+            )
         if saver is not None and "thread_id" not in config.get("configurable", {}):
             raise ValueError(
                 "This graph has a checkpointer: pass a thread, "
@@ -127,8 +156,8 @@ class CompiledGraph:
             modes=modes,
             checkpointer=saver,
             durability=durability or "async",
-            interrupt_before=_names(interrupt_before, self.interrupt_before, self.nodes),
-            interrupt_after=_names(interrupt_after, self.interrupt_after, self.nodes),
+            interrupt_before=before,
+            interrupt_after=after,
             inline_sync=inline_sync,
         )
 
@@ -196,7 +225,12 @@ class CompiledGraph:
         unknown = [m for m in modes if m not in _ALL_MODES]
         if unknown:
             raise ValueError(f"Unknown stream mode {unknown[0]!r}; known: {sorted(_ALL_MODES)}.")
-        queue: asyncio.Queue[Any] = asyncio.Queue()
+        # A deque and an event rather than a queue: graphs invoked inside sync nodes run
+        # in worker threads and stream into this run from there.
+        buffer: deque[Any] = deque()
+        wakeup = asyncio.Event()
+        owner = asyncio.get_running_loop()
+        home = threading.get_ident()
 
         def emit(ns: tuple[str, ...], mode: str, payload: Any) -> None:
             if ns and not subgraphs:
@@ -204,7 +238,11 @@ class CompiledGraph:
             part: Any = payload if single else (mode, payload)
             if subgraphs:
                 part = (ns, payload) if single else (ns, mode, payload)
-            queue.put_nowait(part)
+            buffer.append(part)
+            if threading.get_ident() == home:
+                wakeup.set()
+            else:
+                owner.call_soon_threadsafe(wakeup.set)
 
         loop = self._loop(
             config,
@@ -216,13 +254,17 @@ class CompiledGraph:
             inline_sync=_inline_sync,
         )
         runner = asyncio.ensure_future(self._drive(loop, input))
-        runner.add_done_callback(lambda _: queue.put_nowait(_DONE))
+        runner.add_done_callback(lambda _: wakeup.set())
         try:
             while True:
-                part = await queue.get()
-                if part is _DONE:
+                while buffer:
+                    yield buffer.popleft()
+                if runner.done():
                     break
-                yield part
+                await wakeup.wait()
+                wakeup.clear()
+            while buffer:
+                yield buffer.popleft()
             runner.result()
         finally:
             if not runner.done():
@@ -269,6 +311,7 @@ class CompiledGraph:
             ns=(*parent.ns, f"{task.name}:{task.id}"),
             inline_sync=parent.inline_sync,
             parent_resume=parent_resume,
+            parents={**parent.parents, parent.ns_str: parent.checkpoint_id},
         )
         loop.config["configurable"].pop("checkpoint_id", None)
         await self._drive_child(loop, task.input)
@@ -282,11 +325,28 @@ class CompiledGraph:
     # Reading and writing state.
 
     async def aget_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
-        saver = self._require_saver()
+        return await self._state(self._require_saver(), config, subgraphs)
+
+    async def _state(
+        self, saver: BaseCheckpointSaver, config: dict[str, Any], subgraphs: bool
+    ) -> StateSnapshot:
         saved = await saver.aget_tuple(_lookup(config))
         if saved is None:
             return StateSnapshot({}, (), config, None, None, None, (), ())
-        return self._snapshot(saved, live=not config.get("configurable", {}).get("checkpoint_id"))
+        snapshot = self._snapshot(
+            saved, live=not config.get("configurable", {}).get("checkpoint_id")
+        )
+        if not subgraphs:
+            return snapshot
+        tasks = []
+        for task in snapshot.tasks:
+            child = self.nodes[task.name].subgraph
+            if child is not None and task.state is not None:
+                own = child._saver()
+                state = await child._state(own or saver, task.state, True)
+                task = task._replace(state=state)
+            tasks.append(task)
+        return snapshot._replace(tasks=tuple(tasks))
 
     def get_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
         return _run_sync(lambda: self.aget_state(config, subgraphs=subgraphs))
@@ -327,6 +387,8 @@ class CompiledGraph:
         """
         loop = self._reader_loop(saved)
         tasks = loop._prepare(read=False)
+        # The step's tasks were due before a Command's input: it only shows in values.
+        loop.apply_saved_command()
         statuses = task_statuses(saved.pending_writes, NULL_TASK)
         finished = {t.id for t in tasks if t.id in statuses and statuses[t.id].finished}
         if live and finished:
@@ -343,8 +405,16 @@ class CompiledGraph:
                 result = {k: v for k, v in status.output if k in self.state_key_set}
             error = None if status.error is None else restore_error(status.error)
             found = status.pending_interrupts if live else status.interrupts
+            state = None
+            if task.node.subgraph is not None:
+                state = {
+                    "configurable": {
+                        "thread_id": loop.thread_id,
+                        "checkpoint_ns": "|".join([*loop.ns, f"{task.name}:{task.id}"]),
+                    }
+                }
             shown.append(
-                PregelTask(task.id, task.name, task.path, error, tuple(found), None, result)
+                PregelTask(task.id, task.name, task.path, error, tuple(found), state, result)
             )
         cp = saved.checkpoint
         return StateSnapshot(
@@ -371,7 +441,7 @@ class CompiledGraph:
             interrupt_after=(),
             ns=tuple(conf.get("checkpoint_ns", "").split("|")) if conf.get("checkpoint_ns") else (),
         )
-        loop._restore(saved)
+        loop._restore(saved, null_writes=False)
         return loop
 
     async def aupdate_state(
@@ -449,32 +519,6 @@ class CompiledGraph:
         if saver is None:
             raise ValueError("No checkpointer set: compile the graph with checkpointer=...")
         return saver
-
-    def emit_checkpoint(
-        self, loop: Loop, checkpoint: Any, metadata: dict[str, Any], parent: str | None
-    ) -> None:
-        step = loop.step
-        loop.step = step + 1
-        try:
-            tasks = loop._prepare(read=False)
-        finally:
-            loop.step = step
-        payload = {
-            "config": checkpoint_config(loop.thread_id, loop.ns_str, checkpoint["id"]),
-            "parent_config": (
-                checkpoint_config(loop.thread_id, loop.ns_str, parent) if parent else None
-            ),
-            "values": self.read_state(loop.channels),
-            "metadata": metadata,
-            "next": [t.name for t in tasks],
-            "tasks": [{"id": t.id, "name": t.name, "interrupts": (), "state": None} for t in tasks],
-        }
-        if "checkpoints" in loop.modes:
-            loop.emit(loop.ns, "checkpoints", payload)
-        if "debug" in loop.modes:
-            from engine.pregel.loop import _debug
-
-            loop.emit(loop.ns, "debug", _debug(step, "checkpoint", payload))
 
     # Drawing.
 
@@ -562,7 +606,8 @@ def _run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
         except BaseException as exc:
             failure.append(exc)
 
-    thread = threading.Thread(target=target)
+    # The running node's context goes along, so a graph invoked there finds its parent.
+    thread = threading.Thread(target=contextvars.copy_context().run, args=(target,))
     thread.start()
     thread.join()
     if failure:

@@ -8,6 +8,7 @@ where writes are folded into the channels and a checkpoint is saved.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -30,6 +31,7 @@ from engine.errors import (
     GraphInterrupt,
     GraphRecursionError,
     InvalidUpdateError,
+    ParentCommand,
 )
 from engine.pregel import context
 from engine.pregel.node import Writes
@@ -38,6 +40,7 @@ from engine.pregel.tasks import (
     NO_WRITES,
     PULL,
     Task,
+    TaskStatus,
     apply_writes,
     prepare_tasks,
     task_statuses,
@@ -81,6 +84,7 @@ class Loop:
         ns: tuple[str, ...] = (),
         inline_sync: bool = False,
         parent_resume: Callable[[], Any] | None = None,
+        parents: dict[str, str] | None = None,
     ) -> None:
         self.graph = graph
         self.config = config
@@ -94,6 +98,8 @@ class Loop:
         self.ns_str = "|".join(ns)
         self.inline_sync = inline_sync
         self.parent_resume = parent_resume
+        # Checkpoint ids of the enclosing graphs, by namespace, for a subgraph's metadata.
+        self.parents = parents or {}
         conf = config.get("configurable", {})
         self.thread_id = str(conf.get("thread_id", ""))
         self.channels: dict[str, Channel] = {}
@@ -103,6 +109,8 @@ class Loop:
         self.step = -1
         self.checkpoint_id = ""
         self.parent_id: str | None = None
+        self.head_metadata: dict[str, Any] = {}
+        self.head_parent: str | None = None
         self.saved_versions: dict[str, int] = {}
         self.updated: set[str] | None = None
         self.pending: list[tuple[str, str, Any]] = []
@@ -126,7 +134,7 @@ class Loop:
     def _fresh_channels(self) -> None:
         self.channels = {key: make() for key, make in self.graph.channels.items()}
 
-    def _restore(self, saved: CheckpointTuple) -> None:
+    def _restore(self, saved: CheckpointTuple, *, null_writes: bool = True) -> None:
         cp = saved.checkpoint
         self._fresh_channels()
         for key, value in cp["channel_values"].items():
@@ -139,6 +147,8 @@ class Loop:
         self.step = int(saved.metadata.get("step", -1)) + 1
         self.checkpoint_id = cp["id"]
         self.parent_id = cp["id"]
+        self.head_metadata = dict(saved.metadata)
+        self.head_parent = (saved.parent_config or {}).get("configurable", {}).get("checkpoint_id")
         updated = cp.get("updated_channels")
         self.updated = set(updated) if updated is not None else None
         self.pending = list(saved.pending_writes)
@@ -147,7 +157,11 @@ class Loop:
             for k, ch in self.channels.items()
             if isinstance(ch, EphemeralValue | Topic) and ch.is_available()
         }
-        # A Command's update saved before a crash or an interrupt is part of this state.
+        if null_writes:
+            self.apply_saved_command()
+
+    def apply_saved_command(self) -> None:
+        """A Command's update saved before a crash or an interrupt is part of this state."""
         self._apply_null_writes(
             [(c, v) for t, c, v in self.pending if t == NULL_TASK and c != RESUME]
         )
@@ -180,14 +194,17 @@ class Loop:
             raise EmptyInputError(
                 "Received no input and the thread has no checkpoint to continue from."
             )
+        forked = False
         if saved is not None and conf.get("checkpoint_id") and not self.ns:
-            await self._travel(saved, input)
+            forked = await self._travel(saved, input)
+        if saved is not None and not forked and {"checkpoints", "debug"} & self.modes:
+            self._emit_checkpoint(self._prepare(read=False), task_statuses(self.pending, NULL_TASK))
         if isinstance(input, Command):
             await self._apply_command(input)
         self._mark_interrupts_seen()
         self._emit_values_now()
 
-    async def _travel(self, saved: CheckpointTuple, input: Command | None) -> None:
+    async def _travel(self, saved: CheckpointTuple, input: Command | None) -> bool:
         """A call addressed at a named version.
 
         Re-running it (no resume) is time travel: answers saved there are dropped so its
@@ -210,6 +227,8 @@ class Loop:
             self.pending = []
             await self._save_checkpoint("fork")
             self.step += 1
+            return True
+        return False
 
     def _has_pending_tasks(self) -> bool:
         return bool(self._prepare(read=False))
@@ -414,6 +433,7 @@ class Loop:
             null_resume=self._null_resume_taker(),
             writer=self._custom_writer(task),
             config=config,
+            loop=self,
         )
         attempt = 0
         while True:
@@ -421,7 +441,11 @@ class Loop:
             token = context.enter(pad)
             try:
                 if node.subgraph is not None:
-                    output = await self.graph.run_subgraph(self, task, config, pad)
+                    try:
+                        output = await self.graph.run_subgraph(self, task, config, pad)
+                    except ParentCommand as exc:
+                        # The subgraph handed control to us: its command is this task's.
+                        output = dataclasses.replace(exc.command, graph=None)  # type: ignore[type-var]
                 elif node.is_async:
                     if self.inline_sync:
                         raise TypeError(
@@ -437,6 +461,13 @@ class Loop:
                 if asyncio.iscoroutine(writes):
                     writes = await writes
                 break
+            except ParentCommand:
+                if not self.ns:
+                    raise InvalidUpdateError(
+                        "Command(graph=Command.PARENT) was returned by a node of the top graph, "
+                        "which has no parent."
+                    ) from None
+                raise
             except GraphInterrupt as exc:
                 task.interrupts = list(exc.interrupts)
                 await self._task_finished(task, [(INTERRUPT, task.interrupts)], pad)
@@ -494,7 +525,12 @@ class Loop:
 
     async def _save_checkpoint(self, source: str) -> None:
         checkpoint = self._checkpoint()
-        metadata = {**self.metadata_extra, "source": source, "step": self.step, "parents": {}}
+        metadata = {
+            **self.metadata_extra,
+            "source": source,
+            "step": self.step,
+            "parents": dict(self.parents),
+        }
         parent = self.parent_id
         new_versions = {k: v for k, v in self.versions.items() if self.saved_versions.get(k) != v}
         self.saved_versions = dict(self.versions)
@@ -514,8 +550,14 @@ class Loop:
                 await self.saver.aput(parent_config, checkpoint, metadata, new_versions)
             else:
                 self._chain(self.saver.aput(parent_config, checkpoint, metadata, new_versions))
+        self.head_metadata, self.head_parent = metadata, parent
         if self.saver is not None and ("checkpoints" in self.modes or "debug" in self.modes):
-            self.graph.emit_checkpoint(self, checkpoint, metadata, parent)
+            self.step += 1
+            try:
+                tasks = self._prepare(read=False)
+            finally:
+                self.step -= 1
+            self._emit_checkpoint(tasks, {})
 
     def _chain(self, coro: Any) -> None:
         previous = self._saving
@@ -544,6 +586,43 @@ class Loop:
             self._exit_writes = []
 
     # Streaming.
+
+    def _emit_checkpoint(self, tasks: list[Task], statuses: dict[str, TaskStatus]) -> None:
+        """A `checkpoints` part for the head version, its due tasks and their questions."""
+        payload = {
+            "config": checkpoint_config(self.thread_id, self.ns_str, self.checkpoint_id),
+            "parent_config": (
+                checkpoint_config(self.thread_id, self.ns_str, self.head_parent)
+                if self.head_parent
+                else None
+            ),
+            "values": self.graph.read_state(self.channels),
+            "metadata": self.head_metadata,
+            "next": [t.name for t in tasks],
+            "tasks": [
+                {
+                    "id": t.id,
+                    "name": t.name,
+                    "interrupts": tuple(
+                        {"value": i.value, "id": i.id}
+                        for i in (statuses[t.id].interrupts if t.id in statuses else ())
+                    ),
+                    "state": self.subgraph_config(t),
+                }
+                for t in tasks
+            ],
+        }
+        if "checkpoints" in self.modes:
+            self.emit(self.ns, "checkpoints", payload)
+        if "debug" in self.modes:
+            self.emit(self.ns, "debug", _debug(self.head_metadata["step"], "checkpoint", payload))
+
+    def subgraph_config(self, task: Task) -> dict[str, Any] | None:
+        """Where a subgraph task keeps its own checkpoints."""
+        if task.node.subgraph is None:
+            return None
+        ns = "|".join([*self.ns, f"{task.name}:{task.id}"])
+        return {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": ns}}
 
     def _emit_values_now(self) -> None:
         if "values" in self.modes:

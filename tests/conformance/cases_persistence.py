@@ -1,0 +1,947 @@
+"""Persistence conformance cases: checkpointer, threads, history, interrupts, time travel.
+
+No ``from __future__ import annotations`` here (see cases_core).
+"""
+
+import operator
+import threading
+from collections.abc import Sequence
+from typing import Annotated, Any, TypedDict
+
+from .cases_core import LogState, Node, XLogState, build, chain, chain_edges, note, notes
+from .harness import NS, bump, case, history, invoke, stream, thread
+
+
+class AskState(TypedDict):
+    log: Annotated[list, operator.add]
+    answers: Annotated[list, operator.add]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def saved(ns: NS, builder: Any, **compile_kw: Any) -> Any:
+    """Compile ``builder`` with a fresh in-memory checkpointer."""
+    return builder.compile(checkpointer=ns.InMemorySaver(), **compile_kw)
+
+
+def saved_chain(ns: NS, names: Sequence[str], **compile_kw: Any) -> Any:
+    """START -> names... -> END with note nodes, saved."""
+    return chain(ns, names, checkpointer=ns.InMemorySaver(), **compile_kw)
+
+
+def diamond(ns: NS, nodes: dict[str, Node] | None = None, **compile_kw: Any) -> Any:
+    """START -> a -> (b, c) -> d -> END, saved; ``nodes`` override the note nodes."""
+    all_nodes = {**notes("a", "b", "c", "d"), **(nodes or {})}
+    return build(
+        ns,
+        LogState,
+        all_nodes,
+        [("S", "a"), ("a", "b"), ("a", "c"), (["b", "c"], "d"), ("d", "E")],
+        checkpointer=ns.InMemorySaver(),
+        **compile_kw,
+    )
+
+
+def timeline(graph: Any, config: dict[str, Any]) -> dict[str, Any]:
+    """The thread's current state and full history."""
+    return {"state": graph.get_state(config), "history": history(graph, config)}
+
+
+def asker(ns: NS, calls: dict[str, int], name: str, *questions: str) -> Node:
+    """A node that counts its calls, asks each question with interrupt(), logs answers."""
+
+    def node(state: Any) -> dict[str, Any]:
+        bump(calls, name)
+        answers = [ns.interrupt(q) for q in questions]
+        return {"answers": answers, "log": [name]}
+
+    return node
+
+
+def ask_graph(ns: NS, calls: dict[str, int], *questions: str, **compile_kw: Any) -> Any:
+    """START -> a -> ask (interrupts) -> b -> END, saved."""
+    nodes = {"a": note("a"), "ask": asker(ns, calls, "ask", *questions), "b": note("b")}
+    return build(
+        ns,
+        AskState,
+        nodes,
+        chain_edges(["a", "ask", "b"]),
+        checkpointer=ns.InMemorySaver(),
+        **compile_kw,
+    )
+
+
+def parallel_askers(ns: NS, calls: dict[str, int]) -> Any:
+    """START -> (p, q) both interrupting -> join -> END, saved."""
+    nodes = {
+        "p": asker(ns, calls, "p", "p?"),
+        "q": asker(ns, calls, "q", "q?"),
+        "join": note("join"),
+    }
+    return build(
+        ns,
+        AskState,
+        nodes,
+        [("S", "p"), ("S", "q"), (["p", "q"], "join")],
+        checkpointer=ns.InMemorySaver(),
+    )
+
+
+def pending_ids(graph: Any, config: dict[str, Any]) -> dict[Any, str]:
+    """Interrupt value -> interrupt id for the thread's pending interrupts."""
+    return {i.value: i.id for i in graph.get_state(config).interrupts}
+
+
+def checkpoint_configs(graph: Any, config: dict[str, Any]) -> list[dict[str, Any]]:
+    """Configs of the thread's checkpoints, oldest first."""
+    return [s.config for s in reversed(history(graph, config))]
+
+
+def at_step(graph: Any, config: dict[str, Any], step: int) -> dict[str, Any]:
+    """The config of the (first) checkpoint written at ``step``."""
+    for snap in reversed(history(graph, config)):
+        if snap.metadata["step"] == step:
+            return snap.config
+    raise LookupError(step)
+
+
+# --------------------------------------------------------------------------- history
+
+
+@case(aio=True)
+def case_history_after_run(ns: NS, aio: bool) -> Any:
+    graph, cfg = diamond(ns), thread()
+    return {"result": invoke(graph, {"log": ["in"]}, cfg, aio=aio), **timeline(graph, cfg)}
+
+
+@case
+def case_get_state_after_completion(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a", "b"]), thread()
+    graph.invoke({"log": []}, cfg)
+    return graph.get_state(cfg)
+
+
+@case
+def case_get_state_of_unknown_thread(ns: NS) -> Any:
+    graph = saved_chain(ns, ["a"])
+    return {"state": graph.get_state(thread("nobody")), "history": history(graph, thread("x"))}
+
+
+@case
+def case_get_state_at_checkpoint_id(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a", "b", "c"]), thread()
+    graph.invoke({"log": []}, cfg)
+    return [graph.get_state(c) for c in checkpoint_configs(graph, cfg)]
+
+
+@case
+def case_checkpoint_ids_sort_in_creation_order(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a", "b", "c"]), thread()
+    graph.invoke({"log": []}, cfg)
+    graph.invoke({"log": ["again"]}, cfg)
+    ids = [c["configurable"]["checkpoint_id"] for c in checkpoint_configs(graph, cfg)]
+    return {"count": len(ids), "sorted": ids == sorted(ids), "distinct": len(set(ids))}
+
+
+@case
+def case_history_limit(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a", "b", "c"]), thread()
+    graph.invoke({"log": []}, cfg)
+    return {str(n): history(graph, cfg, limit=n) for n in (1, 2)}
+
+
+@case
+def case_history_before(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a", "b", "c"]), thread()
+    graph.invoke({"log": []}, cfg)
+    return history(graph, cfg, before=at_step(graph, cfg, 1), limit=2)
+
+
+@case
+def case_history_filter_source(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a", "b"]), thread()
+    graph.invoke({"log": []}, cfg)
+    graph.update_state(cfg, {"log": ["manual"]})
+    return {
+        src: [s.metadata["step"] for s in history(graph, cfg, filter={"source": src})]
+        for src in ("loop", "input", "update")
+    }
+
+
+@case
+def case_new_turn_after_end(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a", "b"]), thread()
+    first = graph.invoke({"log": ["t1"]}, cfg)
+    second = graph.invoke({"log": ["t2"]}, cfg)
+    return {"first": first, "second": second, **timeline(graph, cfg)}
+
+
+@case
+def case_invoke_none_on_finished_thread(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a"]), thread()
+    graph.invoke({"log": []}, cfg)
+    return {"result": invoke(graph, None, cfg), **timeline(graph, cfg)}
+
+
+@case
+def case_multiple_threads_isolated(ns: NS) -> Any:
+    graph = saved_chain(ns, ["a", "b"])
+    graph.invoke({"log": ["one"]}, thread("one"))
+    graph.invoke({"log": ["two"]}, thread("two"))
+    graph.invoke({"log": ["one again"]}, thread("one"))
+    return {tid: timeline(graph, thread(tid)) for tid in ("one", "two")}
+
+
+@case
+def case_messages_conversation_turns(ns: NS) -> Any:
+    def reply(state: Any) -> dict[str, Any]:
+        return {"messages": [ns.AIMessage(content=f"turn {len(state['messages'])}")]}
+
+    graph = build(
+        ns, ns.MessagesState, {"reply": reply}, [("S", "reply")], checkpointer=ns.InMemorySaver()
+    )
+    cfg = thread()
+    for text in ("hi", "again"):
+        graph.invoke({"messages": [{"role": "user", "content": text}]}, cfg)
+    return timeline(graph, cfg)
+
+
+@case
+def case_recursion_error_history(ns: NS) -> Any:
+    builder = ns.StateGraph(LogState).add_node("spin", note("spin"))
+    builder.add_edge(ns.START, "spin").add_conditional_edges("spin", lambda s: "spin")
+    graph, cfg = saved(ns, builder), thread()
+    result = invoke(graph, {"log": []}, {**cfg, "recursion_limit": 3})
+    return {"result": result, **timeline(graph, cfg)}
+
+
+# --------------------------------------------------------------------------- durability
+
+
+def durability_case(mode: str) -> None:
+    def run(ns: NS) -> Any:
+        graph, cfg = diamond(ns), thread()
+        result = invoke(graph, {"log": []}, cfg, durability=mode)
+        hist = history(graph, cfg)
+        return {
+            "result": result,
+            "length": len(hist),
+            "steps": [s.metadata["step"] for s in hist],
+            "state": graph.get_state(cfg),
+        }
+
+    run.__name__ = f"durability_{mode}"
+    case(run)
+
+
+for _mode in ("sync", "async", "exit"):
+    durability_case(_mode)
+
+
+@case
+def case_durability_exit_with_interrupt(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = ask_graph(ns, calls, "q?"), thread()
+    first = invoke(graph, {"log": []}, cfg, durability="exit")
+    second = invoke(graph, ns.Command(resume="yes"), cfg, durability="exit")
+    return {"first": first, "second": second, "calls": calls, **timeline(graph, cfg)}
+
+
+# --------------------------------------------------------------------------- breakpoints
+
+
+@case(aio=True)
+def case_interrupt_before_then_continue(ns: NS, aio: bool) -> Any:
+    graph, cfg = saved_chain(ns, ["a", "b", "c"], interrupt_before=["b"]), thread()
+    first = invoke(graph, {"log": []}, cfg, aio=aio)
+    mid = graph.get_state(cfg)
+    second = invoke(graph, None, cfg, aio=aio)
+    return {"first": first, "mid": mid, "second": second, **timeline(graph, cfg)}
+
+
+@case(aio=True)
+def case_interrupt_after_then_continue(ns: NS, aio: bool) -> Any:
+    graph, cfg = saved_chain(ns, ["a", "b", "c"], interrupt_after=["a"]), thread()
+    first = invoke(graph, {"log": []}, cfg, aio=aio)
+    mid = graph.get_state(cfg)
+    second = invoke(graph, None, cfg, aio=aio)
+    return {"first": first, "mid": mid, "second": second, **timeline(graph, cfg)}
+
+
+@case
+def case_breakpoints_given_at_invoke(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a", "b", "c"]), thread()
+    parts = [
+        stream(graph, {"log": []}, cfg, interrupt_before=["c"], stream_mode="values"),
+        stream(graph, None, cfg, interrupt_after=["c"], stream_mode="values"),
+    ]
+    return {"parts": parts, **timeline(graph, cfg)}
+
+
+@case
+def case_interrupt_before_one_of_parallel_nodes(ns: NS) -> Any:
+    graph, cfg = diamond(ns, interrupt_before=["c"]), thread()
+    first = invoke(graph, {"log": []}, cfg)
+    mid = graph.get_state(cfg)
+    second = invoke(graph, None, cfg)
+    return {"first": first, "mid": mid, "second": second, "final": graph.get_state(cfg)}
+
+
+@case
+def case_interrupt_before_node_in_loop(ns: NS) -> Any:
+    def step(state: Any) -> dict[str, Any]:
+        return {"x": state["x"] + 1, "log": [state["x"]]}
+
+    builder = ns.StateGraph(XLogState).add_node("step", step).add_edge(ns.START, "step")
+    builder.add_conditional_edges("step", lambda s: "step" if s["x"] < 2 else ns.END)
+    graph, cfg = saved(ns, builder, interrupt_before=["step"]), thread()
+    results = [invoke(graph, {"x": 0, "log": []}, cfg)]
+    results += [invoke(graph, None, cfg) for _ in range(3)]
+    return {"results": results, "state": graph.get_state(cfg)}
+
+
+@case
+def case_interrupt_after_last_node(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a"], interrupt_after=["a"]), thread()
+    first = invoke(graph, {"log": []}, cfg)
+    return {"first": first, "state": graph.get_state(cfg), "again": invoke(graph, None, cfg)}
+
+
+# --------------------------------------------------------------------------- interrupt()
+
+
+@case(aio=True)
+def case_interrupt_in_node(ns: NS, aio: bool) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = ask_graph(ns, calls, {"question": "ok?", "options": [1, 2]}), thread()
+    result = invoke(graph, {"log": []}, cfg, aio=aio)
+    return {"result": result, "calls": calls, **timeline(graph, cfg)}
+
+
+@case(aio=True)
+def case_resume_reruns_node(ns: NS, aio: bool) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = ask_graph(ns, calls, "ok?"), thread()
+    first = invoke(graph, {"log": []}, cfg, aio=aio)
+    second = invoke(graph, ns.Command(resume={"approved": True}), cfg, aio=aio)
+    return {"first": first, "second": second, "calls": calls, **timeline(graph, cfg)}
+
+
+@case
+def case_two_interrupts_in_one_node(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = ask_graph(ns, calls, "first?", "second?"), thread()
+    results = [invoke(graph, {"log": []}, cfg)]
+    for answer in ("one", "two"):
+        results.append(invoke(graph, ns.Command(resume=answer), cfg))
+        results.append(graph.get_state(cfg))
+    return {"results": results, "calls": calls, "history": history(graph, cfg)}
+
+
+@case
+def case_interrupt_stream_parts(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = ask_graph(ns, calls, "q?"), thread()
+    modes = ["updates", "values"]
+    return {
+        "first": stream(graph, {"log": []}, cfg, stream_mode=modes),
+        "resume": stream(graph, ns.Command(resume="a"), cfg, stream_mode=modes),
+        "calls": calls,
+    }
+
+
+@case
+def case_parallel_interrupts_plain_resume_refused(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = parallel_askers(ns, calls), thread()
+    first = invoke(graph, {"log": []}, cfg)
+    refused = invoke(graph, ns.Command(resume="both?"), cfg)
+    return {"first": first, "refused": refused, "calls": calls, "state": graph.get_state(cfg)}
+
+
+@case
+def case_parallel_interrupts_resumed_one_by_one(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = parallel_askers(ns, calls), thread()
+    results = [invoke(graph, {"log": []}, cfg)]
+    for question in ("q?", "p?"):
+        ids = pending_ids(graph, cfg)
+        results.append(invoke(graph, ns.Command(resume={ids[question]: f"ans {question}"}), cfg))
+        results.append(graph.get_state(cfg))
+    return {"results": results, "calls": calls, "history": history(graph, cfg)}
+
+
+@case
+def case_parallel_interrupts_resumed_together(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = parallel_askers(ns, calls), thread()
+    first = invoke(graph, {"log": []}, cfg)
+    answers = {iid: f"ans {value}" for value, iid in pending_ids(graph, cfg).items()}
+    second = invoke(graph, ns.Command(resume=answers), cfg)
+    return {"first": first, "second": second, "calls": calls, **timeline(graph, cfg)}
+
+
+@case
+def case_parallel_interrupt_ids_distinct_and_stable(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = parallel_askers(ns, calls), thread()
+    graph.invoke({"log": []}, cfg)
+    before = pending_ids(graph, cfg)
+    graph.invoke(ns.Command(resume={before["p?"]: "x"}), cfg)
+    after = pending_ids(graph, cfg)
+    return {
+        "distinct": len(set(before.values())) == 2,
+        "stable": after["q?"] == before["q?"],
+        "pending_after": sorted(after),
+    }
+
+
+@case
+def case_new_input_to_interrupted_thread(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = ask_graph(ns, calls, "q?"), thread()
+    first = invoke(graph, {"log": ["turn1"]}, cfg)
+    second = invoke(graph, {"log": ["turn2"]}, cfg)
+    third = invoke(graph, ns.Command(resume="finally"), cfg)
+    return {"results": [first, second, third], "calls": calls, **timeline(graph, cfg)}
+
+
+@case
+def case_resume_without_pending_interrupt(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a"]), thread()
+    graph.invoke({"log": []}, cfg)
+    return {"result": invoke(graph, ns.Command(resume="stray"), cfg), **timeline(graph, cfg)}
+
+
+@case
+def case_command_update_as_input(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = ask_graph(ns, calls, "q?"), thread()
+    graph.invoke({"log": []}, cfg)
+    result = invoke(graph, ns.Command(update={"log": ["patched"]}), cfg)
+    return {"result": result, "calls": calls, **timeline(graph, cfg)}
+
+
+@case
+def case_command_goto_on_resume(ns: NS) -> Any:
+    def route(state: Any) -> Any:
+        choice = ns.interrupt("where?")
+        return ns.Command(update={"log": [f"chose {choice}"]}, goto=choice)
+
+    builder = (
+        ns.StateGraph(LogState)
+        .add_node("route", route)
+        .add_node("left", note("left"))
+        .add_node("right", note("right"))
+        .add_edge(ns.START, "route")
+    )
+    graph, cfg = saved(ns, builder), thread()
+    first = invoke(graph, {"log": []}, cfg)
+    second = invoke(graph, ns.Command(resume="right"), cfg)
+    return {"first": first, "second": second, **timeline(graph, cfg)}
+
+
+@case
+def case_resume_command_with_goto(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = ask_graph(ns, calls, "q?"), thread()
+    graph.invoke({"log": []}, cfg)
+    result = invoke(graph, ns.Command(resume="r", goto="b"), cfg)
+    return {"result": result, "calls": calls, **timeline(graph, cfg)}
+
+
+@case
+def case_send_targets_interrupt(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def worker(state: Any) -> dict[str, Any]:
+        with lock:
+            bump(calls, f"w{state['item']}")
+        if state["item"] == 2:
+            return {"results": [ns.interrupt(f"item {state['item']}?")]}
+        return {"results": [state["item"]]}
+
+    class S(TypedDict):
+        items: list
+        results: Annotated[list, operator.add]
+
+    builder = ns.StateGraph(S).add_node("w", worker)
+    builder.add_conditional_edges(
+        ns.START, lambda s: [ns.Send("w", {"item": i}) for i in s["items"]]
+    )
+    graph, cfg = saved(ns, builder), thread()
+    first = invoke(graph, {"items": [1, 2, 3], "results": []}, cfg)
+    mid = graph.get_state(cfg)
+    second = invoke(graph, ns.Command(resume="two"), cfg)
+    return {
+        "first": first,
+        "mid": mid,
+        "second": second,
+        "calls": calls,
+        "history": history(graph, cfg),
+    }
+
+
+def interrupting_subgraph(ns: NS, calls: dict[str, int]) -> Any:
+    """A subgraph "inner": pre -> ask (interrupt) -> post, used as a parent node."""
+    nodes = {"pre": note("pre"), "ask": asker(ns, calls, "ask", "sub?"), "post": note("post")}
+    return build(ns, AskState, nodes, chain_edges(["pre", "ask", "post"]))
+
+
+@case(aio=True)
+def case_subgraph_interrupt_resumed_from_parent(ns: NS, aio: bool) -> Any:
+    calls: dict[str, int] = {}
+    parent = build(
+        ns,
+        AskState,
+        {"outer": note("outer"), "inner": interrupting_subgraph(ns, calls), "last": note("last")},
+        chain_edges(["outer", "inner", "last"]),
+        checkpointer=ns.InMemorySaver(),
+    )
+    cfg = thread()
+    first = invoke(parent, {"log": []}, cfg, aio=aio)
+    mid = parent.get_state(cfg)
+    second = invoke(parent, ns.Command(resume="deep"), cfg, aio=aio)
+    return {
+        "first": first,
+        "mid": mid,
+        "second": second,
+        "calls": calls,
+        "history": history(parent, cfg),
+    }
+
+
+@case
+def case_subgraph_interrupt_state_with_subgraphs(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    parent = build(
+        ns,
+        AskState,
+        {"inner": interrupting_subgraph(ns, calls)},
+        chain_edges(["inner"]),
+        checkpointer=ns.InMemorySaver(),
+    )
+    cfg = thread()
+    parent.invoke({"log": []}, cfg)
+    return {
+        "state": parent.get_state(cfg, subgraphs=True),
+        "stream": stream(parent, ns.Command(resume="x"), cfg, subgraphs=True),
+    }
+
+
+# --------------------------------------------------------------------------- errors and retries
+
+
+@case
+def case_parallel_error_sibling_not_rerun(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def counted(name: str, fail_first: bool) -> Node:
+        def node(state: Any) -> dict[str, Any]:
+            with lock:
+                n = bump(calls, name)
+            if fail_first and n == 1:
+                raise RuntimeError(f"{name} broke")
+            return {"log": [name]}
+
+        return node
+
+    graph = diamond(
+        ns, {"b": counted("b", False), "c": counted("c", True), "d": counted("d", False)}
+    )
+    cfg = thread()
+    first = invoke(graph, {"log": []}, cfg)
+    mid = timeline(graph, cfg)
+    second = invoke(graph, None, cfg)
+    return {
+        "first": first,
+        "mid": mid,
+        "second": second,
+        "calls": dict(calls),
+        "final": timeline(graph, cfg),
+    }
+
+
+@case
+def case_error_then_retry_sequential(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+
+    def fragile(state: Any) -> dict[str, Any]:
+        if bump(calls, "fragile") == 1:
+            raise KeyError("first time")
+        return {"log": ["fragile"]}
+
+    graph = build(
+        ns,
+        LogState,
+        {"a": note("a"), "fragile": fragile, "z": note("z")},
+        chain_edges(["a", "fragile", "z"]),
+        checkpointer=ns.InMemorySaver(),
+    )
+    cfg = thread()
+    first = invoke(graph, {"log": []}, cfg)
+    mid = graph.get_state(cfg)
+    second = invoke(graph, None, cfg)
+    return {
+        "first": first,
+        "mid": mid,
+        "second": second,
+        "calls": calls,
+        "history": history(graph, cfg),
+    }
+
+
+# --------------------------------------------------------------------------- time travel
+
+
+@case
+def case_replay_from_older_checkpoint(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+
+    def counted(name: str) -> Node:
+        def node(state: Any) -> dict[str, Any]:
+            bump(calls, name)
+            return {"log": [name]}
+
+        return node
+
+    graph = build(
+        ns,
+        LogState,
+        {n: counted(n) for n in "abc"},
+        chain_edges("abc"),
+        checkpointer=ns.InMemorySaver(),
+    )
+    cfg = thread()
+    graph.invoke({"log": []}, cfg)
+    replay = invoke(graph, None, at_step(graph, cfg, 1))
+    return {"replay": replay, "calls": calls, **timeline(graph, cfg)}
+
+
+@case
+def case_new_input_on_older_checkpoint(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a", "b"]), thread()
+    graph.invoke({"log": ["first"]}, cfg)
+    fork = invoke(graph, {"log": ["forked"]}, at_step(graph, cfg, 1))
+    return {"fork": fork, **timeline(graph, cfg)}
+
+
+@case
+def case_replay_interrupted_checkpoint(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = ask_graph(ns, calls, "q?"), thread()
+    graph.invoke({"log": []}, cfg)
+    graph.invoke(ns.Command(resume="first answer"), cfg)
+    older = at_step(graph, cfg, 2)
+    again = invoke(graph, ns.Command(resume="second answer"), older)
+    return {"again": again, "calls": calls, **timeline(graph, cfg)}
+
+
+@case
+def case_update_state_as_node(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a", "b", "c"], interrupt_before=["b"]), thread()
+    graph.invoke({"log": []}, cfg)
+    new_cfg = graph.update_state(cfg, {"log": ["patched"]}, as_node="b")
+    after = graph.get_state(cfg)
+    result = invoke(graph, None, cfg)
+    return {"returned": new_cfg, "after": after, "result": result, "history": history(graph, cfg)}
+
+
+@case
+def case_update_state_without_as_node(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a", "b", "c"], interrupt_after=["a"]), thread()
+    graph.invoke({"log": []}, cfg)
+    graph.update_state(cfg, {"log": ["patched"]})
+    after = graph.get_state(cfg)
+    return {"after": after, "result": invoke(graph, None, cfg), "history": history(graph, cfg)}
+
+
+@case
+def case_update_state_uses_reducers(ns: NS) -> Any:
+    graph, cfg = (
+        build(ns, XLogState, notes("a"), chain_edges(["a"]), checkpointer=ns.InMemorySaver()),
+        thread(),
+    )
+    graph.invoke({"x": 1, "log": ["start"]}, cfg)
+    graph.update_state(cfg, {"x": 5, "log": ["more"]}, as_node="a")
+    return timeline(graph, cfg)
+
+
+@case
+def case_update_state_on_older_checkpoint(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a", "b", "c"]), thread()
+    graph.invoke({"log": []}, cfg)
+    forked = graph.update_state(at_step(graph, cfg, 1), {"log": ["edit"]}, as_node="a")
+    result = invoke(graph, None, forked)
+    return {"result": result, **timeline(graph, cfg)}
+
+
+@case
+def case_update_state_on_fresh_thread(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a", "b"]), thread()
+    graph.update_state(cfg, {"log": ["seed"]}, as_node="a")
+    mid = graph.get_state(cfg)
+    return {"mid": mid, "result": invoke(graph, None, cfg), "history": history(graph, cfg)}
+
+
+@case
+def case_update_state_during_interrupt(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = ask_graph(ns, calls, "q?"), thread()
+    graph.invoke({"log": []}, cfg)
+    graph.update_state(cfg, {"log": ["edited while waiting"]})
+    mid = graph.get_state(cfg)
+    resumed = invoke(graph, ns.Command(resume="ok"), cfg)
+    return {"mid": mid, "resumed": resumed, "calls": calls, "history": history(graph, cfg)}
+
+
+@case
+def case_update_state_unknown_as_node(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a"]), thread()
+    graph.invoke({"log": []}, cfg)
+    try:
+        graph.update_state(cfg, {"log": ["x"]}, as_node="ghost")
+    except Exception as exc:  # the error class is the observation
+        return {"error": type(exc).__name__}
+    return {"ok": graph.get_state(cfg)}
+
+
+# --------------------------------------------------------------------------- stream payloads
+
+
+def config_view(config: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The public keys of a checkpoint config (not LangGraph's internal checkpoint_map)."""
+    if config is None:
+        return None
+    conf = config["configurable"]
+    return {k: conf.get(k) for k in ("thread_id", "checkpoint_ns", "checkpoint_id")}
+
+
+def checkpoint_payload_view(chunk: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "config": config_view(chunk["config"]),
+        "parent": config_view(chunk.get("parent_config")),
+        "values": chunk["values"],
+        "metadata": {k: chunk["metadata"].get(k) for k in ("source", "step", "parents")},
+        "next": chunk["next"],
+        "tasks": chunk["tasks"],
+    }
+
+
+@case(aio=True)
+def case_stream_checkpoints(ns: NS, aio: bool) -> Any:
+    graph, cfg = diamond(ns), thread()
+    out = stream(graph, {"log": []}, cfg, stream_mode="checkpoints", aio=aio)
+    parts = [checkpoint_payload_view(p) for p in out["parts"]]
+    return {"parts": parts, "error": out["error"], "history": history(graph, cfg)}
+
+
+def debug_view(part: dict[str, Any]) -> dict[str, Any]:
+    payload = part["payload"]
+    if part["type"] == "checkpoint":
+        payload = checkpoint_payload_view(payload)
+    else:
+        payload = {k: v for k, v in payload.items() if k != "triggers"}
+    return {"type": part["type"], "step": part["step"], "payload": payload}
+
+
+@case
+def case_stream_debug_with_checkpointer(ns: NS) -> Any:
+    graph, cfg = diamond(ns), thread()
+    out = stream(graph, {"log": []}, cfg, stream_mode="debug", unordered=True)
+    return {"parts": [debug_view(p) for p in out["parts"]], "error": out["error"]}
+
+
+@case
+def case_stream_checkpoints_with_interrupt(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = ask_graph(ns, calls, "q?"), thread()
+    first = stream(graph, {"log": []}, cfg, stream_mode="checkpoints")
+    second = stream(graph, ns.Command(resume="y"), cfg, stream_mode="checkpoints")
+    return [[checkpoint_payload_view(p) for p in out["parts"]] for out in (first, second)]
+
+
+# --------------------------------------------------------------------------- async API
+
+
+@case
+def case_async_state_api(ns: NS) -> Any:
+    import asyncio
+
+    graph, cfg = saved_chain(ns, ["a", "b"], interrupt_before=["b"]), thread()
+
+    async def run() -> dict[str, Any]:
+        await graph.ainvoke({"log": []}, cfg)
+        state = await graph.aget_state(cfg)
+        await graph.aupdate_state(cfg, {"log": ["async edit"]})
+        hist = [s async for s in graph.aget_state_history(cfg)]
+        final = await graph.ainvoke(None, cfg)
+        return {"state": state, "history": hist, "final": final}
+
+    return asyncio.run(run())
+
+
+# --------------------------------------------------------------------------- more persistence
+
+
+@case
+def case_invoke_none_on_fresh_thread(ns: NS) -> Any:
+    graph = saved_chain(ns, ["a"])
+    return {"result": invoke(graph, None, thread()), "history": history(graph, thread())}
+
+
+@case
+def case_checkpointer_requires_thread_id(ns: NS) -> Any:
+    return invoke(saved_chain(ns, ["a"]), {"log": []})
+
+
+@case
+def case_history_from_checkpoint_config(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a", "b"]), thread()
+    graph.invoke({"log": []}, cfg)
+    return history(graph, at_step(graph, cfg, 0))
+
+
+@case
+def case_interrupt_in_async_node(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+
+    async def ask(state: Any) -> dict[str, Any]:
+        bump(calls, "ask")
+        return {"answers": [ns.interrupt("async?")], "log": ["ask"]}
+
+    graph = build(
+        ns,
+        AskState,
+        {"ask": ask, "b": note("b")},
+        chain_edges(["ask", "b"]),
+        checkpointer=ns.InMemorySaver(),
+    )
+    cfg = thread()
+    first = invoke(graph, {"log": []}, cfg, aio=True)
+    second = invoke(graph, ns.Command(resume="async answer"), cfg, aio=True)
+    return {"first": first, "second": second, "calls": calls, **timeline(graph, cfg)}
+
+
+@case
+def case_interrupt_sibling_not_rerun(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def steady(state: Any) -> dict[str, Any]:
+        with lock:
+            bump(calls, "steady")
+        return {"log": ["steady"]}
+
+    nodes = {"ask": asker(ns, calls, "ask", "q?"), "steady": steady, "join": note("join")}
+    graph = build(
+        ns,
+        AskState,
+        nodes,
+        [("S", "ask"), ("S", "steady"), (["ask", "steady"], "join")],
+        checkpointer=ns.InMemorySaver(),
+    )
+    cfg = thread()
+    first = invoke(graph, {"log": []}, cfg)
+    mid = graph.get_state(cfg)
+    second = invoke(graph, ns.Command(resume="done"), cfg)
+    return {
+        "first": first,
+        "mid": mid,
+        "second": second,
+        "calls": dict(calls),
+        "history": history(graph, cfg),
+    }
+
+
+@case
+def case_stream_checkpoints_with_subgraphs(ns: NS) -> Any:
+    sub = chain(ns, ["s1", "s2"])
+    graph = build(
+        ns,
+        LogState,
+        {"sub": sub, "after": note("after")},
+        chain_edges(["sub", "after"]),
+        checkpointer=ns.InMemorySaver(),
+    )
+    out = stream(graph, {"log": []}, thread(), stream_mode="checkpoints", subgraphs=True)
+    return [[part[0], checkpoint_payload_view(part[1])] for part in out["parts"]]
+
+
+@case
+def case_fork_branches_share_parent(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a", "b"]), thread()
+    graph.invoke({"log": []}, cfg)
+    base = at_step(graph, cfg, 1)
+    graph.invoke(None, base)
+    graph.update_state(base, {"log": ["other"]}, as_node="b")
+    hist = history(graph, cfg)
+    children = [
+        s
+        for s in hist
+        if s.parent_config
+        and s.parent_config["configurable"]["checkpoint_id"]
+        == base["configurable"]["checkpoint_id"]
+    ]
+    return {"children": children, "history": hist}
+
+
+@case
+def case_interrupt_before_all_nodes(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a", "b"], interrupt_before="*"), thread()
+    results = [invoke(graph, {"log": []}, cfg)]
+    results += [invoke(graph, None, cfg) for _ in range(3)]
+    return {"results": results, "history": history(graph, cfg)}
+
+
+@case
+def case_breakpoint_update_parts(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a", "b"], interrupt_after=["a"]), thread()
+    return [stream(graph, inp, cfg, stream_mode="updates") for inp in ({"log": []}, None)]
+
+
+@case
+def case_update_state_edits_message_by_id(ns: NS) -> Any:
+    def reply(state: Any) -> dict[str, Any]:
+        return {"messages": [ns.AIMessage(content="draft", id="ai-1")]}
+
+    graph = build(
+        ns,
+        ns.MessagesState,
+        {"reply": reply},
+        [("S", "reply")],
+        checkpointer=ns.InMemorySaver(),
+    )
+    cfg = thread()
+    graph.invoke({"messages": [ns.HumanMessage(content="hi", id="h-1")]}, cfg)
+    graph.update_state(cfg, {"messages": [ns.AIMessage(content="final", id="ai-1")]})
+    graph.update_state(cfg, {"messages": [ns.RemoveMessage(id="h-1")]})
+    return timeline(graph, cfg)
+
+
+@case
+def case_invoke_with_latest_checkpoint_id(ns: NS) -> Any:
+    graph, cfg = saved_chain(ns, ["a"], interrupt_after=["a"]), thread()
+    graph.invoke({"log": []}, cfg)
+    latest = graph.get_state(cfg).config
+    return {"result": invoke(graph, None, latest), "history": history(graph, cfg)}
+
+
+@case
+def case_resume_replays_custom_stream_writes(ns: NS) -> Any:
+    def ask(state: Any) -> dict[str, Any]:
+        ns.get_stream_writer()({"node": "ask", "phase": "before"})
+        answer = ns.interrupt("q?")
+        ns.get_stream_writer()({"node": "ask", "phase": "after", "answer": answer})
+        return {"log": [answer]}
+
+    graph = build(ns, LogState, {"ask": ask}, chain_edges(["ask"]), checkpointer=ns.InMemorySaver())
+    cfg = thread()
+    modes = ["custom", "updates"]
+    return [
+        stream(graph, {"log": []}, cfg, stream_mode=modes),
+        stream(graph, ns.Command(resume="yes"), cfg, stream_mode=modes),
+    ]
