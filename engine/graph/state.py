@@ -381,9 +381,9 @@ class _Compiler:
             return _combine(state_writes, route(state_writes, gotos, channels))
 
         if spec.subgraph is not None:
-            call, is_async = (lambda value, _config, _writer: value), True
+            call, is_async, wants_config = (lambda value, _config, _writer: value), True, False
         else:
-            call, is_async = adapt(spec.fn)
+            call, is_async, wants_config = adapt(spec.fn)
         return Node(
             name=name,
             triggers=(branch_channel(name),),
@@ -393,6 +393,7 @@ class _Compiler:
             write=write,
             retry_policy=spec.retry_policy,
             subgraph=spec.subgraph,
+            wants_config=wants_config,
         )
 
 

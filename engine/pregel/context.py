@@ -29,7 +29,9 @@ class Scratchpad:
     null_resume: Callable[[], Any] | None = None
     counter: int = 0
     writer: StreamWriter = lambda _chunk: None
-    config: dict[str, Any] = field(default_factory=dict)
+    # Built on first use: most nodes never look at their config.
+    make_config: Callable[[], dict[str, Any]] = dict
+    config: dict[str, Any] | None = None
     # Set when the task took the shared resume, so the loop can save it as this task's.
     taken: list[Any] = field(default_factory=list)
     # The loop running this task: a graph invoked inside the node streams and saves
@@ -90,7 +92,10 @@ def get_stream_writer() -> StreamWriter:
 
 
 def get_config() -> dict[str, Any]:
-    return current().config
+    pad = current()
+    if pad.config is None:
+        pad.config = pad.make_config()
+    return pad.config
 
 
 NO_VALUE = _NO_VALUE

@@ -25,7 +25,6 @@ from engine.pregel.tasks import (
     PULL,
     Task,
     TaskStatus,
-    apply_writes,
     task_id,
     task_statuses,
 )
@@ -277,9 +276,7 @@ class CompiledGraph:
     ) -> Iterator[Any]:
         return _iterate_sync(lambda: self.astream(input, config, _inline_sync=True, **kwargs))
 
-    async def run_subgraph(
-        self, parent: Loop, task: Task, config: dict[str, Any], pad: context.Scratchpad
-    ) -> Any:
+    async def run_subgraph(self, parent: Loop, task: Task, pad: context.Scratchpad) -> Any:
         """Run a compiled graph as a node: its checkpoints live in the task's namespace."""
         child = task.node.subgraph
         assert child is not None
@@ -396,7 +393,7 @@ class CompiledGraph:
                 if task.id in finished:
                     task.writes = list(statuses[task.id].output)
             done = [t for t in tasks if t.id in finished]
-            apply_writes(loop.channels, loop.versions, loop.seen, done, live=set(loop.live))
+            loop.apply(done, set(loop.live))
         shown: list[PregelTask] = []
         for task in tasks:
             status = statuses.get(task.id, TaskStatus())
@@ -481,7 +478,7 @@ class CompiledGraph:
         if due and saved is not None:
             await saver.aput_writes(loop._config(), writes or [(NO_WRITES, None)], tid)
         task = Task(tid, as_node, (PULL, as_node), node, None, node.triggers, writes=writes)
-        loop.updated = apply_writes(loop.channels, loop.versions, loop.seen, [task], live=loop.live)
+        loop.updated = loop.apply([task], loop.live)
         loop.step = loop.step if saved is not None else 0
         await loop._save_checkpoint("update")
         await loop._finish_saving()

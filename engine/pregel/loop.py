@@ -42,6 +42,7 @@ from engine.pregel.tasks import (
     Task,
     TaskStatus,
     apply_writes,
+    new_version,
     prepare_tasks,
     task_statuses,
 )
@@ -104,6 +105,7 @@ class Loop:
         self.thread_id = str(conf.get("thread_id", ""))
         self.channels: dict[str, Channel] = {}
         self.versions: dict[str, int] = {}
+        self.max_version = 0
         self.seen: dict[str, dict[str, int]] = {}
         self.live: set[str] = set()
         self.step = -1
@@ -142,6 +144,7 @@ class Loop:
             if ch is not None:
                 ch.restore(value)
         self.versions = dict(cp["channel_versions"])
+        self.max_version = max(self.versions.values(), default=0)
         self.seen = {k: dict(v) for k, v in cp["versions_seen"].items()}
         self.saved_versions = dict(self.versions)
         self.step = int(saved.metadata.get("step", -1)) + 1
@@ -241,9 +244,7 @@ class Loop:
         dropped = self._prepare(read=False)
         feed = Task(NULL_TASK, "__input__", ("__input__",), None, None, (), writes=[(START, input)])  # type: ignore[arg-type]
         self.pending = []
-        self.updated = apply_writes(
-            self.channels, self.versions, self.seen, [*dropped, feed], live=self.live
-        )
+        self.updated = self.apply([*dropped, feed], self.live)
         self.step = self.step if self.checkpoint_id else -1
         await self._save_checkpoint("input")
         self.step += 1
@@ -274,7 +275,7 @@ class Loop:
         if not writes:
             return
         feed = Task(NULL_TASK, "__input__", ("__input__",), None, None, (), writes=writes)  # type: ignore[arg-type]
-        updated = apply_writes(self.channels, self.versions, self.seen, [feed], live=set())
+        updated = self.apply([feed], set())
         self.updated = updated if self.updated is None else self.updated | updated
         self.live |= {c for c in updated if isinstance(self.channels[c], EphemeralValue | Topic)}
 
@@ -314,6 +315,13 @@ class Loop:
             read=read,
         )
 
+    def apply(self, tasks: list[Task], live: set[str]) -> set[str]:
+        """Fold tasks' writes into the channels under one new version."""
+        self.max_version = new_version(self.max_version)
+        return apply_writes(
+            self.channels, self.versions, self.seen, tasks, live=live, next_version=self.max_version
+        )
+
     def _should_interrupt(self, names: tuple[str, ...], tasks: list[Task]) -> bool:
         if not names:
             return False
@@ -345,9 +353,7 @@ class Loop:
                 await self._run_step(tasks)
                 if self.status == "interrupted":
                     return
-                self.updated = apply_writes(
-                    self.channels, self.versions, self.seen, tasks, live=self.live
-                )
+                self.updated = self.apply(tasks, self.live)
                 self.pending = []
                 self._emit_values(self.updated)
                 await self._save_checkpoint("loop")
@@ -385,7 +391,7 @@ class Loop:
             # (no checkpoint) until the interrupts are answered.
             finished = [t for t in tasks if not t.interrupts]
             if finished:
-                apply_writes(self.channels, self.versions, self.seen, finished, live=set())
+                self.apply(finished, set())
             if "updates" in self.modes:
                 self.emit(self.ns, "updates", {"__interrupt__": tuple(self.interrupts)})
             if "values" in self.modes:
@@ -426,15 +432,16 @@ class Loop:
 
     async def _execute(self, task: Task, *, inline: bool) -> None:
         node = task.node
-        config = self._task_config(task)
         pad = context.Scratchpad(
             task_ns="|".join([*self.ns, f"{task.name}:{task.id}"]),
             resume=list(task.resume),
             null_resume=self._null_resume_taker(),
             writer=self._custom_writer(task),
-            config=config,
+            make_config=lambda: self._task_config(task),
             loop=self,
         )
+        config = pad.make_config() if node.wants_config else None
+        pad.config = config
         attempt = 0
         while True:
             pad.counter = 0
@@ -442,7 +449,7 @@ class Loop:
             try:
                 if node.subgraph is not None:
                     try:
-                        output = await self.graph.run_subgraph(self, task, config, pad)
+                        output = await self.graph.run_subgraph(self, task, pad)
                     except ParentCommand as exc:
                         # The subgraph handed control to us: its command is this task's.
                         output = dataclasses.replace(exc.command, graph=None)  # type: ignore[type-var]
@@ -524,6 +531,11 @@ class Loop:
         }
 
     async def _save_checkpoint(self, source: str) -> None:
+        parent = self.parent_id
+        if self.saver is None:
+            # Nothing keeps versions: a fresh id is all the next step's task ids need.
+            self.checkpoint_id = self.parent_id = new_checkpoint_id()
+            return
         checkpoint = self._checkpoint()
         metadata = {
             **self.metadata_extra,
@@ -531,27 +543,24 @@ class Loop:
             "step": self.step,
             "parents": dict(self.parents),
         }
-        parent = self.parent_id
         new_versions = {k: v for k, v in self.versions.items() if self.saved_versions.get(k) != v}
         self.saved_versions = dict(self.versions)
-        self.checkpoint_id = checkpoint["id"]
-        self.parent_id = checkpoint["id"]
-        if self.saver is not None:
-            parent_config = checkpoint_config(self.thread_id, self.ns_str, parent or "")
-            if parent is None:
-                parent_config["configurable"].pop("checkpoint_id")
-            if self.durability == "exit":
-                # Only the last version is saved, as a child of the last one saved.
-                if self._exit_checkpoint is None:
-                    self._exit_parent = parent
-                self._exit_checkpoint = (checkpoint, metadata, self._exit_parent)
-                self._exit_new_versions.update(new_versions)
-            elif self.durability == "sync":
-                await self.saver.aput(parent_config, checkpoint, metadata, new_versions)
-            else:
-                self._chain(self.saver.aput(parent_config, checkpoint, metadata, new_versions))
+        self.checkpoint_id = self.parent_id = checkpoint["id"]
+        parent_config = checkpoint_config(self.thread_id, self.ns_str, parent or "")
+        if parent is None:
+            parent_config["configurable"].pop("checkpoint_id")
+        if self.durability == "exit":
+            # Only the last version is saved, as a child of the last one saved.
+            if self._exit_checkpoint is None:
+                self._exit_parent = parent
+            self._exit_checkpoint = (checkpoint, metadata, self._exit_parent)
+            self._exit_new_versions.update(new_versions)
+        elif self.durability == "sync":
+            await self.saver.aput(parent_config, checkpoint, metadata, new_versions)
+        else:
+            self._chain(self.saver.aput(parent_config, checkpoint, metadata, new_versions))
         self.head_metadata, self.head_parent = metadata, parent
-        if self.saver is not None and ("checkpoints" in self.modes or "debug" in self.modes):
+        if "checkpoints" in self.modes or "debug" in self.modes:
             self.step += 1
             try:
                 tasks = self._prepare(read=False)

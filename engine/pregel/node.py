@@ -31,9 +31,11 @@ class Node:
     subgraph: CompiledGraph | None = None
     # Hidden nodes (the input node) do not show in updates, tasks or messages streams.
     hidden: bool = False
+    # Whether `call` uses its config argument; otherwise the loop passes None.
+    wants_config: bool = False
 
 
-def adapt(fn: Callable[..., Any]) -> tuple[Callable[..., Any], bool]:
+def adapt(fn: Callable[..., Any]) -> tuple[Callable[..., Any], bool, bool]:
     """Wrap a user function so the loop can always call it as (input, config, writer)."""
     target = fn
     if not (inspect.isfunction(fn) or inspect.ismethod(fn)) and callable(fn):
@@ -46,9 +48,9 @@ def adapt(fn: Callable[..., Any]) -> tuple[Callable[..., Any], bool]:
     wants_config = "config" in params
     wants_writer = "writer" in params
     if not wants_config and not wants_writer:
-        return (lambda value, _config, _writer: fn(value)), is_async
+        return (lambda value, _config, _writer: fn(value)), is_async, False
     if wants_config and not wants_writer:
-        return (lambda value, config, _writer: fn(value, config=config)), is_async
+        return (lambda value, config, _writer: fn(value, config=config)), is_async, True
     if wants_writer and not wants_config:
-        return (lambda value, _config, writer: fn(value, writer=writer)), is_async
-    return (lambda value, config, writer: fn(value, config=config, writer=writer)), is_async
+        return (lambda value, _config, writer: fn(value, writer=writer)), is_async, False
+    return (lambda value, config, writer: fn(value, config=config, writer=writer)), is_async, True

@@ -87,9 +87,8 @@ def prepare_tasks(
     if updated is None:
         candidates: Iterable[str] = nodes
     else:
-        names = {name for chan in updated for name in trigger_to_nodes.get(chan, ())}
-        candidates = [name for name in nodes if name in names]
-    for name in sorted(candidates) if updated is not None else candidates:
+        candidates = sorted({name for chan in updated for name in trigger_to_nodes.get(chan, ())})
+    for name in candidates:
         node = nodes[name]
         node_seen = seen.get(name, {})
         for chan in node.triggers:
@@ -107,8 +106,9 @@ _last_version = 0
 _version_lock = threading.Lock()
 
 
-def new_version(versions: dict[str, int]) -> int:
-    """A version above every version in `versions` and unique within the thread.
+def new_version(floor: int) -> int:
+    """A version above `floor` (the highest version in the state) and unique within the
+    thread.
 
     Two branches forked from one checkpoint must not hand out the same version for a
     channel, or a saver that stores values by (channel, version) would mix them up; a
@@ -117,7 +117,7 @@ def new_version(versions: dict[str, int]) -> int:
     global _last_version
     with _version_lock:
         _last_version = max(_last_version + 1, time.time_ns() // 1000)
-        return max(_last_version, max(versions.values(), default=0) + 1)
+        return max(_last_version, floor + 1)
 
 
 def apply_writes(
@@ -127,7 +127,7 @@ def apply_writes(
     tasks: Iterable[Task],
     *,
     live: set[str],
-    skip: frozenset[str] = frozenset(),
+    next_version: int | None = None,
 ) -> set[str]:
     """Fold one step's writes into the channels at the barrier.
 
@@ -137,7 +137,8 @@ def apply_writes(
     step must clear, so a step costs what it touched, not the size of the graph.
     """
     ordered = sorted(tasks, key=Task.sort_key)
-    next_version = new_version(versions)
+    if next_version is None:
+        next_version = new_version(max(versions.values(), default=0))
     consumed: set[str] = set()
     for task in ordered:
         if task.triggers and task.triggers[0] != "__pregel_push":
@@ -154,8 +155,6 @@ def apply_writes(
     pending: dict[str, list[Any]] = {}
     for task in ordered:
         for chan, value in task.writes:
-            if chan in skip:
-                continue
             if chan not in channels:
                 continue
             pending.setdefault(chan, []).append(value)
