@@ -112,6 +112,8 @@ def engine_ns() -> NS:
     import engine
 
     values = {name: getattr(engine, name, None) or MissingName(name) for name in API_NAMES}
+    # Every case also checks that the loop never changes a checkpoint it already saved.
+    values["InMemorySaver"] = functools.partial(engine.InMemorySaver, check_immutable=True)
     return NS(label="engine", **values)
 
 
