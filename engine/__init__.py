@@ -21,7 +21,7 @@ from engine.graph.messages import (
     add_messages,
 )
 from engine.graph.state import StateGraph
-from engine.pregel.context import get_config, get_stream_writer, interrupt
+from engine.pregel.context import get_config, get_message_writer, get_stream_writer, interrupt
 from engine.pregel.graph import CompiledGraph
 from engine.types import (
     END,
@@ -62,6 +62,7 @@ __all__ = [
     "ToolMessage",
     "add_messages",
     "get_config",
+    "get_message_writer",
     "get_stream_writer",
     "interrupt",
 ]

@@ -29,6 +29,8 @@ class Scratchpad:
     null_resume: Callable[[], Any] | None = None
     counter: int = 0
     writer: StreamWriter = lambda _chunk: None
+    # Where a chat model sends the chunks it streams (the `messages` stream mode).
+    messages: StreamWriter = lambda _chunk: None
     # Built on first use: most nodes never look at their config.
     make_config: Callable[[], dict[str, Any]] = dict
     config: dict[str, Any] | None = None
@@ -89,6 +91,13 @@ def interrupt_id(task_ns: str, index: int) -> str:
 def get_stream_writer() -> StreamWriter:
     """The writer for `custom` stream parts of the running node."""
     return current().writer
+
+
+def get_message_writer() -> StreamWriter:
+    """Where a chat model inside a node sends each chunk it streams; a no-op outside a
+    run, so models work the same when called directly."""
+    pad = _current.get()
+    return pad.messages if pad is not None else (lambda _chunk: None)
 
 
 def get_config() -> dict[str, Any]:

@@ -437,6 +437,7 @@ class Loop:
             resume=list(task.resume),
             null_resume=self._null_resume_taker(),
             writer=self._custom_writer(task),
+            messages=lambda chunk: self.stream_message_chunk(task, chunk),
             make_config=lambda: self._task_config(task),
             loop=self,
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, DateTime, Integer, LargeBinary, MetaData, Text
+from sqlalchemy import JSON, BigInteger, DateTime, Integer, LargeBinary, MetaData, Table, Text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -73,7 +73,7 @@ class CheckpointRow(CheckpointBase):
     source: Mapped[str | None] = mapped_column(Text)
     step: Mapped[int | None] = mapped_column(Integer)
     run_id: Mapped[str | None] = mapped_column(Text, index=True)
-    metadata_: Mapped[Any] = mapped_column("metadata", SearchableJson)
+    metadata_: Mapped[Any | None] = mapped_column("metadata", SearchableJson)
     channel_versions: Mapped[Any] = mapped_column(Json)
     versions_seen: Mapped[Any] = mapped_column(Json)
     updated_channels: Mapped[Any | None] = mapped_column(Json)
@@ -119,3 +119,11 @@ class WriteRow(CheckpointBase):
     channel: Mapped[str] = mapped_column(Text)
     task_path: Mapped[str] = mapped_column(Text)
     data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+# The saver runs Core statements on the tables (column names, no ORM session).
+thread_table: Table = ThreadRow.__table__  # type: ignore[assignment]
+checkpoint_table: Table = CheckpointRow.__table__  # type: ignore[assignment]
+blob_table: Table = BlobRow.__table__  # type: ignore[assignment]
+item_table: Table = ItemRow.__table__  # type: ignore[assignment]
+write_table: Table = WriteRow.__table__  # type: ignore[assignment]

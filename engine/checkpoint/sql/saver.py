@@ -17,8 +17,22 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import ColumnElement, Select, and_, delete, func, or_, select, tuple_, update
+from sqlalchemy import (
+    ColumnElement,
+    Row,
+    Select,
+    and_,
+    delete,
+    func,
+    literal,
+    or_,
+    select,
+    tuple_,
+    type_coerce,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -30,33 +44,42 @@ from engine.checkpoint.base import (
     CheckpointMetadata,
     CheckpointTuple,
     Config,
+    PendingWrite,
     Version,
     checkpoint_config,
     matches_filter,
     thread_key,
 )
 from engine.checkpoint.serde import JsonSerializer, default_serializer
-from engine.checkpoint.sql.models import BlobRow, CheckpointRow, ItemRow, ThreadRow, WriteRow
+from engine.checkpoint.sql.models import (
+    blob_table,
+    checkpoint_table,
+    item_table,
+    thread_table,
+    write_table,
+)
 from engine.checkpoint.sql.url import WRITE_OPTION, create_engine
 
 __all__ = ["SQLSaver", "ThreadDeletedError"]
 
 T = TypeVar("T")
 Segments = list[list[int]]  # [[start, end), ...] into one channel's item log, in list order
+LogKey = tuple[int, str, str]  # (thread, checkpoint_ns, channel)
 
 INLINE_MAX = 128  # serialized bytes up to which a value is kept in the checkpoint row
 MAX_SEGMENTS = 16  # ranges a list version may have before it is written out as one range
 PAGE_SIZE = 64  # checkpoints per query when listing
-_CHUNK = 500  # keys per IN list, well under every driver's parameter limit
-# Metadata keys kept in their own (indexed, typed) columns instead of the JSON.
+_CHUNK = 500  # keys per IN list or insert batch, under every driver's parameter limit
+# Metadata keys kept in their own typed columns instead of the JSON.
 _COLUMN_KEYS: dict[str, type] = {"source": str, "step": int, "run_id": str}
+_ROW_KEY = ("thread", "checkpoint_ns", "checkpoint_id")
 # SQLSTATE classes worth another attempt: connection lost, transaction rolled back by the
 # server (deadlock, serialization), out of resources, server shutting down or starting.
 _TRANSIENT_SQLSTATES = ("08", "40", "53", "57P")
 
 
 class ThreadDeletedError(LookupError):
-    """A write to a thread that was deleted: a run still finishing must not revive it."""
+    """A write to a deleted thread: a run still finishing must not bring it back."""
 
     def __init__(self, thread_id: str) -> None:
         super().__init__(f"Thread {thread_id!r} was deleted; its checkpoints cannot be written")
@@ -65,7 +88,7 @@ class ThreadDeletedError(LookupError):
 
 @dataclass(slots=True)
 class _Known:
-    """Where one checkpoint's values live, which is all a child needs to share them."""
+    """Where one checkpoint's values live: all that a child needs to share them."""
 
     checkpoint_id: str
     channel_versions: dict[str, Version]
@@ -78,8 +101,8 @@ class _Known:
 
 @dataclass(slots=True)
 class _ThreadCache:
-    """What this saver knows of a thread as of `put_count`; used only while the thread's
-    put_count proves nobody else changed it since."""
+    """What this saver knows of a thread as of `put_count`; trusted only while the
+    thread's put_count proves that nobody changed the thread since."""
 
     key: int
     put_count: int
@@ -89,7 +112,7 @@ class _ThreadCache:
 
 @dataclass(slots=True)
 class _Plan:
-    """A checkpoint's values sorted into the row, blobs and new items."""
+    """A checkpoint's values sorted into its row, new blobs and new items."""
 
     known: _Known
     blobs: list[dict[str, Any]] = field(default_factory=list)
@@ -98,11 +121,11 @@ class _Plan:
 
 
 class SQLSaver(BaseCheckpointSaver):
-    """Checkpoints in SQL tables created by the Alembic migrations (`threadline migrate`).
+    """Checkpoints in the tables of the Alembic migrations (`threadline migrate`).
 
-    Safe for many concurrent writers: each write transaction locks only its thread's row
-    in `checkpoint_threads`. Transient database errors (dropped connection, server
-    restart) are retried for up to `retry_for` seconds; every write is idempotent, so a
+    Many writers can work at once: a write transaction locks only its own thread's row
+    in `checkpoint_threads`. Transient database errors (a dropped connection, a server
+    restart) are retried for up to `retry_for` seconds; every write is an upsert, so a
     retried commit whose first attempt did land stores nothing twice.
     """
 
@@ -139,15 +162,15 @@ class SQLSaver(BaseCheckpointSaver):
     async def aget_tuple(self, config: Config) -> CheckpointTuple | None:
         thread_id, ns = thread_key(config)
         checkpoint_id = config["configurable"].get("checkpoint_id")
-        query = self._rows().where(
-            ThreadRow.thread_id == thread_id, CheckpointRow.checkpoint_ns == ns
+        query = _rows().where(
+            thread_table.c.thread_id == thread_id, checkpoint_table.c.checkpoint_ns == ns
         )
         if checkpoint_id:
-            query = query.where(CheckpointRow.checkpoint_id == checkpoint_id)
+            query = query.where(checkpoint_table.c.checkpoint_id == checkpoint_id)
         else:
-            query = query.order_by(CheckpointRow.checkpoint_id.desc()).limit(1)
+            query = query.order_by(checkpoint_table.c.checkpoint_id.desc()).limit(1)
 
-        async def read() -> tuple[Any, CheckpointTuple] | None:
+        async def read() -> tuple[Row[Any], CheckpointTuple] | None:
             async with self.engine.connect() as conn:
                 row = (await conn.execute(query)).first()
                 if row is None:
@@ -158,9 +181,8 @@ class SQLSaver(BaseCheckpointSaver):
         found = await self._retry(read)
         if found is None:
             return None
-        row, loaded = found
-        self._remember_read(row, loaded)
-        return loaded
+        self._remember_read(*found)
+        return found[1]
 
     async def alist(
         self,
@@ -173,127 +195,101 @@ class SQLSaver(BaseCheckpointSaver):
         """Newest first over every branch; no config means every thread, a config without
         checkpoint_ns every namespace, one with checkpoint_id just that one.
 
-        The filter runs in SQL on the metadata columns; values that SQL cannot compare
-        exactly (lists, objects) are checked on the metadata alone, never by loading state.
+        The filter runs in SQL on the metadata columns; values SQL cannot compare exactly
+        (lists, objects) are checked on the row's metadata, never by loading state.
         """
         conf = (config or {}).get("configurable", {})
-        query = self._rows()
+        c = checkpoint_table.c
+        query = _rows()
         if conf.get("thread_id") is not None:
-            query = query.where(ThreadRow.thread_id == str(conf["thread_id"]))
+            query = query.where(thread_table.c.thread_id == str(conf["thread_id"]))
         if conf.get("checkpoint_ns") is not None:
-            query = query.where(CheckpointRow.checkpoint_ns == conf["checkpoint_ns"])
+            query = query.where(c.checkpoint_ns == conf["checkpoint_ns"])
         if conf.get("checkpoint_id"):
-            query = query.where(CheckpointRow.checkpoint_id == conf["checkpoint_id"])
+            query = query.where(c.checkpoint_id == conf["checkpoint_id"])
         before_id = (before or {}).get("configurable", {}).get("checkpoint_id")
         if before_id:
-            query = query.where(CheckpointRow.checkpoint_id < before_id)
+            query = query.where(c.checkpoint_id < before_id)
         conditions, exact = self._filter_conditions(filter or {})
-        query = query.where(*conditions)
-        order = (CheckpointRow.checkpoint_id, ThreadRow.thread_id, CheckpointRow.checkpoint_ns)
-        query = query.order_by(*(column.desc() for column in order))
-        page_size = min(limit, PAGE_SIZE) if limit is not None and exact else PAGE_SIZE
+        order = (c.checkpoint_id, thread_table.c.thread_id, c.checkpoint_ns)
+        query = query.where(*conditions).order_by(*(column.desc() for column in order))
         remaining = limit
         cursor: tuple[str, str, str] | None = None
         while remaining is None or remaining > 0:
-            page = query if cursor is None else query.where(tuple_(*order) < cursor)
-            page = page.limit(page_size if remaining is None else min(page_size, remaining))
-            if not exact:
-                page = page.limit(page_size)
-            rows, loaded = await self._retry(lambda page=page: self._list_page(page, filter))
-            for item in loaded[:remaining]:
+            size = PAGE_SIZE if remaining is None or not exact else min(PAGE_SIZE, remaining)
+            page = (query if cursor is None else query.where(tuple_(*order) < cursor)).limit(size)
+            rows, loaded = await self._retry(
+                lambda page=page, left=remaining: self._list_page(page, filter, left)
+            )
+            for item in loaded:
                 yield item
             if remaining is not None:
-                remaining -= min(len(loaded), remaining)
-            if len(rows) < page_size and (exact or len(rows) < PAGE_SIZE):
+                remaining -= len(loaded)
+            if len(rows) < size:
                 return
-            last = rows[-1]
-            cursor = (last.checkpoint_id, last.thread_id, last.checkpoint_ns)
+            cursor = (rows[-1].checkpoint_id, rows[-1].thread_id, rows[-1].checkpoint_ns)
 
     async def _list_page(
-        self, page: Select[Any], filter: dict[str, Any] | None
-    ) -> tuple[list[Any], list[CheckpointTuple]]:
+        self, page: Select[Any], filter: dict[str, Any] | None, limit: int | None
+    ) -> tuple[list[Row[Any]], list[CheckpointTuple]]:
         async with self.engine.connect() as conn:
             rows = list((await conn.execute(page)).all())
             wanted = [r for r in rows if not filter or matches_filter(self._metadata(r), filter)]
-            return rows, await self._load(conn, wanted)
+            return rows, await self._load(conn, wanted[:limit])
 
-    def _rows(self) -> Select[Any]:
-        """Checkpoint rows with their thread id; never the values of big channels."""
-        return select(ThreadRow.thread_id, ThreadRow.put_count, CheckpointRow).join(
-            ThreadRow, ThreadRow.id == CheckpointRow.thread
-        )
-
-    async def _load(self, conn: AsyncConnection, rows: Sequence[Any]) -> list[CheckpointTuple]:
+    async def _load(self, conn: AsyncConnection, rows: Sequence[Row[Any]]) -> list[CheckpointTuple]:
         """Whole checkpoints for `rows`, with one query each for items, blobs and writes."""
-        ranges: dict[tuple[int, str, str], list[list[int]]] = {}
+        spans: dict[LogKey, Segments] = {}
         blob_keys: set[tuple[int, str, str, str]] = set()
         for row in rows:
             for channel, ref in (row.stored_values or {}).items():
                 if isinstance(ref, str):
                     blob_keys.add((row.thread, row.checkpoint_ns, channel, ref))
                 else:
-                    ranges.setdefault((row.thread, row.checkpoint_ns, channel), []).extend(ref)
-        items = await self._fetch_items(conn, ranges)
-        blobs: dict[tuple[int, str, str, str], bytes] = {}
-        for chunk in _chunks(sorted(blob_keys)):
-            key_columns = tuple_(
-                BlobRow.thread, BlobRow.checkpoint_ns, BlobRow.channel, BlobRow.version
-            )
-            result = await conn.execute(
-                select(*key_columns.clauses, BlobRow.data).where(key_columns.in_(chunk))
-            )
-            blobs.update({tuple(r[:4]): r.data for r in result})
-        writes: dict[tuple[int, str, str], list[tuple[str, str, Any]]] = {}
-        write_keys = sorted({(r.thread, r.checkpoint_ns, r.checkpoint_id) for r in rows})
-        for chunk in _chunks(write_keys):
-            key_columns = tuple_(WriteRow.thread, WriteRow.checkpoint_ns, WriteRow.checkpoint_id)
-            result = await conn.execute(
-                select(*key_columns.clauses, WriteRow.task_id, WriteRow.channel, WriteRow.data)
-                .where(key_columns.in_(chunk))
-                .order_by(WriteRow.task_id, WriteRow.idx)
-            )
-            loads = self.serializer.loads
-            for r in result:
-                writes.setdefault(tuple(r[:3]), []).append((r.task_id, r.channel, loads(r.data)))
-        return [self._tuple(row, items, blobs, writes) for row in rows]
-
-    async def _fetch_items(
-        self, conn: AsyncConnection, ranges: dict[tuple[int, str, str], list[list[int]]]
-    ) -> dict[tuple[int, str, str], dict[int, bytes]]:
-        """Item data by log and seq for the union of `ranges`, in one query."""
-        if not ranges:
-            return {}
-        logs = [
-            and_(
-                ItemRow.thread == thread,
-                ItemRow.checkpoint_ns == ns,
-                ItemRow.channel == channel,
-                _in_ranges(ItemRow.seq, _merge(spans)),
-            )
-            for (thread, ns, channel), spans in ranges.items()
-        ]
-        result = await conn.execute(
-            select(
-                ItemRow.thread, ItemRow.checkpoint_ns, ItemRow.channel, ItemRow.seq, ItemRow.data
-            )
-            .where(or_(*logs))
-            .order_by(ItemRow.seq)
+                    spans.setdefault((row.thread, row.checkpoint_ns, channel), []).extend(ref)
+        logs = await _fetch_items(conn, spans)
+        blob_data: dict[tuple[Any, ...], bytes] = {}
+        blob_columns = (
+            blob_table.c.thread,
+            blob_table.c.checkpoint_ns,
+            blob_table.c.channel,
+            blob_table.c.version,
         )
-        items: dict[tuple[int, str, str], dict[int, bytes]] = {}
-        for r in result:
-            items.setdefault((r.thread, r.checkpoint_ns, r.channel), {})[r.seq] = r.data
-        return items
+        for chunk in _chunks(sorted(blob_keys)):
+            result = await conn.execute(
+                select(*blob_columns, blob_table.c.data).where(tuple_(*blob_columns).in_(chunk))
+            )
+            blob_data.update({tuple(r[:4]): r.data for r in result})
+        pending: dict[tuple[Any, ...], list[PendingWrite]] = {}
+        write_columns = (
+            write_table.c.thread,
+            write_table.c.checkpoint_ns,
+            write_table.c.checkpoint_id,
+        )
+        loads = self.serializer.loads
+        for chunk in _chunks(sorted({tuple(getattr(r, k) for k in _ROW_KEY) for r in rows})):
+            result = await conn.execute(
+                select(
+                    *write_columns, write_table.c.task_id, write_table.c.channel, write_table.c.data
+                )
+                .where(tuple_(*write_columns).in_(chunk))
+                .order_by(write_table.c.task_id, write_table.c.idx)
+            )
+            for r in result:
+                pending.setdefault(tuple(r[:3]), []).append((r.task_id, r.channel, loads(r.data)))
+        return [self._tuple(row, logs, blob_data, pending) for row in rows]
 
     def _tuple(
         self,
-        row: Any,
-        items: dict[tuple[int, str, str], dict[int, bytes]],
-        blobs: dict[tuple[int, str, str, str], bytes],
-        writes: dict[tuple[int, str, str], list[tuple[str, str, Any]]],
+        row: Row[Any],
+        logs: dict[LogKey, dict[int, bytes]],
+        blob_data: dict[tuple[Any, ...], bytes],
+        pending: dict[tuple[Any, ...], list[PendingWrite]],
     ) -> CheckpointTuple:
         loads = self.serializer.loads
         inline = loads(row.inline_values) if row.inline_values else {}
         stored = row.stored_values or {}
+        thread, ns = row.thread, row.checkpoint_ns
         values: dict[str, Any] = {}
         for channel in row.channel_versions:
             if channel in inline:
@@ -301,9 +297,9 @@ class SQLSaver(BaseCheckpointSaver):
             elif channel in stored:
                 ref = stored[channel]
                 if isinstance(ref, str):
-                    values[channel] = loads(blobs[(row.thread, row.checkpoint_ns, channel, ref)])
+                    values[channel] = loads(blob_data[(thread, ns, channel, ref)])
                 else:
-                    log = items.get((row.thread, row.checkpoint_ns, channel), {})
+                    log = logs[(thread, ns, channel)] if ref else {}
                     values[channel] = loads(_join(log[seq] for a, b in ref for seq in range(a, b)))
         checkpoint: Checkpoint = {
             "v": row.v,
@@ -314,54 +310,52 @@ class SQLSaver(BaseCheckpointSaver):
             "versions_seen": row.versions_seen,
             "updated_channels": row.updated_channels,
         }
-        ns, parent_id = row.checkpoint_ns, row.parent_checkpoint_id
+        parent_id = row.parent_checkpoint_id
         return CheckpointTuple(
             config=checkpoint_config(row.thread_id, ns, row.checkpoint_id),
             checkpoint=checkpoint,
             metadata=self._metadata(row),
             parent_config=checkpoint_config(row.thread_id, ns, parent_id) if parent_id else None,
-            pending_writes=writes.get((row.thread, ns, row.checkpoint_id), []),
+            pending_writes=pending.get((thread, ns, row.checkpoint_id), []),
         )
 
-    def _metadata(self, row: Any) -> CheckpointMetadata:
-        metadata: dict[str, Any] = {
-            key: getattr(row, key) for key in _COLUMN_KEYS if getattr(row, key) is not None
-        }
-        if row.metadata_ is not None:
-            metadata.update(self.serializer.loads(json.dumps(row.metadata_).encode()))
+    def _metadata(self, row: Row[Any]) -> CheckpointMetadata:
+        metadata = {key: row._mapping[key] for key in _COLUMN_KEYS}
+        metadata = {key: value for key, value in metadata.items() if value is not None}
+        if row.metadata is not None:
+            metadata.update(self.serializer.loads(json.dumps(row.metadata).encode()))
         return metadata  # type: ignore[return-value]
 
     def _filter_conditions(self, filter: dict[str, Any]) -> tuple[list[ColumnElement[bool]], bool]:
-        """SQL conditions for `filter`, and whether they are exact (else the caller also
-        checks the metadata, and cannot push LIMIT into SQL)."""
+        """SQL conditions for `filter`, and whether they are exact; if not, the caller also
+        checks each row's metadata and cannot push LIMIT into SQL."""
         conditions: list[ColumnElement[bool]] = []
         exact = True
         for key, value in filter.items():
             kind = _COLUMN_KEYS.get(key)
-            column = getattr(CheckpointRow, key) if kind else None
-            if column is not None and type(value) is kind:
-                conditions.append(column == value)
+            if kind is not None and type(value) is kind:
+                conditions.append(checkpoint_table.c[key] == value)
                 continue
             condition = self._json_condition(key, value)
             if condition is None:
                 exact = False
-                continue
-            if column is not None:  # a None there means: in neither place
-                condition = and_(column.is_(None), condition) if value is None else condition
-            conditions.append(condition)
+            elif kind is not None and value is None:  # None there means: in neither place
+                conditions.append(and_(checkpoint_table.c[key].is_(None), condition))
+            else:
+                conditions.append(condition)
         return conditions, exact
 
     def _json_condition(self, key: str, value: Any) -> ColumnElement[bool] | None:
-        column = CheckpointRow.metadata_
         if type(value) not in (str, int, float, bool, type(None)):
             return None
         if self._dialect == "postgresql":
+            document = type_coerce(checkpoint_table.c.metadata, JSONB)
             if value is None:
-                return or_(~column.has_key(key), column.contains({key: None}))  # type: ignore[attr-defined]
-            return column.contains({key: value})  # type: ignore[attr-defined]
+                return or_(~document.has_key(key), document.contains({key: None}))
+            return document.contains({key: value})
         if '"' in key or "\\" in key:  # cannot be written as a SQLite JSON path
             return None
-        extracted = func.json_extract(column, f'$."{key}"')
+        extracted = func.json_extract(checkpoint_table.c.metadata, f'$."{key}"')
         return extracted.is_(None) if value is None else extracted == value
 
     # Writes.
@@ -376,17 +370,17 @@ class SQLSaver(BaseCheckpointSaver):
         thread_id, ns = thread_key(config)
         parent_id = config["configurable"].get("checkpoint_id")
         columns, rest = self._split_metadata(metadata)
-        values = {
+        row = {
             "checkpoint_ns": ns,
             "checkpoint_id": checkpoint["id"],
             "parent_checkpoint_id": parent_id,
             "v": checkpoint["v"],
             "ts": checkpoint["ts"],
+            **{key: columns.get(key) for key in _COLUMN_KEYS},
             "metadata": rest,
             "channel_versions": checkpoint["channel_versions"],
             "versions_seen": checkpoint["versions_seen"],
             "updated_channels": checkpoint.get("updated_channels"),
-            **{key: columns.get(key) for key in _COLUMN_KEYS},
         }
 
         async def put() -> None:
@@ -395,20 +389,19 @@ class SQLSaver(BaseCheckpointSaver):
                 cache = self._current_cache(thread_id, key, count)
                 parent = await self._parent(conn, cache, key, ns, parent_id)
                 plan = await self._plan(conn, cache, key, ns, checkpoint, new_versions, parent)
-                stored = await self._insert_values(conn, key, ns, checkpoint["id"], plan)
-                row = {
-                    **values,
-                    "thread": key,
-                    "inline_values": _join_object(plan.known.inline),
-                    "stored_values": stored or None,
-                }
-                upsert = self._insert(CheckpointRow).values(row)
-                keys = ("thread", "checkpoint_ns", "checkpoint_id")
-                await conn.execute(
-                    upsert.on_conflict_do_update(
-                        index_elements=list(keys),
-                        set_={c: upsert.excluded[c] for c in row if c not in keys},
-                    )
+                await self._insert_values(conn, key, ns, checkpoint["id"], plan)
+                stored = plan.known.stored
+                await self._upsert(
+                    conn,
+                    checkpoint_table,
+                    [
+                        {
+                            **row,
+                            "thread": key,
+                            "inline_values": _join_object(plan.known.inline),
+                            "stored_values": stored or None,
+                        }
+                    ],
                 )
             self._remember_put(thread_id, key, count, ns, plan)
 
@@ -446,42 +439,29 @@ class SQLSaver(BaseCheckpointSaver):
                 special = [{**r, "thread": key} for r in rows if r["idx"] < 0]
                 ordinary = [{**r, "thread": key} for r in rows if r["idx"] >= 0]
                 if special:
-                    upsert = self._insert(WriteRow)
-                    await conn.execute(
-                        upsert.on_conflict_do_update(
-                            index_elements=[
-                                "thread",
-                                "checkpoint_ns",
-                                "checkpoint_id",
-                                "task_id",
-                                "idx",
-                            ],
-                            set_={c: upsert.excluded[c] for c in ("channel", "task_path", "data")},
-                        ),
-                        special,
-                    )
+                    await self._upsert(conn, write_table, special)
                 if ordinary:
-                    await conn.execute(self._insert(WriteRow).on_conflict_do_nothing(), ordinary)
+                    await conn.execute(self._insert(write_table).on_conflict_do_nothing(), ordinary)
 
         await self._retry(put_writes)
 
     async def adelete_thread(self, thread_id: str) -> None:
-        """Delete every checkpoint and write of the thread and leave a tombstone, so that
-        a late write from a run that was still finishing raises ThreadDeletedError instead
+        """Delete every checkpoint and write of the thread and leave a tombstone, so a
+        late write from a run that was still finishing raises ThreadDeletedError instead
         of bringing the thread back."""
         thread_id = str(thread_id)
 
         async def delete_thread() -> None:
             async with self._writer.begin() as conn:
                 now = datetime.now(UTC)
-                tombstone = self._insert(ThreadRow).values(
+                tombstone = self._insert(thread_table).values(
                     thread_id=thread_id, put_count=1, last_write_at=now, deleted_at=now
                 )
                 key = await conn.scalar(
                     tombstone.on_conflict_do_update(
                         index_elements=["thread_id"],
-                        set_={"deleted_at": now, "put_count": ThreadRow.put_count + 1},
-                    ).returning(ThreadRow.id)
+                        set_={"deleted_at": now, "put_count": thread_table.c.put_count + 1},
+                    ).returning(thread_table.c.id)
                 )
                 await _purge(conn, key)
 
@@ -490,13 +470,13 @@ class SQLSaver(BaseCheckpointSaver):
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint, value and write under the same ids; metadata that
-        records the source thread id is changed to name the target. Checkpoints the target
-        already has are kept unless the source has the same id."""
+        records the source thread id is changed to name the target. The target keeps the
+        checkpoints it has, unless the source has one with the same id."""
         source_id, target_id = str(source_thread_id), str(target_thread_id)
 
         async def copy_thread() -> None:
             async with self._writer.begin() as conn:
-                keys: dict[str, int] = {}
+                keys = {}
                 for thread_id in sorted({source_id, target_id}):  # one lock order: no deadlock
                     keys[thread_id], _ = await self._claim(conn, thread_id, bump=True)
                 await self._copy(conn, keys[source_id], keys[target_id], source_id, target_id)
@@ -507,235 +487,186 @@ class SQLSaver(BaseCheckpointSaver):
     async def _copy(
         self, conn: AsyncConnection, source: int, target: int, source_id: str, target_id: str
     ) -> None:
-        # The target's own item logs keep their seqs; the source's move past their ends.
-        offsets = {
-            (r.checkpoint_ns, r.channel): r.end
-            for r in await conn.execute(
-                select(ItemRow.checkpoint_ns, ItemRow.channel, func.max(ItemRow.seq).label("end"))
-                .where(ItemRow.thread == target)
-                .group_by(ItemRow.checkpoint_ns, ItemRow.channel)
-            )
-        }
+        # The source's items go after the end of the target's own log of the same channel.
+        ends = await conn.execute(
+            select(item_table.c.checkpoint_ns, item_table.c.channel, func.max(item_table.c.seq) + 1)
+            .where(item_table.c.thread == target)
+            .group_by(item_table.c.checkpoint_ns, item_table.c.channel)
+        )
+        shift = {(ns, channel): end for ns, channel, end in ends}
         logs = await conn.execute(
-            select(ItemRow.checkpoint_ns, ItemRow.channel)
-            .where(ItemRow.thread == source)
+            select(item_table.c.checkpoint_ns, item_table.c.channel)
+            .where(item_table.c.thread == source)
             .distinct()
         )
         for ns, channel in logs.all():
-            shift = offsets.get((ns, channel), -1) + 1
             copied = select(
-                _literal(target),
-                ItemRow.checkpoint_ns,
-                ItemRow.channel,
-                ItemRow.seq + shift,
-                ItemRow.data,
+                literal(target, thread_table.c.id.type),
+                item_table.c.checkpoint_ns,
+                item_table.c.channel,
+                item_table.c.seq + shift.get((ns, channel), 0),
+                item_table.c.data,
             ).where(
-                ItemRow.thread == source, ItemRow.checkpoint_ns == ns, ItemRow.channel == channel
+                item_table.c.thread == source,
+                item_table.c.checkpoint_ns == ns,
+                item_table.c.channel == channel,
             )
             await conn.execute(
-                self._insert(ItemRow).from_select(
-                    ["thread", "checkpoint_ns", "channel", "seq", "data"], copied
-                )
+                item_table.insert().from_select([c.name for c in item_table.c], copied)
             )
-        for table, columns, keys in (
-            (BlobRow, ("checkpoint_ns", "channel", "version", "data"), ("channel", "version")),
-            (
-                WriteRow,
-                (
-                    "checkpoint_ns",
-                    "checkpoint_id",
-                    "task_id",
-                    "idx",
-                    "channel",
-                    "task_path",
-                    "data",
-                ),
-                ("checkpoint_id", "task_id", "idx"),
-            ),
-        ):
-            copied = select(_literal(target), *(getattr(table, c) for c in columns)).where(
-                table.thread == source
-            )
-            upsert = self._insert(table).from_select(["thread", *columns], copied)
-            await conn.execute(
-                upsert.on_conflict_do_update(
-                    index_elements=["thread", "checkpoint_ns", *keys],
-                    set_={
-                        c: upsert.excluded[c]
-                        for c in columns
-                        if c not in keys and c != "checkpoint_ns"
-                    },
-                )
-            )
+        for table in (blob_table, write_table):
+            copied = select(
+                literal(target, thread_table.c.id.type), *(c for c in table.c if c.name != "thread")
+            ).where(table.c.thread == source)
+            upsert = self._insert(table).from_select([c.name for c in table.c], copied)
+            await conn.execute(_on_conflict_replace(upsert, table))
         rows = []
-        for row in (
-            await conn.execute(select(CheckpointRow).where(CheckpointRow.thread == source))
-        ).scalars():
-            values = {c.key: getattr(row, c.key) for c in CheckpointRow.__mapper__.column_attrs}
-            stored = {
-                channel: ref
-                if isinstance(ref, str)
-                else _shift(ref, offsets.get((row.checkpoint_ns, channel), -1) + 1)
-                for channel, ref in (row.stored_values or {}).items()
-            }
-            metadata = row.metadata_
+        for row in await conn.execute(
+            select(checkpoint_table).where(checkpoint_table.c.thread == source)
+        ):
+            ns, metadata = row.checkpoint_ns, row.metadata
             if isinstance(metadata, dict) and metadata.get("thread_id") == source_id:
                 metadata = {**metadata, "thread_id": target_id}
+            stored = {
+                channel: ref if isinstance(ref, str) else _shift(ref, shift.get((ns, channel), 0))
+                for channel, ref in (row.stored_values or {}).items()
+            }
             rows.append(
-                {**values, "thread": target, "metadata_": metadata, "stored_values": stored or None}
+                {
+                    **row._asdict(),
+                    "thread": target,
+                    "metadata": metadata,
+                    "stored_values": stored or None,
+                }
             )
+        await self._upsert(conn, checkpoint_table, rows)
+
+    async def _upsert(self, conn: AsyncConnection, table: Any, rows: list[dict[str, Any]]) -> None:
+        """Insert rows, replacing those with the same primary key."""
         for chunk in _chunks(rows):
-            upsert = self._insert(CheckpointRow).values(
-                [{("metadata" if k == "metadata_" else k): v for k, v in r.items()} for r in chunk]
-            )
-            keys = ("thread", "checkpoint_ns", "checkpoint_id")
-            await conn.execute(
-                upsert.on_conflict_do_update(
-                    index_elements=list(keys),
-                    set_={
-                        c.name: upsert.excluded[c.name]
-                        for c in CheckpointRow.__table__.columns
-                        if c.name not in keys
-                    },
-                )
-            )
+            await conn.execute(_on_conflict_replace(self._insert(table), table), list(chunk))
 
     # Pruning.
 
     async def aprune(self, thread_ids: Iterable[str] | None = None, *, keep_last_turns: int) -> int:
-        """Keep the latest `keep_last_turns` turns of each thread (a turn starts at an
-        input checkpoint) and delete older checkpoints, except branch points and
-        checkpoints with a pending interrupt; parents are relinked to the nearest kept
-        ancestor. No thread_ids means every thread that has more turns. Returns how many
-        checkpoints were deleted."""
+        """Keep the latest `keep_last_turns` turns of each thread (a turn starts at an input
+        checkpoint) and delete older checkpoints, except branch points and checkpoints with
+        an interrupt; a kept checkpoint whose parent goes is linked to its nearest kept
+        ancestor. No thread_ids means every thread with more turns than that. Returns how
+        many checkpoints were deleted."""
         if keep_last_turns < 1:
             raise ValueError("keep_last_turns must be at least 1: the latest turn is the state")
         if thread_ids is None:
-
-            async def over() -> list[str]:
-                async with self.engine.connect() as conn:
-                    query = (
-                        select(ThreadRow.thread_id)
-                        .join(CheckpointRow, ThreadRow.id == CheckpointRow.thread)
-                        .where(CheckpointRow.source == "input")
-                        .group_by(ThreadRow.thread_id, CheckpointRow.checkpoint_ns)
-                        .having(func.count() > keep_last_turns)
-                    )
-                    return sorted(set((await conn.execute(query)).scalars()))
-
-            thread_ids = await self._retry(over)
+            query = (
+                select(thread_table.c.thread_id)
+                .join(checkpoint_table, thread_table.c.id == checkpoint_table.c.thread)
+                .where(checkpoint_table.c.source == "input")
+                .group_by(thread_table.c.thread_id, checkpoint_table.c.checkpoint_ns)
+                .having(func.count() > keep_last_turns)
+            )
+            thread_ids = sorted(set(await self._retry(lambda: self._scalars(query))))
         deleted = 0
         for thread_id in thread_ids:
             deleted += await self._retry(lambda t=str(thread_id): self._prune(t, keep_last_turns))
+            self._cache.pop(str(thread_id), None)
         return deleted
 
     async def adelete_idle_threads(self, idle_for: timedelta) -> list[str]:
         """Delete (and tombstone) every thread with no checkpoint written for `idle_for`;
         returns their ids. A thread written to meanwhile is spared."""
         cutoff = datetime.now(UTC) - idle_for
-
-        async def idle() -> list[str]:
-            async with self.engine.connect() as conn:
-                query = select(ThreadRow.thread_id).where(
-                    ThreadRow.deleted_at.is_(None), ThreadRow.last_write_at < cutoff
-                )
-                return list((await conn.execute(query)).scalars())
-
+        idle = and_(thread_table.c.deleted_at.is_(None), thread_table.c.last_write_at < cutoff)
+        candidates = await self._retry(
+            lambda: self._scalars(select(thread_table.c.thread_id).where(idle))
+        )
         deleted = []
-        for thread_id in await self._retry(idle):
+        for thread_id in candidates:
 
             async def delete_if_idle(thread_id: str = thread_id) -> bool:
                 async with self._writer.begin() as conn:
                     key = await conn.scalar(
-                        update(ThreadRow)
-                        .where(
-                            ThreadRow.thread_id == thread_id,
-                            ThreadRow.deleted_at.is_(None),
-                            ThreadRow.last_write_at < cutoff,
+                        update(thread_table)
+                        .where(thread_table.c.thread_id == thread_id, idle)
+                        .values(
+                            deleted_at=datetime.now(UTC), put_count=thread_table.c.put_count + 1
                         )
-                        .values(deleted_at=datetime.now(UTC), put_count=ThreadRow.put_count + 1)
-                        .returning(ThreadRow.id)
+                        .returning(thread_table.c.id)
                     )
-                    if key is None:
-                        return False
-                    await _purge(conn, key)
-                    return True
+                    if key is not None:
+                        await _purge(conn, key)
+                    return key is not None
 
             if await self._retry(delete_if_idle):
                 self._cache.pop(thread_id, None)
                 deleted.append(thread_id)
         return deleted
 
+    async def _scalars(self, query: Select[Any]) -> list[Any]:
+        async with self.engine.connect() as conn:
+            return list((await conn.execute(query)).scalars())
+
     async def _prune(self, thread_id: str, keep_last_turns: int) -> int:
+        c = checkpoint_table.c
         async with self._writer.begin() as conn:
             key = await conn.scalar(
-                update(ThreadRow)
-                .where(ThreadRow.thread_id == thread_id, ThreadRow.deleted_at.is_(None))
-                .values(put_count=ThreadRow.put_count + 1)
-                .returning(ThreadRow.id)
+                update(thread_table)
+                .where(thread_table.c.thread_id == thread_id, thread_table.c.deleted_at.is_(None))
+                .values(put_count=thread_table.c.put_count + 1)
+                .returning(thread_table.c.id)
             )
             if key is None:
                 return 0
             rows = (
                 await conn.execute(
                     select(
-                        CheckpointRow.checkpoint_ns,
-                        CheckpointRow.checkpoint_id,
-                        CheckpointRow.parent_checkpoint_id,
-                        CheckpointRow.source,
-                        CheckpointRow.stored_values,
-                    ).where(CheckpointRow.thread == key)
+                        c.checkpoint_ns,
+                        c.checkpoint_id,
+                        c.parent_checkpoint_id,
+                        c.source,
+                        c.stored_values,
+                    ).where(c.thread == key)
                 )
             ).all()
-            interrupted = set(
-                (
-                    await conn.execute(
-                        select(WriteRow.checkpoint_ns, WriteRow.checkpoint_id)
-                        .where(WriteRow.thread == key, WriteRow.channel == INTERRUPT)
-                        .distinct()
-                    )
-                ).all()
+            interrupted = await conn.execute(
+                select(write_table.c.checkpoint_ns, write_table.c.checkpoint_id)
+                .where(write_table.c.thread == key, write_table.c.channel == INTERRUPT)
+                .distinct()
             )
-            doomed, relinked = _prune_plan(rows, interrupted, keep_last_turns)
-            if not doomed:
-                return 0
+            doomed, relinked = _prune_plan(rows, {tuple(r) for r in interrupted}, keep_last_turns)
             for chunk in _chunks(sorted(doomed)):
-                for table in (CheckpointRow, WriteRow):
+                for table in (checkpoint_table, write_table):
                     await conn.execute(
                         delete(table).where(
-                            table.thread == key,
-                            tuple_(table.checkpoint_ns, table.checkpoint_id).in_(chunk),
+                            table.c.thread == key,
+                            tuple_(table.c.checkpoint_ns, table.c.checkpoint_id).in_(chunk),
                         )
                     )
             for (ns, checkpoint_id), parent_id in relinked.items():
                 await conn.execute(
-                    update(CheckpointRow)
-                    .where(
-                        CheckpointRow.thread == key,
-                        CheckpointRow.checkpoint_ns == ns,
-                        CheckpointRow.checkpoint_id == checkpoint_id,
-                    )
+                    update(checkpoint_table)
+                    .where(c.thread == key, c.checkpoint_ns == ns, c.checkpoint_id == checkpoint_id)
                     .values(parent_checkpoint_id=parent_id)
                 )
-            kept = [r for r in rows if (r.checkpoint_ns, r.checkpoint_id) not in doomed]
-            await _collect_garbage(conn, key, kept)
+            if doomed:
+                kept = [r for r in rows if (r.checkpoint_ns, r.checkpoint_id) not in doomed]
+                await _collect_garbage(conn, key, kept)
             return len(doomed)
 
-    # Helpers of the write path.
+    # The write path.
 
     async def _claim(self, conn: AsyncConnection, thread_id: str, *, bump: bool) -> tuple[int, int]:
-        """Lock the thread's row for this transaction (creating it on first write) and
+        """Lock the thread's row for this transaction (creating it on the first write) and
         return its key and put_count; refuse a deleted thread."""
         now = datetime.now(UTC)
-        upsert = self._insert(ThreadRow).values(
+        upsert = self._insert(thread_table).values(
             thread_id=thread_id, put_count=int(bump), last_write_at=now
         )
         row = (
             await conn.execute(
                 upsert.on_conflict_do_update(
                     index_elements=["thread_id"],
-                    set_={"last_write_at": now, "put_count": ThreadRow.put_count + int(bump)},
-                ).returning(ThreadRow.id, ThreadRow.put_count, ThreadRow.deleted_at)
+                    set_={"last_write_at": now, "put_count": thread_table.c.put_count + int(bump)},
+                ).returning(thread_table.c.id, thread_table.c.put_count, thread_table.c.deleted_at)
             )
         ).one()
         if row.deleted_at is not None:
@@ -743,12 +674,12 @@ class SQLSaver(BaseCheckpointSaver):
         return row.id, row.put_count
 
     async def _share(self, conn: AsyncConnection, thread_id: str) -> int:
-        """Like `_claim` without changing the row: writers of pending writes only have to
-        exclude a concurrent delete, not each other."""
+        """Like `_claim` without changing the row: pending writes only have to exclude a
+        concurrent delete, not each other (parallel tasks of one step save at once)."""
         row = (
             await conn.execute(
-                select(ThreadRow.id, ThreadRow.deleted_at)
-                .where(ThreadRow.thread_id == thread_id)
+                select(thread_table.c.id, thread_table.c.deleted_at)
+                .where(thread_table.c.thread_id == thread_id)
                 .with_for_update(read=True)
             )
         ).first()
@@ -780,16 +711,11 @@ class SQLSaver(BaseCheckpointSaver):
         known = cache.known.get(ns) if cache else None
         if known is not None and known.checkpoint_id == parent_id:
             return known
+        c = checkpoint_table.c
         row = (
             await conn.execute(
-                select(
-                    CheckpointRow.channel_versions,
-                    CheckpointRow.inline_values,
-                    CheckpointRow.stored_values,
-                ).where(
-                    CheckpointRow.thread == key,
-                    CheckpointRow.checkpoint_ns == ns,
-                    CheckpointRow.checkpoint_id == parent_id,
+                select(c.channel_versions, c.inline_values, c.stored_values).where(
+                    c.thread == key, c.checkpoint_ns == ns, c.checkpoint_id == parent_id
                 )
             )
         ).first()
@@ -816,19 +742,15 @@ class SQLSaver(BaseCheckpointSaver):
         new_versions: dict[str, Version],
         parent: _Known | None,
     ) -> _Plan:
-        """Sort each channel's value: shared with the parent when its version did not
-        change, else inline, a blob, or new items appended to the channel's log."""
-        versions = checkpoint["channel_versions"]
+        """Sort each channel: shared with the parent when its version did not change, else
+        inline, a blob, or new items appended to the channel's log."""
         values = checkpoint["channel_values"]
         dumps = self.serializer.dumps
-        plan = _Plan(_Known(checkpoint["id"], versions, {}, {}))
+        plan = _Plan(_Known(checkpoint["id"], checkpoint["channel_versions"], {}, {}))
         known = plan.known
-        for channel, version in versions.items():
-            if (
-                parent
-                and channel not in new_versions
-                and parent.channel_versions.get(channel) == version
-            ):
+        for channel, version in known.channel_versions.items():
+            unchanged = channel not in new_versions
+            if parent and unchanged and parent.channel_versions.get(channel) == version:
                 if channel in parent.inline:
                     known.inline[channel] = parent.inline[channel]
                 elif channel in parent.stored:
@@ -840,134 +762,112 @@ class SQLSaver(BaseCheckpointSaver):
                 continue  # emptied: no value
             value = values[channel]
             previous = parent.stored.get(channel) if parent else None
-            if type(value) is list and (
-                isinstance(previous, list) or _size(value, dumps) > INLINE_MAX
-            ):
+            data = None if isinstance(previous, list) else dumps(value)
+            if type(value) is list and (data is None or len(data) > INLINE_MAX):
                 segments = previous if isinstance(previous, list) else []
                 elements = parent.elements.get(channel) if parent else None
-                await self._append(conn, cache, key, ns, channel, value, segments, elements, plan)
-                continue
-            data = dumps(value)
-            if len(data) <= INLINE_MAX:
-                known.inline[channel] = data
-            else:
+                await self._append(conn, cache, (key, ns, channel), value, segments, elements, plan)
+            elif data is None or len(data) > INLINE_MAX:
                 known.stored[channel] = str(version)
-                plan.blobs.append({"channel": channel, "version": str(version), "data": data})
+                plan.blobs.append(
+                    {"channel": channel, "version": str(version), "data": data or dumps(value)}
+                )
+            else:
+                known.inline[channel] = data
         return plan
 
     async def _append(
         self,
         conn: AsyncConnection,
         cache: _ThreadCache | None,
-        key: int,
-        ns: str,
-        channel: str,
+        log: LogKey,
         value: list[Any],
         segments: Segments,
         elements: list[Any] | None,
         plan: _Plan,
     ) -> None:
-        """Store a list version as the longest prefix shared with the parent's version plus
-        the new tail appended to the log: O(new elements) for a growing chat."""
+        """Store a list version as the longest prefix it shares with the parent's version
+        plus its new tail appended to the log: O(new elements) for a growing chat."""
         dumps = self.serializer.dumps
-        parent_len = sum(b - a for a, b in segments)
-        common = min(len(value), parent_len)
+        common = min(len(value), sum(b - a for a, b in segments))
         same = 0
         if elements is not None:
             while same < common and value[same] is elements[same]:
                 same += 1
         encoded: dict[int, bytes] = {}
-        if same < common:  # identity ran out: compare the stored bytes from there on
-            stored = await self._item_data(conn, key, ns, channel, segments, same)
-            for data in stored:
+        if same < common:  # no identity (fresh objects): compare with the stored bytes
+            logs = await _fetch_items(conn, {log: _drop(_truncate(segments, common), same)})
+            for seq_data in logs.get(log, {}).values():
                 encoded[same] = dumps(value[same])
-                if encoded[same] != data:
+                if encoded[same] != seq_data:
                     break
                 same += 1
-                if same == common:
-                    break
         kept = _truncate(segments, same)
         tail = range(same, len(value))
         if tail:
-            log_key = (ns, channel)
-            end = plan.log_ends.get(log_key)
-            if end is None:
-                end = cache.log_ends.get(log_key) if cache else None
-            if end is None:
-                last = await conn.scalar(
-                    select(func.max(ItemRow.seq)).where(
-                        ItemRow.thread == key,
-                        ItemRow.checkpoint_ns == ns,
-                        ItemRow.channel == channel,
-                    )
-                )
-                end = -1 if last is None else last
-                end += 1
+            end = await self._log_end(conn, cache, log, plan)
             kept = _extend(kept, end, len(tail))
             if len(kept) > MAX_SEGMENTS:  # too fragmented to read fast: write it out whole
                 tail, kept = range(len(value)), [[end, end + len(value)]]
             plan.items.extend(
-                {"channel": channel, "seq": end + n, "data": encoded.get(i) or dumps(value[i])}
+                {"channel": log[2], "seq": end + n, "data": encoded.get(i) or dumps(value[i])}
                 for n, i in enumerate(tail)
             )
-            plan.log_ends[log_key] = end + len(tail)
-        plan.known.stored[channel] = kept
-        plan.known.elements[channel] = list(value)
+            plan.log_ends[log[1:]] = end + len(tail)
+        plan.known.stored[log[2]] = kept
+        plan.known.elements[log[2]] = list(value)
 
-    async def _item_data(
-        self, conn: AsyncConnection, key: int, ns: str, channel: str, segments: Segments, skip: int
-    ) -> list[bytes]:
-        """The stored bytes of a list version's elements from position `skip` on."""
-        wanted = _drop(segments, skip)
-        items = await self._fetch_items(conn, {(key, ns, channel): wanted} if wanted else {})
-        log = items.get((key, ns, channel), {})
-        return [log[seq] for a, b in wanted for seq in range(a, b)]
+    async def _log_end(
+        self, conn: AsyncConnection, cache: _ThreadCache | None, log: LogKey, plan: _Plan
+    ) -> int:
+        """The next free seq of a channel's log (the cache knows it on the hot path)."""
+        end = plan.log_ends.get(log[1:])
+        if end is None and cache is not None:
+            end = cache.log_ends.get(log[1:])
+        if end is None:
+            thread, ns, channel = log
+            last = await conn.scalar(
+                select(func.max(item_table.c.seq)).where(
+                    item_table.c.thread == thread,
+                    item_table.c.checkpoint_ns == ns,
+                    item_table.c.channel == channel,
+                )
+            )
+            end = 0 if last is None else last + 1
+        return end
 
     async def _insert_values(
         self, conn: AsyncConnection, key: int, ns: str, checkpoint_id: str, plan: _Plan
-    ) -> dict[str, str | Segments]:
-        """Insert the plan's items and blobs; returns the row's `stored_values`.
+    ) -> None:
+        """Insert the plan's items and blobs.
 
-        A blob key is the channel version, which a fork can reuse for a different value
-        (versions count up from the parent on every branch). Such a collision is stored
+        A blob is keyed by its channel version, which a fork reuses for a different value
+        (versions count up from the parent on every branch). A colliding blob is stored
         under a key made unique by the checkpoint id, and the row points there."""
-        stored = dict(plan.known.stored)
-        if plan.items:
-            await conn.execute(
-                self._insert(ItemRow),
-                [{**r, "thread": key, "checkpoint_ns": ns} for r in plan.items],
-            )
-        if plan.blobs:
-            rows = [{**r, "thread": key, "checkpoint_ns": ns} for r in plan.blobs]
-            inserted = set(
-                (
-                    await conn.execute(
-                        self._insert(BlobRow).on_conflict_do_nothing().returning(BlobRow.channel),
-                        rows,
-                    )
-                ).scalars()
-            )
-            collided = [
-                {**r, "version": f"{r['version']}#{checkpoint_id}"}
-                for r in rows
-                if r["channel"] not in inserted
-            ]
-            if collided:
-                upsert = self._insert(BlobRow)
-                await conn.execute(
-                    upsert.on_conflict_do_update(
-                        index_elements=["thread", "checkpoint_ns", "channel", "version"],
-                        set_={"data": upsert.excluded.data},
-                    ),
-                    collided,
-                )
-                for r in collided:
-                    stored[r["channel"]] = r["version"]
-        plan.known.stored = stored
-        return stored
+        place = {"thread": key, "checkpoint_ns": ns}
+        for chunk in _chunks(plan.items):
+            await conn.execute(item_table.insert(), [{**r, **place} for r in chunk])
+        if not plan.blobs:
+            return
+        rows = [{**r, **place} for r in plan.blobs]
+        inserted = await conn.execute(
+            self._insert(blob_table).on_conflict_do_nothing().returning(blob_table.c.channel), rows
+        )
+        done = set(inserted.scalars())
+        collided = [
+            {**r, "version": f"{r['version']}#{checkpoint_id}"}
+            for r in rows
+            if r["channel"] not in done
+        ]
+        if collided:
+            await self._upsert(conn, blob_table, collided)
+            plan.known.stored = {
+                **plan.known.stored,
+                **{r["channel"]: r["version"] for r in collided},
+            }
 
     def _split_metadata(self, metadata: CheckpointMetadata) -> tuple[dict[str, Any], Any]:
-        """The metadata keys that have columns, and the rest as a JSON tree (None if empty)."""
+        """The metadata values that have columns, and the rest as a JSON tree (or None)."""
         columns: dict[str, Any] = {}
         rest: dict[str, Any] = {}
         for key, value in metadata.items():
@@ -980,20 +880,20 @@ class SQLSaver(BaseCheckpointSaver):
     # The cache.
 
     def _remember_put(self, thread_id: str, key: int, put_count: int, ns: str, plan: _Plan) -> None:
-        cache = self._current_cache(thread_id, key, put_count)
-        if cache is None:
-            cache = _ThreadCache(key, put_count, {}, {})
+        cache = self._current_cache(thread_id, key, put_count) or _ThreadCache(
+            key, put_count, {}, {}
+        )
         cache.put_count = put_count
         cache.known[ns] = plan.known
         cache.log_ends.update(plan.log_ends)
         self._store_cache(thread_id, cache)
 
-    def _remember_read(self, row: Any, loaded: CheckpointTuple) -> None:
-        """Keep what a read returned, so that the put of its child (the next step of the
-        run that loaded it) needs no read and finds shared elements by identity."""
+    def _remember_read(self, row: Row[Any], loaded: CheckpointTuple) -> None:
+        """Keep what a read returned, so the put of its child (the next step of the run
+        that loaded it) needs no read and finds shared elements by identity."""
         cache = self._cache.get(row.thread_id)
         if cache is not None and cache.key == row.thread and cache.put_count > row.put_count:
-            return  # an older snapshot than what the cache knows
+            return  # the cache knows a newer state than this read saw
         if cache is None or cache.key != row.thread or cache.put_count != row.put_count:
             cache = _ThreadCache(row.thread, row.put_count, {}, {})
         values = loaded.checkpoint["channel_values"]
@@ -1034,11 +934,130 @@ class SQLSaver(BaseCheckpointSaver):
         if sqlstate:
             return str(sqlstate).startswith(_TRANSIENT_SQLSTATES)
         # No SQLSTATE: the server was not reached at all (refused, reset, starting up). On
-        # SQLite these errors are local and final (the busy timeout already waited).
+        # SQLite such errors are local and final (the busy timeout already waited).
         return self._dialect != "sqlite" and isinstance(exc, OperationalError | InterfaceError)
 
 
-# Segment arithmetic. Segments are [start, end) ranges into an item log, in list order.
+def _rows() -> Select[Any]:
+    """Checkpoint rows with their thread id: bookkeeping only, never big values."""
+    return select(thread_table.c.thread_id, thread_table.c.put_count, checkpoint_table).join(
+        thread_table, thread_table.c.id == checkpoint_table.c.thread
+    )
+
+
+def _on_conflict_replace(insert: Any, table: Any) -> Any:
+    key = [c.name for c in table.primary_key]
+    return insert.on_conflict_do_update(
+        index_elements=key,
+        set_={c.name: insert.excluded[c.name] for c in table.c if c.name not in key},
+    )
+
+
+async def _fetch_items(
+    conn: AsyncConnection, spans: dict[LogKey, Segments]
+) -> dict[LogKey, dict[int, bytes]]:
+    """Item data by log and seq (ascending) for the union of `spans`, in one query."""
+    spans = {log: ranges for log, ranges in spans.items() if ranges}
+    if not spans:
+        return {}
+    wanted = [
+        and_(
+            item_table.c.thread == thread,
+            item_table.c.checkpoint_ns == ns,
+            item_table.c.channel == channel,
+            _in_ranges(item_table.c.seq, _merge(ranges)),
+        )
+        for (thread, ns, channel), ranges in spans.items()
+    ]
+    result = await conn.execute(
+        select(
+            item_table.c.thread,
+            item_table.c.checkpoint_ns,
+            item_table.c.channel,
+            item_table.c.seq,
+            item_table.c.data,
+        )
+        .where(or_(*wanted))
+        .order_by(item_table.c.seq)
+    )
+    logs: dict[LogKey, dict[int, bytes]] = {}
+    for r in result:
+        logs.setdefault((r.thread, r.checkpoint_ns, r.channel), {})[r.seq] = r.data
+    return logs
+
+
+async def _purge(conn: AsyncConnection, key: int) -> None:
+    for table in (checkpoint_table, blob_table, item_table, write_table):
+        await conn.execute(delete(table).where(table.c.thread == key))
+
+
+def _prune_plan(
+    rows: Sequence[Row[Any]], interrupted: set[tuple[Any, ...]], keep_last_turns: int
+) -> tuple[set[tuple[str, str]], dict[tuple[str, str], str | None]]:
+    """Which checkpoints to delete, and the new parent of each kept one whose parent goes."""
+    by_ns: dict[str, list[Row[Any]]] = {}
+    for row in rows:
+        by_ns.setdefault(row.checkpoint_ns, []).append(row)
+    doomed: set[tuple[str, str]] = set()
+    parents: dict[tuple[str, str], str | None] = {}
+    for ns, ns_rows in by_ns.items():
+        inputs = sorted((r.checkpoint_id for r in ns_rows if r.source == "input"), reverse=True)
+        if len(inputs) <= keep_last_turns:
+            continue
+        cutoff = inputs[keep_last_turns - 1]
+        children = Counter(r.parent_checkpoint_id for r in ns_rows)
+        for r in ns_rows:
+            parents[(ns, r.checkpoint_id)] = r.parent_checkpoint_id
+            if (
+                r.checkpoint_id < cutoff
+                and children[r.checkpoint_id] < 2  # not a branch point
+                and (ns, r.checkpoint_id) not in interrupted
+            ):
+                doomed.add((ns, r.checkpoint_id))
+    relinked: dict[tuple[str, str], str | None] = {}
+    for (ns, checkpoint_id), parent_id in parents.items():
+        if (ns, checkpoint_id) in doomed or (ns, parent_id) not in doomed:
+            continue
+        while parent_id is not None and (ns, parent_id) in doomed:
+            parent_id = parents[(ns, parent_id)]
+        relinked[(ns, checkpoint_id)] = parent_id
+    return doomed, relinked
+
+
+async def _collect_garbage(conn: AsyncConnection, key: int, kept: Sequence[Row[Any]]) -> None:
+    """Delete the blobs and items that no remaining checkpoint of the thread refers to."""
+    used_blobs: set[tuple[Any, ...]] = set()
+    used_spans: dict[tuple[str, str], Segments] = {}
+    for row in kept:
+        for channel, ref in (row.stored_values or {}).items():
+            if isinstance(ref, str):
+                used_blobs.add((row.checkpoint_ns, channel, ref))
+            else:
+                used_spans.setdefault((row.checkpoint_ns, channel), []).extend(ref)
+    blob_key = (blob_table.c.checkpoint_ns, blob_table.c.channel, blob_table.c.version)
+    existing = await conn.execute(select(*blob_key).where(blob_table.c.thread == key))
+    for chunk in _chunks([tuple(r) for r in existing if tuple(r) not in used_blobs]):
+        await conn.execute(
+            delete(blob_table).where(blob_table.c.thread == key, tuple_(*blob_key).in_(chunk))
+        )
+    logs = await conn.execute(
+        select(item_table.c.checkpoint_ns, item_table.c.channel)
+        .where(item_table.c.thread == key)
+        .distinct()
+    )
+    for ns, channel in logs.all():
+        unused = and_(
+            item_table.c.thread == key,
+            item_table.c.checkpoint_ns == ns,
+            item_table.c.channel == channel,
+        )
+        spans = used_spans.get((ns, channel))
+        if spans:
+            unused = and_(unused, ~_in_ranges(item_table.c.seq, _merge(spans)))
+        await conn.execute(delete(item_table).where(unused))
+
+
+# Segment arithmetic: segments are [start, end) ranges into an item log, in list order.
 
 
 def _truncate(segments: Segments, length: int) -> Segments:
@@ -1058,9 +1077,9 @@ def _drop(segments: Segments, count: int) -> Segments:
     for a, b in segments:
         if count >= b - a:
             count -= b - a
-            continue
-        rest.append([a + count, b])
-        count = 0
+        else:
+            rest.append([a + count, b])
+            count = 0
     return rest
 
 
@@ -1075,8 +1094,8 @@ def _shift(segments: Segments, offset: int) -> Segments:
     return [[a + offset, b + offset] for a, b in segments]
 
 
-def _merge(spans: list[list[int]]) -> Segments:
-    """Overlapping or touching ranges merged, so one log is read with few conditions."""
+def _merge(spans: Segments) -> Segments:
+    """Overlapping or touching ranges merged, so a log is read with few conditions."""
     merged: Segments = []
     for a, b in sorted(spans):
         if merged and a <= merged[-1][1]:
@@ -1090,8 +1109,12 @@ def _in_ranges(column: Any, ranges: Segments) -> ColumnElement[bool]:
     return or_(*(column.between(a, b - 1) for a, b in ranges))
 
 
-# Serialized values are JSON: a list is its elements' encodings joined by commas, and a
-# dict of str keys its keys and value encodings, which lets stored parts be reassembled.
+def _chunks(rows: Sequence[T]) -> Iterable[Sequence[T]]:
+    return (rows[i : i + _CHUNK] for i in range(0, len(rows), _CHUNK))
+
+
+# A serialized list is its elements' encodings joined by commas, and a dict with str keys
+# its keys and value encodings; so stored parts are reassembled without re-encoding.
 
 
 def _join(parts: Iterable[bytes]) -> bytes:
@@ -1102,89 +1125,3 @@ def _join_object(values: dict[str, bytes]) -> bytes | None:
     if not values:
         return None
     return b"{" + b",".join(json.dumps(c).encode() + b":" + v for c, v in values.items()) + b"}"
-
-
-def _size(value: list[Any], dumps: Callable[[Any], bytes]) -> int:
-    return len(dumps(value))
-
-
-def _literal(value: int) -> Any:
-    from sqlalchemy import literal
-
-    return literal(value, ThreadRow.id.type)
-
-
-def _chunks(items: Sequence[T]) -> Iterable[Sequence[T]]:
-    return (items[i : i + _CHUNK] for i in range(0, len(items), _CHUNK))
-
-
-async def _purge(conn: AsyncConnection, key: int) -> None:
-    for table in (CheckpointRow, BlobRow, ItemRow, WriteRow):
-        await conn.execute(delete(table).where(table.thread == key))
-
-
-def _prune_plan(
-    rows: Sequence[Any], interrupted: set[tuple[str, str]], keep_last_turns: int
-) -> tuple[set[tuple[str, str]], dict[tuple[str, str], str | None]]:
-    """Which checkpoints to delete, and the new parent of each kept one whose parent goes."""
-    doomed: set[tuple[str, str]] = set()
-    by_ns: dict[str, list[Any]] = {}
-    for row in rows:
-        by_ns.setdefault(row.checkpoint_ns, []).append(row)
-    parents: dict[tuple[str, str], str | None] = {}
-    for ns, ns_rows in by_ns.items():
-        inputs = sorted((r.checkpoint_id for r in ns_rows if r.source == "input"), reverse=True)
-        if len(inputs) <= keep_last_turns:
-            continue
-        cutoff = inputs[keep_last_turns - 1]
-        children = Counter(r.parent_checkpoint_id for r in ns_rows)
-        for r in ns_rows:
-            parents[(ns, r.checkpoint_id)] = r.parent_checkpoint_id
-            if (
-                r.checkpoint_id < cutoff
-                and children[r.checkpoint_id] < 2
-                and (ns, r.checkpoint_id) not in interrupted
-            ):
-                doomed.add((ns, r.checkpoint_id))
-    relinked: dict[tuple[str, str], str | None] = {}
-    for (ns, checkpoint_id), parent_id in parents.items():
-        if (ns, checkpoint_id) in doomed or (ns, parent_id) not in doomed:
-            continue
-        while parent_id is not None and (ns, parent_id) in doomed:
-            parent_id = parents.get((ns, parent_id))
-        relinked[(ns, checkpoint_id)] = parent_id
-    return doomed, relinked
-
-
-async def _collect_garbage(conn: AsyncConnection, key: int, kept: Sequence[Any]) -> None:
-    """Delete the blobs and items that no remaining checkpoint of the thread refers to."""
-    blobs: set[tuple[str, str, str]] = set()
-    logs: dict[tuple[str, str], list[list[int]]] = {}
-    for row in kept:
-        for channel, ref in (row.stored_values or {}).items():
-            if isinstance(ref, str):
-                blobs.add((row.checkpoint_ns, channel, ref))
-            else:
-                logs.setdefault((row.checkpoint_ns, channel), []).extend(ref)
-    stored = await conn.execute(
-        select(BlobRow.checkpoint_ns, BlobRow.channel, BlobRow.version).where(BlobRow.thread == key)
-    )
-    unused = [tuple(r) for r in stored if tuple(r) not in blobs]
-    for chunk in _chunks(unused):
-        await conn.execute(
-            delete(BlobRow).where(
-                BlobRow.thread == key,
-                tuple_(BlobRow.checkpoint_ns, BlobRow.channel, BlobRow.version).in_(chunk),
-            )
-        )
-    existing = await conn.execute(
-        select(ItemRow.checkpoint_ns, ItemRow.channel).where(ItemRow.thread == key).distinct()
-    )
-    for ns, channel in existing.all():
-        unreferenced = and_(
-            ItemRow.thread == key, ItemRow.checkpoint_ns == ns, ItemRow.channel == channel
-        )
-        spans = logs.get((ns, channel))
-        if spans:
-            unreferenced = and_(unreferenced, ~_in_ranges(ItemRow.seq, _merge(spans)))
-        await conn.execute(delete(ItemRow).where(unreferenced))
