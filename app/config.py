@@ -18,6 +18,12 @@ class Settings:
     database_url: str = "sqlite+aiosqlite:///./data/threadline.db"
     cors_origins: tuple[str, ...] = ("*",)
     recursion_limit: int = 100
+    # JSON {"graph_id": "package.module:attribute"}; empty means the default assistant.
+    graphs: str = ""
+    # Runs executed at once by this process (each is an asyncio task, not a thread).
+    workers: int = 32
+    # Whether this process executes runs (`serve --no-worker` turns it off).
+    run_workers: bool = True
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> "Settings":
@@ -36,6 +42,8 @@ class Settings:
             recursion_limit=int(
                 environ.get("THREADLINE_RECURSION_LIMIT", defaults.recursion_limit)
             ),
+            graphs=environ.get("THREADLINE_GRAPHS", defaults.graphs),
+            workers=int(environ.get("THREADLINE_WORKERS", defaults.workers)),
         )
 
 

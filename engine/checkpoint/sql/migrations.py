@@ -10,13 +10,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import URL
 from sqlalchemy.engine import Connection
 
+from alembic import command
 from engine.checkpoint.sql.url import WRITE_OPTION, create_engine
 
 ALEMBIC_DIR = Path(__file__).resolve().parents[3] / "alembic"

@@ -3,7 +3,8 @@
 Every per-thread table is keyed by `thread`, a small integer handed out by
 `checkpoint_threads`, instead of the thread id text: it is repeated in every row and index
 entry, and a 36-character UUID there would cost more than the bookkeeping it keys.
-See docs/storage.md for how channel values are laid out.
+Serialized values are JSON text (UTF-8) and stored as TEXT, which drivers hand over as
+is; BYTEA would travel hex-encoded. See docs/storage.md for how values are laid out.
 """
 
 from __future__ import annotations
@@ -11,8 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, DateTime, Integer, LargeBinary, MetaData, Table, Text
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy import JSON, BigInteger, DateTime, Integer, MetaData, Table, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 checkpoint_metadata = MetaData(
@@ -25,9 +25,8 @@ checkpoint_metadata = MetaData(
 
 # BIGINT on PostgreSQL; INTEGER on SQLite, where only that spelling makes a rowid alias.
 ThreadKey = BigInteger().with_variant(Integer(), "sqlite")
+# Plain JSON text: smaller than JSONB for the short documents stored here.
 Json = JSON(none_as_null=True)
-# JSONB on PostgreSQL so metadata filters can use containment (@>).
-SearchableJson = JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
 
 
 class CheckpointBase(DeclarativeBase):
@@ -72,12 +71,12 @@ class CheckpointRow(CheckpointBase):
     ts: Mapped[str] = mapped_column(Text)
     source: Mapped[str | None] = mapped_column(Text)
     step: Mapped[int | None] = mapped_column(Integer)
-    run_id: Mapped[str | None] = mapped_column(Text, index=True)
-    metadata_: Mapped[Any | None] = mapped_column("metadata", SearchableJson)
+    run_id: Mapped[str | None] = mapped_column(Text)
+    metadata_: Mapped[Any | None] = mapped_column("metadata", Json)
     channel_versions: Mapped[Any] = mapped_column(Json)
     versions_seen: Mapped[Any] = mapped_column(Json)
     updated_channels: Mapped[Any | None] = mapped_column(Json)
-    inline_values: Mapped[bytes | None] = mapped_column(LargeBinary)
+    inline_values: Mapped[str | None] = mapped_column(Text)
     stored_values: Mapped[Any | None] = mapped_column(Json)
 
 
@@ -90,12 +89,14 @@ class BlobRow(CheckpointBase):
     checkpoint_ns: Mapped[str] = mapped_column(Text, primary_key=True)
     channel: Mapped[str] = mapped_column(Text, primary_key=True)
     version: Mapped[str] = mapped_column(Text, primary_key=True)
-    data: Mapped[bytes] = mapped_column(LargeBinary)
+    data: Mapped[str] = mapped_column(Text)
 
 
 class ItemRow(CheckpointBase):
-    """An append-only log per list channel: each element is serialized and stored once,
-    and a version of the list is a few ranges of `seq` into this log."""
+    """An append-only log per list channel, so each element is stored once: a row holds
+    the `count` elements a put appended from position `seq` on, joined by ",\\n" (which
+    compact JSON never contains, so a row splices into a JSON array as it is). A version
+    of the list is a few ranges of positions into this log."""
 
     __tablename__ = "checkpoint_items"
 
@@ -103,7 +104,8 @@ class ItemRow(CheckpointBase):
     checkpoint_ns: Mapped[str] = mapped_column(Text, primary_key=True)
     channel: Mapped[str] = mapped_column(Text, primary_key=True)
     seq: Mapped[int] = mapped_column(Integer, primary_key=True)
-    data: Mapped[bytes] = mapped_column(LargeBinary)
+    count: Mapped[int] = mapped_column(Integer)
+    data: Mapped[str] = mapped_column(Text)
 
 
 class WriteRow(CheckpointBase):
@@ -118,7 +120,7 @@ class WriteRow(CheckpointBase):
     idx: Mapped[int] = mapped_column(Integer, primary_key=True)
     channel: Mapped[str] = mapped_column(Text)
     task_path: Mapped[str] = mapped_column(Text)
-    data: Mapped[bytes] = mapped_column(LargeBinary)
+    data: Mapped[str] = mapped_column(Text)
 
 
 # The saver runs Core statements on the tables (column names, no ORM session).

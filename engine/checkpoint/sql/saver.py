@@ -22,13 +22,13 @@ from sqlalchemy import (
     Row,
     Select,
     and_,
+    cast,
     delete,
     func,
     literal,
     or_,
     select,
     tuple_,
-    type_coerce,
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
@@ -65,14 +65,18 @@ __all__ = ["SQLSaver", "ThreadDeletedError"]
 T = TypeVar("T")
 Segments = list[list[int]]  # [[start, end), ...] into one channel's item log, in list order
 LogKey = tuple[int, str, str]  # (thread, checkpoint_ns, channel)
+Chunks = dict[int, tuple[int, str]]  # a log's rows: seq -> (count, elements joined by SEP)
 
-INLINE_MAX = 128  # serialized bytes up to which a value is kept in the checkpoint row
+INLINE_MAX = 128  # characters of JSON up to which a value is kept in the checkpoint row
 MAX_SEGMENTS = 16  # ranges a list version may have before it is written out as one range
 PAGE_SIZE = 64  # checkpoints per query when listing
 _CHUNK = 500  # keys per IN list or insert batch, under every driver's parameter limit
 # Metadata keys kept in their own typed columns instead of the JSON.
 _COLUMN_KEYS: dict[str, type] = {"source": str, "step": int, "run_id": str}
 _ROW_KEY = ("thread", "checkpoint_ns", "checkpoint_id")
+# Joins the elements of an item row. Compact JSON escapes newlines, so this cannot occur
+# inside an element, and with the comma it is valid JSON between two array elements.
+SEP = ",\n"
 # SQLSTATE classes worth another attempt: connection lost, transaction rolled back by the
 # server (deadlock, serialization), out of resources, server shutting down or starting.
 _TRANSIENT_SQLSTATES = ("08", "40", "53", "57P")
@@ -92,10 +96,10 @@ class _Known:
 
     checkpoint_id: str
     channel_versions: dict[str, Version]
-    inline: dict[str, bytes]  # channel -> serialized small value
+    inline: dict[str, str]  # channel -> serialized small value
     stored: dict[str, str | Segments]  # channel -> blob version key, or item-log segments
     # Item-log channel -> the element objects of that version (handed to aput, or returned
-    # by aget_tuple), so the next put finds the unchanged prefix by identity, not by bytes.
+    # by aget_tuple), so the next put finds the unchanged prefix by identity, not by text.
     elements: dict[str, list[Any]] = field(default_factory=dict)
 
 
@@ -141,6 +145,9 @@ class SQLSaver(BaseCheckpointSaver):
         self.engine = engine
         self.serializer = serializer or default_serializer
         self._writer = engine.execution_options(**{WRITE_OPTION: True})
+        # Reads need no transaction (each statement sees committed data), which saves the
+        # BEGIN and ROLLBACK round trips on every read.
+        self._reader = engine.execution_options(isolation_level="AUTOCOMMIT")
         self._dialect = engine.dialect.name
         self._insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
         self._cache: OrderedDict[str, _ThreadCache] = OrderedDict()
@@ -171,7 +178,7 @@ class SQLSaver(BaseCheckpointSaver):
             query = query.order_by(checkpoint_table.c.checkpoint_id.desc()).limit(1)
 
         async def read() -> tuple[Row[Any], CheckpointTuple] | None:
-            async with self.engine.connect() as conn:
+            async with self._reader.connect() as conn:
                 row = (await conn.execute(query)).first()
                 if row is None:
                     return None
@@ -232,7 +239,7 @@ class SQLSaver(BaseCheckpointSaver):
     async def _list_page(
         self, page: Select[Any], filter: dict[str, Any] | None, limit: int | None
     ) -> tuple[list[Row[Any]], list[CheckpointTuple]]:
-        async with self.engine.connect() as conn:
+        async with self._reader.connect() as conn:
             rows = list((await conn.execute(page)).all())
             wanted = [r for r in rows if not filter or matches_filter(self._metadata(r), filter)]
             return rows, await self._load(conn, wanted[:limit])
@@ -247,8 +254,8 @@ class SQLSaver(BaseCheckpointSaver):
                     blob_keys.add((row.thread, row.checkpoint_ns, channel, ref))
                 else:
                     spans.setdefault((row.thread, row.checkpoint_ns, channel), []).extend(ref)
-        logs = await _fetch_items(conn, spans)
-        blob_data: dict[tuple[Any, ...], bytes] = {}
+        logs = await _fetch_chunks(conn, spans)
+        blob_data: dict[tuple[Any, ...], str] = {}
         blob_columns = (
             blob_table.c.thread,
             blob_table.c.checkpoint_ns,
@@ -266,7 +273,7 @@ class SQLSaver(BaseCheckpointSaver):
             write_table.c.checkpoint_ns,
             write_table.c.checkpoint_id,
         )
-        loads = self.serializer.loads
+        parse = self._parse
         for chunk in _chunks(sorted({tuple(getattr(r, k) for k in _ROW_KEY) for r in rows})):
             result = await conn.execute(
                 select(
@@ -276,18 +283,18 @@ class SQLSaver(BaseCheckpointSaver):
                 .order_by(write_table.c.task_id, write_table.c.idx)
             )
             for r in result:
-                pending.setdefault(tuple(r[:3]), []).append((r.task_id, r.channel, loads(r.data)))
+                pending.setdefault(tuple(r[:3]), []).append((r.task_id, r.channel, parse(r.data)))
         return [self._tuple(row, logs, blob_data, pending) for row in rows]
 
     def _tuple(
         self,
         row: Row[Any],
-        logs: dict[LogKey, dict[int, bytes]],
-        blob_data: dict[tuple[Any, ...], bytes],
+        logs: dict[LogKey, Chunks],
+        blob_data: dict[tuple[Any, ...], str],
         pending: dict[tuple[Any, ...], list[PendingWrite]],
     ) -> CheckpointTuple:
-        loads = self.serializer.loads
-        inline = loads(row.inline_values) if row.inline_values else {}
+        parse = self._parse
+        inline = parse(row.inline_values) if row.inline_values else {}
         stored = row.stored_values or {}
         thread, ns = row.thread, row.checkpoint_ns
         values: dict[str, Any] = {}
@@ -297,10 +304,10 @@ class SQLSaver(BaseCheckpointSaver):
             elif channel in stored:
                 ref = stored[channel]
                 if isinstance(ref, str):
-                    values[channel] = loads(blob_data[(thread, ns, channel, ref)])
+                    values[channel] = parse(blob_data[(thread, ns, channel, ref)])
                 else:
                     log = logs[(thread, ns, channel)] if ref else {}
-                    values[channel] = loads(_join(log[seq] for a, b in ref for seq in range(a, b)))
+                    values[channel] = parse("[" + ",".join(_parts(log, ref)) + "]")
         checkpoint: Checkpoint = {
             "v": row.v,
             "id": row.checkpoint_id,
@@ -323,7 +330,7 @@ class SQLSaver(BaseCheckpointSaver):
         metadata = {key: row._mapping[key] for key in _COLUMN_KEYS}
         metadata = {key: value for key, value in metadata.items() if value is not None}
         if row.metadata is not None:
-            metadata.update(self.serializer.loads(json.dumps(row.metadata).encode()))
+            metadata.update(self._parse(json.dumps(row.metadata)))
         return metadata  # type: ignore[return-value]
 
     def _filter_conditions(self, filter: dict[str, Any]) -> tuple[list[ColumnElement[bool]], bool]:
@@ -349,7 +356,7 @@ class SQLSaver(BaseCheckpointSaver):
         if type(value) not in (str, int, float, bool, type(None)):
             return None
         if self._dialect == "postgresql":
-            document = type_coerce(checkpoint_table.c.metadata, JSONB)
+            document = cast(checkpoint_table.c.metadata, JSONB)
             if value is None:
                 return or_(~document.has_key(key), document.contains({key: None}))
             return document.contains({key: value})
@@ -417,7 +424,7 @@ class SQLSaver(BaseCheckpointSaver):
         checkpoint_id = config["configurable"].get("checkpoint_id")
         if not checkpoint_id:
             raise ValueError("Writes belong to a checkpoint: the config needs a checkpoint_id")
-        dumps = self.serializer.dumps
+        dump = self._dump
         rows = [
             {
                 "checkpoint_ns": ns,
@@ -426,7 +433,7 @@ class SQLSaver(BaseCheckpointSaver):
                 "idx": SPECIAL_WRITES.get(channel, idx),
                 "channel": channel,
                 "task_path": task_path,
-                "data": dumps(value),
+                "data": dump(value),
             }
             for idx, (channel, value) in enumerate(writes)
         ]
@@ -487,39 +494,27 @@ class SQLSaver(BaseCheckpointSaver):
     async def _copy(
         self, conn: AsyncConnection, source: int, target: int, source_id: str, target_id: str
     ) -> None:
-        # The source's items go after the end of the target's own log of the same channel.
+        c = item_table.c
+        # The source's item logs go after the end of the target's own log of a channel.
         ends = await conn.execute(
-            select(item_table.c.checkpoint_ns, item_table.c.channel, func.max(item_table.c.seq) + 1)
-            .where(item_table.c.thread == target)
-            .group_by(item_table.c.checkpoint_ns, item_table.c.channel)
+            select(c.checkpoint_ns, c.channel, func.max(c.seq + c.count))
+            .where(c.thread == target)
+            .group_by(c.checkpoint_ns, c.channel)
         )
         shift = {(ns, channel): end for ns, channel, end in ends}
         logs = await conn.execute(
-            select(item_table.c.checkpoint_ns, item_table.c.channel)
-            .where(item_table.c.thread == source)
-            .distinct()
+            select(c.checkpoint_ns, c.channel).where(c.thread == source).distinct()
         )
         for ns, channel in logs.all():
-            copied = select(
-                literal(target, thread_table.c.id.type),
-                item_table.c.checkpoint_ns,
-                item_table.c.channel,
-                item_table.c.seq + shift.get((ns, channel), 0),
-                item_table.c.data,
-            ).where(
-                item_table.c.thread == source,
-                item_table.c.checkpoint_ns == ns,
-                item_table.c.channel == channel,
-            )
-            await conn.execute(
-                item_table.insert().from_select([c.name for c in item_table.c], copied)
-            )
+            copied = _rows_of(item_table, source, target, shift.get((ns, channel), 0))
+            copied = copied.where(c.checkpoint_ns == ns, c.channel == channel)
+            await conn.execute(item_table.insert().from_select(list(item_table.c.keys()), copied))
         for table in (blob_table, write_table):
-            copied = select(
-                literal(target, thread_table.c.id.type), *(c for c in table.c if c.name != "thread")
-            ).where(table.c.thread == source)
-            upsert = self._insert(table).from_select([c.name for c in table.c], copied)
-            await conn.execute(_on_conflict_replace(upsert, table))
+            upsert = self._insert(table)
+            copied = _rows_of(table, source, target)
+            await conn.execute(
+                _on_conflict_replace(upsert.from_select(list(table.c.keys()), copied), table)
+            )
         rows = []
         for row in await conn.execute(
             select(checkpoint_table).where(checkpoint_table.c.thread == source)
@@ -602,7 +597,7 @@ class SQLSaver(BaseCheckpointSaver):
         return deleted
 
     async def _scalars(self, query: Select[Any]) -> list[Any]:
-        async with self.engine.connect() as conn:
+        async with self._reader.connect() as conn:
             return list((await conn.execute(query)).scalars())
 
     async def _prune(self, thread_id: str, keep_last_turns: int) -> int:
@@ -728,9 +723,14 @@ class SQLSaver(BaseCheckpointSaver):
             row.stored_values or {},
         )
 
-    def _inline(self, data: bytes | None) -> dict[str, bytes]:
-        dumps = self.serializer.dumps
-        return {c: dumps(v) for c, v in self.serializer.loads(data).items()} if data else {}
+    def _inline(self, data: str | None) -> dict[str, str]:
+        return {c: self._dump(v) for c, v in self._parse(data).items()} if data else {}
+
+    def _dump(self, value: Any) -> str:
+        return self.serializer.dumps(value).decode()
+
+    def _parse(self, data: str) -> Any:
+        return self.serializer.loads(data.encode())
 
     async def _plan(
         self,
@@ -745,7 +745,7 @@ class SQLSaver(BaseCheckpointSaver):
         """Sort each channel: shared with the parent when its version did not change, else
         inline, a blob, or new items appended to the channel's log."""
         values = checkpoint["channel_values"]
-        dumps = self.serializer.dumps
+        dump = self._dump
         plan = _Plan(_Known(checkpoint["id"], checkpoint["channel_versions"], {}, {}))
         known = plan.known
         for channel, version in known.channel_versions.items():
@@ -762,7 +762,7 @@ class SQLSaver(BaseCheckpointSaver):
                 continue  # emptied: no value
             value = values[channel]
             previous = parent.stored.get(channel) if parent else None
-            data = None if isinstance(previous, list) else dumps(value)
+            data = None if isinstance(previous, list) else dump(value)
             if type(value) is list and (data is None or len(data) > INLINE_MAX):
                 segments = previous if isinstance(previous, list) else []
                 elements = parent.elements.get(channel) if parent else None
@@ -770,7 +770,7 @@ class SQLSaver(BaseCheckpointSaver):
             elif data is None or len(data) > INLINE_MAX:
                 known.stored[channel] = str(version)
                 plan.blobs.append(
-                    {"channel": channel, "version": str(version), "data": data or dumps(value)}
+                    {"channel": channel, "version": str(version), "data": data or dump(value)}
                 )
             else:
                 known.inline[channel] = data
@@ -788,18 +788,20 @@ class SQLSaver(BaseCheckpointSaver):
     ) -> None:
         """Store a list version as the longest prefix it shares with the parent's version
         plus its new tail appended to the log: O(new elements) for a growing chat."""
-        dumps = self.serializer.dumps
+        dump = self._dump
         common = min(len(value), sum(b - a for a, b in segments))
         same = 0
         if elements is not None:
             while same < common and value[same] is elements[same]:
                 same += 1
-        encoded: dict[int, bytes] = {}
-        if same < common:  # no identity (fresh objects): compare with the stored bytes
-            logs = await _fetch_items(conn, {log: _drop(_truncate(segments, common), same)})
-            for seq_data in logs.get(log, {}).values():
-                encoded[same] = dumps(value[same])
-                if encoded[same] != seq_data:
+        encoded: dict[int, str] = {}
+        if same < common:  # no identity (fresh objects): compare with the stored text
+            shared = _truncate(segments, common)
+            logs = await _fetch_chunks(conn, {log: shared})
+            stored = [e for part in _parts(logs[log], shared) for e in part.split(SEP)]
+            while same < common:
+                encoded[same] = dump(value[same])
+                if encoded[same] != stored[same]:
                     break
                 same += 1
         kept = _truncate(segments, same)
@@ -809,10 +811,8 @@ class SQLSaver(BaseCheckpointSaver):
             kept = _extend(kept, end, len(tail))
             if len(kept) > MAX_SEGMENTS:  # too fragmented to read fast: write it out whole
                 tail, kept = range(len(value)), [[end, end + len(value)]]
-            plan.items.extend(
-                {"channel": log[2], "seq": end + n, "data": encoded.get(i) or dumps(value[i])}
-                for n, i in enumerate(tail)
-            )
+            data = SEP.join(encoded.get(i) or dump(value[i]) for i in tail)
+            plan.items.append({"channel": log[2], "seq": end, "count": len(tail), "data": data})
             plan.log_ends[log[1:]] = end + len(tail)
         plan.known.stored[log[2]] = kept
         plan.known.elements[log[2]] = list(value)
@@ -827,13 +827,13 @@ class SQLSaver(BaseCheckpointSaver):
         if end is None:
             thread, ns, channel = log
             last = await conn.scalar(
-                select(func.max(item_table.c.seq)).where(
+                select(func.max(item_table.c.seq + item_table.c.count)).where(
                     item_table.c.thread == thread,
                     item_table.c.checkpoint_ns == ns,
                     item_table.c.channel == channel,
                 )
             )
-            end = 0 if last is None else last + 1
+            end = last or 0
         return end
 
     async def _insert_values(
@@ -953,37 +953,47 @@ def _on_conflict_replace(insert: Any, table: Any) -> Any:
     )
 
 
-async def _fetch_items(
+async def _fetch_chunks(
     conn: AsyncConnection, spans: dict[LogKey, Segments]
-) -> dict[LogKey, dict[int, bytes]]:
-    """Item data by log and seq (ascending) for the union of `spans`, in one query."""
-    spans = {log: ranges for log, ranges in spans.items() if ranges}
-    if not spans:
-        return {}
-    wanted = [
-        and_(
-            item_table.c.thread == thread,
-            item_table.c.checkpoint_ns == ns,
-            item_table.c.channel == channel,
-            _in_ranges(item_table.c.seq, _merge(ranges)),
-        )
-        for (thread, ns, channel), ranges in spans.items()
-    ]
-    result = await conn.execute(
-        select(
-            item_table.c.thread,
-            item_table.c.checkpoint_ns,
-            item_table.c.channel,
-            item_table.c.seq,
-            item_table.c.data,
-        )
-        .where(or_(*wanted))
-        .order_by(item_table.c.seq)
-    )
-    logs: dict[LogKey, dict[int, bytes]] = {}
-    for r in result:
-        logs.setdefault((r.thread, r.checkpoint_ns, r.channel), {})[r.seq] = r.data
+) -> dict[LogKey, Chunks]:
+    """The item rows of each log that start within its `spans` (ranges always start where
+    a row starts: appends start new rows, and versions only ever cut ranges short)."""
+    logs: dict[LogKey, Chunks] = {}
+    c = item_table.c
+    for (thread, ns, channel), ranges in spans.items():
+        if ranges:
+            result = await conn.execute(
+                select(c.seq, c.count, c.data)
+                .where(
+                    c.thread == thread,
+                    c.checkpoint_ns == ns,
+                    c.channel == channel,
+                    _in_ranges(c.seq, _merge(ranges)),
+                )
+                .order_by(c.seq)
+            )
+            logs[(thread, ns, channel)] = {seq: (count, data) for seq, count, data in result}
     return logs
+
+
+def _parts(chunks: Chunks, segments: Segments) -> list[str]:
+    """The elements of a list version, as runs of elements joined by SEP."""
+    parts = []
+    for a, b in segments:
+        while a < b:
+            count, data = chunks[a]
+            parts.append(data if a + count <= b else SEP.join(data.split(SEP)[: b - a]))
+            a += count
+    return parts
+
+
+def _rows_of(table: Any, source: int, target: int, shift: int = 0) -> Select[Any]:
+    """The rows of thread `source` as rows of thread `target`, positions moved by `shift`."""
+    columns = [
+        literal(target, c.type) if c.name == "thread" else c + shift if c.name == "seq" else c
+        for c in table.c
+    ]
+    return select(*columns).where(table.c.thread == source)
 
 
 async def _purge(conn: AsyncConnection, key: int) -> None:
@@ -1071,18 +1081,6 @@ def _truncate(segments: Segments, length: int) -> Segments:
     return kept
 
 
-def _drop(segments: Segments, count: int) -> Segments:
-    """The segments after the first `count` elements."""
-    rest: Segments = []
-    for a, b in segments:
-        if count >= b - a:
-            count -= b - a
-        else:
-            rest.append([a + count, b])
-            count = 0
-    return rest
-
-
 def _extend(segments: Segments, start: int, count: int) -> Segments:
     """Append `count` log entries from `start`, merging with a range that ends there."""
     if segments and segments[-1][1] == start:
@@ -1117,11 +1115,7 @@ def _chunks(rows: Sequence[T]) -> Iterable[Sequence[T]]:
 # its keys and value encodings; so stored parts are reassembled without re-encoding.
 
 
-def _join(parts: Iterable[bytes]) -> bytes:
-    return b"[" + b",".join(parts) + b"]"
-
-
-def _join_object(values: dict[str, bytes]) -> bytes | None:
+def _join_object(values: dict[str, str]) -> str | None:
     if not values:
         return None
-    return b"{" + b",".join(json.dumps(c).encode() + b":" + v for c, v in values.items()) + b"}"
+    return "{" + ",".join(f"{json.dumps(c)}:{v}" for c, v in values.items()) + "}"

@@ -1,0 +1,1 @@
+"""The graphs the server hosts by default."""

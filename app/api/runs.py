@@ -1,0 +1,164 @@
+"""Runs on a thread and stateless runs: create, stream, wait, join, cancel, list."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Header, Query, Response
+from fastapi.responses import JSONResponse
+from sse_starlette.sse import EventSourceResponse
+
+from app.api.deps import Ctx
+from app.api.sse import parse_last_event_id, run_headers, run_stream
+from app.db.models import Run
+from app.schemas.runs import CancelMany, RunCreate
+from app.schemas.runs import Run as RunOut
+
+router = APIRouter(tags=["Runs"])
+STREAM_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"text/event-stream": {}}, "description": "The run's events (SSE)."}
+}
+
+
+def out(run: Run) -> RunOut:
+    return RunOut(
+        run_id=run.run_id,
+        thread_id=run.thread_id,
+        assistant_id=run.assistant_id,
+        created_at=run.created_at,
+        updated_at=run.updated_at,
+        status=run.status,  # type: ignore[arg-type]
+        metadata=run.metadata_ or {},
+        multitask_strategy=run.multitask_strategy,  # type: ignore[arg-type]
+        kwargs=run.kwargs or {},
+    )
+
+
+@router.post("/threads/{thread_id}/runs")
+async def create_run(thread_id: str, body: RunCreate, ctx: Ctx, response: Response) -> RunOut:
+    """Start a run in the background."""
+    run = await ctx.runs.create(thread_id, body)
+    response.headers.update(run_headers(run))
+    return out(run)
+
+
+@router.post(
+    "/threads/{thread_id}/runs/stream",
+    response_class=EventSourceResponse,
+    responses=STREAM_RESPONSES,
+)
+async def stream_run(thread_id: str, body: RunCreate, ctx: Ctx) -> EventSourceResponse:
+    """Start a run and stream its events."""
+    run = await ctx.runs.create(thread_id, body)
+    return run_stream(
+        ctx.runs,
+        run,
+        cancel_on_disconnect=body.on_disconnect == "cancel",
+        headers=run_headers(run),
+    )
+
+
+@router.post("/threads/{thread_id}/runs/wait")
+async def wait_run(thread_id: str, body: RunCreate, ctx: Ctx) -> JSONResponse:
+    """Start a run and answer with its final values."""
+    run = await ctx.runs.create(thread_id, body)
+    result = await ctx.runs.join(run.thread_id, run.run_id)
+    return JSONResponse(result, headers=run_headers(run))
+
+
+@router.get("/threads/{thread_id}/runs")
+async def list_runs(
+    thread_id: str,
+    ctx: Ctx,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 10,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    status: Literal["pending", "running", "success", "error", "timeout", "interrupted"]
+    | None = None,
+) -> list[RunOut]:
+    return [
+        out(r) for r in await ctx.runs.list(thread_id, limit=limit, offset=offset, status=status)
+    ]
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}")
+async def get_run(thread_id: str, run_id: str, ctx: Ctx) -> RunOut:
+    return out(await ctx.runs.get(thread_id, run_id))
+
+
+@router.delete("/threads/{thread_id}/runs/{run_id}", status_code=204)
+async def delete_run(thread_id: str, run_id: str, ctx: Ctx) -> Response:
+    await ctx.runs.delete(thread_id, run_id)
+    return Response(status_code=204)
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}/join")
+async def join_run(thread_id: str, run_id: str, ctx: Ctx) -> Any:
+    """Wait for the run to end; its final values."""
+    return await ctx.runs.join(thread_id, run_id)
+
+
+@router.get(
+    "/threads/{thread_id}/runs/{run_id}/stream",
+    response_class=EventSourceResponse,
+    responses=STREAM_RESPONSES,
+)
+async def join_stream(
+    thread_id: str,
+    run_id: str,
+    ctx: Ctx,
+    last_event_id: Annotated[str | None, Header()] = None,
+    cancel_on_disconnect: bool = False,
+) -> EventSourceResponse:
+    """Follow a run's stream; with Last-Event-ID, from the event after that one."""
+    after = parse_last_event_id(last_event_id)
+    run = await ctx.runs.get(thread_id, run_id)
+    return run_stream(ctx.runs, run, after=after, cancel_on_disconnect=cancel_on_disconnect)
+
+
+@router.post("/threads/{thread_id}/runs/{run_id}/cancel")
+async def cancel_run(
+    thread_id: str,
+    run_id: str,
+    ctx: Ctx,
+    wait: bool = False,
+    action: Literal["interrupt", "rollback"] = "interrupt",
+) -> Response:
+    """Stop a run: keep what it saved (interrupt) or undo it (rollback)."""
+    run = await ctx.runs.cancel(thread_id, run_id, action)
+    if wait and run is not None:
+        await ctx.runs.wait_done(run.run_id)
+    return Response(status_code=202)
+
+
+@router.post("/runs/cancel", status_code=204)
+async def cancel_runs(
+    body: CancelMany, ctx: Ctx, action: Literal["interrupt", "rollback"] = "interrupt"
+) -> Response:
+    await ctx.runs.cancel_many(body.thread_id, body.run_ids, body.status, action)
+    return Response(status_code=204)
+
+
+@router.post("/runs")
+async def create_stateless(body: RunCreate, ctx: Ctx, response: Response) -> RunOut:
+    run = await ctx.runs.create(None, body)
+    response.headers.update(run_headers(run))
+    return out(run)
+
+
+@router.post("/runs/stream", response_class=EventSourceResponse, responses=STREAM_RESPONSES)
+async def stream_stateless(body: RunCreate, ctx: Ctx) -> EventSourceResponse:
+    run = await ctx.runs.create(None, body)
+    return run_stream(
+        ctx.runs, run, cancel_on_disconnect=body.on_disconnect == "cancel", headers=run_headers(run)
+    )
+
+
+@router.post("/runs/wait")
+async def wait_stateless(body: RunCreate, ctx: Ctx) -> JSONResponse:
+    run = await ctx.runs.create(None, body)
+    return JSONResponse(await ctx.runs.join(run.thread_id, run.run_id), headers=run_headers(run))
+
+
+@router.post("/runs/batch")
+async def batch_stateless(body: list[RunCreate], ctx: Ctx) -> list[RunOut]:
+    return [out(await ctx.runs.create(None, item)) for item in body]

@@ -1,0 +1,55 @@
+"""One engine for the server's tables and the checkpointer, and short transactions on it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from engine.checkpoint.sql.migrations import check_schema, migrate
+from engine.checkpoint.sql.url import WRITE_OPTION, create_engine, normalize_url
+
+
+class SchemaOutdatedError(RuntimeError):
+    """The database needs `threadline migrate` before the server can use it."""
+
+
+class Database:
+    def __init__(self, url: str) -> None:
+        self.url = normalize_url(url)
+        self.engine: AsyncEngine = create_engine(self.url)
+        # On SQLite a transaction that will write takes the write lock when it begins,
+        # so two writers never deadlock upgrading from a read lock.
+        self._writer = async_sessionmaker(
+            self.engine.execution_options(**{WRITE_OPTION: True}), expire_on_commit=False
+        )
+        self._reader = async_sessionmaker(self.engine, expire_on_commit=False)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[AsyncSession]:
+        """A transaction that commits when the block ends without an error."""
+        async with self._writer() as session, session.begin():
+            yield session
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncSession]:
+        async with self._reader() as session:
+            yield session
+
+    async def prepare(self, *, migrate_empty: bool = True) -> None:
+        """Create the schema of an empty database; refuse one at another revision."""
+        problem = await check_schema(self.url)
+        if problem is None:
+            return
+        if migrate_empty and "empty" in problem:
+            await migrate(self.url)
+            return
+        raise SchemaOutdatedError(problem)
+
+    async def close(self) -> None:
+        await self.engine.dispose()

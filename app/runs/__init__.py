@@ -1,0 +1,1 @@
+"""Runs: the queue, the workers that execute them, and their recorded streams."""

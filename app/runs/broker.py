@@ -1,0 +1,136 @@
+"""Each run's stream: events numbered in order, recorded in `run_events`, and handed to
+every client that follows the run, live or rejoining from an event id.
+
+While a run executes in this process its events are also kept in memory, so live
+clients never wait on the database; the table is written in small batches and is what
+a client reads when it rejoins after the run left memory (or from another process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import insert, select
+
+from app.db.database import Database
+from app.db.models import RunEvent
+
+FLUSH_EVERY_S = 0.05
+POLL_EVERY_S = 0.1
+
+
+@dataclass(slots=True)
+class Event:
+    seq: int
+    event: str
+    data: str  # JSON, encoded once for every reader
+
+
+@dataclass
+class RunStream:
+    events: list[Event] = field(default_factory=list)
+    done: bool = False
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    unsaved: int = 0  # events[-unsaved:] are not in the table yet
+
+
+class StreamBroker:
+    def __init__(self, db: Database, is_final: Callable[[str], Any]) -> None:
+        self.db = db
+        self.streams: dict[str, RunStream] = {}
+        # Coroutine function: run_id -> True when the run reached a final status.
+        self._is_final = is_final
+        self._flushing: asyncio.Task[None] | None = None
+
+    def open(self, run_id: str) -> None:
+        """Called when a run is created here, so clients can follow it before it starts."""
+        self.streams.setdefault(run_id, RunStream())
+
+    def publish(self, run_id: str, event: str, data: Any) -> None:
+        stream = self.streams.setdefault(run_id, RunStream())
+        encoded = json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str)
+        stream.events.append(Event(len(stream.events), event, encoded))
+        stream.unsaved += 1
+        stream.changed.set()
+        stream.changed = asyncio.Event()
+        if self._flushing is None or self._flushing.done():
+            self._flushing = asyncio.ensure_future(self._flush_soon())
+
+    async def _flush_soon(self) -> None:
+        await asyncio.sleep(FLUSH_EVERY_S)
+        await self.flush()
+
+    async def flush(self, run_id: str | None = None) -> None:
+        rows = []
+        now = datetime.now(UTC)
+        targets = [run_id] if run_id is not None else list(self.streams)
+        for rid in targets:
+            stream = self.streams.get(rid)
+            if stream is None or not stream.unsaved:
+                continue
+            pending = stream.events[len(stream.events) - stream.unsaved :]
+            stream.unsaved = 0
+            rows += [
+                {"run_id": rid, "seq": e.seq, "event": e.event, "data": e.data, "created_at": now}
+                for e in pending
+            ]
+        if rows:
+            async with self.db.write() as session:
+                await session.execute(insert(RunEvent), rows)
+
+    async def close(self, run_id: str) -> None:
+        """The run reached a final status: record the rest and release live readers."""
+        await self.flush(run_id)
+        stream = self.streams.get(run_id)
+        if stream is not None:
+            stream.done = True
+            stream.changed.set()
+            # Late readers find everything in the table; keep memory for live runs only.
+            self.streams.pop(run_id, None)
+
+    def discard(self, run_id: str) -> None:
+        stream = self.streams.pop(run_id, None)
+        if stream is not None:
+            stream.done = True
+            stream.changed.set()
+
+    async def follow(self, run_id: str, after: int = -1) -> AsyncIterator[Event]:
+        """Events with seq > `after`, then live ones until the run ends."""
+        next_seq = after + 1
+        while True:
+            stream = self.streams.get(run_id)
+            if stream is not None:
+                # Events below the in-memory window's start are all in memory too.
+                while next_seq < len(stream.events):
+                    yield stream.events[next_seq]
+                    next_seq += 1
+                if stream.done:
+                    return
+                waiter = stream.changed
+                await waiter.wait()
+                continue
+            stored = await self._stored(run_id, next_seq)
+            for event in stored:
+                yield event
+                next_seq = event.seq + 1
+            if run_id in self.streams:
+                continue
+            if await self._is_final(run_id):
+                for event in await self._stored(run_id, next_seq):
+                    yield event
+                return
+            await asyncio.sleep(POLL_EVERY_S)
+
+    async def _stored(self, run_id: str, from_seq: int) -> list[Event]:
+        async with self.db.read() as session:
+            rows = await session.execute(
+                select(RunEvent.seq, RunEvent.event, RunEvent.data)
+                .where(RunEvent.run_id == run_id, RunEvent.seq >= from_seq)
+                .order_by(RunEvent.seq)
+            )
+            return [Event(seq, event, data) for seq, event, data in rows]

@@ -1,0 +1,81 @@
+"""From engine stream parts to the API's SSE events (names and JSON payloads)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from app.jsonable import jsonable
+from engine.graph.messages import AIMessageChunk, BaseMessage
+
+# API stream mode -> the engine mode that feeds it.
+ENGINE_MODE = {
+    "values": "values",
+    "updates": "updates",
+    "custom": "custom",
+    "debug": "debug",
+    "tasks": "tasks",
+    "checkpoints": "checkpoints",
+    "messages-tuple": "messages",
+    "messages": "messages",
+}
+
+
+def engine_modes(api_modes: list[str]) -> list[str]:
+    modes = {ENGINE_MODE[m] for m in api_modes}
+    if "messages" in api_modes:
+        # A streamed message is completed by the node's update that carries it.
+        modes.add("updates")
+    return sorted(modes)
+
+
+class EventMapper:
+    """Stateful per run: `messages` mode accumulates chunks into whole messages."""
+
+    def __init__(self, api_modes: list[str], subgraphs: bool) -> None:
+        self.modes = set(api_modes)
+        self.subgraphs = subgraphs
+        self.partial: dict[str, AIMessageChunk] = {}
+        self.announced: set[str] = set()
+
+    def events(self, ns: tuple[str, ...], mode: str, payload: Any) -> Iterator[tuple[str, Any]]:
+        suffix = "|" + "|".join(ns) if ns and self.subgraphs else ""
+        if mode == "messages":
+            message, metadata = payload
+            if "messages-tuple" in self.modes:
+                yield "messages" + suffix, [jsonable(message), jsonable(metadata)]
+            if "messages" in self.modes:
+                yield from self._message(message, metadata, suffix)
+            return
+        if mode == "updates" and "messages" in self.modes:
+            yield from self._complete(payload, suffix)
+            if "updates" not in self.modes:
+                return
+        yield mode + suffix, jsonable(payload)
+
+    def _message(self, message: Any, metadata: Any, suffix: str) -> Iterator[tuple[str, Any]]:
+        mid = getattr(message, "id", None) or ""
+        if mid not in self.announced:
+            self.announced.add(mid)
+            yield "messages/metadata" + suffix, {mid: {"metadata": jsonable(metadata)}}
+        if isinstance(message, AIMessageChunk):
+            so_far = self.partial.get(mid)
+            so_far = message if so_far is None else so_far + message
+            self.partial[mid] = so_far
+            yield "messages/partial" + suffix, [jsonable(so_far.to_message())]
+        else:
+            self.partial.pop(mid, None)
+            yield "messages/complete" + suffix, [jsonable(message)]
+
+    def _complete(self, update: Any, suffix: str) -> Iterator[tuple[str, Any]]:
+        if not isinstance(update, dict):
+            return
+        for node_update in update.values():
+            if not isinstance(node_update, dict):
+                continue
+            for value in node_update.values():
+                for item in value if isinstance(value, list) else [value]:
+                    mid = getattr(item, "id", None)
+                    if isinstance(item, BaseMessage) and mid in self.partial:
+                        del self.partial[mid]
+                        yield "messages/complete" + suffix, [jsonable(item)]

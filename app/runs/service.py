@@ -1,0 +1,471 @@
+"""Runs: create them (with the multitask rules), execute them, cancel, join, list.
+
+A run is a row first: creating one is a transaction that checks the thread, applies the
+multitask strategy and inserts the run as pending; a worker claims it when the thread
+is free. Its stream is recorded by the broker, its outcome on the row and the thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.config import Settings
+from app.db.database import Database
+from app.db.models import Assistant, Run, RunEvent, Thread
+from app.errors import Conflict, Invalid, NotFound
+from app.graphs import GraphRegistry
+from app.jsonable import jsonable
+from app.runs.broker import StreamBroker
+from app.runs.events import EventMapper, engine_modes
+from app.runs.worker import WorkerPool
+from app.schemas.runs import RunCreate
+from app.services import assistants
+from app.services.common import new_id, now, parse_uuid
+from app.services.threads import new_thread, settle
+from engine import Command, CompiledGraph, GraphRecursionError, Send
+from engine.checkpoint.base import BaseCheckpointSaver
+
+log = logging.getLogger(__name__)
+FINAL = frozenset({"success", "error", "timeout", "interrupted"})
+
+
+class RunService:
+    def __init__(
+        self,
+        db: Database,
+        graphs: GraphRegistry,
+        saver: BaseCheckpointSaver,
+        broker: StreamBroker,
+        settings: Settings,
+    ) -> None:
+        self.db = db
+        self.graphs = graphs
+        self.saver = saver
+        self.broker = broker
+        self.settings = settings
+        self.pool = WorkerPool(db, self._execute, settings.workers)
+        # Cancel actions asked of runs executing here: interrupt, rollback or requeue.
+        self.cancel_actions: dict[str, str] = {}
+
+    # Creating.
+
+    async def create(self, thread_id: str | None, body: RunCreate) -> Run:
+        """Validate everything the client sent, then queue the run in one transaction."""
+        if body.input is not None and body.command is not None:
+            raise Invalid("Pass either `input` or `command`, not both.")
+        modes = body.stream_mode if isinstance(body.stream_mode, list) else [body.stream_mode]
+        if "events" in modes:
+            raise Invalid("Stream mode 'events' is not supported by this server.")
+        assistant = await assistants.resolve(self.db, self.graphs, body.assistant_id)
+        graph = self.graph_of(assistant)
+        for field in ("interrupt_before", "interrupt_after"):
+            names = getattr(body, field)
+            if isinstance(names, list):
+                unknown = [n for n in names if n not in graph.nodes]
+                if unknown:
+                    raise Invalid(
+                        f"{field} names unknown nodes {unknown}; nodes: {list(graph.nodes)}."
+                    )
+        checkpoint_id = body.checkpoint_id or (body.checkpoint and body.checkpoint.checkpoint_id)
+        stateless = thread_id is None
+        key = new_id() if stateless else parse_uuid(thread_id or "", "thread_id")
+        if checkpoint_id:
+            await self._require_checkpoint(key, checkpoint_id)
+        if body.command is not None and body.command.resume is not None:
+            await self._require_interrupt(graph, key, checkpoint_id, body.command.resume)
+        run = self._new_run(key, assistant, body, modes, checkpoint_id, stateless)
+        cancel: list[str] = []
+        async with self.db.write() as session:
+            thread = await session.get(Thread, key)
+            if thread is None:
+                if not stateless and body.if_not_exists != "create":
+                    raise NotFound(
+                        f"Thread '{key}' not found; pass if_not_exists='create' to create it."
+                    )
+                thread = new_thread(key, None)
+                session.add(thread)
+            active = await self._active(session, key)
+            if active and body.multitask_strategy == "reject":
+                raise Conflict(
+                    f"Thread '{key}' is busy with run '{active[0].run_id}' "
+                    "and multitask_strategy is 'reject'."
+                )
+            if body.multitask_strategy in ("interrupt", "rollback"):
+                cancel = [r.run_id for r in active]
+            thread.metadata_ = {
+                **(thread.metadata_ or {}),
+                "graph_id": assistant.graph_id,
+                "assistant_id": assistant.assistant_id,
+            }
+            thread.status = "busy"
+            thread.updated_at = now()
+            session.add(run)
+        self.broker.open(run.run_id)
+        for other in cancel:
+            await self.cancel(key, other, body.multitask_strategy)
+        self.pool.wake()
+        return run
+
+    def _new_run(
+        self,
+        thread_id: str,
+        assistant: Assistant,
+        body: RunCreate,
+        modes: list[str],
+        checkpoint_id: str | None,
+        stateless: bool,
+    ) -> Run:
+        stamp = now()
+        kwargs = body.model_dump(
+            exclude={"assistant_id", "metadata", "multitask_strategy", "if_not_exists"},
+            mode="json",
+        )
+        kwargs.update(stream_mode=modes, checkpoint_id=checkpoint_id)
+        if stateless:
+            kwargs["on_completion"] = body.on_completion or "delete"
+        return Run(
+            run_id=new_id(),
+            thread_id=thread_id,
+            assistant_id=assistant.assistant_id,
+            status="pending",
+            metadata_=dict(body.metadata or {}),
+            multitask_strategy=body.multitask_strategy,
+            kwargs=kwargs,
+            result=None,
+            owner=None,
+            cancel_action=None,
+            attempt=0,
+            not_before=stamp + timedelta(seconds=body.after_seconds or 0),
+            created_at=stamp,
+            updated_at=stamp,
+        )
+
+    def graph_of(self, assistant: Assistant) -> CompiledGraph:
+        graph = self.graphs.get(assistant.graph_id)
+        if graph is None:
+            raise NotFound(f"Graph '{assistant.graph_id}' is not served here.")
+        return graph
+
+    async def _require_checkpoint(self, thread_id: str, checkpoint_id: str) -> None:
+        found = await self.saver.aget_tuple(
+            {
+                "configurable": {
+                    "thread_id": thread_id,
+                    "checkpoint_ns": "",
+                    "checkpoint_id": checkpoint_id,
+                }
+            }
+        )
+        if found is None:
+            raise NotFound(f"Checkpoint '{checkpoint_id}' not found in thread '{thread_id}'.")
+
+    async def _require_interrupt(
+        self, graph: CompiledGraph, thread_id: str, checkpoint_id: str | None, resume: Any
+    ) -> None:
+        """A resume must answer a question that is waiting (at the named version)."""
+        conf: dict[str, Any] = {"thread_id": thread_id}
+        if checkpoint_id:
+            conf["checkpoint_id"] = checkpoint_id
+        state = await graph.aget_state({"configurable": conf})
+        if not state.interrupts:
+            raise Conflict(
+                f"Thread '{thread_id}' has no pending interrupt to resume"
+                + (f" at checkpoint '{checkpoint_id}'." if checkpoint_id else ".")
+            )
+        pending = {i.id for i in state.interrupts}
+        if isinstance(resume, dict) and resume and set(resume) <= pending:
+            return
+        if len(pending) > 1:
+            raise Invalid(
+                "Several interrupts are pending: resume with a map of interrupt id to value; "
+                f"pending ids: {sorted(pending)}."
+            )
+
+    async def _active(self, session: AsyncSession, thread_id: str) -> list[Run]:
+        rows = await session.scalars(
+            select(Run)
+            .where(Run.thread_id == thread_id, Run.status.in_(("pending", "running")))
+            .order_by(Run.run_id)
+        )
+        return list(rows)
+
+    # Reading.
+
+    async def get(self, thread_id: str, run_id: str) -> Run:
+        key = parse_uuid(run_id, "run_id")
+        tid = parse_uuid(thread_id, "thread_id")
+        async with self.db.read() as session:
+            run = await session.get(Run, key)
+        if run is None or run.thread_id != tid:
+            raise NotFound(f"Run '{run_id}' not found in thread '{thread_id}'.")
+        return run
+
+    async def list(
+        self, thread_id: str, *, limit: int, offset: int, status: str | None
+    ) -> list[Run]:
+        tid = parse_uuid(thread_id, "thread_id")
+        async with self.db.read() as session:
+            if await session.get(Thread, tid) is None:
+                raise NotFound(f"Thread '{thread_id}' not found.")
+            query = select(Run).where(Run.thread_id == tid)
+            if status:
+                query = query.where(Run.status == status)
+            rows = await session.scalars(
+                query.order_by(Run.run_id.desc()).limit(limit).offset(offset)
+            )
+            return list(rows)
+
+    async def is_final(self, run_id: str) -> bool:
+        async with self.db.read() as session:
+            status = await session.scalar(select(Run.status).where(Run.run_id == run_id))
+        return status is None or status in FINAL
+
+    async def join(self, thread_id: str, run_id: str) -> Any:
+        """Wait for the run to end; its final values (or interrupts, or error)."""
+        run = await self.get(thread_id, run_id)
+        if run.status not in FINAL:
+            await self.wait_done(run.run_id)
+            run = await self.get(thread_id, run_id)
+        return run.result
+
+    async def wait_done(self, run_id: str) -> None:
+        """Return once the run has ended (or is gone)."""
+        async for _ in self.broker.follow(run_id, after=1 << 62):
+            pass
+
+    # Cancelling and deleting.
+
+    async def cancel(self, thread_id: str, run_id: str, action: str = "interrupt") -> Run | None:
+        """Stop a run: pending ones never start; a running one stops at once if it runs
+        here (another process's worker sees `cancel_action` on its next heartbeat)."""
+        run = await self.get(thread_id, run_id)
+        if run.status in FINAL:
+            return run
+        async with self.db.write() as session:
+            current = await session.get(Run, run.run_id, populate_existing=True)
+            if current is None or current.status in FINAL:
+                return current
+            if current.status == "pending":
+                if action == "rollback":
+                    await session.delete(current)
+                else:
+                    current.status = "interrupted"
+                    current.updated_at = now()
+                thread = await session.get(Thread, current.thread_id)
+                if thread is not None:
+                    await session.flush()
+                    await settle(session, thread, await self._resting_status(thread))
+                pending_done = True
+            else:
+                current.cancel_action = action
+                pending_done = False
+        if pending_done:
+            await self.broker.close(run.run_id)
+            return None if action == "rollback" else run
+        self.cancel_actions[run.run_id] = action
+        self.pool.cancel_local(run.run_id)
+        return run
+
+    async def cancel_many(
+        self,
+        thread_id: str | None,
+        run_ids: list[str] | None,
+        status: str | None,
+        action: str,
+    ) -> None:
+        if thread_id is None and not run_ids and status is None:
+            raise Invalid("Name the runs to cancel: thread_id, run_ids or status.")
+        query = select(Run.thread_id, Run.run_id).where(Run.status.in_(("pending", "running")))
+        if thread_id is not None:
+            query = query.where(Run.thread_id == parse_uuid(thread_id, "thread_id"))
+        if run_ids:
+            query = query.where(Run.run_id.in_([parse_uuid(r, "run_ids") for r in run_ids]))
+        if status in ("pending", "running"):
+            query = query.where(Run.status == status)
+        async with self.db.read() as session:
+            targets = list(await session.execute(query))
+        for tid, rid in targets:
+            await self.cancel(tid, rid, action)
+
+    async def delete(self, thread_id: str, run_id: str) -> None:
+        run = await self.get(thread_id, run_id)
+        if run.status not in FINAL:
+            raise Conflict(f"Run '{run_id}' is {run.status}: cancel it before deleting it.")
+        async with self.db.write() as session:
+            await session.execute(delete(RunEvent).where(RunEvent.run_id == run.run_id))
+            await session.execute(delete(Run).where(Run.run_id == run.run_id))
+
+    async def _resting_status(self, thread: Thread) -> str:
+        if thread.status == "error":
+            return "error"
+        return "interrupted" if thread.interrupts else "idle"
+
+    # Executing.
+
+    async def _execute(self, run: Run) -> None:
+        kwargs = run.kwargs
+        async with self.db.read() as session:
+            assistant = await session.get(Assistant, run.assistant_id)
+        if assistant is None:
+            await self._finish(run, None, "error", LookupError("The run's assistant was deleted."))
+            return
+        graph = self.graph_of(assistant)
+        modes = kwargs.get("stream_mode") or ["values"]
+        subgraphs = bool(kwargs.get("stream_subgraphs"))
+        mapper = EventMapper(modes, subgraphs)
+        self.broker.publish(run.run_id, "metadata", {"run_id": run.run_id, "attempt": run.attempt})
+        status, error = "success", None
+        try:
+            async for ns, mode, payload in graph.astream(
+                self._input(kwargs),
+                self._config(run, assistant),
+                stream_mode=engine_modes(modes),
+                subgraphs=True,
+                durability=kwargs.get("durability"),
+                interrupt_before=kwargs.get("interrupt_before"),
+                interrupt_after=kwargs.get("interrupt_after"),
+            ):
+                for event, data in mapper.events(ns, mode, payload):
+                    self.broker.publish(run.run_id, event, data)
+        except asyncio.CancelledError:
+            action = self.cancel_actions.pop(run.run_id, "interrupt")
+            if action == "requeue":
+                await self._requeue(run)
+                raise
+            if action == "rollback":
+                await self._rollback(run, graph)
+                return
+            status = "interrupted"
+        except Exception as exc:  # the graph's failure is the run's outcome, not ours
+            status, error = "error", exc
+            if not isinstance(exc, GraphRecursionError | ValueError | RuntimeError):
+                log.info("run %s failed", run.run_id, exc_info=True)
+            self.broker.publish(
+                run.run_id, "error", {"error": type(exc).__name__, "message": str(exc)}
+            )
+        await self._finish(run, graph, status, error)
+
+    def _input(self, kwargs: dict[str, Any]) -> Any:
+        command = kwargs.get("command")
+        if command is None:
+            return kwargs.get("input")
+        goto = command.get("goto")
+        if isinstance(goto, dict):
+            goto = Send(goto["node"], goto.get("input"))
+        elif isinstance(goto, list):
+            goto = [Send(g["node"], g.get("input")) if isinstance(g, dict) else g for g in goto]
+        return Command(resume=command.get("resume"), update=command.get("update"), goto=goto or ())
+
+    def _config(self, run: Run, assistant: Assistant) -> dict[str, Any]:
+        kwargs = run.kwargs
+        given = kwargs.get("config") or {}
+        base = assistant.config or {}
+        configurable = {
+            **(base.get("configurable") or {}),
+            **(given.get("configurable") or {}),
+            "thread_id": run.thread_id,
+            "run_id": run.run_id,
+            "assistant_id": assistant.assistant_id,
+            "graph_id": assistant.graph_id,
+            "user_id": run.owner or "local",
+        }
+        if kwargs.get("checkpoint_id"):
+            configurable["checkpoint_id"] = kwargs["checkpoint_id"]
+        limit = given.get("recursion_limit") or base.get("recursion_limit")
+        return {
+            "configurable": configurable,
+            "recursion_limit": int(limit or self.settings.recursion_limit),
+            "metadata": {
+                **(run.metadata_ or {}),
+                "run_id": run.run_id,
+                "thread_id": run.thread_id,
+                "graph_id": assistant.graph_id,
+                "assistant_id": assistant.assistant_id,
+            },
+        }
+
+    async def _finish(
+        self, run: Run, graph: CompiledGraph | None, status: str, error: BaseException | None
+    ) -> None:
+        values: Any = None
+        interrupts: dict[str, Any] = {}
+        pending = False
+        if graph is not None:
+            state = await graph.aget_state({"configurable": {"thread_id": run.thread_id}})
+            values = jsonable(state.values) if state.metadata is not None else None
+            interrupts = {t.id: jsonable(t.interrupts) for t in state.tasks if t.interrupts}
+            pending = bool(state.next)
+        if error is not None:
+            result: Any = {"__error__": {"error": type(error).__name__, "message": str(error)}}
+        else:
+            result = dict(values or {})
+            if interrupts:
+                result["__interrupt__"] = [i for items in interrupts.values() for i in items]
+        resting = "error" if status == "error" else ("interrupted" if pending else "idle")
+        async with self.db.write() as session:
+            current = await session.get(Run, run.run_id)
+            if current is not None:
+                current.status = status
+                current.result = result
+                current.updated_at = now()
+            thread = await session.get(Thread, run.thread_id)
+            if thread is not None:
+                await session.flush()
+                await settle(session, thread, resting, values=values, interrupts=interrupts)
+        await self.broker.close(run.run_id)
+        if run.kwargs.get("on_completion") == "delete":
+            await self.delete_thread_data(run.thread_id)
+
+    async def _rollback(self, run: Run, graph: CompiledGraph) -> None:
+        """Undo a cancelled run: its checkpoints and its row go; the thread is as before."""
+        await self.saver.adelete_run(run.thread_id, run.run_id)
+        state = await graph.aget_state({"configurable": {"thread_id": run.thread_id}})
+        async with self.db.write() as session:
+            await session.execute(delete(RunEvent).where(RunEvent.run_id == run.run_id))
+            await session.execute(delete(Run).where(Run.run_id == run.run_id))
+            thread = await session.get(Thread, run.thread_id)
+            if thread is not None:
+                await session.flush()
+                interrupts = {t.id: jsonable(t.interrupts) for t in state.tasks if t.interrupts}
+                await settle(
+                    session,
+                    thread,
+                    "interrupted" if state.next else "idle",
+                    values=jsonable(state.values) if state.metadata is not None else None,
+                    interrupts=interrupts,
+                )
+        self.broker.discard(run.run_id)
+
+    async def _requeue(self, run: Run) -> None:
+        async with self.db.write() as session:
+            current = await session.get(Run, run.run_id)
+            if current is not None and current.status == "running":
+                current.status = "pending"
+                current.worker_id = None
+                current.updated_at = now()
+        self.broker.discard(run.run_id)
+
+    async def delete_thread_data(self, thread_id: str) -> None:
+        """Remove a thread with its runs, their events and its checkpoints."""
+        async with self.db.write() as session:
+            run_ids = select(Run.run_id).where(Run.thread_id == thread_id)
+            await session.execute(delete(RunEvent).where(RunEvent.run_id.in_(run_ids)))
+            await session.execute(delete(Run).where(Run.thread_id == thread_id))
+            await session.execute(delete(Thread).where(Thread.thread_id == thread_id))
+        await self.saver.adelete_thread(thread_id)
+
+    # Lifecycle.
+
+    def start(self) -> None:
+        self.pool.start()
+
+    async def stop(self) -> None:
+        for run_id in list(self.pool.running):
+            self.cancel_actions[run_id] = "requeue"
+        await self.pool.stop()

@@ -1,0 +1,1 @@
+"""Small services: what a router asks for, done against the database and the graphs."""

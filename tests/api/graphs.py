@@ -1,0 +1,96 @@
+"""Graphs the API tests serve (THREADLINE_GRAPHS points here)."""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+from typing import Annotated, Any, TypedDict
+
+from engine import (
+    END,
+    START,
+    AIMessage,
+    AIMessageChunk,
+    MessagesState,
+    StateGraph,
+    get_message_writer,
+    interrupt,
+)
+
+
+async def talk(state: MessagesState) -> dict[str, Any]:
+    """Streams its reply word by word, like a chat model."""
+    said = state["messages"][-1].text if state["messages"] else ""
+    words = f"You said: {said}".split(" ")
+    write = get_message_writer()
+    reply_id = f"reply-{len(state['messages'])}"
+    for i, word in enumerate(words):
+        write(AIMessageChunk(content=word if i == 0 else " " + word, id=reply_id))
+    return {"messages": [AIMessage(" ".join(words), id=reply_id)]}
+
+
+echo = StateGraph(MessagesState).add_node("talk", talk).add_edge(START, "talk")
+
+
+class AskState(TypedDict, total=False):
+    question: str
+    answers: Annotated[list[str], operator.add]
+
+
+def ask(state: AskState) -> dict[str, Any]:
+    answer = interrupt({"question": state.get("question", "?")})
+    return {"answers": [str(answer)]}
+
+
+def done(state: AskState) -> dict[str, Any]:
+    return {"answers": ["done"]}
+
+
+asker = (
+    StateGraph(AskState)
+    .add_node("ask", ask)
+    .add_node("done", done)
+    .add_edge(START, "ask")
+    .add_edge("ask", "done")
+    .add_edge("done", END)
+)
+
+
+class SlowState(TypedDict, total=False):
+    delay: float
+    log: Annotated[list[str], operator.add]
+
+
+async def step(state: SlowState) -> dict[str, Any]:
+    await asyncio.sleep(state.get("delay", 0.0))
+    return {"log": ["step"]}
+
+
+async def step2(state: SlowState) -> dict[str, Any]:
+    await asyncio.sleep(state.get("delay", 0.0))
+    return {"log": ["step2"]}
+
+
+slow = (
+    StateGraph(SlowState)
+    .add_node("step", step)
+    .add_node("step2", step2)
+    .add_edge(START, "step")
+    .add_edge("step", "step2")
+)
+
+
+def spin(state: SlowState) -> dict[str, Any]:
+    return {"log": ["spin"]}
+
+
+looping = (
+    StateGraph(SlowState).add_node("spin", spin).add_edge(START, "spin").add_edge("spin", "spin")
+)
+
+GRAPHS = {
+    "echo": "tests.api.graphs:echo",
+    "asker": "tests.api.graphs:asker",
+    "slow": "tests.api.graphs:slow",
+    "looping": "tests.api.graphs:looping",
+}
