@@ -15,7 +15,7 @@ from engine import CompiledGraph, StateGraph
 from engine.checkpoint.base import BaseCheckpointSaver
 
 SYSTEM_NAMESPACE = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
-DEFAULT_GRAPHS = {"agent": "app.agents.reminders:graph"}
+DEFAULT_GRAPHS = {"agent": "app.agents.echo:graph"}
 
 
 class GraphConfigError(RuntimeError):
