@@ -105,7 +105,6 @@ class StreamBroker:
         while True:
             stream = self.streams.get(run_id)
             if stream is not None:
-                # Events below the in-memory window's start are all in memory too.
                 while next_seq < len(stream.events):
                     yield stream.events[next_seq]
                     next_seq += 1
@@ -123,6 +122,19 @@ class StreamBroker:
             if await self._is_final(run_id):
                 for event in await self._stored(run_id, next_seq):
                     yield event
+                return
+            await asyncio.sleep(POLL_EVERY_S)
+
+    async def wait_done(self, run_id: str) -> None:
+        """Return once the run has ended (or is gone), without reading its events."""
+        while True:
+            stream = self.streams.get(run_id)
+            if stream is not None:
+                if stream.done:
+                    return
+                await stream.changed.wait()
+                continue
+            if await self._is_final(run_id):
                 return
             await asyncio.sleep(POLL_EVERY_S)
 

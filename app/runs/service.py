@@ -236,8 +236,7 @@ class RunService:
 
     async def wait_done(self, run_id: str) -> None:
         """Return once the run has ended (or is gone)."""
-        async for _ in self.broker.follow(run_id, after=1 << 62):
-            pass
+        await self.broker.wait_done(run_id)
 
     # Cancelling and deleting.
 

@@ -1,7 +1,9 @@
 """Fixtures that run the app behind a real uvicorn server, so API tests go over real HTTP."""
 
+import json
 import socket
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -11,6 +13,8 @@ from fastapi import FastAPI
 
 from app.config import Settings
 from app.main import create_app
+from tests.api.graphs import GRAPHS
+from tests.pg import PostgresCluster
 
 ServeApp = Callable[[FastAPI], str]
 
@@ -55,4 +59,22 @@ def settings(tmp_path: Path) -> Settings:
 @pytest.fixture
 def base_url(serve_app: ServeApp, settings: Settings) -> str:
     """Base URL of a real server running `create_app(settings)`."""
+    return serve_app(create_app(settings))
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path, postgres_url: str) -> str:
+    """A fresh database per test, on each dialect the server supports."""
+    if request.param == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / 'threadline.db'}"
+    cluster: PostgresCluster | None = request.getfixturevalue("postgres_cluster")
+    if cluster is None:
+        return postgres_url
+    return cluster.create_database(f"t_{uuid.uuid4().hex[:12]}")
+
+
+@pytest.fixture
+def server(serve_app: ServeApp, database_url: str) -> str:
+    """Base URL of a real server on a fresh database, serving the test graphs."""
+    settings = Settings(database_url=database_url, graphs=json.dumps(GRAPHS), workers=8)
     return serve_app(create_app(settings))
