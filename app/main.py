@@ -12,6 +12,7 @@ from app.config import Settings, get_settings
 from app.context import AppContext
 from app.db.database import Database
 from app.graphs import GraphRegistry, parse_spec
+from app.middleware import EmptyQueryValuesAreUnset
 from app.runs.broker import StreamBroker
 from app.runs.service import RunService
 from app.services.assistants import ensure_system_assistants
@@ -56,6 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         allow_headers=["*"],
         expose_headers=EXPOSED_HEADERS,
     )
+    app.add_middleware(EmptyQueryValuesAreUnset)
     errors.install(app)
     app.include_router(system.router)
     app.include_router(runs.router)

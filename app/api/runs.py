@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 from sse_starlette.sse import EventSourceResponse
 
 from app.api.deps import Ctx
-from app.api.sse import parse_last_event_id, run_headers, run_stream
+from app.api.sse import event_stream, parse_last_event_id, run_headers, run_stream
 from app.db.models import Run
 from app.schemas.runs import CancelMany, RunCreate
 from app.schemas.runs import Run as RunOut
@@ -108,11 +108,27 @@ async def join_stream(
     ctx: Ctx,
     last_event_id: Annotated[str | None, Header()] = None,
     cancel_on_disconnect: bool = False,
+    stream_mode: Annotated[list[str] | None, Query()] = None,
 ) -> EventSourceResponse:
     """Follow a run's stream; with Last-Event-ID, from the event after that one."""
     after = parse_last_event_id(last_event_id)
     run = await ctx.runs.get(thread_id, run_id)
-    return run_stream(ctx.runs, run, after=after, cancel_on_disconnect=cancel_on_disconnect)
+    return run_stream(
+        ctx.runs, run, after=after, cancel_on_disconnect=cancel_on_disconnect, modes=stream_mode
+    )
+
+
+@router.get(
+    "/threads/{thread_id}/stream", response_class=EventSourceResponse, responses=STREAM_RESPONSES
+)
+async def thread_stream(
+    thread_id: str,
+    ctx: Ctx,
+    stream_mode: Annotated[list[str] | None, Query()] = None,
+) -> EventSourceResponse:
+    """Follow every run of a thread as it comes, for as long as the client listens."""
+    tid = await ctx.runs.thread_key(thread_id)
+    return event_stream(ctx.runs.follow_thread(tid), stream_mode)
 
 
 @router.post("/threads/{thread_id}/runs/{run_id}/cancel")

@@ -9,6 +9,7 @@ from sse_starlette.sse import EventSourceResponse, ServerSentEvent
 
 from app.db.models import Run
 from app.errors import Invalid
+from app.runs.broker import Event
 from app.runs.service import RunService
 
 HEARTBEAT_S = 5.0
@@ -34,26 +35,45 @@ def run_stream(
     after: int = -1,
     cancel_on_disconnect: bool = False,
     headers: dict[str, str] | None = None,
+    modes: list[str] | None = None,
 ) -> EventSourceResponse:
-    with_ids = bool(run.kwargs.get("stream_resumable"))
+    """A run's events after `after`; ids only for runs created resumable."""
 
-    async def events() -> AsyncIterator[ServerSentEvent]:
+    async def events() -> AsyncIterator[Event]:
         finished = False
         try:
             async for event in runs.broker.follow(run.run_id, after):
-                yield ServerSentEvent(
-                    data=event.data,
-                    event=event.event,
-                    id=str(event.seq) if with_ids else None,
-                )
+                yield event
             finished = True
         finally:
             if cancel_on_disconnect and not finished:
                 # Detached: this generator is being cancelled with the connection.
                 asyncio.ensure_future(runs.cancel(run.thread_id, run.run_id, "interrupt"))
 
+    return event_stream(
+        events(), modes, with_ids=bool(run.kwargs.get("stream_resumable")), headers=headers
+    )
+
+
+def event_stream(
+    events: AsyncIterator[Event],
+    modes: list[str] | None = None,
+    *,
+    with_ids: bool = False,
+    headers: dict[str, str] | None = None,
+) -> EventSourceResponse:
+    """Recorded events as SSE; `modes` keeps only events of those stream modes."""
+
+    async def frames() -> AsyncIterator[ServerSentEvent]:
+        async for event in events:
+            if modes and event.event != "metadata" and event.event.split("|")[0] not in modes:
+                continue
+            yield ServerSentEvent(
+                data=event.data, event=event.event, id=str(event.seq) if with_ids else None
+            )
+
     return EventSourceResponse(
-        events(),
+        frames(),
         headers=headers,
         ping=HEARTBEAT_S,
         ping_message_factory=lambda: ServerSentEvent(comment="heartbeat"),

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
@@ -21,7 +22,7 @@ from app.db.models import Assistant, Run, RunEvent, Thread
 from app.errors import Conflict, Invalid, NotFound
 from app.graphs import GraphRegistry
 from app.jsonable import jsonable
-from app.runs.broker import StreamBroker
+from app.runs.broker import POLL_EVERY_S, Event, StreamBroker
 from app.runs.events import EventMapper, engine_modes
 from app.runs.worker import WorkerPool
 from app.schemas.runs import RunCreate
@@ -234,6 +235,36 @@ class RunService:
             run = await self.get(thread_id, run_id)
         return run.result
 
+    async def thread_key(self, thread_id: str) -> str:
+        """The canonical id of an existing thread (422 malformed, 404 unknown)."""
+        tid = parse_uuid(thread_id, "thread_id")
+        async with self.db.read() as session:
+            if await session.get(Thread, tid) is None:
+                raise NotFound(f"Thread '{thread_id}' not found.")
+        return tid
+
+    async def follow_thread(self, tid: str) -> AsyncIterator[Event]:
+        """Every event of every run on the thread, run after run, while the client stays."""
+        followed: set[str] = set()
+        while True:
+            async with self.db.read() as session:
+                run_id = await session.scalar(
+                    select(Run.run_id)
+                    .where(
+                        Run.thread_id == tid,
+                        Run.status.in_(("pending", "running")),
+                        Run.run_id.not_in(followed) if followed else true(),
+                    )
+                    .order_by(Run.run_id)
+                    .limit(1)
+                )
+            if run_id is None:
+                await asyncio.sleep(POLL_EVERY_S)
+                continue
+            followed.add(run_id)
+            async for event in self.broker.follow(run_id):
+                yield event
+
     async def wait_done(self, run_id: str) -> None:
         """Return once the run has ended (or is gone)."""
         await self.broker.wait_done(run_id)
@@ -419,7 +450,8 @@ class RunService:
                 await settle(session, thread, resting, values=values, interrupts=interrupts)
         await self.broker.close(run.run_id)
         if run.kwargs.get("on_completion") == "delete":
-            await self.delete_thread_data(run.thread_id)
+            # The run row stays, so whoever waits on the run still reads its result.
+            await self.delete_thread_data(run.thread_id, keep_runs=True)
 
     async def _rollback(self, run: Run, graph: CompiledGraph) -> None:
         """Undo a cancelled run: its checkpoints and its row go; the thread is as before."""
@@ -450,12 +482,13 @@ class RunService:
                 current.updated_at = now()
         self.broker.discard(run.run_id)
 
-    async def delete_thread_data(self, thread_id: str) -> None:
-        """Remove a thread with its runs, their events and its checkpoints."""
+    async def delete_thread_data(self, thread_id: str, *, keep_runs: bool = False) -> None:
+        """Remove a thread with its checkpoints and (unless kept) its runs and events."""
         async with self.db.write() as session:
-            run_ids = select(Run.run_id).where(Run.thread_id == thread_id)
-            await session.execute(delete(RunEvent).where(RunEvent.run_id.in_(run_ids)))
-            await session.execute(delete(Run).where(Run.thread_id == thread_id))
+            if not keep_runs:
+                run_ids = select(Run.run_id).where(Run.thread_id == thread_id)
+                await session.execute(delete(RunEvent).where(RunEvent.run_id.in_(run_ids)))
+                await session.execute(delete(Run).where(Run.thread_id == thread_id))
             await session.execute(delete(Thread).where(Thread.thread_id == thread_id))
         await self.saver.adelete_thread(thread_id)
 

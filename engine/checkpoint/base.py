@@ -122,6 +122,12 @@ class BaseCheckpointSaver:
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         raise NotImplementedError
 
+    async def adelete_run(self, thread_id: str, run_id: str) -> None:
+        """Remove the checkpoints whose metadata names `run_id`, with their pending writes:
+        what a rolled-back run wrote. Writes it saved on a checkpoint it did not create
+        (a resume's answers) stay."""
+        raise NotImplementedError
+
     def get_next_version(self, current: Version | None, channel: str | None = None) -> Version:
         return (current or 0) + 1
 

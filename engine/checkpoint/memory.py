@@ -192,6 +192,23 @@ class InMemorySaver(BaseCheckpointSaver):
         self._check_immutable()
         self._threads.pop(str(thread_id), None)
 
+    async def adelete_run(self, thread_id: str, run_id: str) -> None:
+        self._check_immutable()
+        thread = self._threads.get(str(thread_id))
+        if thread is None:
+            return
+        loads = self.serializer.loads
+        for ns, checkpoints in thread.checkpoints.items():
+            doomed = [
+                checkpoint_id
+                for checkpoint_id, saved in checkpoints.items()
+                if loads(saved.metadata).get("run_id") == run_id
+            ]
+            for checkpoint_id in doomed:
+                del checkpoints[checkpoint_id]
+                thread.writes.pop((ns, checkpoint_id), None)
+            thread.latest[ns] = max(checkpoints, default="")
+
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint and write under the same ids; metadata that records the
         source thread id is changed to name the target."""
