@@ -44,6 +44,7 @@ class Settings:
             ),
             graphs=environ.get("THREADLINE_GRAPHS", defaults.graphs),
             workers=int(environ.get("THREADLINE_WORKERS", defaults.workers)),
+            run_workers=environ.get("THREADLINE_RUN_WORKERS", "1") not in ("0", "false"),
         )
 
 
