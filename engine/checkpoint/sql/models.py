@@ -38,7 +38,9 @@ class ThreadRow(CheckpointBase):
 
     Every write transaction updates or locks this row first, so writers of one thread
     queue here while other threads are untouched. `put_count` grows with every change
-    to the thread's checkpoints, which tells a saver whether its cache is still current.
+    to the thread's checkpoints, which tells a saver whether its cache is still current;
+    `epoch` grows with every change that deletes rows (delete, prune, rollback), so
+    between two such changes the item logs only grow and cached item rows stay valid.
     A deleted thread keeps its row with `deleted_at` set, so late writes are refused.
     """
 
@@ -47,6 +49,7 @@ class ThreadRow(CheckpointBase):
     id: Mapped[int] = mapped_column(ThreadKey, primary_key=True, autoincrement=True)
     thread_id: Mapped[str] = mapped_column(Text, unique=True)
     put_count: Mapped[int] = mapped_column(BigInteger)
+    epoch: Mapped[int] = mapped_column(BigInteger)
     last_write_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 

@@ -9,6 +9,7 @@ that adds two messages stores two items and not the whole conversation again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections import Counter, OrderedDict
@@ -21,9 +22,12 @@ from sqlalchemy import (
     ColumnElement,
     Row,
     Select,
+    Text,
     and_,
+    bindparam,
     cast,
     delete,
+    exists,
     func,
     literal,
     or_,
@@ -51,6 +55,19 @@ from engine.checkpoint.base import (
     thread_key,
 )
 from engine.checkpoint.serde import JsonSerializer, default_serializer
+from engine.checkpoint.sql.logs import (
+    MAX_SEGMENTS,
+    SEP,
+    Chunks,
+    ItemCache,
+    Segments,
+    array,
+    extend,
+    merge,
+    missing,
+    parts,
+    truncate,
+)
 from engine.checkpoint.sql.models import (
     blob_table,
     checkpoint_table,
@@ -58,25 +75,21 @@ from engine.checkpoint.sql.models import (
     thread_table,
     write_table,
 )
-from engine.checkpoint.sql.url import WRITE_OPTION, create_engine
+from engine.checkpoint.sql.url import create_engine, write_transaction
 
 __all__ = ["SQLSaver", "ThreadDeletedError"]
 
 T = TypeVar("T")
-Segments = list[list[int]]  # [[start, end), ...] into one channel's item log, in list order
 LogKey = tuple[int, str, str]  # (thread, checkpoint_ns, channel)
-Chunks = dict[int, tuple[int, str]]  # a log's rows: seq -> (count, elements joined by SEP)
 
 INLINE_MAX = 128  # characters of JSON up to which a value is kept in the checkpoint row
-MAX_SEGMENTS = 16  # ranges a list version may have before it is written out as one range
 PAGE_SIZE = 64  # checkpoints per query when listing
 _CHUNK = 500  # keys per IN list or insert batch, under every driver's parameter limit
 # Metadata keys kept in their own typed columns instead of the JSON.
 _COLUMN_KEYS: dict[str, type] = {"source": str, "step": int, "run_id": str}
 _ROW_KEY = ("thread", "checkpoint_ns", "checkpoint_id")
-# Joins the elements of an item row. Compact JSON escapes newlines, so this cannot occur
-# inside an element, and with the comma it is valid JSON between two array elements.
-SEP = ",\n"
+# What a change other than a put does to its thread's row: every cache of it goes stale.
+_CHANGED = {"put_count": thread_table.c.put_count + 1, "epoch": thread_table.c.epoch + 1}
 # SQLSTATE classes worth another attempt: connection lost, transaction rolled back by the
 # server (deadlock, serialization), out of resources, server shutting down or starting.
 _TRANSIENT_SQLSTATES = ("08", "40", "53", "57P")
@@ -124,6 +137,10 @@ class _Plan:
     log_ends: dict[tuple[str, str], int] = field(default_factory=dict)
 
 
+class _Vanished(Exception):
+    """A read found its checkpoint's rows deleted meanwhile (rollback, prune): read again."""
+
+
 class SQLSaver(BaseCheckpointSaver):
     """Checkpoints in the tables of the Alembic migrations (`threadline migrate`).
 
@@ -131,6 +148,11 @@ class SQLSaver(BaseCheckpointSaver):
     in `checkpoint_threads`. Transient database errors (a dropped connection, a server
     restart) are retried for up to `retry_for` seconds; every write is an upsert, so a
     retried commit whose first attempt did land stores nothing twice.
+
+    Two per-process caches, both checked against the thread row on every use: where the
+    values of the last `cache_threads` threads' latest checkpoints live (so a put needs
+    no read), and up to `cache_text` characters of item rows (so a read fetches only new
+    rows).
     """
 
     def __init__(
@@ -139,12 +161,12 @@ class SQLSaver(BaseCheckpointSaver):
         *,
         serializer: JsonSerializer | None = None,
         cache_threads: int = 256,
+        cache_text: int = 64 * 1024 * 1024,
         retry_for: float = 15.0,
         owns_engine: bool = False,
     ) -> None:
         self.engine = engine
         self.serializer = serializer or default_serializer
-        self._writer = engine.execution_options(**{WRITE_OPTION: True})
         # Reads need no transaction (each statement sees committed data), which saves the
         # BEGIN and ROLLBACK round trips on every read.
         self._reader = engine.execution_options(isolation_level="AUTOCOMMIT")
@@ -152,6 +174,7 @@ class SQLSaver(BaseCheckpointSaver):
         self._insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
         self._cache: OrderedDict[str, _ThreadCache] = OrderedDict()
         self._cache_threads = cache_threads
+        self._items = ItemCache(cache_text)
         self._retry_for = retry_for
         self._owns_engine = owns_engine
 
@@ -169,27 +192,13 @@ class SQLSaver(BaseCheckpointSaver):
     async def aget_tuple(self, config: Config) -> CheckpointTuple | None:
         thread_id, ns = thread_key(config)
         checkpoint_id = config["configurable"].get("checkpoint_id")
-        query = _rows().where(
-            thread_table.c.thread_id == thread_id, checkpoint_table.c.checkpoint_ns == ns
-        )
-        if checkpoint_id:
-            query = query.where(checkpoint_table.c.checkpoint_id == checkpoint_id)
-        else:
-            query = query.order_by(checkpoint_table.c.checkpoint_id.desc()).limit(1)
-
-        async def read() -> tuple[Row[Any], CheckpointTuple] | None:
-            async with self._reader.connect() as conn:
-                row = (await conn.execute(query)).first()
-                if row is None:
-                    return None
-                [loaded] = await self._load(conn, [row])
-                return row, loaded
-
-        found = await self._retry(read)
-        if found is None:
+        params = {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}
+        query = _BY_ID if checkpoint_id else _LATEST
+        rows, loaded = await self._retry(lambda: self._read(query, lambda rows: rows, params))
+        if not rows:
             return None
-        self._remember_read(*found)
-        return found[1]
+        self._remember_read(rows[0], loaded[0])
+        return loaded[0]
 
     async def alist(
         self,
@@ -207,9 +216,8 @@ class SQLSaver(BaseCheckpointSaver):
         """
         conf = (config or {}).get("configurable", {})
         c = checkpoint_table.c
-        query = _rows()
-        if conf.get("thread_id") is not None:
-            query = query.where(thread_table.c.thread_id == str(conf["thread_id"]))
+        thread_id = None if conf.get("thread_id") is None else str(conf["thread_id"])
+        query = _rows(None if thread_id is None else literal(thread_id))
         if conf.get("checkpoint_ns") is not None:
             query = query.where(c.checkpoint_ns == conf["checkpoint_ns"])
         if conf.get("checkpoint_id"):
@@ -218,15 +226,23 @@ class SQLSaver(BaseCheckpointSaver):
         if before_id:
             query = query.where(c.checkpoint_id < before_id)
         conditions, exact = self._filter_conditions(filter or {})
-        order = (c.checkpoint_id, thread_table.c.thread_id, c.checkpoint_ns)
+        order = [c.checkpoint_id, thread_table.c.thread_id, c.checkpoint_ns]
+        if thread_id is not None:
+            del order[1]
         query = query.where(*conditions).order_by(*(column.desc() for column in order))
+
+        def matching(rows: list[Row[Any]]) -> list[Row[Any]]:
+            return [r for r in rows if not filter or matches_filter(self._metadata(r), filter)]
+
         remaining = limit
-        cursor: tuple[str, str, str] | None = None
+        cursor: tuple[str, ...] | None = None
         while remaining is None or remaining > 0:
             size = PAGE_SIZE if remaining is None or not exact else min(PAGE_SIZE, remaining)
             page = (query if cursor is None else query.where(tuple_(*order) < cursor)).limit(size)
             rows, loaded = await self._retry(
-                lambda page=page, left=remaining: self._list_page(page, filter, left)
+                lambda page=page, left=remaining: self._read(
+                    page, lambda found, left=left: matching(found)[:left]
+                )
             )
             for item in loaded:
                 yield item
@@ -234,18 +250,26 @@ class SQLSaver(BaseCheckpointSaver):
                 remaining -= len(loaded)
             if len(rows) < size:
                 return
-            cursor = (rows[-1].checkpoint_id, rows[-1].thread_id, rows[-1].checkpoint_ns)
+            cursor = tuple(getattr(rows[-1], column.name) for column in order)
 
-    async def _list_page(
-        self, page: Select[Any], filter: dict[str, Any] | None, limit: int | None
+    async def _read(
+        self,
+        query: Select[Any],
+        pick: Callable[[list[Row[Any]]], list[Row[Any]]],
+        params: dict[str, Any] | None = None,
     ) -> tuple[list[Row[Any]], list[CheckpointTuple]]:
+        """The rows of `query`, and the checkpoints of those `pick` chooses. Rows deleted
+        between the two statements (by a rollback or prune) make it read again."""
         async with self._reader.connect() as conn:
-            rows = list((await conn.execute(page)).all())
-            wanted = [r for r in rows if not filter or matches_filter(self._metadata(r), filter)]
-            return rows, await self._load(conn, wanted[:limit])
+            for _ in range(3):
+                rows = list((await conn.execute(query, params)).all())
+                with contextlib.suppress(_Vanished):
+                    return rows, await self._load(conn, pick(rows))
+        raise RuntimeError("Stored values of the checkpoints being read are missing")
 
     async def _load(self, conn: AsyncConnection, rows: Sequence[Row[Any]]) -> list[CheckpointTuple]:
-        """Whole checkpoints for `rows`, with one query each for items, blobs and writes."""
+        """Whole checkpoints for `rows`: one query per item log, and one for the blobs and
+        one for the pending writes where any row has some."""
         spans: dict[LogKey, Segments] = {}
         blob_keys: set[tuple[int, str, str, str]] = set()
         for row in rows:
@@ -254,7 +278,7 @@ class SQLSaver(BaseCheckpointSaver):
                     blob_keys.add((row.thread, row.checkpoint_ns, channel, ref))
                 else:
                     spans.setdefault((row.thread, row.checkpoint_ns, channel), []).extend(ref)
-        logs = await _fetch_chunks(conn, spans)
+        logs = await self._fetch_chunks(conn, spans, {row.thread: row.epoch for row in rows})
         blob_data: dict[tuple[Any, ...], str] = {}
         blob_columns = (
             blob_table.c.thread,
@@ -274,7 +298,8 @@ class SQLSaver(BaseCheckpointSaver):
             write_table.c.checkpoint_id,
         )
         parse = self._parse
-        for chunk in _chunks(sorted({tuple(getattr(r, k) for k in _ROW_KEY) for r in rows})):
+        with_writes = {tuple(getattr(r, k) for k in _ROW_KEY) for r in rows if r.has_writes}
+        for chunk in _chunks(sorted(with_writes)):
             result = await conn.execute(
                 select(
                     *write_columns, write_table.c.task_id, write_table.c.channel, write_table.c.data
@@ -303,11 +328,15 @@ class SQLSaver(BaseCheckpointSaver):
                 values[channel] = inline[channel]
             elif channel in stored:
                 ref = stored[channel]
-                if isinstance(ref, str):
-                    values[channel] = parse(blob_data[(thread, ns, channel, ref)])
-                else:
-                    log = logs[(thread, ns, channel)] if ref else {}
-                    values[channel] = parse("[" + ",".join(_parts(log, ref)) + "]")
+                try:
+                    text = (
+                        blob_data[(thread, ns, channel, ref)]
+                        if isinstance(ref, str)
+                        else array(parts(logs[(thread, ns, channel)], ref) if ref else [])
+                    )
+                except KeyError as gone:  # deleted after the row was read
+                    raise _Vanished from gone
+                values[channel] = parse(text)
         checkpoint: Checkpoint = {
             "v": row.v,
             "id": row.checkpoint_id,
@@ -391,11 +420,12 @@ class SQLSaver(BaseCheckpointSaver):
         }
 
         async def put() -> None:
-            async with self._writer.begin() as conn:
-                key, count = await self._claim(conn, thread_id, bump=True)
-                cache = self._current_cache(thread_id, key, count)
+            async with write_transaction(self.engine) as conn:
+                thread = await self._claim(conn, thread_id, bump=True)
+                key = thread.id
+                cache = self._current_cache(thread_id, key, thread.put_count)
                 parent = await self._parent(conn, cache, key, ns, parent_id)
-                plan = await self._plan(conn, cache, key, ns, checkpoint, new_versions, parent)
+                plan = await self._plan(conn, cache, thread, ns, checkpoint, new_versions, parent)
                 await self._insert_values(conn, key, ns, checkpoint["id"], plan)
                 stored = plan.known.stored
                 await self._upsert(
@@ -410,7 +440,7 @@ class SQLSaver(BaseCheckpointSaver):
                         }
                     ],
                 )
-            self._remember_put(thread_id, key, count, ns, plan)
+            self._remember_put(thread_id, thread, ns, plan)
 
         await self._retry(put)
         return checkpoint_config(thread_id, ns, checkpoint["id"])
@@ -441,7 +471,7 @@ class SQLSaver(BaseCheckpointSaver):
             return
 
         async def put_writes() -> None:
-            async with self._writer.begin() as conn:
+            async with write_transaction(self.engine) as conn:
                 key = await self._share(conn, thread_id)
                 special = [{**r, "thread": key} for r in rows if r["idx"] < 0]
                 ordinary = [{**r, "thread": key} for r in rows if r["idx"] >= 0]
@@ -459,15 +489,14 @@ class SQLSaver(BaseCheckpointSaver):
         thread_id = str(thread_id)
 
         async def delete_thread() -> None:
-            async with self._writer.begin() as conn:
+            async with write_transaction(self.engine) as conn:
                 now = datetime.now(UTC)
                 tombstone = self._insert(thread_table).values(
-                    thread_id=thread_id, put_count=1, last_write_at=now, deleted_at=now
+                    thread_id=thread_id, put_count=1, epoch=1, last_write_at=now, deleted_at=now
                 )
                 key = await conn.scalar(
                     tombstone.on_conflict_do_update(
-                        index_elements=["thread_id"],
-                        set_={"deleted_at": now, "put_count": thread_table.c.put_count + 1},
+                        index_elements=["thread_id"], set_={"deleted_at": now, **_CHANGED}
                     ).returning(thread_table.c.id)
                 )
                 await _purge(conn, key)
@@ -476,17 +505,23 @@ class SQLSaver(BaseCheckpointSaver):
         self._cache.pop(thread_id, None)
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy every checkpoint, value and write under the same ids; metadata that
-        records the source thread id is changed to name the target. The target keeps the
-        checkpoints it has, unless the source has one with the same id."""
+        """Copy every checkpoint, value and write to a thread that has no checkpoints, under
+        the same ids; metadata that records the source thread id names the target instead.
+        Raises ValueError if the target has checkpoints (a copy never merges histories)."""
         source_id, target_id = str(source_thread_id), str(target_thread_id)
 
         async def copy_thread() -> None:
-            async with self._writer.begin() as conn:
-                keys = {}
+            async with write_transaction(self.engine) as conn:
+                locked = {}
                 for thread_id in sorted({source_id, target_id}):  # one lock order: no deadlock
-                    keys[thread_id], _ = await self._claim(conn, thread_id, bump=True)
-                await self._copy(conn, keys[source_id], keys[target_id], source_id, target_id)
+                    locked[thread_id] = await (
+                        self._claim(conn, thread_id, bump=True)
+                        if thread_id == target_id
+                        else self._shared(conn, thread_id)
+                    )
+                source = locked[source_id]
+                if source is not None and source.deleted_at is None:
+                    await self._copy(conn, source.id, locked[target_id].id, source_id, target_id)
 
         await self._retry(copy_thread)
         self._cache.pop(target_id, None)
@@ -494,47 +529,24 @@ class SQLSaver(BaseCheckpointSaver):
     async def _copy(
         self, conn: AsyncConnection, source: int, target: int, source_id: str, target_id: str
     ) -> None:
-        c = item_table.c
-        # The source's item logs go after the end of the target's own log of a channel.
-        ends = await conn.execute(
-            select(c.checkpoint_ns, c.channel, func.max(c.seq + c.count))
-            .where(c.thread == target)
-            .group_by(c.checkpoint_ns, c.channel)
-        )
-        shift = {(ns, channel): end for ns, channel, end in ends}
-        logs = await conn.execute(
-            select(c.checkpoint_ns, c.channel).where(c.thread == source).distinct()
-        )
-        for ns, channel in logs.all():
-            copied = _rows_of(item_table, source, target, shift.get((ns, channel), 0))
-            copied = copied.where(c.checkpoint_ns == ns, c.channel == channel)
-            await conn.execute(item_table.insert().from_select(list(item_table.c.keys()), copied))
-        for table in (blob_table, write_table):
-            upsert = self._insert(table)
-            copied = _rows_of(table, source, target)
-            await conn.execute(
-                _on_conflict_replace(upsert.from_select(list(table.c.keys()), copied), table)
-            )
+        c = checkpoint_table.c
+        if await conn.scalar(select(exists().where(c.thread == target))):
+            raise ValueError(f"Thread {target_id!r} has checkpoints: copy into a new thread")
+        await conn.execute(update(thread_table).where(thread_table.c.id == target).values(_CHANGED))
+        await _purge(conn, target)
+        for table in (item_table, blob_table, write_table):
+            rows_of_target = select(
+                *(literal(target, col.type) if col.name == "thread" else col for col in table.c)
+            ).where(table.c.thread == source)
+            await conn.execute(table.insert().from_select(list(table.c.keys()), rows_of_target))
         rows = []
-        for row in await conn.execute(
-            select(checkpoint_table).where(checkpoint_table.c.thread == source)
-        ):
-            ns, metadata = row.checkpoint_ns, row.metadata
+        for row in await conn.execute(select(checkpoint_table).where(c.thread == source)):
+            metadata = row.metadata
             if isinstance(metadata, dict) and metadata.get("thread_id") == source_id:
                 metadata = {**metadata, "thread_id": target_id}
-            stored = {
-                channel: ref if isinstance(ref, str) else _shift(ref, shift.get((ns, channel), 0))
-                for channel, ref in (row.stored_values or {}).items()
-            }
-            rows.append(
-                {
-                    **row._asdict(),
-                    "thread": target,
-                    "metadata": metadata,
-                    "stored_values": stored or None,
-                }
-            )
-        await self._upsert(conn, checkpoint_table, rows)
+            rows.append({**row._asdict(), "thread": target, "metadata": metadata})
+        for chunk in _chunks(rows):
+            await conn.execute(checkpoint_table.insert(), list(chunk))
 
     async def _upsert(self, conn: AsyncConnection, table: Any, rows: list[dict[str, Any]]) -> None:
         """Insert rows, replacing those with the same primary key."""
@@ -545,10 +557,12 @@ class SQLSaver(BaseCheckpointSaver):
 
     async def aprune(self, thread_ids: Iterable[str] | None = None, *, keep_last_turns: int) -> int:
         """Keep the latest `keep_last_turns` turns of each thread (a turn starts at an input
-        checkpoint) and delete older checkpoints, except branch points and checkpoints with
-        an interrupt; a kept checkpoint whose parent goes is linked to its nearest kept
-        ancestor. No thread_ids means every thread with more turns than that. Returns how
-        many checkpoints were deleted."""
+        checkpoint) and delete the older checkpoints except branch points, branch tips
+        (the last state of an abandoned branch) and checkpoints with an interrupt, so every
+        branch stays visible and pruning again changes nothing. A kept checkpoint whose
+        parent goes is linked to its nearest kept ancestor; values no kept checkpoint uses
+        are deleted. No thread_ids means every thread with more turns. Returns how many
+        checkpoints were deleted."""
         if keep_last_turns < 1:
             raise ValueError("keep_last_turns must be at least 1: the latest turn is the state")
         if thread_ids is None:
@@ -578,13 +592,11 @@ class SQLSaver(BaseCheckpointSaver):
         for thread_id in candidates:
 
             async def delete_if_idle(thread_id: str = thread_id) -> bool:
-                async with self._writer.begin() as conn:
+                async with write_transaction(self.engine) as conn:
                     key = await conn.scalar(
                         update(thread_table)
                         .where(thread_table.c.thread_id == thread_id, idle)
-                        .values(
-                            deleted_at=datetime.now(UTC), put_count=thread_table.c.put_count + 1
-                        )
+                        .values(deleted_at=datetime.now(UTC), **_CHANGED)
                         .returning(thread_table.c.id)
                     )
                     if key is not None:
@@ -602,85 +614,112 @@ class SQLSaver(BaseCheckpointSaver):
 
     async def _prune(self, thread_id: str, keep_last_turns: int) -> int:
         c = checkpoint_table.c
-        async with self._writer.begin() as conn:
-            key = await conn.scalar(
-                update(thread_table)
-                .where(thread_table.c.thread_id == thread_id, thread_table.c.deleted_at.is_(None))
-                .values(put_count=thread_table.c.put_count + 1)
-                .returning(thread_table.c.id)
-            )
+        async with write_transaction(self.engine) as conn:
+            key = await _change(conn, thread_id)
             if key is None:
                 return 0
-            rows = (
-                await conn.execute(
-                    select(
-                        c.checkpoint_ns,
-                        c.checkpoint_id,
-                        c.parent_checkpoint_id,
-                        c.source,
-                        c.stored_values,
-                    ).where(c.thread == key)
+            rows = await conn.execute(
+                select(c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.source).where(
+                    c.thread == key
                 )
-            ).all()
+            )
             interrupted = await conn.execute(
                 select(write_table.c.checkpoint_ns, write_table.c.checkpoint_id)
                 .where(write_table.c.thread == key, write_table.c.channel == INTERRUPT)
                 .distinct()
             )
-            doomed, relinked = _prune_plan(rows, {tuple(r) for r in interrupted}, keep_last_turns)
-            for chunk in _chunks(sorted(doomed)):
-                for table in (checkpoint_table, write_table):
-                    await conn.execute(
-                        delete(table).where(
-                            table.c.thread == key,
-                            tuple_(table.c.checkpoint_ns, table.c.checkpoint_id).in_(chunk),
-                        )
-                    )
+            doomed, relinked = _prune_plan(
+                rows.all(), {tuple(r) for r in interrupted}, keep_last_turns
+            )
             for (ns, checkpoint_id), parent_id in relinked.items():
                 await conn.execute(
                     update(checkpoint_table)
                     .where(c.thread == key, c.checkpoint_ns == ns, c.checkpoint_id == checkpoint_id)
                     .values(parent_checkpoint_id=parent_id)
                 )
-            if doomed:
-                kept = [r for r in rows if (r.checkpoint_ns, r.checkpoint_id) not in doomed]
-                await _collect_garbage(conn, key, kept)
+            await _delete_checkpoints(conn, key, doomed)
             return len(doomed)
+
+    async def adelete_run(self, thread_id: str, run_id: str) -> None:
+        """Remove the checkpoints whose metadata names `run_id`, with their pending writes
+        and the values only they used: what a rolled-back run wrote. Writes it saved on a
+        checkpoint it did not create (a resume's answers) stay."""
+        thread_id = str(thread_id)
+        c = checkpoint_table.c
+
+        async def delete_run() -> None:
+            async with write_transaction(self.engine) as conn:
+                key = await _change(conn, thread_id)
+                if key is not None:
+                    doomed = await conn.execute(
+                        select(c.checkpoint_ns, c.checkpoint_id).where(
+                            c.thread == key, c.run_id == run_id
+                        )
+                    )
+                    await _delete_checkpoints(conn, key, {tuple(r) for r in doomed})
+
+        await self._retry(delete_run)
+        self._cache.pop(thread_id, None)
+
+    async def arevive_thread(self, thread_id: str) -> None:
+        """Let a deleted thread's id be written again, for a client that deliberately
+        creates a new thread under the old id. (Until then its tombstone refuses writes,
+        so a run of the deleted thread that is still finishing cannot bring it back.)"""
+        thread_id = str(thread_id)
+
+        async def revive() -> None:
+            async with write_transaction(self.engine) as conn:
+                await conn.execute(
+                    update(thread_table)
+                    .where(thread_table.c.thread_id == thread_id)
+                    .values(deleted_at=None, **_CHANGED)
+                )
+
+        await self._retry(revive)
 
     # The write path.
 
-    async def _claim(self, conn: AsyncConnection, thread_id: str, *, bump: bool) -> tuple[int, int]:
+    async def _claim(self, conn: AsyncConnection, thread_id: str, *, bump: bool) -> Row[Any]:
         """Lock the thread's row for this transaction (creating it on the first write) and
-        return its key and put_count; refuse a deleted thread."""
+        return its id (the thread's key), put_count and epoch; refuse a deleted thread."""
         now = datetime.now(UTC)
         upsert = self._insert(thread_table).values(
-            thread_id=thread_id, put_count=int(bump), last_write_at=now
+            thread_id=thread_id, put_count=int(bump), epoch=0, last_write_at=now
         )
         row = (
             await conn.execute(
                 upsert.on_conflict_do_update(
                     index_elements=["thread_id"],
                     set_={"last_write_at": now, "put_count": thread_table.c.put_count + int(bump)},
-                ).returning(thread_table.c.id, thread_table.c.put_count, thread_table.c.deleted_at)
+                ).returning(
+                    thread_table.c.id,
+                    thread_table.c.put_count,
+                    thread_table.c.epoch,
+                    thread_table.c.deleted_at,
+                )
             )
         ).one()
         if row.deleted_at is not None:
             raise ThreadDeletedError(thread_id)
-        return row.id, row.put_count
+        return row
 
-    async def _share(self, conn: AsyncConnection, thread_id: str) -> int:
-        """Like `_claim` without changing the row: pending writes only have to exclude a
-        concurrent delete, not each other (parallel tasks of one step save at once)."""
-        row = (
+    async def _shared(self, conn: AsyncConnection, thread_id: str) -> Row[Any] | None:
+        """The thread's row (id, deleted_at), locked against a concurrent delete but not
+        against other writers that only share it; None if the thread was never written."""
+        return (
             await conn.execute(
                 select(thread_table.c.id, thread_table.c.deleted_at)
                 .where(thread_table.c.thread_id == thread_id)
                 .with_for_update(read=True)
             )
         ).first()
+
+    async def _share(self, conn: AsyncConnection, thread_id: str) -> int:
+        """Like `_claim` without changing the row: pending writes only have to exclude a
+        concurrent delete, not each other (parallel tasks of one step save at once)."""
+        row = await self._shared(conn, thread_id)
         if row is None:
-            key, _ = await self._claim(conn, thread_id, bump=False)
-            return key
+            return (await self._claim(conn, thread_id, bump=False)).id
         if row.deleted_at is not None:
             raise ThreadDeletedError(thread_id)
         return row.id
@@ -723,6 +762,34 @@ class SQLSaver(BaseCheckpointSaver):
             row.stored_values or {},
         )
 
+    async def _fetch_chunks(
+        self, conn: AsyncConnection, spans: dict[LogKey, Segments], epochs: dict[int, int]
+    ) -> dict[LogKey, Chunks]:
+        """The item rows of each log that start within its `spans`, read from the database
+        only where the item cache lacks them. (Ranges always start where a row starts:
+        appends start new rows, and versions only ever cut ranges short.)"""
+        logs: dict[LogKey, Chunks] = {}
+        c = item_table.c
+        for (thread, ns, channel), ranges in spans.items():
+            cached = self._items.get(thread, epochs[thread], ns, channel)
+            gaps = missing(cached, merge(ranges))
+            logs[(thread, ns, channel)] = found = dict(cached)
+            if gaps:
+                result = await conn.execute(
+                    select(c.seq, c.count, c.data)
+                    .where(
+                        c.thread == thread,
+                        c.checkpoint_ns == ns,
+                        c.channel == channel,
+                        _in_ranges(c.seq, gaps),
+                    )
+                    .order_by(c.seq)
+                )
+                fetched = {seq: (count, data) for seq, count, data in result}
+                self._items.add(thread, epochs[thread], ns, channel, fetched)
+                found.update(fetched)
+        return logs
+
     def _inline(self, data: str | None) -> dict[str, str]:
         return {c: self._dump(v) for c, v in self._parse(data).items()} if data else {}
 
@@ -736,7 +803,7 @@ class SQLSaver(BaseCheckpointSaver):
         self,
         conn: AsyncConnection,
         cache: _ThreadCache | None,
-        key: int,
+        thread: Row[Any],
         ns: str,
         checkpoint: Checkpoint,
         new_versions: dict[str, Version],
@@ -766,7 +833,8 @@ class SQLSaver(BaseCheckpointSaver):
             if type(value) is list and (data is None or len(data) > INLINE_MAX):
                 segments = previous if isinstance(previous, list) else []
                 elements = parent.elements.get(channel) if parent else None
-                await self._append(conn, cache, (key, ns, channel), value, segments, elements, plan)
+                log = (thread.id, ns, channel)
+                await self._append(conn, cache, thread.epoch, log, value, segments, elements, plan)
             elif data is None or len(data) > INLINE_MAX:
                 known.stored[channel] = str(version)
                 plan.blobs.append(
@@ -780,6 +848,7 @@ class SQLSaver(BaseCheckpointSaver):
         self,
         conn: AsyncConnection,
         cache: _ThreadCache | None,
+        epoch: int,
         log: LogKey,
         value: list[Any],
         segments: Segments,
@@ -796,19 +865,19 @@ class SQLSaver(BaseCheckpointSaver):
                 same += 1
         encoded: dict[int, str] = {}
         if same < common:  # no identity (fresh objects): compare with the stored text
-            shared = _truncate(segments, common)
-            logs = await _fetch_chunks(conn, {log: shared})
-            stored = [e for part in _parts(logs[log], shared) for e in part.split(SEP)]
+            shared = truncate(segments, common)
+            logs = await self._fetch_chunks(conn, {log: shared}, {log[0]: epoch})
+            stored = [e for part in parts(logs[log], shared) for e in part.split(SEP)]
             while same < common:
                 encoded[same] = dump(value[same])
                 if encoded[same] != stored[same]:
                     break
                 same += 1
-        kept = _truncate(segments, same)
+        kept = truncate(segments, same)
         tail = range(same, len(value))
         if tail:
             end = await self._log_end(conn, cache, log, plan)
-            kept = _extend(kept, end, len(tail))
+            kept = extend(kept, end, len(tail))
             if len(kept) > MAX_SEGMENTS:  # too fragmented to read fast: write it out whole
                 tail, kept = range(len(value)), [[end, end + len(value)]]
             data = SEP.join(encoded.get(i) or dump(value[i]) for i in tail)
@@ -879,7 +948,8 @@ class SQLSaver(BaseCheckpointSaver):
 
     # The cache.
 
-    def _remember_put(self, thread_id: str, key: int, put_count: int, ns: str, plan: _Plan) -> None:
+    def _remember_put(self, thread_id: str, thread: Row[Any], ns: str, plan: _Plan) -> None:
+        key, put_count = thread.id, thread.put_count
         cache = self._current_cache(thread_id, key, put_count) or _ThreadCache(
             key, put_count, {}, {}
         )
@@ -887,6 +957,9 @@ class SQLSaver(BaseCheckpointSaver):
         cache.known[ns] = plan.known
         cache.log_ends.update(plan.log_ends)
         self._store_cache(thread_id, cache)
+        for item in plan.items:
+            row = {item["seq"]: (item["count"], item["data"])}
+            self._items.add(key, thread.epoch, ns, item["channel"], row)
 
     def _remember_read(self, row: Row[Any], loaded: CheckpointTuple) -> None:
         """Keep what a read returned, so the put of its child (the next step of the run
@@ -938,11 +1011,44 @@ class SQLSaver(BaseCheckpointSaver):
         return self._dialect != "sqlite" and isinstance(exc, OperationalError | InterfaceError)
 
 
-def _rows() -> Select[Any]:
-    """Checkpoint rows with their thread id: bookkeeping only, never big values."""
-    return select(thread_table.c.thread_id, thread_table.c.put_count, checkpoint_table).join(
-        thread_table, thread_table.c.id == checkpoint_table.c.thread
+def _rows(thread_id: ColumnElement[str] | None) -> Select[Any]:
+    """Checkpoint rows with their thread's id, put_count and epoch: bookkeeping, never big
+    values.
+
+    For one thread, its key is looked up first, so PostgreSQL walks the primary key and
+    stops at the newest row; through a join it would sort all of the thread's rows.
+    """
+    t, c, w = thread_table.c, checkpoint_table.c, write_table.c
+    # Most checkpoints have no pending writes: this saves their query (a round trip).
+    has_writes = (
+        exists()
+        .where(
+            w.thread == c.thread,
+            w.checkpoint_ns == c.checkpoint_ns,
+            w.checkpoint_id == c.checkpoint_id,
+        )
+        .label("has_writes")
     )
+    if thread_id is None:
+        return select(t.thread_id, t.put_count, t.epoch, has_writes, checkpoint_table).join(
+            thread_table, t.id == c.thread
+        )
+    key = select(t.id).where(t.thread_id == thread_id).scalar_subquery()
+    return select(
+        thread_id.label("thread_id"),
+        select(t.put_count).where(t.id == c.thread).scalar_subquery().label("put_count"),
+        select(t.epoch).where(t.id == c.thread).scalar_subquery().label("epoch"),
+        has_writes,
+        checkpoint_table,
+    ).where(c.thread == key)
+
+
+# The head reads, built once: building a statement costs more than running this one.
+_ONE_THREAD = _rows(bindparam("thread_id", type_=Text())).where(
+    checkpoint_table.c.checkpoint_ns == bindparam("checkpoint_ns")
+)
+_LATEST = _ONE_THREAD.order_by(checkpoint_table.c.checkpoint_id.desc()).limit(1)
+_BY_ID = _ONE_THREAD.where(checkpoint_table.c.checkpoint_id == bindparam("checkpoint_id"))
 
 
 def _on_conflict_replace(insert: Any, table: Any) -> Any:
@@ -951,49 +1057,6 @@ def _on_conflict_replace(insert: Any, table: Any) -> Any:
         index_elements=key,
         set_={c.name: insert.excluded[c.name] for c in table.c if c.name not in key},
     )
-
-
-async def _fetch_chunks(
-    conn: AsyncConnection, spans: dict[LogKey, Segments]
-) -> dict[LogKey, Chunks]:
-    """The item rows of each log that start within its `spans` (ranges always start where
-    a row starts: appends start new rows, and versions only ever cut ranges short)."""
-    logs: dict[LogKey, Chunks] = {}
-    c = item_table.c
-    for (thread, ns, channel), ranges in spans.items():
-        if ranges:
-            result = await conn.execute(
-                select(c.seq, c.count, c.data)
-                .where(
-                    c.thread == thread,
-                    c.checkpoint_ns == ns,
-                    c.channel == channel,
-                    _in_ranges(c.seq, _merge(ranges)),
-                )
-                .order_by(c.seq)
-            )
-            logs[(thread, ns, channel)] = {seq: (count, data) for seq, count, data in result}
-    return logs
-
-
-def _parts(chunks: Chunks, segments: Segments) -> list[str]:
-    """The elements of a list version, as runs of elements joined by SEP."""
-    parts = []
-    for a, b in segments:
-        while a < b:
-            count, data = chunks[a]
-            parts.append(data if a + count <= b else SEP.join(data.split(SEP)[: b - a]))
-            a += count
-    return parts
-
-
-def _rows_of(table: Any, source: int, target: int, shift: int = 0) -> Select[Any]:
-    """The rows of thread `source` as rows of thread `target`, positions moved by `shift`."""
-    columns = [
-        literal(target, c.type) if c.name == "thread" else c + shift if c.name == "seq" else c
-        for c in table.c
-    ]
-    return select(*columns).where(table.c.thread == source)
 
 
 async def _purge(conn: AsyncConnection, key: int) -> None:
@@ -1020,7 +1083,7 @@ def _prune_plan(
             parents[(ns, r.checkpoint_id)] = r.parent_checkpoint_id
             if (
                 r.checkpoint_id < cutoff
-                and children[r.checkpoint_id] < 2  # not a branch point
+                and children[r.checkpoint_id] == 1  # neither a branch point nor a tip
                 and (ns, r.checkpoint_id) not in interrupted
             ):
                 doomed.add((ns, r.checkpoint_id))
@@ -1034,16 +1097,43 @@ def _prune_plan(
     return doomed, relinked
 
 
-async def _collect_garbage(conn: AsyncConnection, key: int, kept: Sequence[Row[Any]]) -> None:
-    """Delete the blobs and items that no remaining checkpoint of the thread refers to."""
+async def _change(conn: AsyncConnection, thread_id: str) -> int | None:
+    """Lock a live thread's row for a change other than a put that makes every cache of
+    the thread stale; returns its key, None if there is no such thread or it was deleted."""
+    return await conn.scalar(
+        update(thread_table)
+        .where(thread_table.c.thread_id == thread_id, thread_table.c.deleted_at.is_(None))
+        .values(**_CHANGED)
+        .returning(thread_table.c.id)
+    )
+
+
+async def _delete_checkpoints(
+    conn: AsyncConnection, key: int, doomed: set[tuple[str, str]]
+) -> None:
+    """Delete checkpoints (checkpoint_ns, checkpoint_id) of a thread with their pending
+    writes, then the blobs and items that no remaining checkpoint refers to."""
+    if not doomed:
+        return
+    for chunk in _chunks(sorted(doomed)):
+        for table in (checkpoint_table, write_table):
+            await conn.execute(
+                delete(table).where(
+                    table.c.thread == key,
+                    tuple_(table.c.checkpoint_ns, table.c.checkpoint_id).in_(chunk),
+                )
+            )
+    c = checkpoint_table.c
     used_blobs: set[tuple[Any, ...]] = set()
     used_spans: dict[tuple[str, str], Segments] = {}
-    for row in kept:
-        for channel, ref in (row.stored_values or {}).items():
+    for ns, stored in await conn.execute(
+        select(c.checkpoint_ns, c.stored_values).where(c.thread == key)
+    ):
+        for channel, ref in (stored or {}).items():
             if isinstance(ref, str):
-                used_blobs.add((row.checkpoint_ns, channel, ref))
+                used_blobs.add((ns, channel, ref))
             else:
-                used_spans.setdefault((row.checkpoint_ns, channel), []).extend(ref)
+                used_spans.setdefault((ns, channel), []).extend(ref)
     blob_key = (blob_table.c.checkpoint_ns, blob_table.c.channel, blob_table.c.version)
     existing = await conn.execute(select(*blob_key).where(blob_table.c.thread == key))
     for chunk in _chunks([tuple(r) for r in existing if tuple(r) not in used_blobs]):
@@ -1063,44 +1153,8 @@ async def _collect_garbage(conn: AsyncConnection, key: int, kept: Sequence[Row[A
         )
         spans = used_spans.get((ns, channel))
         if spans:
-            unused = and_(unused, ~_in_ranges(item_table.c.seq, _merge(spans)))
+            unused = and_(unused, ~_in_ranges(item_table.c.seq, merge(spans)))
         await conn.execute(delete(item_table).where(unused))
-
-
-# Segment arithmetic: segments are [start, end) ranges into an item log, in list order.
-
-
-def _truncate(segments: Segments, length: int) -> Segments:
-    """The segments of the first `length` elements."""
-    kept: Segments = []
-    for a, b in segments:
-        if length <= 0:
-            break
-        kept.append([a, min(b, a + length)])
-        length -= b - a
-    return kept
-
-
-def _extend(segments: Segments, start: int, count: int) -> Segments:
-    """Append `count` log entries from `start`, merging with a range that ends there."""
-    if segments and segments[-1][1] == start:
-        return [*segments[:-1], [segments[-1][0], start + count]]
-    return [*segments, [start, start + count]]
-
-
-def _shift(segments: Segments, offset: int) -> Segments:
-    return [[a + offset, b + offset] for a, b in segments]
-
-
-def _merge(spans: Segments) -> Segments:
-    """Overlapping or touching ranges merged, so a log is read with few conditions."""
-    merged: Segments = []
-    for a, b in sorted(spans):
-        if merged and a <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], b)
-        else:
-            merged.append([a, b])
-    return merged
 
 
 def _in_ranges(column: Any, ranges: Segments) -> ColumnElement[bool]:
@@ -1111,11 +1165,8 @@ def _chunks(rows: Sequence[T]) -> Iterable[Sequence[T]]:
     return (rows[i : i + _CHUNK] for i in range(0, len(rows), _CHUNK))
 
 
-# A serialized list is its elements' encodings joined by commas, and a dict with str keys
-# its keys and value encodings; so stored parts are reassembled without re-encoding.
-
-
 def _join_object(values: dict[str, str]) -> str | None:
+    """The JSON object of serialized values (what serializing the dict would give)."""
     if not values:
         return None
     return "{" + ",".join(f"{json.dumps(c)}:{v}" for c, v in values.items()) + "}"

@@ -1,0 +1,233 @@
+"""Storage benchmark: the same long chat through our SQL saver and LangGraph's Postgres saver.
+
+    .venv/bin/python bench/storage.py                  # starts a throwaway PostgreSQL
+    .venv/bin/python bench/storage.py --url postgresql://user@host/db --turns 200,1000
+
+Each saver gets a fresh database on the same server and the same chat texts, in two ways:
+
+- "saver": the chat driven straight through the saver (tests/checkpoint/chat.py), one
+  checkpoint per turn with two messages more each time, for each of --turns;
+- "graph": a one-node chat graph (START -> chat -> END on MessagesState) run turn by turn,
+  ours on our engine and LangGraph's on langgraph: what a server stores, with the input
+  and step checkpoints and the pending writes of every turn (--graph-turns).
+
+Printed per chat: bytes on disk (every table with its indexes, TOAST and maps), the growth
+over the empty schema per turn and per byte of message text, the bytes of stored values,
+the mean time of a turn, and the median time to read the thread's head.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import statistics
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+# Run as a script from anywhere: the chat and the PostgreSQL helpers live in tests/.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import langchain_core.messages  # noqa: E402
+import langgraph.graph  # noqa: E402
+import psycopg  # noqa: E402
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver  # noqa: E402
+
+import engine  # noqa: E402
+import engine.graph.messages  # noqa: E402
+from engine.checkpoint.sql.migrations import migrate  # noqa: E402
+from engine.checkpoint.sql.saver import SQLSaver  # noqa: E402
+from tests.checkpoint.chat import run_chat, turn_texts  # noqa: E402
+from tests.pg import create_database, throwaway_cluster  # noqa: E402
+
+HEAD_READS = 50
+DISK_QUERY = (
+    "SELECT coalesce(sum(pg_total_relation_size(oid)), 0) FROM pg_class"
+    " WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace"
+)
+
+
+@dataclass(frozen=True)
+class Library:
+    """One side of the comparison: its graph API, its messages and its saver."""
+
+    name: str
+    graph: ModuleType
+    messages: ModuleType
+    open_saver: Callable[[str], contextlib.AbstractAsyncContextManager[Any]]
+    value_bytes: str  # SQL: the bytes of stored channel values
+
+
+@contextlib.asynccontextmanager
+async def our_saver(url: str) -> AsyncIterator[SQLSaver]:
+    await migrate(url)
+    saver = SQLSaver.from_url(url)
+    try:
+        yield saver
+    finally:
+        await saver.aclose()
+
+
+@contextlib.asynccontextmanager
+async def langgraph_saver(url: str) -> AsyncIterator[AsyncPostgresSaver]:
+    async with AsyncPostgresSaver.from_conn_string(url) as saver:
+        await saver.setup()
+        yield saver
+
+
+OURS = Library(
+    "threadline",
+    engine,
+    engine.graph.messages,
+    our_saver,
+    "SELECT (SELECT coalesce(sum(octet_length(data)), 0) FROM checkpoint_items)"
+    " + (SELECT coalesce(sum(octet_length(data)), 0) FROM checkpoint_blobs)"
+    " + (SELECT coalesce(sum(octet_length(inline_values)), 0) FROM checkpoints)",
+)
+LANGGRAPH = Library(
+    "langgraph",
+    langgraph.graph,
+    langchain_core.messages,
+    langgraph_saver,
+    "SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs",
+)
+
+
+@dataclass
+class Chat:
+    config: dict[str, Any]
+    raw_bytes: int
+    turn_seconds: list[float]
+
+
+async def saver_chat(saver: Any, library: Library, turns: int) -> Chat:
+    chat = await run_chat(saver, "bench", turns)
+    return Chat(chat.config, chat.raw_bytes, chat.turn_seconds)
+
+
+async def graph_chat(saver: Any, library: Library, turns: int) -> Chat:
+    """Run the chat on the library's graph (our engine and langgraph share the API)."""
+    g, answers = library.graph, []
+
+    def chat(state: dict[str, Any]) -> dict[str, Any]:
+        return {"messages": [library.messages.AIMessage(content=answers.pop())]}
+
+    graph = (
+        g.StateGraph(g.MessagesState)
+        .add_node("chat", chat)
+        .add_edge(g.START, "chat")
+        .add_edge("chat", g.END)
+        .compile(checkpointer=saver)
+    )
+    config = {"configurable": {"thread_id": "bench", "checkpoint_ns": ""}}
+    raw, seconds = 0, []
+    for human, ai in turn_texts(turns):
+        answers.append(ai)
+        started = time.perf_counter()
+        await graph.ainvoke({"messages": [{"role": "user", "content": human}]}, config)
+        seconds.append(time.perf_counter() - started)
+        raw += len(human.encode()) + len(ai.encode())
+    return Chat(config, raw, seconds)
+
+
+Driver = Callable[[Any, Library, int], Awaitable[Chat]]
+
+
+@dataclass
+class Result:
+    raw_bytes: int
+    empty_bytes: int
+    disk_bytes: int
+    value_bytes: int
+    turn_ms: float
+    head_ms: float
+
+    @property
+    def growth(self) -> int:
+        return self.disk_bytes - self.empty_bytes
+
+
+def scalar(url: str, query: str) -> int:
+    with psycopg.connect(url) as conn:
+        row = conn.execute(query).fetchone()
+    return int(row[0]) if row else 0
+
+
+async def measure(url: str, library: Library, drive: Driver, turns: int) -> Result:
+    async with library.open_saver(url) as saver:
+        empty = scalar(url, DISK_QUERY)
+        chat = await drive(saver, library, turns)
+        timings = []
+        for _ in range(HEAD_READS):
+            started = time.perf_counter()
+            await saver.aget_tuple(chat.config)
+            timings.append(time.perf_counter() - started)
+    return Result(
+        raw_bytes=chat.raw_bytes,
+        empty_bytes=empty,
+        disk_bytes=scalar(url, DISK_QUERY),
+        value_bytes=scalar(url, library.value_bytes),
+        turn_ms=statistics.mean(chat.turn_seconds) * 1000,
+        head_ms=statistics.median(timings) * 1000,
+    )
+
+
+def report(title: str, turns: int, us: Result, them: Result) -> None:
+    def row(label: str, mine: float, theirs: float, fmt: str) -> None:
+        ratio = f"{theirs / mine:,.1f}x" if mine else "-"
+        print(f"  {label:<24}{format(mine, fmt):>14}{format(theirs, fmt):>14}{ratio:>12}")
+
+    print(f"\n{title}, {us.raw_bytes:,} bytes of message text")
+    print(f"  {'':<24}{OURS.name:>14}{LANGGRAPH.name:>14}{'lg / ours':>12}")
+    row("bytes on disk", us.disk_bytes, them.disk_bytes, ",")
+    row("  growth over empty", us.growth, them.growth, ",")
+    row("  growth / text bytes", us.growth / us.raw_bytes, them.growth / them.raw_bytes, ".2f")
+    row("bytes per turn", us.growth / turns, them.growth / turns, ",.0f")
+    row("stored value bytes", us.value_bytes, them.value_bytes, ",")
+    row("mean turn (ms)", us.turn_ms, them.turn_ms, ".2f")
+    row("head read (ms, median)", us.head_ms, them.head_ms, ".2f")
+
+
+@contextlib.contextmanager
+def server(url: str | None) -> Iterator[str]:
+    if url:
+        yield url
+        return
+    with throwaway_cluster() as cluster:
+        yield cluster.url()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", help="a PostgreSQL server to create the databases on")
+    parser.add_argument("--turns", default="200,1000", help="saver chat lengths")
+    parser.add_argument("--graph-turns", default="200", help="graph chat lengths")
+    args = parser.parse_args()
+    scenarios: list[tuple[str, Driver, str]] = [
+        ("saver", saver_chat, args.turns),
+        ("graph", graph_chat, args.graph_turns),
+    ]
+    with server(args.url) as url:
+        for name, drive, lengths in scenarios:
+            for turns in (int(t) for t in lengths.split(",") if t):
+                us, them = (
+                    asyncio.run(
+                        measure(
+                            create_database(url, f"bench_{name}_{turns}_{lib.name}"),
+                            lib,
+                            drive,
+                            turns,
+                        )
+                    )
+                    for lib in (OURS, LANGGRAPH)
+                )
+                report(f"{turns}-turn chat driven by the {name}", turns, us, them)
+
+
+if __name__ == "__main__":
+    main()

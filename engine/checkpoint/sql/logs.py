@@ -1,0 +1,125 @@
+"""Item logs: how a version of a list channel is a few ranges into an append-only log.
+
+Each put appends one row with the elements it added, so a growing chat stores every
+message once; a version of the list is a short list of [start, end) ranges of positions
+("segments"), and reading one joins the rows' text into a JSON array without re-encoding.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+Segments = list[list[int]]  # [[start, end), ...] into one channel's item log, in list order
+Chunks = dict[int, tuple[int, str]]  # a log's rows: seq -> (count, elements joined by SEP)
+
+# Joins the elements of an item row. Compact JSON escapes newlines, so this cannot occur
+# inside an element, and with the comma it is valid JSON between two array elements.
+SEP = ",\n"
+MAX_SEGMENTS = 16  # ranges a version may have before it is written out as one range
+
+
+def truncate(segments: Segments, length: int) -> Segments:
+    """The segments of the first `length` elements."""
+    kept: Segments = []
+    for a, b in segments:
+        if length <= 0:
+            break
+        kept.append([a, min(b, a + length)])
+        length -= b - a
+    return kept
+
+
+def extend(segments: Segments, start: int, count: int) -> Segments:
+    """Append `count` log entries from `start`, merging with a range that ends there."""
+    if segments and segments[-1][1] == start:
+        return [*segments[:-1], [segments[-1][0], start + count]]
+    return [*segments, [start, start + count]]
+
+
+def merge(spans: Segments) -> Segments:
+    """Overlapping or touching ranges merged, so a log is read with few conditions."""
+    merged: Segments = []
+    for a, b in sorted(spans):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return merged
+
+
+def missing(cached: Chunks, ranges: Segments) -> Segments:
+    """The parts of `ranges` whose rows are not in `cached` (each starts at a row)."""
+    gaps: Segments = []
+    for a, b in ranges:
+        while a < b:
+            if a in cached:
+                a += cached[a][0]
+            else:
+                gap_end = min((seq for seq in cached if a < seq < b), default=b)
+                gaps.append([a, gap_end])
+                a = gap_end
+    return gaps
+
+
+def parts(chunks: Chunks, segments: Segments) -> list[str]:
+    """The elements of a list version, as runs of elements joined by SEP. Raises KeyError
+    if a row is missing. (Ranges always start where a row starts: appends start new rows,
+    and versions only ever cut ranges short.)"""
+    found = []
+    for a, b in segments:
+        while a < b:
+            count, data = chunks[a]
+            found.append(data if a + count <= b else SEP.join(data.split(SEP)[: b - a]))
+            a += count
+    return found
+
+
+def array(runs: list[str]) -> str:
+    """The JSON array of `runs` (each one or more elements). The brackets go onto the first
+    and last run, so a long list is copied once instead of three times."""
+    if not runs:
+        return "[]"
+    runs[0] = "[" + runs[0]
+    runs[-1] += "]"
+    return ",".join(runs)
+
+
+@dataclass(slots=True)
+class _Logs:
+    chunks: dict[tuple[str, str], Chunks] = field(default_factory=dict)
+    size: int = 0
+
+
+class ItemCache:
+    """The text of item rows this process read or wrote, by thread and epoch.
+
+    A thread's item rows never change within an epoch (logs only grow; whatever deletes
+    rows starts a new epoch), so a read of the head fetches only the rows it has not seen,
+    typically those of the last turn. The text is still parsed on every read, so callers
+    never share objects. Bounded in characters; the least recently used threads go first.
+    """
+
+    def __init__(self, budget: int) -> None:
+        self._budget = budget
+        self._size = 0
+        self._threads: OrderedDict[tuple[int, int], _Logs] = OrderedDict()
+
+    def get(self, thread: int, epoch: int, ns: str, channel: str) -> Chunks:
+        logs = self._threads.get((thread, epoch))
+        if logs is None:
+            return {}
+        self._threads.move_to_end((thread, epoch))
+        return logs.chunks.get((ns, channel), {})
+
+    def add(self, thread: int, epoch: int, ns: str, channel: str, rows: Chunks) -> None:
+        logs = self._threads.setdefault((thread, epoch), _Logs())
+        self._threads.move_to_end((thread, epoch))
+        log = logs.chunks.setdefault((ns, channel), {})
+        added = sum(len(data) for seq, (_, data) in rows.items() if seq not in log)
+        log.update(rows)
+        logs.size += added
+        self._size += added
+        while self._size > self._budget and self._threads:
+            _, evicted = self._threads.popitem(last=False)
+            self._size -= evicted.size

@@ -1,0 +1,90 @@
+"""Builds checkpoint histories the way the loop writes them, for saver tests.
+
+Each put names its parent; versions of changed channels count up from the parent's
+highest version (as the loop does), so two branches of a fork reuse the same version
+numbers for different values, which is exactly what a saver must survive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from engine.checkpoint.base import BaseCheckpointSaver, Checkpoint, Config, checkpoint_config
+from engine.checkpoint.ids import new_checkpoint_id
+
+State = tuple[dict[str, Any], dict[str, Any]]  # (channel_versions, channel_values)
+
+
+def message_list(count: int, start: int = 0) -> list[dict[str, Any]]:
+    """Chat messages (dicts) numbered from `start`, each long enough for the item log."""
+    return [
+        {"type": "human" if i % 2 == 0 else "ai", "content": f"message {i} " * 20, "id": f"m{i}"}
+        for i in range(start, start + count)
+    ]
+
+
+@dataclass
+class History:
+    saver: BaseCheckpointSaver
+    thread_id: str
+    ns: str = ""
+    states: dict[str, State] = field(default_factory=dict)
+    head: str | None = None
+
+    async def put(
+        self,
+        changes: dict[str, Any],
+        *,
+        parent: str | None = "head",
+        emptied: tuple[str, ...] = (),
+        source: str = "loop",
+        step: int = 0,
+        **metadata: Any,
+    ) -> str:
+        """Save a child of `parent` (the last put by default) with `changes` applied."""
+        parent_id = self.head if parent == "head" else parent
+        versions, values = self.states[parent_id] if parent_id else ({}, {})
+        versions, values = dict(versions), dict(values)
+        top = max(versions.values(), default=None)
+        new_versions = {c: self.saver.get_next_version(top, c) for c in [*changes, *emptied]}
+        versions.update(new_versions)
+        values.update(changes)
+        for channel in emptied:
+            values.pop(channel, None)
+        checkpoint: Checkpoint = {
+            "v": 4,
+            "id": new_checkpoint_id(),
+            "ts": datetime.now(UTC).isoformat(),
+            "channel_values": values,
+            "channel_versions": versions,
+            "versions_seen": {"node": {c: versions[c] for c in sorted(new_versions)}},
+            "updated_channels": sorted(new_versions),
+        }
+        config: Config = (
+            checkpoint_config(self.thread_id, self.ns, parent_id)
+            if parent_id
+            else {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}}
+        )
+        full_metadata = {"source": source, "step": step, "parents": {}, **metadata}
+        saved = await self.saver.aput(config, checkpoint, full_metadata, new_versions)
+        assert saved == checkpoint_config(self.thread_id, self.ns, checkpoint["id"])
+        self.states[checkpoint["id"]] = (versions, values)
+        self.head = checkpoint["id"]
+        return checkpoint["id"]
+
+    def config(self, checkpoint_id: str | None = None) -> Config:
+        if checkpoint_id is None:
+            return {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}}
+        return checkpoint_config(self.thread_id, self.ns, checkpoint_id)
+
+    def values(self, checkpoint_id: str) -> dict[str, Any]:
+        return self.states[checkpoint_id][1]
+
+    async def assert_readable(self, checkpoint_id: str) -> None:
+        """The saver returns the checkpoint with the values it was saved with."""
+        loaded = await self.saver.aget_tuple(self.config(checkpoint_id))
+        assert loaded is not None, checkpoint_id
+        assert loaded.checkpoint["channel_values"] == self.values(checkpoint_id)
+        assert loaded.checkpoint["channel_versions"] == self.states[checkpoint_id][0]
