@@ -1,0 +1,1 @@
+"""Chat model providers: `scripted` (offline, the default) and OpenAI-compatible endpoints."""

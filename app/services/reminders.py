@@ -1,0 +1,67 @@
+"""The reminder agent's side effects, in the `reminders` table.
+
+`add` is idempotent on the tool call id: the row is inserted only if no reminder has
+that id yet, so a tool call re-run after a crash, a resume or a fork never acts twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.dialects import postgresql, sqlite
+
+from app.agents.reminder_store import Reminder
+from app.db.database import Database
+from app.db.models import Reminder as ReminderRow
+from app.services.common import new_id, now
+
+
+def as_dict(row: ReminderRow) -> Reminder:
+    return {
+        "id": row.reminder_id,
+        "owner": row.owner,
+        "thread_id": row.thread_id,
+        "text": row.text,
+        "due": row.due,
+        "tool_call_id": row.tool_call_id,
+        "created_at": row.created_at.isoformat(),
+    }
+
+
+class SQLReminderStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._insert: Any = postgresql.insert if db.dialect == "postgresql" else sqlite.insert
+
+    async def add(
+        self, *, owner: str, thread_id: str, text: str, due: str | None, tool_call_id: str
+    ) -> Reminder:
+        async with self.db.write() as session:
+            await session.execute(
+                self._insert(ReminderRow)
+                .values(
+                    reminder_id=new_id(),
+                    owner=owner,
+                    thread_id=thread_id,
+                    text=text,
+                    due=due,
+                    tool_call_id=tool_call_id,
+                    created_at=now(),
+                )
+                .on_conflict_do_nothing(index_elements=["tool_call_id"])
+            )
+            row = await session.scalar(
+                select(ReminderRow).where(ReminderRow.tool_call_id == tool_call_id)
+            )
+        assert row is not None
+        return as_dict(row)
+
+    async def list(self, *, owner: str) -> list[Reminder]:
+        async with self.db.read() as session:
+            rows = await session.scalars(
+                select(ReminderRow)
+                .where(ReminderRow.owner == owner)
+                .order_by(ReminderRow.created_at, ReminderRow.reminder_id)
+            )
+            return [as_dict(row) for row in rows]

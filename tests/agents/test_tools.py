@@ -1,0 +1,133 @@
+"""The tools and the built-in forecast service, over real HTTP."""
+
+import json
+import re
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI, Response
+
+from app.agents.reminder_store import InMemoryReminderStore
+from app.agents.tools import TOOLS, ToolContext, ToolError, get_forecast, run_tool, tool_schemas
+from tests.agents.helpers import Serve
+
+CTX = ToolContext(owner="alice", thread_id="t1", tool_call_id="call-1")
+WHO = {"owner": "alice", "thread_id": "t1"}
+
+
+async def test_demo_forecast_is_deterministic(forecast_url: str) -> None:
+    async with httpx.AsyncClient() as client:
+        paris = await client.get(forecast_url, params={"city": "Paris", "day": "tomorrow"})
+        again = await client.get(forecast_url, params={"city": " paris ", "day": "Tomorrow"})
+        today = await client.get(forecast_url, params={"city": "Paris"})
+
+    body = paris.json()
+    assert paris.status_code == 200
+    assert set(body) == {"city", "day", "summary", "high_c", "low_c", "precipitation_chance"}
+    assert body["high_c"] > body["low_c"]
+    assert 0 <= body["precipitation_chance"] <= 1
+    assert {k: v for k, v in again.json().items() if k not in ("city", "day")} == {
+        k: v for k, v in body.items() if k not in ("city", "day")
+    }
+    assert today.json()["day"] == "today"
+
+
+@pytest.mark.parametrize("params", [{}, {"city": ""}, {"city": "   "}, {"day": "today"}])
+async def test_demo_forecast_needs_a_city(forecast_url: str, params: dict[str, str]) -> None:
+    async with httpx.AsyncClient() as client:
+        response = await client.get(forecast_url, params=params)
+    assert response.status_code == 422
+
+
+async def test_get_forecast_reads_the_service(forecast_url: str) -> None:
+    async with httpx.AsyncClient() as client:
+        expected = (await client.get(forecast_url, params={"city": "Lima"})).json()
+    assert await get_forecast(CTX, city="Lima") == expected
+
+
+def flaky_service(statuses: list[int], seen: list[int]) -> FastAPI:
+    """Answers each status in turn (then 200 with a forecast), counting requests."""
+    app = FastAPI()
+
+    @app.get("/forecast")
+    async def forecast(city: str) -> Response:
+        seen.append(len(seen))
+        status = statuses[len(seen) - 1] if len(seen) <= len(statuses) else 200
+        body = {"city": city} if status == 200 else {"detail": "try later"}
+        return Response(json.dumps(body), status_code=status, media_type="application/json")
+
+    return app
+
+
+@pytest.mark.parametrize(
+    ("statuses", "requests", "outcome"),
+    [
+        ([503, 502], 3, {"city": "Oslo"}),
+        ([500, 500, 500], 3, "the forecast service answered HTTP 500; tried 3 times"),
+        ([404], 1, "rejected the request (HTTP 404)"),
+    ],
+)
+async def test_get_forecast_retries_only_transient_errors(
+    serve: Serve,
+    monkeypatch: pytest.MonkeyPatch,
+    statuses: list[int],
+    requests: int,
+    outcome: Any,
+) -> None:
+    seen: list[int] = []
+    monkeypatch.setenv(
+        "THREADLINE_FORECAST_URL", await serve(flaky_service(statuses, seen)) + "/forecast"
+    )
+
+    if isinstance(outcome, dict):
+        assert await get_forecast(CTX, city="Oslo") == outcome
+    else:
+        with pytest.raises(ToolError, match=re.escape(outcome)):
+            await get_forecast(CTX, city="Oslo")
+    assert len(seen) == requests
+
+
+async def test_get_forecast_times_out(forecast_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THREADLINE_FORECAST_DELAY_S", "0.5")
+    monkeypatch.setenv("THREADLINE_FORECAST_TIMEOUT_S", "0.1")
+    with pytest.raises(ToolError, match="did not answer within 0.1s"):
+        await get_forecast(CTX, city="Oslo")
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        ({"name": "send_email", "args": {}}, "Error: there is no tool named 'send_email'"),
+        ({"name": "get_forecast", "args": {}}, "Error: get_forecast is missing city"),
+        ({"name": "get_forecast", "args": {"city": "X", "when": 1}}, "does not take when"),
+        ({"name": "add_reminder", "args": {"text": 3}}, "text must be a string"),
+        ({"name": "add_reminder", "args": {"text": "  "}}, "a reminder needs some text"),
+        ({"name": "add_reminder", "args": ["x"]}, "takes an object of arguments"),
+    ],
+)
+async def test_bad_calls_become_error_messages(call: dict[str, Any], error: str) -> None:
+    message = await run_tool({**call, "id": "call-1"}, **WHO)
+    assert message.status == "error"
+    assert message.tool_call_id == "call-1"
+    assert error in message.text
+
+
+async def test_add_reminder_is_idempotent_on_the_call_id(store: InMemoryReminderStore) -> None:
+    call = {"name": "add_reminder", "args": {"text": " call mom ", "due": ""}, "id": "call-1"}
+    first = await run_tool(call, **WHO)
+    second = await run_tool(call, **WHO)
+    other = await run_tool({**call, "id": "call-2"}, **WHO)
+
+    assert first.text == second.text
+    assert json.loads(first.text)["text"] == "call mom"
+    assert json.loads(first.text)["due"] is None
+    assert json.loads(other.text)["id"] != json.loads(first.text)["id"]
+    assert len(await store.list(owner="alice")) == 2
+    assert await store.list(owner="bob") == []
+
+
+def test_schemas_describe_every_tool() -> None:
+    schemas = tool_schemas()
+    assert [s["function"]["name"] for s in schemas] == list(TOOLS)
+    assert all(s["type"] == "function" and s["function"]["parameters"] for s in schemas)
