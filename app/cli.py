@@ -2,12 +2,14 @@
 
 import argparse
 import asyncio
+import logging
 import os
 from collections.abc import Sequence
 
 import uvicorn
 
 from app.config import Settings, get_settings
+from app.worker import run_worker
 from engine.checkpoint.sql.migrations import migrate
 
 
@@ -23,6 +25,7 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
         action="store_true",
         help="serve the API only; runs are executed by `threadline worker` processes",
     )
+    commands.add_parser("worker", help="execute runs only (no HTTP); scale out with many")
     commands.add_parser("migrate", help="upgrade the database schema to the latest version")
     return parser
 
@@ -34,6 +37,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "migrate":
         asyncio.run(migrate(settings.database_url))
         print(f"database at {settings.database_url} is up to date")
+    elif args.command == "worker":
+        logging.basicConfig(level=logging.INFO)
+        asyncio.run(run_worker(settings))
     elif args.command == "serve":
         if args.no_worker:
             # The app factory reads settings from the environment in the server process.

@@ -24,6 +24,12 @@ class Settings:
     workers: int = 32
     # Whether this process executes runs (`serve --no-worker` turns it off).
     run_workers: bool = True
+    # A run whose worker stops renewing its lease for this long goes to another worker.
+    lease_s: float = 20.0
+    # How often a worker renews its leases and looks for cancel requests.
+    heartbeat_s: float = 0.5
+    # On SIGTERM, how long runs in flight may take to finish before they are re-queued.
+    shutdown_grace_s: float = 10.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> "Settings":
@@ -45,6 +51,11 @@ class Settings:
             graphs=environ.get("THREADLINE_GRAPHS", defaults.graphs),
             workers=int(environ.get("THREADLINE_WORKERS", defaults.workers)),
             run_workers=environ.get("THREADLINE_RUN_WORKERS", "1") not in ("0", "false"),
+            lease_s=float(environ.get("THREADLINE_LEASE_S", defaults.lease_s)),
+            heartbeat_s=float(environ.get("THREADLINE_HEARTBEAT_S", defaults.heartbeat_s)),
+            shutdown_grace_s=float(
+                environ.get("THREADLINE_SHUTDOWN_GRACE_S", defaults.shutdown_grace_s)
+            ),
         )
 
 

@@ -1,18 +1,19 @@
-"""Everything a request handler reaches: built once at startup, closed at shutdown."""
+"""Everything a request handler or a worker reaches: built once per process."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from app.agents.reminder_store import set_store
 from app.config import Settings
 from app.db.database import Database
-from app.graphs import GraphRegistry
+from app.graphs import GraphRegistry, parse_spec
+from app.runs.broker import StreamBroker
+from app.runs.notify import Notifier, PostgresNotifier
+from app.runs.service import RunService
+from app.services.assistants import ensure_system_assistants
+from app.services.reminders import SQLReminderStore
 from engine.checkpoint.sql.saver import SQLSaver
-
-if TYPE_CHECKING:
-    from app.runs.broker import StreamBroker
-    from app.runs.service import RunService
 
 
 @dataclass
@@ -23,3 +24,36 @@ class AppContext:
     graphs: GraphRegistry
     broker: StreamBroker
     runs: RunService
+    reminders: SQLReminderStore
+
+    @classmethod
+    async def open(cls, settings: Settings) -> AppContext:
+        """Connect, check (or create) the schema, load the graphs."""
+        db = Database(settings.database_url)
+        try:
+            await db.prepare()
+            saver = SQLSaver(db.engine)
+            graphs = GraphRegistry.load(parse_spec(settings.graphs), saver)
+            await ensure_system_assistants(db, graphs)
+        except BaseException:
+            await db.close()
+            raise
+        notifier = PostgresNotifier(db.libpq_url()) if db.dialect == "postgresql" else Notifier()
+        await notifier.start()
+        holder: list[RunService] = []
+        broker = StreamBroker(db, notifier, lambda run_id: holder[0].is_final(run_id))
+        runs = RunService(db, graphs, saver, broker, settings)
+        holder.append(runs)
+        reminders = SQLReminderStore(db)
+        # The agent's tools write through the store installed here.
+        set_store(reminders)
+        return cls(settings, db, saver, graphs, broker, runs, reminders)
+
+    async def close(self) -> None:
+        """Stop workers (re-queueing what they could not finish), then disconnect."""
+        try:
+            await self.runs.stop()
+            await self.broker.flush()
+            await self.broker.notifier.close()
+        finally:
+            await self.db.close()

@@ -9,13 +9,15 @@ from __future__ import annotations
 import importlib
 import json
 import uuid
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 from engine import CompiledGraph, StateGraph
 from engine.checkpoint.base import BaseCheckpointSaver
 
 SYSTEM_NAMESPACE = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
-DEFAULT_GRAPHS = {"agent": "app.agents.echo:graph"}
+DEFAULT_GRAPHS = {"agent": "app.agents.reminders:graph"}
 
 
 class GraphConfigError(RuntimeError):
@@ -42,14 +44,24 @@ def parse_spec(raw: str | None) -> dict[str, str]:
     return spec
 
 
-def load_graph(path: str, saver: BaseCheckpointSaver) -> CompiledGraph:
+ResumeCheck = Callable[[Any, Any], None]
+
+
+def load_graph(path: str, saver: BaseCheckpointSaver) -> tuple[CompiledGraph, ResumeCheck | None]:
+    """The compiled graph, and the module's `check_resume(interrupt_value, resume)` if it
+    has one: a graph can refuse a malformed answer before the server starts a run."""
     module_name, _, attribute = path.partition(":")
     if not module_name or not attribute:
         raise GraphConfigError(f"{path!r} is not of the form 'package.module:attribute'.")
     try:
-        target = getattr(importlib.import_module(module_name), attribute)
+        module = importlib.import_module(module_name)
+        target = getattr(module, attribute)
     except (ImportError, AttributeError) as exc:
         raise GraphConfigError(f"Cannot load graph {path!r}: {exc}") from None
+    return _compiled(target, path, saver), getattr(module, "check_resume", None)
+
+
+def _compiled(target: Any, path: str, saver: BaseCheckpointSaver) -> CompiledGraph:
     if isinstance(target, StateGraph):
         return target.compile(checkpointer=saver)
     if isinstance(target, CompiledGraph):
@@ -65,10 +77,17 @@ def load_graph(path: str, saver: BaseCheckpointSaver) -> CompiledGraph:
 @dataclass
 class GraphRegistry:
     graphs: dict[str, CompiledGraph]
+    resume_checks: dict[str, ResumeCheck] = field(default_factory=dict)
 
     @classmethod
     def load(cls, spec: dict[str, str], saver: BaseCheckpointSaver) -> GraphRegistry:
-        return cls({graph_id: load_graph(path, saver) for graph_id, path in spec.items()})
+        registry = cls({})
+        for graph_id, path in spec.items():
+            graph, check = load_graph(path, saver)
+            registry.graphs[graph_id] = graph
+            if check is not None:
+                registry.resume_checks[graph_id] = check
+        return registry
 
     def get(self, graph_id: str) -> CompiledGraph | None:
         return self.graphs.get(graph_id)

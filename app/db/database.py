@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from engine.checkpoint.sql.migrations import check_schema, migrate
-from engine.checkpoint.sql.url import WRITE_OPTION, create_engine, normalize_url
+from engine.checkpoint.sql.url import WRITE_OPTION, create_engine, normalize_url, write_gate
 
 
 class SchemaOutdatedError(RuntimeError):
@@ -30,10 +30,14 @@ class Database:
     def dialect(self) -> str:
         return self.engine.dialect.name
 
+    def libpq_url(self) -> str:
+        """The URL without the SQLAlchemy driver, for a plain psycopg connection."""
+        return self.url.set(drivername="postgresql").render_as_string(hide_password=False)
+
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncSession]:
         """A transaction that commits when the block ends without an error."""
-        async with self._writer() as session, session.begin():
+        async with write_gate(self.engine), self._writer() as session, session.begin():
             yield session
 
     @asynccontextmanager

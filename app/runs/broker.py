@@ -15,13 +15,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import func, insert, select
 
 from app.db.database import Database
 from app.db.models import RunEvent
+from app.runs.notify import Notifier, run_key
 
 FLUSH_EVERY_S = 0.05
-POLL_EVERY_S = 0.1
+# Readers in other processes are woken by a notification; this is the safety net.
+POLL_EVERY_S = 1.0
 
 
 @dataclass(slots=True)
@@ -33,15 +35,22 @@ class Event:
 
 @dataclass
 class RunStream:
+    # Events from seq `base` on; earlier ones (a previous attempt's) are in the table.
+    base: int = 0
     events: list[Event] = field(default_factory=list)
     done: bool = False
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     unsaved: int = 0  # events[-unsaved:] are not in the table yet
 
+    @property
+    def end(self) -> int:
+        return self.base + len(self.events)
+
 
 class StreamBroker:
-    def __init__(self, db: Database, is_final: Callable[[str], Any]) -> None:
+    def __init__(self, db: Database, notifier: Notifier, is_final: Callable[[str], Any]) -> None:
         self.db = db
+        self.notifier = notifier
         self.streams: dict[str, RunStream] = {}
         # Coroutine function: run_id -> True when the run reached a final status.
         self._is_final = is_final
@@ -51,10 +60,21 @@ class StreamBroker:
         """Called when a run is created here, so clients can follow it before it starts."""
         self.streams.setdefault(run_id, RunStream())
 
+    async def attach(self, run_id: str) -> None:
+        """Before a run executes here: continue numbering after what an earlier attempt
+        (maybe in another process) recorded."""
+        async with self.db.read() as session:
+            last = await session.scalar(
+                select(func.max(RunEvent.seq)).where(RunEvent.run_id == run_id)
+            )
+        stream = self.streams.setdefault(run_id, RunStream())
+        if last is not None and not stream.events:
+            stream.base = last + 1
+
     def publish(self, run_id: str, event: str, data: Any) -> None:
         stream = self.streams.setdefault(run_id, RunStream())
         encoded = json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str)
-        stream.events.append(Event(len(stream.events), event, encoded))
+        stream.events.append(Event(stream.end, event, encoded))
         stream.unsaved += 1
         stream.changed.set()
         stream.changed = asyncio.Event()
@@ -67,6 +87,7 @@ class StreamBroker:
 
     async def flush(self, run_id: str | None = None) -> None:
         rows = []
+        flushed: list[str] = []
         now = datetime.now(UTC)
         targets = [run_id] if run_id is not None else list(self.streams)
         for rid in targets:
@@ -75,6 +96,7 @@ class StreamBroker:
                 continue
             pending = stream.events[len(stream.events) - stream.unsaved :]
             stream.unsaved = 0
+            flushed.append(rid)
             rows += [
                 {"run_id": rid, "seq": e.seq, "event": e.event, "data": e.data, "created_at": now}
                 for e in pending
@@ -82,6 +104,8 @@ class StreamBroker:
         if rows:
             async with self.db.write() as session:
                 await session.execute(insert(RunEvent), rows)
+                for rid in flushed:
+                    await self.notifier.announce(session, run_key(rid))
 
     async def close(self, run_id: str) -> None:
         """The run reached a final status: record the rest and release live readers."""
@@ -104,26 +128,25 @@ class StreamBroker:
         next_seq = after + 1
         while True:
             stream = self.streams.get(run_id)
-            if stream is not None:
-                while next_seq < len(stream.events):
-                    yield stream.events[next_seq]
+            if stream is not None and next_seq >= stream.base:
+                while next_seq < stream.end:
+                    yield stream.events[next_seq - stream.base]
                     next_seq += 1
                 if stream.done:
                     return
-                waiter = stream.changed
-                await waiter.wait()
+                await stream.changed.wait()
                 continue
             stored = await self._stored(run_id, next_seq)
             for event in stored:
                 yield event
                 next_seq = event.seq + 1
-            if run_id in self.streams:
+            if stream is not None or run_id in self.streams:
                 continue
             if await self._is_final(run_id):
                 for event in await self._stored(run_id, next_seq):
                     yield event
                 return
-            await asyncio.sleep(POLL_EVERY_S)
+            await self.notifier.wait(run_key(run_id), POLL_EVERY_S)
 
     async def wait_done(self, run_id: str) -> None:
         """Return once the run has ended (or is gone), without reading its events."""
@@ -136,7 +159,7 @@ class StreamBroker:
                 continue
             if await self._is_final(run_id):
                 return
-            await asyncio.sleep(POLL_EVERY_S)
+            await self.notifier.wait(run_key(run_id), POLL_EVERY_S)
 
     async def _stored(self, run_id: str, from_seq: int) -> list[Event]:
         async with self.db.read() as session:

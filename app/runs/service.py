@@ -24,6 +24,7 @@ from app.graphs import GraphRegistry
 from app.jsonable import jsonable
 from app.runs.broker import POLL_EVERY_S, Event, StreamBroker
 from app.runs.events import EventMapper, engine_modes
+from app.runs.notify import QUEUE, run_key
 from app.runs.worker import WorkerPool
 from app.schemas.runs import RunCreate
 from app.services import assistants
@@ -50,9 +51,20 @@ class RunService:
         self.saver = saver
         self.broker = broker
         self.settings = settings
-        self.pool = WorkerPool(db, self._execute, settings.workers)
-        # Cancel actions asked of runs executing here: interrupt, rollback or requeue.
+        self.pool = WorkerPool(
+            db,
+            self._execute,
+            self._stop_local,
+            concurrency=settings.workers,
+            lease_s=settings.lease_s,
+            heartbeat_s=settings.heartbeat_s,
+        )
+        broker.notifier.on_queue = self.pool.wake
+        # Why a run executing here must stop: interrupt, rollback (asked through the
+        # API), requeue (shutdown) or abandon (its lease went to another worker).
         self.cancel_actions: dict[str, str] = {}
+        # Runs recording their outcome: too late to stop them.
+        self.finishing: set[str] = set()
 
     # Creating.
 
@@ -79,7 +91,9 @@ class RunService:
         if checkpoint_id:
             await self._require_checkpoint(key, checkpoint_id)
         if body.command is not None and body.command.resume is not None:
-            await self._require_interrupt(graph, key, checkpoint_id, body.command.resume)
+            await self._require_interrupt(
+                assistant.graph_id, graph, key, checkpoint_id, body.command.resume
+            )
         run = self._new_run(key, assistant, body, modes, checkpoint_id, stateless)
         cancel: list[str] = []
         async with self.db.write() as session:
@@ -107,10 +121,12 @@ class RunService:
             thread.status = "busy"
             thread.updated_at = now()
             session.add(run)
+            await self.broker.notifier.announce(session, QUEUE)
         self.broker.open(run.run_id)
         for other in cancel:
             await self.cancel(key, other, body.multitask_strategy)
-        self.pool.wake()
+        # Wakes this process's workers and readers now; others get the notification.
+        self.broker.notifier.fire(QUEUE)
         return run
 
     def _new_run(
@@ -167,9 +183,16 @@ class RunService:
             raise NotFound(f"Checkpoint '{checkpoint_id}' not found in thread '{thread_id}'.")
 
     async def _require_interrupt(
-        self, graph: CompiledGraph, thread_id: str, checkpoint_id: str | None, resume: Any
+        self,
+        graph_id: str,
+        graph: CompiledGraph,
+        thread_id: str,
+        checkpoint_id: str | None,
+        resume: Any,
     ) -> None:
-        """A resume must answer a question that is waiting (at the named version)."""
+        """A resume must answer a question that is waiting (at the named version), in a
+        form the graph can read: a refused answer must not reach the graph, where it
+        would be saved as the answer and fail every later resume at that version."""
         conf: dict[str, Any] = {"thread_id": thread_id}
         if checkpoint_id:
             conf["checkpoint_id"] = checkpoint_id
@@ -179,14 +202,22 @@ class RunService:
                 f"Thread '{thread_id}' has no pending interrupt to resume"
                 + (f" at checkpoint '{checkpoint_id}'." if checkpoint_id else ".")
             )
-        pending = {i.id for i in state.interrupts}
-        if isinstance(resume, dict) and resume and set(resume) <= pending:
-            return
-        if len(pending) > 1:
+        pending = {i.id: i.value for i in state.interrupts}
+        if isinstance(resume, dict) and resume and set(resume) <= set(pending):
+            answers = resume
+        elif len(pending) > 1:
             raise Invalid(
                 "Several interrupts are pending: resume with a map of interrupt id to value; "
                 f"pending ids: {sorted(pending)}."
             )
+        else:
+            answers = {next(iter(pending)): resume}
+        check = self.graphs.resume_checks.get(graph_id)
+        for interrupt_id, answer in answers.items() if check else ():
+            try:
+                check(pending[interrupt_id], answer)  # type: ignore[misc]
+            except ValueError as exc:
+                raise Invalid(f"Cannot resume: {exc}") from None
 
     async def _active(self, session: AsyncSession, thread_id: str) -> list[Run]:
         rows = await session.scalars(
@@ -259,7 +290,7 @@ class RunService:
                     .limit(1)
                 )
             if run_id is None:
-                await asyncio.sleep(POLL_EVERY_S)
+                await self.broker.notifier.wait(QUEUE, POLL_EVERY_S)
                 continue
             followed.add(run_id)
             async for event in self.broker.follow(run_id):
@@ -298,9 +329,15 @@ class RunService:
         if pending_done:
             await self.broker.close(run.run_id)
             return None if action == "rollback" else run
-        self.cancel_actions[run.run_id] = action
-        self.pool.cancel_local(run.run_id)
+        self._stop_local(run.run_id, action)
         return run
+
+    def _stop_local(self, run_id: str, action: str) -> None:
+        """Stop a run if it executes in this process (else its worker's heartbeat will)."""
+        if run_id in self.finishing or run_id not in self.pool.running:
+            return
+        self.cancel_actions.setdefault(run_id, action)
+        self.pool.cancel_local(run_id)
 
     async def cancel_many(
         self,
@@ -349,12 +386,20 @@ class RunService:
         modes = kwargs.get("stream_mode") or ["values"]
         subgraphs = bool(kwargs.get("stream_subgraphs"))
         mapper = EventMapper(modes, subgraphs)
+        await self.broker.attach(run.run_id)
         self.broker.publish(run.run_id, "metadata", {"run_id": run.run_id, "attempt": run.attempt})
         status, error = "success", None
+        config = self._config(run, assistant)
+        graph_input = self._input(kwargs)
+        if run.attempt > 1 and await self._has_started(run):
+            # A retry after a crash or a re-queue continues from the run's last
+            # checkpoint: finished tasks are not re-run, the input not applied twice.
+            graph_input = None
+            config["configurable"].pop("checkpoint_id", None)
         try:
             async for ns, mode, payload in graph.astream(
-                self._input(kwargs),
-                self._config(run, assistant),
+                graph_input,
+                config,
                 stream_mode=engine_modes(modes),
                 subgraphs=True,
                 durability=kwargs.get("durability"),
@@ -365,9 +410,12 @@ class RunService:
                     self.broker.publish(run.run_id, event, data)
         except asyncio.CancelledError:
             action = self.cancel_actions.pop(run.run_id, "interrupt")
+            if action == "abandon":
+                self.broker.discard(run.run_id)
+                return
             if action == "requeue":
                 await self._requeue(run)
-                raise
+                return
             if action == "rollback":
                 await self._rollback(run, graph)
                 return
@@ -380,6 +428,12 @@ class RunService:
                 run.run_id, "error", {"error": type(exc).__name__, "message": str(exc)}
             )
         await self._finish(run, graph, status, error)
+
+    async def _has_started(self, run: Run) -> bool:
+        config = {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}}
+        async for _ in self.saver.alist(config, filter={"run_id": run.run_id}, limit=1):
+            return True
+        return False
 
     def _input(self, kwargs: dict[str, Any]) -> Any:
         command = kwargs.get("command")
@@ -423,6 +477,15 @@ class RunService:
     async def _finish(
         self, run: Run, graph: CompiledGraph | None, status: str, error: BaseException | None
     ) -> None:
+        self.finishing.add(run.run_id)
+        try:
+            await self._record(run, graph, status, error)
+        finally:
+            self.finishing.discard(run.run_id)
+
+    async def _record(
+        self, run: Run, graph: CompiledGraph | None, status: str, error: BaseException | None
+    ) -> None:
         values: Any = None
         interrupts: dict[str, Any] = {}
         pending = False
@@ -448,6 +511,7 @@ class RunService:
             if thread is not None:
                 await session.flush()
                 await settle(session, thread, resting, values=values, interrupts=interrupts)
+            await self.broker.notifier.announce(session, run_key(run.run_id))
         await self.broker.close(run.run_id)
         if run.kwargs.get("on_completion") == "delete":
             # The run row stays, so whoever waits on the run still reads its result.
@@ -479,6 +543,7 @@ class RunService:
             if current is not None and current.status == "running":
                 current.status = "pending"
                 current.worker_id = None
+                current.lease_expires_at = None
                 current.updated_at = now()
         self.broker.discard(run.run_id)
 
@@ -498,6 +563,4 @@ class RunService:
         self.pool.start()
 
     async def stop(self) -> None:
-        for run_id in list(self.pool.running):
-            self.cancel_actions[run_id] = "requeue"
-        await self.pool.stop()
+        await self.pool.stop(self.settings.shutdown_grace_s)

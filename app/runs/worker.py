@@ -1,9 +1,14 @@
-"""Workers: claim pending runs from the runs table and execute them.
+"""Workers: claim runs from the runs table and execute them, under a lease.
 
-A claim is one UPDATE of a pending run whose thread has no running run and no older
-pending run; a unique index on running runs per thread makes the database refuse a
-second one, whatever the number of workers. Each claimed run executes as its own task,
-so a cancel reaches exactly that run.
+A claim is one UPDATE of the oldest pending run whose thread has no running run and no
+older pending run (or of a running run whose lease expired: its worker died). A unique
+index on running runs per thread makes the database refuse a second running run on a
+thread, whatever the number of workers and processes.
+
+While runs execute, one heartbeat per process renews their leases in one statement and
+reads back cancel requests, so a cancel made through any API process reaches the run
+within a heartbeat. The heartbeat runs on the same event loop as the runs: a process
+whose loop is stuck stops renewing, and its runs go to another worker.
 """
 
 from __future__ import annotations
@@ -15,9 +20,10 @@ import os
 import socket
 import uuid
 from collections.abc import Callable, Coroutine
+from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, exists, select, update
+from sqlalchemy import and_, exists, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import aliased
 
@@ -26,79 +32,111 @@ from app.db.models import Run
 from app.services.common import now
 
 log = logging.getLogger(__name__)
-IDLE_POLL_S = 0.25
+IDLE_POLL_S = 1.0
 
 Execute = Callable[[Run], Coroutine[Any, Any, None]]
+# Called with (run_id, action) when the heartbeat learns that a run must stop:
+# a cancel action asked through the API, or "abandon" when the lease was lost.
+OnStop = Callable[[str, str], None]
 
 
 class WorkerPool:
-    def __init__(self, db: Database, execute: Execute, concurrency: int) -> None:
+    def __init__(
+        self,
+        db: Database,
+        execute: Execute,
+        on_stop: OnStop,
+        *,
+        concurrency: int,
+        lease_s: float,
+        heartbeat_s: float,
+    ) -> None:
         self.db = db
         self.execute = execute
+        self.on_stop = on_stop
         self.concurrency = concurrency
+        self.lease = timedelta(seconds=lease_s)
+        self.heartbeat_s = heartbeat_s
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.running: dict[str, asyncio.Task[None]] = {}
         self._wakeup = asyncio.Event()
         self._loops: list[asyncio.Task[None]] = []
+        self._claiming = True
 
     def start(self) -> None:
-        self._loops = [asyncio.create_task(self._loop()) for _ in range(self.concurrency)]
+        self._claiming = True
+        self._loops = [
+            asyncio.create_task(self._dispatch()),
+            asyncio.create_task(self._heartbeat()),
+        ]
 
-    async def stop(self) -> None:
-        """Stop claiming; runs still executing are cancelled (their owner re-queues them)."""
-        for task in [*self._loops, *self.running.values()]:
+    async def stop(self, grace_s: float) -> None:
+        """Stop claiming; give runs in flight `grace_s` to finish, then stop them (their
+        owner re-queues them, so another worker continues from their last checkpoint)."""
+        self._claiming = False
+        self.wake()
+        if self.running:
+            await asyncio.wait(list(self.running.values()), timeout=grace_s)
+        for run_id in list(self.running):
+            self.on_stop(run_id, "requeue")
+        await asyncio.gather(*self.running.values(), return_exceptions=True)
+        for task in self._loops:
             task.cancel()
-        await asyncio.gather(*self._loops, *self.running.values(), return_exceptions=True)
+        await asyncio.gather(*self._loops, return_exceptions=True)
         self._loops = []
 
     def wake(self) -> None:
         self._wakeup.set()
 
-    async def _loop(self) -> None:
-        while True:
-            try:
-                run = await self.claim()
-            except Exception:
-                log.exception("claiming a run failed")
-                run = None
-            if run is None:
-                self._wakeup.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wakeup.wait(), IDLE_POLL_S)
-                continue
-            task = asyncio.create_task(self.execute(run))
-            self.running[run.run_id] = task
-            try:
-                # wait() rather than await: a cancelled run must not cancel this loop.
-                await asyncio.wait({task})
-            finally:
-                self.running.pop(run.run_id, None)
+    async def _dispatch(self) -> None:
+        """One claimer per process: it takes runs while there is room, then sleeps until
+        a run is created or finishes here (or, as a safety net for runs created by other
+        processes and runs due later, until the idle poll)."""
+        while self._claiming:
+            # Cleared before claiming, so a wake-up during a claim is not lost.
+            self._wakeup.clear()
+            while self._claiming and len(self.running) < self.concurrency:
+                try:
+                    run = await self.claim()
+                except Exception:
+                    log.exception("claiming a run failed")
+                    run = None
+                if run is None:
+                    break
+                task = asyncio.create_task(self._run(run))
+                self.running[run.run_id] = task
+            await self.sleep()
+
+    async def sleep(self) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wakeup.wait(), IDLE_POLL_S)
+
+    async def _run(self, run: Run) -> None:
+        try:
+            await self.execute(run)
+        finally:
+            self.running.pop(run.run_id, None)
             self.wake()
 
     async def claim(self) -> Run | None:
-        """Take the oldest run that may start now, or None."""
+        """Take the oldest run that may start now (or whose worker died), or None."""
         older = aliased(Run)
         running = aliased(Run)
         stamp = now()
-        query = (
-            select(Run.run_id)
-            .where(
-                Run.status == "pending",
-                Run.not_before <= stamp,
-                ~exists().where(
-                    and_(running.thread_id == Run.thread_id, running.status == "running")
-                ),
-                ~exists().where(
-                    and_(
-                        older.thread_id == Run.thread_id,
-                        older.status == "pending",
-                        older.run_id < Run.run_id,
-                    )
-                ),
-            )
-            .order_by(Run.run_id)
-            .limit(1)
+        startable = and_(
+            Run.status == "pending",
+            Run.not_before <= stamp,
+            ~exists().where(and_(running.thread_id == Run.thread_id, running.status == "running")),
+            ~exists().where(
+                and_(
+                    older.thread_id == Run.thread_id,
+                    older.status == "pending",
+                    older.run_id < Run.run_id,
+                )
+            ),
         )
+        orphaned = and_(Run.status == "running", Run.lease_expires_at < stamp)
+        query = select(Run.run_id).where(or_(startable, orphaned)).order_by(Run.run_id).limit(1)
         if self.db.dialect == "postgresql":
             query = query.with_for_update(skip_locked=True, of=Run)
         try:
@@ -108,10 +146,14 @@ class WorkerPool:
                     return None
                 claimed = await session.execute(
                     update(Run)
-                    .where(Run.run_id == run_id, Run.status == "pending")
+                    .where(
+                        Run.run_id == run_id,
+                        or_(Run.status == "pending", Run.lease_expires_at < stamp),
+                    )
                     .values(
                         status="running",
                         worker_id=self.worker_id,
+                        lease_expires_at=stamp + self.lease,
                         attempt=Run.attempt + 1,
                         updated_at=stamp,
                     )
@@ -122,6 +164,40 @@ class WorkerPool:
         except IntegrityError:
             # Another worker started a run on this thread first.
             return None
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(self.heartbeat_s)
+            if not self.running:
+                continue
+            try:
+                await self.beat()
+            except Exception:
+                log.exception("renewing leases failed")
+
+    async def beat(self) -> None:
+        """Renew the leases of this process's runs; stop the ones cancelled or lost."""
+        ids = list(self.running)
+        stamp = now()
+        async with self.db.write() as session:
+            rows = await session.execute(
+                update(Run)
+                .where(
+                    Run.run_id.in_(ids),
+                    Run.worker_id == self.worker_id,
+                    Run.status == "running",
+                )
+                .values(lease_expires_at=stamp + self.lease)
+                .returning(Run.run_id, Run.cancel_action)
+            )
+            kept = dict(rows.all())
+        for run_id in ids:
+            if run_id not in self.running:
+                continue
+            if run_id not in kept:
+                self.on_stop(run_id, "abandon")
+            elif kept[run_id]:
+                self.on_stop(run_id, kept[run_id])
 
     def cancel_local(self, run_id: str) -> bool:
         task = self.running.get(run_id)

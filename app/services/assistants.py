@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
+from typing import TYPE_CHECKING, Any
+
+from pydantic import PydanticUserError, TypeAdapter
+from sqlalchemy import Select, func, select
+from sqlalchemy import delete as sql_delete
 
 from app.db.database import Database
-from app.db.models import Assistant
-from app.errors import NotFound
+from app.db.models import Assistant, Thread
+from app.errors import Conflict, NotFound
 from app.graphs import GraphRegistry, system_assistant_id
-from app.services.common import now
+from app.schemas.assistants import (
+    AssistantCreate,
+    AssistantFilter,
+    AssistantPatch,
+    AssistantSearch,
+    GraphDrawing,
+    GraphSchemas,
+)
+from app.services import threads
+from app.services.common import json_contains, new_id, now, ordered, parse_uuid, served_graph
+from engine.graph.schema import field_types
+
+if TYPE_CHECKING:
+    from app.context import AppContext
 
 
 async def ensure_system_assistants(db: Database, graphs: GraphRegistry) -> None:
@@ -50,3 +69,185 @@ async def resolve(db: Database, graphs: GraphRegistry, assistant_id: str) -> Ass
     if found is None:
         raise NotFound(f"Assistant '{assistant_id}' not found.")
     return found
+
+
+async def create(ctx: AppContext, body: AssistantCreate) -> Assistant:
+    """A new assistant on a served graph (409, or the existing one, if the id is taken)."""
+    served_graph(ctx.graphs, body.graph_id)
+    stamp = now()
+    assistant = Assistant(
+        assistant_id=parse_uuid(body.assistant_id, "assistant_id")
+        if body.assistant_id
+        else new_id(),
+        graph_id=body.graph_id,
+        name=body.name,
+        description=body.description,
+        config=body.config.model_dump(exclude_unset=True),
+        context=body.context,
+        metadata_=body.metadata,
+        version=1,
+        owner=None,
+        created_at=stamp,
+        updated_at=stamp,
+    )
+    async with ctx.db.write() as session:
+        existing = await session.get(Assistant, assistant.assistant_id)
+        if existing is not None:
+            if body.if_exists == "do_nothing":
+                return existing
+            raise Conflict(f"Assistant '{assistant.assistant_id}' already exists.")
+        session.add(assistant)
+    return assistant
+
+
+def _filtered(ctx: AppContext, query: Select[Any], where: AssistantFilter) -> Select[Any]:
+    """`query` restricted to the assistants the filter matches, in SQL."""
+    if where.metadata:
+        query = query.where(
+            json_contains(ctx.db.dialect, Assistant.metadata_, where.metadata, "metadata")
+        )
+    if where.graph_id:
+        query = query.where(Assistant.graph_id == where.graph_id)
+    if where.name:
+        query = query.where(Assistant.name.icontains(where.name, autoescape=True))
+    return query
+
+
+async def search(ctx: AppContext, body: AssistantSearch) -> tuple[list[Assistant], int]:
+    """One page of matching assistants, and how many match in all."""
+    query = ordered(
+        _filtered(ctx, select(Assistant), body),
+        body.sort_order,
+        getattr(Assistant, body.sort_by),
+        Assistant.assistant_id,
+    )
+    async with ctx.db.read() as session:
+        rows = list(await session.scalars(query.limit(body.limit).offset(body.offset)))
+    return rows, await count(ctx, body)
+
+
+async def count(ctx: AppContext, where: AssistantFilter) -> int:
+    """How many assistants match, counted in SQL."""
+    async with ctx.db.read() as session:
+        total = await session.scalar(
+            _filtered(ctx, select(func.count()).select_from(Assistant), where)
+        )
+    return int(total or 0)
+
+
+def _is_system(assistant: Assistant) -> bool:
+    """Whether clients reach this assistant by its graph id."""
+    return assistant.assistant_id == system_assistant_id(assistant.graph_id)
+
+
+async def update(ctx: AppContext, assistant_id: str, patch: AssistantPatch) -> Assistant:
+    """Change an assistant; each change is a new version."""
+    found = await resolve(ctx.db, ctx.graphs, assistant_id)
+    if patch.graph_id is not None and patch.graph_id != found.graph_id:
+        served_graph(ctx.graphs, patch.graph_id)
+        if _is_system(found):
+            raise Conflict(
+                f"Assistant '{found.assistant_id}' is the system assistant of graph "
+                f"'{found.graph_id}': it cannot move to another graph."
+            )
+    async with ctx.db.write() as session:
+        assistant = await session.get(Assistant, found.assistant_id)
+        if assistant is None:
+            raise NotFound(f"Assistant '{assistant_id}' not found.")
+        if patch.graph_id is not None:
+            assistant.graph_id = patch.graph_id
+        if patch.config is not None:
+            assistant.config = patch.config.model_dump(exclude_unset=True)
+        if patch.context is not None:
+            assistant.context = patch.context
+        if patch.metadata is not None:
+            assistant.metadata_ = {**(assistant.metadata_ or {}), **patch.metadata}
+        if patch.name is not None:
+            assistant.name = patch.name
+        if patch.description is not None:
+            assistant.description = patch.description
+        assistant.version += 1
+        assistant.updated_at = now()
+    return assistant
+
+
+async def delete(ctx: AppContext, assistant_id: str, *, delete_threads: bool) -> None:
+    """Delete an assistant (and, if asked, the threads it ran on). A graph's system
+    assistant stays: clients address the graph through it."""
+    found = await resolve(ctx.db, ctx.graphs, assistant_id)
+    if _is_system(found):
+        raise Conflict(
+            f"Assistant '{found.assistant_id}' is the system assistant of graph "
+            f"'{found.graph_id}' and exists as long as the graph is served."
+        )
+    if delete_threads:
+        where = json_contains(
+            ctx.db.dialect, Thread.metadata_, {"assistant_id": found.assistant_id}, "metadata"
+        )
+        async with ctx.db.read() as session:
+            thread_ids = list(await session.scalars(select(Thread.thread_id).where(where)))
+        for thread_id in thread_ids:
+            await threads.delete_thread(ctx, thread_id)
+    async with ctx.db.write() as session:
+        await session.execute(
+            sql_delete(Assistant).where(Assistant.assistant_id == found.assistant_id)
+        )
+
+
+def drawing(ctx: AppContext, assistant: Assistant) -> GraphDrawing:
+    """Nodes and edges of the assistant's graph, as LangGraph clients draw them."""
+    graph = served_graph(ctx.graphs, assistant.graph_id)
+    return GraphDrawing.model_validate(graph.get_graph().to_json())
+
+
+def schemas(ctx: AppContext, assistant: Assistant) -> GraphSchemas:
+    """JSON schemas of the graph's declared types; LangGraph's config schema has no
+    counterpart here (graphs declare a context schema instead), so it is null."""
+    builder = served_graph(ctx.graphs, assistant.graph_id).builder
+    return GraphSchemas(
+        graph_id=assistant.graph_id,
+        input_schema=json_schema(builder.input_schema),
+        output_schema=json_schema(builder.output_schema),
+        state_schema=json_schema(builder.state_schema),
+        config_schema=None,
+        context_schema=json_schema(builder.context_schema),
+    )
+
+
+def json_schema(schema: Any) -> dict[str, Any] | None:
+    """An object schema with a property per key of a state (or context) schema; a key
+    whose type has no JSON schema accepts anything. None when there are no keys."""
+    fields = field_types(schema)
+    if not fields:
+        return None
+    properties: dict[str, Any] = {}
+    defs: dict[str, Any] = {}
+    for key, annotation in fields.items():
+        try:
+            found = TypeAdapter(annotation).json_schema()
+        except (PydanticUserError, TypeError):
+            found = {}
+        defs.update(found.pop("$defs", {}))
+        properties[key] = found
+    out: dict[str, Any] = {
+        "title": getattr(schema, "__name__", "State"),
+        "type": "object",
+        "properties": properties,
+        "required": _required(schema),
+    }
+    if defs:
+        out["$defs"] = defs
+    return out
+
+
+def _required(schema: Any) -> list[str]:
+    """Keys a value of the schema must have."""
+    if hasattr(schema, "model_fields"):
+        return [name for name, f in schema.model_fields.items() if f.is_required()]
+    if dataclasses.is_dataclass(schema):
+        return [
+            f.name
+            for f in dataclasses.fields(schema)
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        ]
+    return sorted(getattr(schema, "__required_keys__", ()))

@@ -3,17 +3,22 @@ checkpoints, which live in the saver."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.database import Database
 from app.db.models import Run, Thread
 from app.errors import Conflict, NotFound
-from app.services.common import new_id, now, parse_uuid
+from app.jsonable import jsonable
+from app.schemas.common import OnConflict
+from app.schemas.threads import ThreadFilter, ThreadPrune, ThreadSearch, ThreadStatus
+from app.services.common import json_contains, new_id, now, ordered, parse_uuid, served_graph
+from engine import CompiledGraph, StateSnapshot
 
-ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
+if TYPE_CHECKING:
+    from app.context import AppContext
 
 
 async def get_thread(db: Database, thread_id: str) -> Thread:
@@ -43,7 +48,7 @@ async def create_thread(
     db: Database,
     thread_id: str | None = None,
     metadata: dict[str, Any] | None = None,
-    if_exists: Literal["raise", "do_nothing"] = "raise",
+    if_exists: OnConflict = "raise",
 ) -> Thread:
     thread = new_thread(thread_id, metadata)
     async with db.write() as session:
@@ -75,3 +80,107 @@ async def settle(
         setattr(thread, key, value)
     thread.status = "busy" if await active_runs(session, thread.thread_id) else status
     thread.updated_at = now()
+
+
+def head_of(state: StateSnapshot) -> tuple[ThreadStatus, dict[str, Any] | None, dict[str, Any]]:
+    """What the thread row keeps of its head: its resting status, values (None before the
+    first checkpoint) and open interrupts by task id."""
+    values = jsonable(state.values) if state.metadata is not None else None
+    interrupts = {t.id: jsonable(t.interrupts) for t in state.tasks if t.interrupts}
+    return ("interrupted" if state.next else "idle"), values, interrupts
+
+
+async def refresh(ctx: AppContext, thread_id: str, graph: CompiledGraph) -> None:
+    """Set the thread row from its head checkpoint, after the checkpoints changed
+    outside a run (a state update, a copy)."""
+    status, values, interrupts = head_of(
+        await graph.aget_state({"configurable": {"thread_id": thread_id}})
+    )
+    async with ctx.db.write() as session:
+        thread = await session.get(Thread, thread_id)
+        if thread is not None:
+            await settle(session, thread, status, values=values, interrupts=interrupts)
+
+
+def thread_graph(ctx: AppContext, thread: Thread) -> CompiledGraph | None:
+    """The graph that reads the thread's checkpoints: the one its runs ran (or its
+    creator named) in metadata `graph_id`; None while it has none."""
+    graph_id = (thread.metadata_ or {}).get("graph_id")
+    return served_graph(ctx.graphs, graph_id) if isinstance(graph_id, str) else None
+
+
+def _filtered(ctx: AppContext, query: Select[Any], where: ThreadFilter) -> Select[Any]:
+    """`query` restricted to the threads the filter matches, in SQL."""
+    dialect = ctx.db.dialect
+    if where.metadata:
+        query = query.where(json_contains(dialect, Thread.metadata_, where.metadata, "metadata"))
+    if where.values:
+        query = query.where(json_contains(dialect, Thread.values, where.values, "values"))
+    if where.status:
+        query = query.where(Thread.status == where.status)
+    if where.ids is not None:
+        query = query.where(Thread.thread_id.in_([parse_uuid(i, "ids") for i in where.ids]))
+    return query
+
+
+async def search(ctx: AppContext, body: ThreadSearch) -> tuple[list[Thread], int]:
+    """One page of matching threads, and how many match in all."""
+    column = getattr(Thread, "updated_at" if body.sort_by == "state_updated_at" else body.sort_by)
+    query = ordered(_filtered(ctx, select(Thread), body), body.sort_order, column, Thread.thread_id)
+    async with ctx.db.read() as session:
+        rows = list(await session.scalars(query.limit(body.limit).offset(body.offset)))
+    return rows, await count(ctx, body)
+
+
+async def count(ctx: AppContext, where: ThreadFilter) -> int:
+    """How many threads match, counted in SQL."""
+    async with ctx.db.read() as session:
+        total = await session.scalar(
+            _filtered(ctx, select(func.count()).select_from(Thread), where)
+        )
+    return int(total or 0)
+
+
+async def update(ctx: AppContext, thread_id: str, metadata: dict[str, Any]) -> Thread:
+    """Merge `metadata` into the thread's (keys given replace keys kept)."""
+    key = parse_uuid(thread_id, "thread_id")
+    async with ctx.db.write() as session:
+        thread = await session.get(Thread, key)
+        if thread is None:
+            raise NotFound(f"Thread '{thread_id}' not found.")
+        thread.metadata_ = {**(thread.metadata_ or {}), **metadata}
+        thread.updated_at = now()
+    return thread
+
+
+async def delete_thread(ctx: AppContext, thread_id: str) -> None:
+    """Stop the thread's runs, then remove it with its runs, events and checkpoints."""
+    thread = await get_thread(ctx.db, thread_id)
+    await ctx.runs.cancel_many(thread.thread_id, None, None, "interrupt")
+    await ctx.runs.delete_thread_data(thread.thread_id)
+
+
+async def copy(ctx: AppContext, thread_id: str) -> Thread:
+    """A new thread with the same metadata and a copy of every checkpoint (all branches)."""
+    source = await get_thread(ctx.db, thread_id)
+    graph = thread_graph(ctx, source)
+    target = await create_thread(ctx.db, metadata=source.metadata_)
+    await ctx.saver.acopy_thread(source.thread_id, target.thread_id)
+    if graph is not None:
+        await refresh(ctx, target.thread_id, graph)
+    return await get_thread(ctx.db, target.thread_id)
+
+
+async def prune(ctx: AppContext, body: ThreadPrune) -> int:
+    """Delete threads, or keep only their latest turn; unknown ids are skipped."""
+    keys = [parse_uuid(t, "thread_ids") for t in body.thread_ids]
+    async with ctx.db.read() as session:
+        found = list(
+            await session.scalars(select(Thread.thread_id).where(Thread.thread_id.in_(keys)))
+        )
+    if body.strategy == "delete":
+        for thread_id in found:
+            await delete_thread(ctx, thread_id)
+    elif found:
+        await ctx.saver.aprune(found, keep_last_turns=1)
+    return len(found)

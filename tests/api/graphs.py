@@ -94,3 +94,8 @@ GRAPHS = {
     "slow": "tests.api.graphs:slow",
     "looping": "tests.api.graphs:looping",
 }
+
+# A graph whose node is a graph: its state lives in a checkpoint namespace of its own.
+inner = StateGraph(AskState).add_node("ask", ask).add_edge(START, "ask").compile()
+nested = StateGraph(AskState).add_node("inner", inner).add_edge(START, "inner")
+GRAPHS["nested"] = "tests.api.graphs:nested"

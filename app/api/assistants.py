@@ -1,0 +1,80 @@
+"""Assistants: create, search, count, read, change and delete them; their graph's
+drawing and JSON schemas. `assistant_id` in a path may also be a graph id."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response
+from fastapi.responses import JSONResponse
+
+from app.api.deps import Ctx
+from app.schemas.assistants import (
+    Assistant,
+    AssistantCreate,
+    AssistantFilter,
+    AssistantPatch,
+    AssistantSearch,
+    GraphDrawing,
+    GraphSchemas,
+)
+from app.schemas.common import page
+from app.services import assistants
+
+router = APIRouter(tags=["Assistants"])
+
+
+@router.post("/assistants")
+async def create_assistant(body: AssistantCreate, ctx: Ctx) -> Assistant:
+    """Create an assistant on a graph served here (404 for another graph)."""
+    return Assistant.of(await assistants.create(ctx, body))
+
+
+@router.post("/assistants/search", response_model=list[Assistant])
+async def search_assistants(body: AssistantSearch, ctx: Ctx) -> JSONResponse:
+    """A page of assistants, newest first unless sorted otherwise; X-Pagination-Total
+    gives how many match, X-Pagination-Next the offset of the next page."""
+    rows, total = await assistants.search(ctx, body)
+    return page(
+        [Assistant.of(row) for row in rows], total=total, offset=body.offset, select=body.select
+    )
+
+
+@router.post("/assistants/count")
+async def count_assistants(body: AssistantFilter, ctx: Ctx) -> int:
+    """How many assistants match the filter."""
+    return await assistants.count(ctx, body)
+
+
+@router.get("/assistants/{assistant_id}")
+async def get_assistant(assistant_id: str, ctx: Ctx) -> Assistant:
+    """An assistant by id, or a graph's system assistant by the graph id."""
+    return Assistant.of(await assistants.resolve(ctx.db, ctx.graphs, assistant_id))
+
+
+@router.patch("/assistants/{assistant_id}")
+async def patch_assistant(assistant_id: str, body: AssistantPatch, ctx: Ctx) -> Assistant:
+    """Change an assistant: its version goes up by one."""
+    return Assistant.of(await assistants.update(ctx, assistant_id, body))
+
+
+@router.delete("/assistants/{assistant_id}", status_code=204)
+async def delete_assistant(assistant_id: str, ctx: Ctx, delete_threads: bool = False) -> Response:
+    """Delete an assistant, and with `delete_threads` the threads whose metadata names
+    it. A graph's system assistant cannot be deleted (409)."""
+    await assistants.delete(ctx, assistant_id, delete_threads=delete_threads)
+    return Response(status_code=204)
+
+
+@router.get("/assistants/{assistant_id}/graph")
+async def get_assistant_graph(
+    assistant_id: str, ctx: Ctx, xray: bool | int = False
+) -> GraphDrawing:
+    """The graph's nodes and edges; `xray` (subgraph depth) is accepted for LangGraph
+    clients and has no effect: subgraphs are drawn as one node."""
+    assistant = await assistants.resolve(ctx.db, ctx.graphs, assistant_id)
+    return assistants.drawing(ctx, assistant)
+
+
+@router.get("/assistants/{assistant_id}/schemas")
+async def get_assistant_schemas(assistant_id: str, ctx: Ctx) -> GraphSchemas:
+    """JSON schemas of the graph's input, output, state and context."""
+    return assistants.schemas(ctx, await assistants.resolve(ctx.db, ctx.graphs, assistant_id))

@@ -1,0 +1,102 @@
+"""A thread's state: read it (at the head or any version), update it, its history
+over every branch, and its conversation tree."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse
+
+from app.api.deps import Ctx
+from app.schemas.common import pick
+from app.schemas.runs import CheckpointRef
+from app.schemas.state import (
+    HistoryQuery,
+    StateQuery,
+    StateUpdate,
+    StateUpdated,
+    ThreadState,
+    ThreadTree,
+)
+from app.services import state
+
+router = APIRouter(tags=["Thread state"])
+
+
+def _shown(
+    found: ThreadState | list[ThreadState], select: list[str] | None
+) -> ThreadState | list[ThreadState] | JSONResponse:
+    """The states with only the `select`ed fields, when the client chose some."""
+    if not select:
+        return found
+    if isinstance(found, list):
+        return JSONResponse([pick(item.model_dump(mode="json"), select) for item in found])
+    return JSONResponse(pick(found.model_dump(mode="json"), select))
+
+
+@router.get("/threads/{thread_id}/state", response_model=ThreadState)
+async def get_state(
+    thread_id: str,
+    ctx: Ctx,
+    subgraphs: bool = False,
+    select: Annotated[list[str] | None, Query()] = None,
+) -> ThreadState | list[ThreadState] | JSONResponse:
+    """The thread's current state (its head)."""
+    return _shown(await state.get_state(ctx, thread_id, None, subgraphs=subgraphs), select)
+
+
+@router.post("/threads/{thread_id}/state")
+async def update_state(thread_id: str, body: StateUpdate, ctx: Ctx) -> StateUpdated:
+    """Write values as a node would; on an older version this forks the thread. 409 while
+    a run is pending or running on it."""
+    return StateUpdated(checkpoint=await state.update_state(ctx, thread_id, body))
+
+
+@router.post("/threads/{thread_id}/state/checkpoint", response_model=ThreadState)
+async def get_state_at(
+    thread_id: str, body: StateQuery, ctx: Ctx
+) -> ThreadState | list[ThreadState] | JSONResponse:
+    """The state at the version (or in the subgraph namespace) the body names."""
+    found = await state.get_state(ctx, thread_id, body.checkpoint, subgraphs=body.subgraphs)
+    return _shown(found, body.select)
+
+
+@router.get("/threads/{thread_id}/state/{checkpoint_id}", response_model=ThreadState)
+async def get_state_by_id(
+    thread_id: str,
+    checkpoint_id: str,
+    ctx: Ctx,
+    subgraphs: bool = False,
+    select: Annotated[list[str] | None, Query()] = None,
+) -> ThreadState | list[ThreadState] | JSONResponse:
+    """The state at one version of the thread."""
+    ref = CheckpointRef(checkpoint_id=checkpoint_id)
+    return _shown(await state.get_state(ctx, thread_id, ref, subgraphs=subgraphs), select)
+
+
+@router.post("/threads/{thread_id}/history", response_model=list[ThreadState])
+async def post_history(
+    thread_id: str, body: HistoryQuery, ctx: Ctx
+) -> ThreadState | list[ThreadState] | JSONResponse:
+    """Versions of every branch, newest first, each with its parent."""
+    return _shown(await state.history(ctx, thread_id, body), body.select)
+
+
+@router.get("/threads/{thread_id}/history", response_model=list[ThreadState])
+async def get_history(
+    thread_id: str,
+    ctx: Ctx,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 10,
+    before: str | None = None,
+) -> list[ThreadState]:
+    """Versions of every branch, newest first; `before` is a checkpoint id."""
+    return await state.history(ctx, thread_id, HistoryQuery(limit=limit, before=before))
+
+
+@router.get("/threads/{thread_id}/tree")
+async def get_tree(thread_id: str, ctx: Ctx) -> ThreadTree:
+    """The conversation as a tree of turns: each turn's checkpoint range, user message,
+    reply, parent, and place among its siblings; and which turn is the head. Edits,
+    regenerations and state updates on older versions show as sibling turns."""
+    return await state.tree(ctx, thread_id)

@@ -1,0 +1,63 @@
+"""The store: put, get, delete and search JSON documents by namespace and key; list
+namespaces."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
+
+from app.api.deps import Ctx
+from app.schemas.store import (
+    Item,
+    ItemKey,
+    ItemPut,
+    ItemSearch,
+    Namespaces,
+    NamespaceSearch,
+    SearchItem,
+    SearchItems,
+)
+from app.services import store
+
+router = APIRouter(tags=["Store"])
+
+
+@router.put("/store/items", status_code=204)
+async def put_item(body: ItemPut, ctx: Ctx) -> Response:
+    """Create or replace an item."""
+    await store.put(ctx, body)
+    return Response(status_code=204)
+
+
+@router.get("/store/items")
+async def get_item(
+    ctx: Ctx,
+    namespace: Annotated[
+        list[str], Query(description="Dotted (`users.u1`) or one label per repeated key.")
+    ],
+    key: str,
+) -> Item:
+    """One item; the SDK names the namespace dotted, other clients may repeat the key."""
+    labels = namespace[0].split(".") if len(namespace) == 1 else namespace
+    return Item.of(await store.get(ctx, labels, key), labels)
+
+
+@router.delete("/store/items", status_code=204)
+async def delete_item(body: ItemKey, ctx: Ctx) -> Response:
+    """Delete an item (204 whether or not it existed)."""
+    await store.delete_item(ctx, body.namespace, body.key)
+    return Response(status_code=204)
+
+
+@router.post("/store/items/search")
+async def search_items(body: ItemSearch, ctx: Ctx) -> SearchItems:
+    """Items under a namespace prefix whose value contains `filter`, last updated first."""
+    found = await store.search(ctx, body)
+    return SearchItems(items=[SearchItem.of(row, store.labels(row)) for row in found])
+
+
+@router.post("/store/namespaces")
+async def list_namespaces(body: NamespaceSearch, ctx: Ctx) -> Namespaces:
+    """Distinct namespaces matching `prefix` and `suffix`, cut to `max_depth`, sorted."""
+    return Namespaces(namespaces=await store.namespaces(ctx, body))

@@ -1,0 +1,91 @@
+"""Threads: create, search, count, read, change, delete, copy and prune them."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Response
+from fastapi.responses import JSONResponse
+
+from app.api.deps import Ctx
+from app.schemas.common import page
+from app.schemas.threads import (
+    Pruned,
+    Thread,
+    ThreadCreate,
+    ThreadFilter,
+    ThreadPatch,
+    ThreadPrune,
+    ThreadSearch,
+)
+from app.services import threads
+
+router = APIRouter(tags=["Threads"])
+
+
+@router.post("/threads")
+async def create_thread(body: ThreadCreate, ctx: Ctx) -> Thread:
+    """Create a thread (409, or the existing one with `if_exists=do_nothing`, if the id
+    is taken). Metadata `graph_id` lets its state be updated before any run."""
+    return Thread.of(
+        await threads.create_thread(ctx.db, body.thread_id, body.metadata, body.if_exists)
+    )
+
+
+@router.post("/threads/search", response_model=list[Thread])
+async def search_threads(body: ThreadSearch, ctx: Ctx) -> JSONResponse:
+    """A page of threads, newest first unless sorted otherwise; X-Pagination-Total gives
+    how many match, X-Pagination-Next the offset of the next page."""
+    rows, total = await threads.search(ctx, body)
+    found = [Thread.of(row) for row in rows]
+    select = body.select
+    if body.extract:
+        found = [thread.with_extracted(body.extract) for thread in found]
+        select = select and [*select, "extracted"]
+    return page(found, total=total, offset=body.offset, select=select)
+
+
+@router.post("/threads/count")
+async def count_threads(body: ThreadFilter, ctx: Ctx) -> int:
+    """How many threads match the filter."""
+    return await threads.count(ctx, body)
+
+
+@router.post("/threads/prune")
+async def prune_threads(body: ThreadPrune, ctx: Ctx) -> Pruned:
+    """Delete threads, or keep only their latest turn; unknown ids are skipped."""
+    return Pruned(pruned_count=await threads.prune(ctx, body))
+
+
+@router.get("/threads/{thread_id}")
+async def get_thread(thread_id: str, ctx: Ctx) -> Thread:
+    """A thread with its status, current values and open interrupts."""
+    return Thread.of(await threads.get_thread(ctx.db, thread_id))
+
+
+@router.patch(
+    "/threads/{thread_id}",
+    response_model=Thread,
+    responses={204: {"description": "With `Prefer: return=minimal`."}},
+)
+async def patch_thread(
+    thread_id: str, body: ThreadPatch, ctx: Ctx, prefer: Annotated[str | None, Header()] = None
+) -> Thread | Response:
+    """Merge metadata into the thread's."""
+    thread = await threads.update(ctx, thread_id, body.metadata)
+    if prefer == "return=minimal":
+        return Response(status_code=204)
+    return Thread.of(thread)
+
+
+@router.delete("/threads/{thread_id}", status_code=204)
+async def delete_thread(thread_id: str, ctx: Ctx) -> Response:
+    """Cancel the thread's runs and delete it with its runs and checkpoints."""
+    await threads.delete_thread(ctx, thread_id)
+    return Response(status_code=204)
+
+
+@router.post("/threads/{thread_id}/copy")
+async def copy_thread(thread_id: str, ctx: Ctx) -> Thread:
+    """A new thread with the same metadata and every checkpoint of this one."""
+    return Thread.of(await threads.copy(ctx, thread_id))

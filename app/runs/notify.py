@@ -1,0 +1,102 @@
+"""Wake-ups across processes: PostgreSQL LISTEN/NOTIFY, or nothing on SQLite.
+
+Processes share no memory: a worker records a run's events in `run_events`, and an API
+process serving that run's stream must learn that there is more to read. With
+PostgreSQL the writer sends a notification in the same transaction (delivered at
+commit, so the rows are visible when it arrives); readers wait for it, with a timeout
+as a safety net. SQLite serves one process, whose readers are woken in memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+
+import psycopg
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+log = logging.getLogger(__name__)
+CHANNEL = "threadline"
+QUEUE = "queue"  # a run became pending
+RECONNECT_S = 1.0
+
+
+def run_key(run_id: str) -> str:
+    return f"run:{run_id}"
+
+
+class Notifier:
+    """The in-process base: `announce` is a no-op and waits end at their timeout."""
+
+    def __init__(self) -> None:
+        self._events: dict[str, asyncio.Event] = {}
+        # Called when a run became pending somewhere: this process's workers may claim it.
+        self.on_queue: Callable[[], None] | None = None
+
+    async def start(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+    async def announce(self, session: AsyncSession, key: str) -> None:
+        """Tell other processes about `key` once `session` commits."""
+        return None
+
+    async def wait(self, key: str, timeout: float) -> None:
+        event = self._events.setdefault(key, asyncio.Event())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(event.wait(), timeout)
+
+    def fire(self, key: str) -> None:
+        if key == QUEUE and self.on_queue is not None:
+            self.on_queue()
+        event = self._events.pop(key, None)
+        if event is not None:
+            event.set()
+
+
+class PostgresNotifier(Notifier):
+    def __init__(self, conninfo: str) -> None:
+        super().__init__()
+        self.conninfo = conninfo
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._listen())
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def announce(self, session: AsyncSession, key: str) -> None:
+        await session.execute(
+            text("SELECT pg_notify(:channel, :key)"), {"channel": CHANNEL, "key": key}
+        )
+
+    async def _listen(self) -> None:
+        """Keep one listening connection; after a drop (a database restart), reconnect and
+        wake every waiter, since notifications sent meanwhile are lost."""
+        while True:
+            try:
+                conn = await psycopg.AsyncConnection.connect(self.conninfo, autocommit=True)
+                async with conn:
+                    await conn.execute(f"LISTEN {CHANNEL}")
+                    self._fire_all()
+                    async for note in conn.notifies():
+                        self.fire(note.payload)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("listening for notifications failed (%s); reconnecting", exc)
+                self._fire_all()
+                await asyncio.sleep(RECONNECT_S)
+
+    def _fire_all(self) -> None:
+        for key in list(self._events):
+            self.fire(key)

@@ -1,0 +1,134 @@
+"""Wire models of assistants: a graph with its configuration, as clients create, search,
+change and read them, and the drawings and JSON schemas of their graphs."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from app.db.models import Assistant as AssistantRow
+from app.schemas.common import OnConflict, SortOrder, Timestamp
+
+AssistantSortBy = Literal["assistant_id", "graph_id", "name", "created_at", "updated_at"]
+AssistantField = Literal[
+    "assistant_id",
+    "graph_id",
+    "name",
+    "description",
+    "config",
+    "context",
+    "created_at",
+    "updated_at",
+    "metadata",
+    "version",
+]
+
+
+class RunnableConfig(BaseModel):
+    """The config runs of the assistant start with; the keys the server reads are checked
+    here so that a bad value fails when it is saved, not in every later run."""
+
+    model_config = ConfigDict(extra="allow")
+
+    tags: list[str] | None = None
+    recursion_limit: int | None = Field(default=None, ge=1)
+    configurable: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class AssistantCreate(BaseModel):
+    graph_id: str = Field(description="A graph served here.")
+    assistant_id: str | None = Field(default=None, description="A UUID; one is made if unset.")
+    config: RunnableConfig = Field(default_factory=RunnableConfig)
+    context: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    if_exists: OnConflict = "raise"
+    name: str = "Untitled"
+    description: str | None = None
+
+
+class AssistantPatch(BaseModel):
+    """Fields to change; `metadata` is merged into the old, the others replace it."""
+
+    graph_id: str | None = None
+    config: RunnableConfig | None = None
+    context: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    name: str | None = None
+    description: str | None = None
+
+
+class AssistantFilter(BaseModel):
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="Assistants whose metadata contains this object."
+    )
+    graph_id: str | None = None
+    name: str | None = Field(default=None, description="A case-insensitive part of the name.")
+
+
+class AssistantSearch(AssistantFilter):
+    limit: int = Field(default=10, ge=1, le=1000)
+    offset: int = Field(default=0, ge=0)
+    sort_by: AssistantSortBy = "created_at"
+    sort_order: SortOrder = "desc"
+    select: list[AssistantField] | None = None
+
+
+class Assistant(BaseModel):
+    assistant_id: str
+    graph_id: str
+    config: dict[str, Any]
+    context: dict[str, Any]
+    created_at: Timestamp
+    updated_at: Timestamp
+    metadata: dict[str, Any]
+    version: int
+    name: str
+    description: str | None
+
+    @classmethod
+    def of(cls, row: AssistantRow) -> Assistant:
+        return cls(
+            assistant_id=row.assistant_id,
+            graph_id=row.graph_id,
+            config=row.config or {},
+            context=row.context or {},
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+            metadata=row.metadata_ or {},
+            version=row.version,
+            name=row.name,
+            description=row.description,
+        )
+
+
+class GraphNode(BaseModel):
+    id: str
+    type: str
+    data: Any
+
+
+class GraphEdge(BaseModel):
+    source: str
+    target: str
+    conditional: bool = Field(description="True for an edge taken only on some condition.")
+
+
+class GraphDrawing(BaseModel):
+    """The graph's nodes and edges, as LangGraph's `get_graph().to_json()` gives them."""
+
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+
+
+class GraphSchemas(BaseModel):
+    """JSON schemas of the graph's state, input, output and context; null when the
+    graph declares none that can be written as JSON schema."""
+
+    graph_id: str
+    input_schema: dict[str, Any] | None
+    output_schema: dict[str, Any] | None
+    state_schema: dict[str, Any] | None
+    config_schema: dict[str, Any] | None
+    context_schema: dict[str, Any] | None

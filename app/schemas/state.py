@@ -1,0 +1,133 @@
+"""Wire models of a thread's state: its versions (checkpoints) with values, due tasks and
+interrupts; state updates; history; and the conversation tree of its turns."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from app.schemas.common import Interrupt
+from app.schemas.runs import CheckpointRef
+
+
+class Checkpoint(BaseModel):
+    """Names one version of a thread (or of a subgraph's state inside it)."""
+
+    thread_id: str
+    checkpoint_ns: str = ""
+    checkpoint_id: str | None = None
+    checkpoint_map: dict[str, Any] | None = None
+
+
+class ThreadTask(BaseModel):
+    """A node due at this version, with what it did if it ran."""
+
+    id: str
+    name: str
+    path: list[Any]
+    error: str | None = Field(description="The error it failed with, if it failed.")
+    interrupts: list[Interrupt]
+    checkpoint: Checkpoint | None = Field(
+        description="For a subgraph node: where its own state lives."
+    )
+    state: ThreadState | None = Field(description="For a subgraph node, with `subgraphs`.")
+    result: dict[str, Any] | None = Field(description="Its writes, if it finished.")
+
+
+class ThreadState(BaseModel):
+    values: Any
+    next: list[str] = Field(description="Nodes due next; empty when the graph is done.")
+    tasks: list[ThreadTask]
+    interrupts: list[Interrupt]
+    checkpoint: Checkpoint | None = Field(description="This version; null before the first.")
+    parent_checkpoint: Checkpoint | None
+    metadata: dict[str, Any] | None = Field(
+        description="source (input|loop|update|fork), step, parents, run_id, graph_id, ..."
+    )
+    created_at: str | None
+
+
+class StateQuery(BaseModel):
+    """Which version to read (`POST /threads/{id}/state/checkpoint`)."""
+
+    checkpoint: CheckpointRef
+    subgraphs: bool = False
+    select: list[str] | None = Field(
+        default=None, description="Fields to return; `values.<key>` returns one key."
+    )
+
+
+class StateUpdate(BaseModel):
+    values: dict[str, Any] | list[Any] | None = None
+    as_node: str | None = Field(
+        default=None, description="Apply the update as if this node wrote it."
+    )
+    checkpoint: CheckpointRef | None = Field(
+        default=None, description="Update this version (a fork); the head when unset."
+    )
+    checkpoint_id: str | None = None
+
+
+class StateUpdated(BaseModel):
+    checkpoint: Checkpoint = Field(description="The version the update wrote.")
+
+
+class HistoryQuery(BaseModel):
+    limit: int = Field(default=10, ge=1, le=1000)
+    before: str | dict[str, Any] | None = Field(
+        default=None,
+        description="Versions older than this: a checkpoint id, a checkpoint object or a "
+        'config {"configurable": {"checkpoint_id": ...}}.',
+    )
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="Versions whose metadata has these values."
+    )
+    checkpoint: CheckpointRef | None = Field(
+        default=None, description="`checkpoint_ns` picks a subgraph's history."
+    )
+    select: list[str] | None = None
+
+
+TurnStatus = Literal["busy", "interrupted", "error", "cancelled", "done"]
+
+
+class Turn(BaseModel):
+    """One chat turn: a user's input and what the graph did with it, as a range of
+    checkpoints. A turn forked from inside another (a regenerated reply, a state update
+    on an older version) is a sibling of that turn: same parent, same input."""
+
+    turn_id: str = Field(description="Stable id of the turn: its first checkpoint's id.")
+    parent_turn_id: str | None = Field(description="The turn it follows; null for a first turn.")
+    first_checkpoint_id: str
+    last_checkpoint_id: str = Field(description="Where the turn ends (or stands, if busy).")
+    parent_checkpoint_id: str | None = Field(
+        description="The version it branched from: run from here to edit and resend."
+    )
+    run_ids: list[str] = Field(description="Runs that wrote its checkpoints, in order.")
+    input: Any = Field(description="The run input that opened the turn, as sent.")
+    user_message: dict[str, Any] | None = Field(
+        description="The human message of the input (LangChain-shaped), if it has one."
+    )
+    reply: dict[str, Any] | None = Field(
+        description="The last AI message of the run that wrote the turn's last checkpoint; "
+        "null if there is none (or a state update wrote it)."
+    )
+    status: TurnStatus = Field(
+        description="busy (a run is writing it), interrupted (waits for an answer), "
+        "error, cancelled or done."
+    )
+    sibling_index: int = Field(description="Its place among its siblings, oldest first.")
+    sibling_count: int = Field(description="How many turns share its parent (itself too).")
+    children: list[str] = Field(description="Turns that follow it, oldest first.")
+    created_at: str | None = Field(description="When its first checkpoint was written.")
+
+
+class ThreadTree(BaseModel):
+    """A thread's turns as a tree: every branch ever made, and which one is current."""
+
+    thread_id: str
+    head_checkpoint_id: str | None = Field(description="The version the next run continues.")
+    head_turn_id: str | None = Field(description="The turn that ends at the head.")
+    head_path: list[str] = Field(description="Turn ids from the first turn to the head's.")
+    turns: list[Turn] = Field(description="Every turn, oldest first.")

@@ -1,0 +1,84 @@
+"""Wire models of the store: JSON documents under a namespace path and a key, shared by
+every thread (cross-thread memory)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from app.db.models import StoreItem
+from app.schemas.common import Timestamp
+
+
+def _no_ttl(value: Any) -> Any:
+    if value is not None:
+        raise ValueError("not supported by this server yet")
+    return value
+
+
+class ItemKey(BaseModel):
+    namespace: list[str] = Field(description='Path of labels, such as ["users", "u1"].')
+    key: str = Field(min_length=1)
+
+
+class ItemPut(ItemKey):
+    value: dict[str, Any]
+    index: Literal[False] | list[str] | None = Field(
+        default=None, description="Fields to index for semantic search: accepted, unused."
+    )
+    ttl: float | None = Field(default=None, description="Not supported yet: leave unset.")
+
+    _ttl = field_validator("ttl")(_no_ttl)
+
+
+class ItemSearch(BaseModel):
+    namespace_prefix: list[str] = Field(default_factory=list)
+    filter: dict[str, Any] | None = Field(
+        default=None, description="Items whose value contains this object (exact values)."
+    )
+    limit: int = Field(default=10, ge=1, le=1000)
+    offset: int = Field(default=0, ge=0)
+    query: str | None = Field(
+        default=None,
+        description="Natural-language query: this store has no semantic index, so it does "
+        "not change the results (as in LangGraph stores without an index).",
+    )
+
+
+class NamespaceSearch(BaseModel):
+    prefix: list[str] | None = Field(default=None, description='Labels; "*" matches any.')
+    suffix: list[str] | None = Field(default=None, description='Labels; "*" matches any.')
+    max_depth: int | None = Field(default=None, ge=1, description="Cut longer paths to this.")
+    limit: int = Field(default=100, ge=1, le=1000)
+    offset: int = Field(default=0, ge=0)
+
+
+class Item(BaseModel):
+    namespace: list[str]
+    key: str
+    value: dict[str, Any]
+    created_at: Timestamp
+    updated_at: Timestamp
+
+    @classmethod
+    def of(cls, row: StoreItem, namespace: list[str]) -> Item:
+        return cls(
+            namespace=namespace,
+            key=row.key,
+            value=row.value,
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+        )
+
+
+class SearchItem(Item):
+    score: float | None = Field(default=None, description="Always null: no semantic index.")
+
+
+class SearchItems(BaseModel):
+    items: list[SearchItem]
+
+
+class Namespaces(BaseModel):
+    namespaces: list[list[str]]

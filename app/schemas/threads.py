@@ -1,0 +1,140 @@
+"""Wire models of threads: a conversation's row (metadata, status, the head's values and
+open interrupts) as clients create, search, change, copy and prune them."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from app.db.models import Thread as ThreadRow
+from app.schemas.common import Interrupt, OnConflict, SortOrder, Timestamp
+
+ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
+ThreadSortBy = Literal["thread_id", "status", "created_at", "updated_at", "state_updated_at"]
+ThreadField = Literal[
+    "thread_id", "created_at", "updated_at", "metadata", "status", "values", "interrupts"
+]
+
+
+_PATH = re.compile(r"[^.\[\]]+(\[-?\d+\])*(\.[^.\[\]]+(\[-?\d+\])*)*")
+_STEP = re.compile(r"([^.\[\]]+)|\[(-?\d+)\]")
+
+
+def check_paths(paths: dict[str, str] | None) -> dict[str, str] | None:
+    for alias, path in (paths or {}).items():
+        if not _PATH.fullmatch(path):
+            raise ValueError(f"{alias}: {path!r} is not a path such as 'values.messages[-1]'")
+    return paths
+
+
+def follow(data: Any, path: str) -> Any:
+    """The value at `path` (keys and [index]es, negative from the end); None if absent."""
+    for key, index in _STEP.findall(path):
+        if key and isinstance(data, dict):
+            data = data.get(key)
+        elif index and isinstance(data, list) and -len(data) <= int(index) < len(data):
+            data = data[int(index)]
+        else:
+            return None
+    return data
+
+
+def _unsupported(value: Any) -> Any:
+    if value is not None:
+        raise ValueError("not supported by this server")
+    return value
+
+
+class ThreadCreate(BaseModel):
+    thread_id: str | None = Field(default=None, description="A UUID; one is made if unset.")
+    metadata: dict[str, Any] | None = None
+    if_exists: OnConflict = "raise"
+    supersteps: list[Any] | None = Field(default=None, description="Not supported: leave unset.")
+    ttl: Any = Field(default=None, description="Not supported: leave unset.")
+
+    _no_supersteps = field_validator("supersteps")(_unsupported)
+    _no_ttl = field_validator("ttl")(_unsupported)
+
+
+class ThreadPatch(BaseModel):
+    metadata: dict[str, Any] = Field(description="Merged into the thread's metadata.")
+    ttl: Any = Field(default=None, description="Not supported: leave unset.")
+
+    _no_ttl = field_validator("ttl")(_unsupported)
+
+
+class ThreadFilter(BaseModel):
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="Threads whose metadata contains this object."
+    )
+    values: dict[str, Any] | None = Field(
+        default=None, description="Threads whose current values contain this object."
+    )
+    status: ThreadStatus | None = None
+    ids: list[str] | None = Field(default=None, description="Only these threads.")
+
+
+class ThreadSearch(ThreadFilter):
+    limit: int = Field(default=10, ge=1, le=1000)
+    offset: int = Field(default=0, ge=0)
+    sort_by: ThreadSortBy = Field(
+        default="created_at",
+        description="`state_updated_at` sorts by `updated_at`, which every run and state "
+        "update refreshes.",
+    )
+    sort_order: SortOrder = "desc"
+    select: list[ThreadField] | None = None
+    extract: dict[str, str] | None = Field(
+        default=None,
+        max_length=10,
+        description="Alias -> path into the thread, such as `values.messages[-1]`; the "
+        "values found come back in each thread's `extracted`.",
+    )
+
+    _paths = field_validator("extract")(check_paths)
+
+
+class Thread(BaseModel):
+    thread_id: str
+    created_at: Timestamp
+    updated_at: Timestamp
+    metadata: dict[str, Any]
+    status: ThreadStatus
+    values: dict[str, Any] | None = Field(description="The head's values; null before any.")
+    interrupts: dict[str, list[Interrupt]] = Field(
+        description="Open interrupts of the head, by task id."
+    )
+    extracted: dict[str, Any] | None = Field(
+        default=None, description="Present only when the search asked to `extract`."
+    )
+
+    @classmethod
+    def of(cls, row: ThreadRow) -> Thread:
+        return cls(
+            thread_id=row.thread_id,
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+            metadata=row.metadata_ or {},
+            status=row.status,  # type: ignore[arg-type]
+            values=row.values,
+            interrupts=row.interrupts or {},
+        )
+
+    def with_extracted(self, paths: dict[str, str]) -> Thread:
+        data = self.model_dump(mode="json")
+        return self.model_copy(update={"extracted": {k: follow(data, p) for k, p in paths.items()}})
+
+
+class ThreadPrune(BaseModel):
+    thread_ids: list[str] = Field(max_length=1000)
+    strategy: Literal["delete", "keep_latest"] = Field(
+        default="delete",
+        description="`delete` removes the threads; `keep_latest` keeps each thread and its "
+        "latest turn, and deletes older checkpoints (branch points and open interrupts stay).",
+    )
+
+
+class Pruned(BaseModel):
+    pruned_count: int = Field(description="How many of the given threads were pruned.")

@@ -1,0 +1,395 @@
+"""A thread's state: read a version, update one (a fork when it is not the head), list
+the history of every branch, and the conversation tree of its turns.
+
+A thread's checkpoints are read with the graph named by its metadata `graph_id`; a thread
+that has none yet has an empty state and no history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from sqlalchemy import JSON, ColumnElement, func, select, type_coerce
+
+from app.db.models import Run
+from app.errors import Conflict, Invalid, NotFound
+from app.jsonable import jsonable
+from app.schemas.runs import CheckpointRef
+from app.schemas.state import (
+    Checkpoint,
+    HistoryQuery,
+    StateUpdate,
+    ThreadState,
+    ThreadTask,
+    ThreadTree,
+    Turn,
+    TurnStatus,
+)
+from app.services.common import parse_uuid
+from app.services.threads import active_runs, get_thread, refresh, thread_graph
+from engine import CompiledGraph, InvalidUpdateError, PregelTask, StateSnapshot
+from engine.checkpoint.sql.models import checkpoint_table, thread_table
+from engine.graph.messages import coerce_message
+
+if TYPE_CHECKING:
+    from app.context import AppContext
+
+EMPTY = ThreadState(
+    values={},
+    next=[],
+    tasks=[],
+    interrupts=[],
+    checkpoint=None,
+    parent_checkpoint=None,
+    metadata=None,
+    created_at=None,
+)
+
+
+# Snapshots on the wire.
+
+
+def thread_state(snapshot: StateSnapshot) -> ThreadState:
+    return ThreadState(
+        values=jsonable(snapshot.values),
+        next=list(snapshot.next),
+        tasks=[_task(t) for t in snapshot.tasks],
+        interrupts=jsonable(snapshot.interrupts),
+        checkpoint=_checkpoint(snapshot.config),
+        parent_checkpoint=_checkpoint(snapshot.parent_config),
+        metadata=jsonable(snapshot.metadata),
+        created_at=snapshot.created_at,
+    )
+
+
+def _checkpoint(config: dict[str, Any] | None) -> Checkpoint | None:
+    conf = (config or {}).get("configurable") or {}
+    if not conf.get("checkpoint_id"):
+        return None
+    return Checkpoint(
+        thread_id=conf["thread_id"],
+        checkpoint_ns=conf.get("checkpoint_ns", ""),
+        checkpoint_id=conf["checkpoint_id"],
+        checkpoint_map=conf.get("checkpoint_map"),
+    )
+
+
+def _task(task: PregelTask) -> ThreadTask:
+    nested = task.state if isinstance(task.state, StateSnapshot) else None
+    where = task.state.get("configurable") if isinstance(task.state, dict) else None
+    return ThreadTask(
+        id=task.id,
+        name=task.name,
+        path=jsonable(task.path),
+        error=None if task.error is None else f"{type(task.error).__name__}: {task.error}",
+        interrupts=jsonable(task.interrupts),
+        checkpoint=Checkpoint(**where) if where else None,
+        state=None if nested is None else thread_state(nested),
+        result=jsonable(task.result),
+    )
+
+
+# Reading and updating.
+
+
+def _graph_at(ctx: AppContext, graph: CompiledGraph, checkpoint_ns: str) -> CompiledGraph:
+    """The graph whose checkpoints live in `checkpoint_ns` ("node:task_id|..."): the
+    thread's graph for "", else the subgraph each node of the path runs."""
+    if not checkpoint_ns:
+        return graph
+    for part in checkpoint_ns.split("|"):
+        node = graph.nodes.get(part.partition(":")[0])
+        if node is None or node.subgraph is None:
+            raise NotFound(f"checkpoint_ns {checkpoint_ns!r} names no subgraph of this graph.")
+        graph = node.subgraph
+    return graph.copy(checkpointer=ctx.saver)
+
+
+def _config(thread_id: str, ref: CheckpointRef | None) -> dict[str, Any]:
+    conf: dict[str, Any] = {
+        "thread_id": thread_id,
+        "checkpoint_ns": ref.checkpoint_ns if ref else "",
+    }
+    if ref is not None and ref.checkpoint_id:
+        conf["checkpoint_id"] = parse_uuid(ref.checkpoint_id, "checkpoint_id")
+    return {"configurable": conf}
+
+
+async def get_state(
+    ctx: AppContext, thread_id: str, ref: CheckpointRef | None, *, subgraphs: bool
+) -> ThreadState:
+    """The head's state, or the version `ref` names (404 if the thread has no such)."""
+    thread = await get_thread(ctx.db, thread_id)
+    graph = thread_graph(ctx, thread)
+    if graph is None:
+        return EMPTY
+    config = _config(thread.thread_id, ref)
+    graph = _graph_at(ctx, graph, config["configurable"]["checkpoint_ns"])
+    snapshot = await graph.aget_state(config, subgraphs=subgraphs)
+    if ref is not None and ref.checkpoint_id and snapshot.metadata is None:
+        raise NotFound(f"Checkpoint '{ref.checkpoint_id}' not found in thread '{thread_id}'.")
+    return thread_state(snapshot)
+
+
+async def update_state(ctx: AppContext, thread_id: str, body: StateUpdate) -> Checkpoint:
+    """Write `values` as if `as_node` had, on the head or on the version named (which
+    forks the thread); the thread row then shows the new head. Refused while runs are
+    pending or running on the thread: they would continue from a head that moved."""
+    thread = await get_thread(ctx.db, thread_id)
+    graph = thread_graph(ctx, thread)
+    if graph is None:
+        raise Conflict(
+            f"Thread '{thread.thread_id}' has no graph yet: run it once, or create it with "
+            "metadata graph_id."
+        )
+    async with ctx.db.read() as session:
+        if thread.status == "busy" or await active_runs(session, thread.thread_id):
+            raise Conflict(f"Thread '{thread.thread_id}' is busy: wait for its runs to end.")
+    ref = body.checkpoint or CheckpointRef()
+    if body.checkpoint_id:
+        ref = ref.model_copy(update={"checkpoint_id": body.checkpoint_id})
+    config = _config(thread.thread_id, ref)
+    if "checkpoint_id" in config["configurable"] and await ctx.saver.aget_tuple(config) is None:
+        raise NotFound(f"Checkpoint '{ref.checkpoint_id}' not found in thread '{thread_id}'.")
+    metadata = thread.metadata_ or {}
+    config["metadata"] = {
+        "thread_id": thread.thread_id,
+        **{k: metadata[k] for k in ("graph_id", "assistant_id") if k in metadata},
+    }
+    target = _graph_at(ctx, graph, ref.checkpoint_ns)
+    try:
+        written = await target.aupdate_state(config, body.values, as_node=body.as_node)
+    except (InvalidUpdateError, ValueError, TypeError) as exc:
+        raise Invalid(f"Cannot update the state: {exc}") from None
+    await refresh(ctx, thread.thread_id, graph)
+    checkpoint = _checkpoint(written)
+    assert checkpoint is not None
+    return checkpoint
+
+
+async def history(ctx: AppContext, thread_id: str, query: HistoryQuery) -> list[ThreadState]:
+    """Versions of every branch, newest first."""
+    thread = await get_thread(ctx.db, thread_id)
+    graph = thread_graph(ctx, thread)
+    if graph is None:
+        return []
+    config = _config(thread.thread_id, query.checkpoint)
+    graph = _graph_at(ctx, graph, config["configurable"]["checkpoint_ns"])
+    found = graph.aget_state_history(
+        config, filter=query.metadata, before=_before(query.before), limit=query.limit
+    )
+    return [thread_state(snapshot) async for snapshot in found]
+
+
+def _before(before: str | dict[str, Any] | None) -> dict[str, Any] | None:
+    """`before` as a config: given as a checkpoint id, a checkpoint or a config."""
+    if before is None:
+        return None
+    if isinstance(before, dict):
+        conf = before.get("configurable", before)
+        before = conf.get("checkpoint_id") if isinstance(conf, dict) else None
+        if not isinstance(before, str):
+            raise Invalid("before: give a checkpoint id, a checkpoint or a config naming one.")
+    return {"configurable": {"checkpoint_id": before}}
+
+
+# The conversation tree.
+
+
+class _Version(NamedTuple):
+    """A checkpoint's bookkeeping: all the tree needs, and no value."""
+
+    checkpoint_id: str
+    parent_id: str | None
+    source: str | None
+    run_id: str | None
+    created_at: str | None
+
+
+class _Outcome(NamedTuple):
+    """What the tree needs of a run: its input and how it ended."""
+
+    status: str
+    input: Any
+    last_message: Any
+    interrupted: bool
+
+
+@dataclass
+class _Branching:
+    """The checkpoint tree of a thread's root namespace, cut into turns."""
+
+    versions: dict[str, _Version]
+    children: dict[str | None, list[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for v in sorted(self.versions.values()):
+            parent = v.parent_id if v.parent_id in self.versions else None
+            self.children.setdefault(parent, []).append(v.checkpoint_id)
+
+    def next_in_turn(self, checkpoint_id: str) -> str | None:
+        """The child that continues the turn: the oldest that is not a new input."""
+        for child in self.children.get(checkpoint_id, ()):
+            if self.versions[child].source != "input":
+                return child
+        return None
+
+    def starts_turn(self, v: _Version) -> bool:
+        if v.source == "input" or v.parent_id not in self.versions:
+            return True
+        return self.next_in_turn(v.parent_id) != v.checkpoint_id
+
+    def chain(self, start: str) -> list[str]:
+        ids = [start]
+        while (following := self.next_in_turn(ids[-1])) is not None:
+            ids.append(following)
+        return ids
+
+
+async def tree(ctx: AppContext, thread_id: str) -> ThreadTree:
+    """The thread's turns as a tree, from checkpoint bookkeeping and the runs table."""
+    thread = await get_thread(ctx.db, thread_id)
+    branching = _Branching({v.checkpoint_id: v for v in await _versions(ctx, thread.thread_id)})
+    if not branching.versions:
+        return ThreadTree(
+            thread_id=thread.thread_id,
+            head_checkpoint_id=None,
+            head_turn_id=None,
+            head_path=[],
+            turns=[],
+        )
+    outcomes = await _outcomes(ctx, {v.run_id for v in branching.versions.values() if v.run_id})
+    turns: dict[str, Turn] = {}
+    turn_of: dict[str, str] = {}
+    for v in sorted(branching.versions.values()):
+        if not branching.starts_turn(v):
+            continue
+        ids = branching.chain(v.checkpoint_id)
+        turn_of.update(dict.fromkeys(ids, v.checkpoint_id))
+        turns[v.checkpoint_id] = _turn(branching, v, ids, turns, turn_of, outcomes)
+    siblings: dict[str | None, list[str]] = {}
+    for turn in turns.values():
+        siblings.setdefault(turn.parent_turn_id, []).append(turn.turn_id)
+    for parent, group in siblings.items():
+        for index, turn_id in enumerate(group):
+            turns[turn_id].sibling_index, turns[turn_id].sibling_count = index, len(group)
+        if parent is not None:
+            turns[parent].children = group
+    head = max(branching.versions)
+    path = [turn_of[head]]
+    while (parent := turns[path[-1]].parent_turn_id) is not None:
+        path.append(parent)
+    return ThreadTree(
+        thread_id=thread.thread_id,
+        head_checkpoint_id=head,
+        head_turn_id=turn_of[head],
+        head_path=path[::-1],
+        turns=list(turns.values()),
+    )
+
+
+def _turn(
+    branching: _Branching,
+    start: _Version,
+    ids: list[str],
+    turns: dict[str, Turn],
+    turn_of: dict[str, str],
+    outcomes: dict[str, _Outcome],
+) -> Turn:
+    """A turn from its checkpoints. One that opens with an input is a child of the turn
+    it continues; one forked from inside a turn is that turn's sibling, with its input."""
+    if start.source != "input" and start.parent_id in turn_of:
+        forked_from = turns[turn_of[start.parent_id]]
+        parent_turn = forked_from.parent_turn_id
+        given, user_message = forked_from.input, forked_from.user_message
+    else:
+        parent_turn = turn_of.get(start.parent_id) if start.parent_id else None
+        opener = outcomes.get(start.run_id or "")
+        given = opener.input if opener else None
+        user_message = _human(given)
+    last = branching.versions[ids[-1]]
+    ender = outcomes.get(last.run_id or "")
+    reply = ender.last_message if ender else None
+    return Turn(
+        turn_id=start.checkpoint_id,
+        parent_turn_id=parent_turn,
+        first_checkpoint_id=start.checkpoint_id,
+        last_checkpoint_id=last.checkpoint_id,
+        parent_checkpoint_id=start.parent_id,
+        run_ids=list(dict.fromkeys(r for i in ids if (r := branching.versions[i].run_id))),
+        input=given,
+        user_message=user_message,
+        reply=reply if isinstance(reply, dict) and reply.get("type") == "ai" else None,
+        status=_status(ender),
+        sibling_index=0,
+        sibling_count=1,
+        children=[],
+        created_at=start.created_at,
+    )
+
+
+def _human(given: Any) -> dict[str, Any] | None:
+    """The human message that an input adds: the last of its `messages`."""
+    messages = given.get("messages") if isinstance(given, dict) else None
+    if isinstance(messages, list):
+        messages = messages[-1] if messages else None
+    if messages is None:
+        return None
+    try:
+        message = jsonable(coerce_message(messages))
+    except ValueError:
+        return None
+    return message if message.get("type") == "human" else None
+
+
+def _status(ender: _Outcome | None) -> TurnStatus:
+    """How the run that wrote the turn's last checkpoint stands (no run: a state update)."""
+    if ender is None:
+        return "done"
+    if ender.status in ("pending", "running"):
+        return "busy"
+    if ender.status == "success":
+        return "interrupted" if ender.interrupted else "done"
+    return "cancelled" if ender.status == "interrupted" else "error"
+
+
+async def _versions(ctx: AppContext, thread_id: str) -> list[_Version]:
+    """Bookkeeping of the thread's root checkpoints, read from the saver's tables.
+
+    Stands in for a metadata-only listing the saver's protocol lacks (`alist` loads every
+    version's values, which would make the tree cost the whole history's size).
+    """
+    c, t = checkpoint_table.c, thread_table.c
+    query = (
+        select(c.checkpoint_id, c.parent_checkpoint_id, c.source, c.run_id, c.ts)
+        .join(thread_table, t.id == c.thread)
+        .where(t.thread_id == thread_id, t.deleted_at.is_(None), c.checkpoint_ns == "")
+    )
+    async with ctx.db.read() as session:
+        return [_Version(*row) for row in await session.execute(query)]
+
+
+async def _outcomes(ctx: AppContext, run_ids: Iterable[str]) -> dict[str, _Outcome]:
+    """Input and ending of each run, with only the last message of its final values
+    taken from the database: never the whole conversation of every turn."""
+    query = select(
+        Run.run_id,
+        Run.status,
+        Run.kwargs["input"],
+        _last_message(ctx.db.dialect, Run.result),
+        Run.result["__interrupt__"],
+    ).where(Run.run_id.in_(list(run_ids)))
+    async with ctx.db.read() as session:
+        rows = await session.execute(query)
+    return {
+        run_id: _Outcome(status, given, last, bool(interrupts))
+        for run_id, status, given, last, interrupts in rows
+    }
+
+
+def _last_message(dialect: str, column: Any) -> ColumnElement[Any]:
+    if dialect == "postgresql":
+        return column["messages"][-1]
+    return type_coerce(func.json_quote(func.json_extract(column, "$.messages[#-1]")), JSON)

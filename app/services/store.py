@@ -1,0 +1,126 @@
+"""The store: JSON documents by namespace and key, shared across threads.
+
+A namespace is kept as its labels joined with the unit separator, so a prefix search is
+one indexed LIKE; labels may hold neither that character nor a period (the dotted form
+is how clients name a namespace in a query string).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import ColumnElement, delete, or_, select
+from sqlalchemy.dialects import postgresql, sqlite
+
+from app.db.models import StoreItem
+from app.errors import Invalid, NotFound
+from app.schemas.store import ItemPut, ItemSearch, NamespaceSearch
+from app.services.common import json_contains, now
+
+if TYPE_CHECKING:
+    from app.context import AppContext
+
+SEP = "\x1f"
+
+
+def joined(namespace: list[str], what: str = "namespace") -> str:
+    """The stored form of a namespace; 422 naming `what` for a label it cannot hold."""
+    for label in namespace:
+        if not label or "." in label or SEP in label:
+            raise Invalid(f"{what}: label {label!r} must be non-empty, without '.' or '\\x1f'.")
+    return SEP.join(namespace)
+
+
+def labels(item: StoreItem) -> list[str]:
+    """The namespace of a stored item, as labels."""
+    return item.namespace.split(SEP)
+
+
+def _under(prefix: list[str]) -> ColumnElement[bool]:
+    """Items whose namespace is `prefix` or lies below it."""
+    path = joined(prefix, "namespace_prefix")
+    return or_(
+        StoreItem.namespace == path,
+        StoreItem.namespace.startswith(path + SEP, autoescape=True),
+    )
+
+
+async def put(ctx: AppContext, body: ItemPut) -> None:
+    """Create or replace an item in one statement (an upsert), keeping its created_at."""
+    if not body.namespace:
+        raise Invalid("namespace: give at least one label.")
+    stamp = now()
+    insert: Any = postgresql.insert if ctx.db.dialect == "postgresql" else sqlite.insert
+    statement = insert(StoreItem).values(
+        namespace=joined(body.namespace),
+        key=body.key,
+        value=body.value,
+        owner=None,
+        created_at=stamp,
+        updated_at=stamp,
+    )
+    async with ctx.db.write() as session:
+        await session.execute(
+            statement.on_conflict_do_update(
+                index_elements=["namespace", "key"],
+                set_={"value": statement.excluded.value, "updated_at": stamp},
+            )
+        )
+
+
+async def get(ctx: AppContext, namespace: list[str], key: str) -> StoreItem:
+    """One item by its primary key, or 404."""
+    async with ctx.db.read() as session:
+        item = await session.get(StoreItem, (joined(namespace), key))
+    if item is None:
+        raise NotFound(f"No item {key!r} in namespace {namespace}.")
+    return item
+
+
+async def delete_item(ctx: AppContext, namespace: list[str], key: str) -> None:
+    """Delete an item; deleting one that is not there is not an error."""
+    async with ctx.db.write() as session:
+        await session.execute(
+            delete(StoreItem).where(StoreItem.namespace == joined(namespace), StoreItem.key == key)
+        )
+
+
+async def search(ctx: AppContext, body: ItemSearch) -> list[StoreItem]:
+    """Items under the prefix whose value contains the filter, last updated first."""
+    query = select(StoreItem)
+    if body.namespace_prefix:
+        query = query.where(_under(body.namespace_prefix))
+    if body.filter:
+        for key, value in body.filter.items():
+            if isinstance(value, dict) and any(k.startswith("$") for k in value):
+                raise Invalid(f"filter: {key}: operators are not supported; give exact values.")
+        query = query.where(json_contains(ctx.db.dialect, StoreItem.value, body.filter, "filter"))
+    query = query.order_by(StoreItem.updated_at.desc(), StoreItem.namespace, StoreItem.key)
+    async with ctx.db.read() as session:
+        return list(await session.scalars(query.limit(body.limit).offset(body.offset)))
+
+
+async def namespaces(ctx: AppContext, body: NamespaceSearch) -> list[list[str]]:
+    """Distinct namespaces matching prefix and suffix ("*" matches any label), cut to
+    `max_depth` labels, sorted."""
+    prefix, suffix = body.prefix or [], body.suffix or []
+    literal = prefix[: prefix.index("*")] if "*" in prefix else prefix
+    query = select(StoreItem.namespace).distinct()
+    if literal:
+        query = query.where(_under(literal))
+    async with ctx.db.read() as session:
+        paths = list(await session.scalars(query))
+    found = set()
+    for path in paths:
+        parts = path.split(SEP)
+        tail = parts[len(parts) - len(suffix) :]
+        if _matches(parts[: len(prefix)], prefix) and _matches(tail, suffix):
+            found.add(tuple(parts[: body.max_depth]))
+    return [list(p) for p in sorted(found)][body.offset : body.offset + body.limit]
+
+
+def _matches(parts: list[str], pattern: list[str]) -> bool:
+    """Whether labels match a pattern of labels, "*" standing for any one label."""
+    return len(parts) == len(pattern) and all(
+        p in ("*", part) for p, part in zip(pattern, parts, strict=True)
+    )

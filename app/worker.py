@@ -1,0 +1,31 @@
+"""`threadline worker`: a process that executes runs and serves no HTTP.
+
+Many of them (and API processes started with `serve --no-worker`) share one PostgreSQL:
+they find runs in the runs table, so nothing but the database connects them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+
+from app.config import Settings
+from app.context import AppContext
+
+log = logging.getLogger(__name__)
+
+
+async def run_worker(settings: Settings) -> None:
+    """Execute runs until SIGTERM or SIGINT, then stop gracefully."""
+    ctx = await AppContext.open(settings)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    ctx.runs.start()
+    log.info("worker %s started", ctx.runs.pool.worker_id)
+    try:
+        await stop.wait()
+    finally:
+        await ctx.close()

@@ -1,0 +1,121 @@
+"""Assistants through the official client (raw HTTP where it has no method), on SQLite and
+on PostgreSQL."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
+
+from app.graphs import system_assistant_id
+from tests.api.graphs import GRAPHS
+
+
+async def test_create_search_update_delete(server: str) -> None:
+    client = get_client(url=server)
+    made = await client.assistants.create(
+        "echo",
+        config={"recursion_limit": 7, "configurable": {"tone": "dry"}},
+        metadata={"team": {"name": "core", "size": 3}, "tags": ["a", "b"]},
+        name="Echo bot",
+        description="Says it back.",
+    )
+    assert made["graph_id"] == "echo" and made["version"] == 1
+    assert made["config"] == {"recursion_limit": 7, "configurable": {"tone": "dry"}}
+    assert await client.assistants.get(made["assistant_id"]) == made
+    again = await client.assistants.create(
+        "echo", assistant_id=made["assistant_id"], if_exists="do_nothing"
+    )
+    assert again == made
+    with pytest.raises(ConflictError):
+        await client.assistants.create("echo", assistant_id=made["assistant_id"])
+    other = await client.assistants.create("asker", metadata={"team": {"name": "web"}})
+
+    system = await client.assistants.get("echo")
+    assert system["assistant_id"] == system_assistant_id("echo")
+    assert system["metadata"] == {"created_by": "system"}
+    by_metadata = await client.assistants.search(metadata={"team": {"name": "core"}})
+    assert [a["assistant_id"] for a in by_metadata] == [made["assistant_id"]]
+    by_list = await client.assistants.search(metadata={"tags": ["b"]})
+    assert [a["assistant_id"] for a in by_list] == [made["assistant_id"]]
+    by_graph = await client.assistants.search(graph_id="asker")
+    assert {a["assistant_id"] for a in by_graph} == {
+        other["assistant_id"],
+        system_assistant_id("asker"),
+    }
+    assert [a["name"] for a in await client.assistants.search(name="BOT")] == ["Echo bot"]
+    every = await client.assistants.count()
+    assert every == len(GRAPHS) + 2  # a system assistant per graph, and two made here
+    assert await client.assistants.count(graph_id="echo") == 2
+    first = await client.assistants.search(
+        limit=2, sort_by="assistant_id", sort_order="asc", response_format="object"
+    )
+    assert first["next"] == "2"
+    rest = await client.assistants.search(
+        offset=2, limit=10, sort_by="assistant_id", sort_order="asc"
+    )
+    ids = [a["assistant_id"] for a in first["assistants"]] + [a["assistant_id"] for a in rest]
+    assert ids == sorted(set(ids)) and len(ids) == every
+    picked = await client.assistants.search(graph_id="asker", select=["assistant_id", "name"])
+    assert all(set(a) == {"assistant_id", "name"} for a in picked)
+
+    changed = await client.assistants.update(
+        made["assistant_id"], metadata={"extra": 1}, name="Renamed", config={"tags": ["x"]}
+    )
+    assert changed["version"] == 2 and changed["name"] == "Renamed"
+    assert changed["metadata"] == {**made["metadata"], "extra": 1}
+    assert changed["config"] == {"tags": ["x"]}
+    moved = await client.assistants.update(made["assistant_id"], graph_id="asker")
+    assert moved["graph_id"] == "asker" and moved["version"] == 3
+
+    await client.assistants.delete(made["assistant_id"])
+    with pytest.raises(NotFoundError):
+        await client.assistants.get(made["assistant_id"])
+
+
+async def test_graph_and_schemas(server: str) -> None:
+    client = get_client(url=server)
+    drawing = await client.assistants.get_graph("asker")
+    assert {n["id"] for n in drawing["nodes"]} == {"__start__", "ask", "done", "__end__"}
+    assert {(e["source"], e["target"]) for e in drawing["edges"]} == {
+        ("__start__", "ask"),
+        ("ask", "done"),
+        ("done", "__end__"),
+    }
+    schemas = await client.assistants.get_schemas(system_assistant_id("asker"))
+    assert schemas["graph_id"] == "asker"
+    assert schemas["state_schema"]["properties"] == {
+        "question": {"type": "string"},
+        "answers": {"type": "array", "items": {"type": "string"}},
+    }
+    assert schemas["input_schema"] == schemas["state_schema"]
+    assert schemas["config_schema"] is None and schemas["context_schema"] is None
+    messages = (await client.assistants.get_schemas("echo"))["state_schema"]
+    assert messages["required"] == ["messages"]
+    assert "HumanMessage" in messages["$defs"]
+
+
+async def test_bad_requests(server: str) -> None:
+    client = get_client(url=server)
+    with pytest.raises(NotFoundError, match="not served"):
+        await client.assistants.create("no-such-graph")
+    with pytest.raises(NotFoundError):
+        await client.assistants.get(str(uuid.uuid4()))
+    with pytest.raises(NotFoundError):
+        await client.assistants.get("no-such-graph")
+    with pytest.raises(ConflictError):
+        await client.assistants.delete("echo")
+    with pytest.raises(ConflictError):
+        await client.assistants.update("echo", graph_id="asker")
+    with pytest.raises(UnprocessableEntityError):
+        await client.assistants.create("echo", assistant_id="not-a-uuid")
+    with pytest.raises(UnprocessableEntityError):
+        await client.assistants.create("echo", config={"recursion_limit": "lots"})
+    async with httpx.AsyncClient(base_url=server) as http:
+        bad_sort = await http.post("/assistants/search", json={"sort_by": "color"})
+        assert bad_sort.status_code == 422
+        bad_filter = await http.post("/assistants/search", json={"metadata": {'a"b': 1}})
+        assert bad_filter.status_code == 422 and "metadata" in bad_filter.json()["detail"]

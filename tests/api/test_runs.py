@@ -1,0 +1,342 @@
+"""Runs through the official client over a real server, on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
+from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
+
+HELLO = {"messages": [{"role": "user", "content": "hello there"}]}
+
+
+@pytest.fixture
+def client(server: str) -> LangGraphClient:
+    return get_client(url=server)
+
+
+def new_thread() -> str:
+    return str(uuid.uuid4())
+
+
+async def collect(stream: Any) -> list[tuple[str, Any]]:
+    return [(part.event, part.data) async for part in stream]
+
+
+async def test_stream_modes(client: LangGraphClient) -> None:
+    parts = await collect(
+        client.runs.stream(
+            new_thread(),
+            "echo",
+            input=HELLO,
+            stream_mode=["values", "updates", "messages-tuple"],
+            if_not_exists="create",
+        )
+    )
+    names = [name for name, _ in parts]
+    assert names[0] == "metadata"
+    assert names.count("values") == 2
+    assert parts[-1][1]["messages"][-1]["content"] == "You said: hello there"
+    reply = parts[-1][1]["messages"][-1]
+    assert [d for n, d in parts if n == "updates"] == [{"talk": {"messages": [reply]}}]
+    chunks = [d for n, d in parts if n == "messages"]
+    assert len(chunks) == 4
+    assert {c[0]["id"] for c in chunks} == {"reply-1"}
+    assert {c[1]["langgraph_node"] for c in chunks} == {"talk"}
+    assert "".join(c[0]["content"] for c in chunks) == "You said: hello there"
+
+
+async def test_messages_mode_accumulates(client: LangGraphClient) -> None:
+    parts = await collect(
+        client.runs.stream(
+            new_thread(), "echo", input=HELLO, stream_mode="messages", if_not_exists="create"
+        )
+    )
+    names = [name for name, _ in parts]
+    assert names[:2] == ["metadata", "messages/metadata"]
+    partial = [d[0]["content"] for n, d in parts if n == "messages/partial"]
+    assert partial == ["You", "You said:", "You said: hello", "You said: hello there"]
+    complete = [d[0] for n, d in parts if n == "messages/complete"]
+    assert [m["type"] for m in complete] == ["ai"]
+
+
+async def test_interrupt_then_resume(client: LangGraphClient) -> None:
+    thread_id = new_thread()
+    first = await client.runs.wait(
+        thread_id, "asker", input={"question": "name?"}, if_not_exists="create"
+    )
+    assert first["__interrupt__"][0]["value"] == {"question": "name?"}
+    thread = await client.threads.get(thread_id)
+    assert thread["status"] == "interrupted"
+    assert list(thread["interrupts"].values())[0][0]["value"] == {"question": "name?"}
+    resumed = await collect(
+        client.runs.stream(thread_id, "asker", command={"resume": "bob"}, stream_mode="updates")
+    )
+    assert [d for n, d in resumed if n == "updates"] == [
+        {"ask": {"answers": ["bob"]}},
+        {"done": {"answers": ["done"]}},
+    ]
+    assert (await client.threads.get(thread_id))["status"] == "idle"
+    await expect_status(409, client.runs.wait(thread_id, "asker", command={"resume": "again"}))
+
+
+async def test_background_run_join_and_rejoin(client: LangGraphClient) -> None:
+    thread_id = new_thread()
+    run = await client.runs.create(
+        thread_id,
+        "slow",
+        input={"delay": 0.05},
+        stream_mode=["values", "updates"],
+        stream_resumable=True,
+        if_not_exists="create",
+    )
+    assert (await client.runs.join(thread_id, run["run_id"]))["log"] == ["step", "step2"]
+    replay = [
+        (p.event, p.id)
+        async for p in client.runs.join_stream(thread_id, run["run_id"], last_event_id="-1")
+    ]
+    assert [name for name, _ in replay] == [
+        "metadata",
+        "values",
+        "updates",
+        "values",
+        "updates",
+        "values",
+    ]
+    ids = [int(i) for _, i in replay]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    middle = replay[2][1]
+    rest = [
+        (p.event, p.id)
+        async for p in client.runs.join_stream(thread_id, run["run_id"], last_event_id=middle)
+    ]
+    assert rest == replay[3:]
+
+
+async def test_rejoin_while_running_gets_every_event_once(server: str) -> None:
+    """A browser-style client reads part of a stream, drops, and reconnects by id."""
+    thread_id = new_thread()
+    body = {
+        "assistant_id": "slow",
+        "input": {"delay": 0.3},
+        "stream_mode": ["values", "updates"],
+        "stream_resumable": True,
+        "if_not_exists": "create",
+    }
+    seen: list[tuple[str, str]] = []
+    async with httpx.AsyncClient(base_url=server, timeout=30) as http:
+        async with http.stream("POST", f"/threads/{thread_id}/runs/stream", json=body) as res:
+            location = res.headers["location"]
+            async for line in res.aiter_lines():
+                if line.startswith("id: "):
+                    seen.append(("id", line[4:]))
+                if len(seen) == 2:
+                    break
+        last = seen[-1][1]
+        async with http.stream("GET", location, headers={"Last-Event-ID": last}) as res:
+            async for line in res.aiter_lines():
+                if line.startswith("id: "):
+                    seen.append(("id", line[4:]))
+    ids = [int(i) for _, i in seen]
+    assert ids == list(range(len(ids)))
+    assert len(ids) == 6
+
+
+async def test_double_texting_reject_and_enqueue(client: LangGraphClient) -> None:
+    thread_id = new_thread()
+    first = await client.runs.create(
+        thread_id, "slow", input={"delay": 0.3}, if_not_exists="create"
+    )
+    with pytest.raises(ConflictError):
+        await client.runs.create(thread_id, "slow", input={"delay": 0}, multitask_strategy="reject")
+    second = await client.runs.create(
+        thread_id, "slow", input={"delay": 0}, multitask_strategy="enqueue"
+    )
+    assert (await client.runs.join(thread_id, second["run_id"]))["log"] == ["step", "step2"] * 2
+    assert (await client.runs.get(thread_id, first["run_id"]))["status"] == "success"
+
+
+async def test_double_texting_interrupt_keeps_the_first_runs_steps(
+    client: LangGraphClient,
+) -> None:
+    thread_id = new_thread()
+    first = await client.runs.create(
+        thread_id, "slow", input={"delay": 0.4}, if_not_exists="create"
+    )
+    await wait_for_status(client, thread_id, first["run_id"], "running")
+    second = await client.runs.create(
+        thread_id, "slow", input={"delay": 0}, multitask_strategy="interrupt"
+    )
+    final = await client.runs.join(thread_id, second["run_id"])
+    assert final["log"][-2:] == ["step", "step2"]
+    assert (await client.runs.get(thread_id, first["run_id"]))["status"] == "interrupted"
+
+
+async def test_double_texting_rollback_removes_the_first_run(client: LangGraphClient) -> None:
+    thread_id = new_thread()
+    await client.runs.wait(thread_id, "slow", input={"delay": 0}, if_not_exists="create")
+    before = await client.threads.get_history(thread_id, limit=100)
+    first = await client.runs.create(thread_id, "slow", input={"delay": 0.4})
+    await wait_for_status(client, thread_id, first["run_id"], "running")
+    await asyncio.sleep(0.5)  # the first step of the doomed run is saved
+    second = await client.runs.create(
+        thread_id, "slow", input={"delay": 0}, multitask_strategy="rollback"
+    )
+    final = await client.runs.join(thread_id, second["run_id"])
+    assert final["log"] == ["step", "step2", "step", "step2"]
+    with pytest.raises(NotFoundError):
+        await client.runs.get(thread_id, first["run_id"])
+    after = await client.threads.get_history(thread_id, limit=100)
+    runs = {s["metadata"].get("run_id") for s in after}
+    assert first["run_id"] not in runs
+    assert len(after) == len(before) + 4
+
+
+async def test_cancel_a_running_run(client: LangGraphClient) -> None:
+    thread_id = new_thread()
+    run = await client.runs.create(thread_id, "slow", input={"delay": 5}, if_not_exists="create")
+    await wait_for_status(client, thread_id, run["run_id"], "running")
+    await client.runs.cancel(thread_id, run["run_id"], wait=True)
+    assert (await client.runs.get(thread_id, run["run_id"]))["status"] == "interrupted"
+    final = await client.runs.wait(thread_id, "slow", input={"delay": 0})
+    assert final["log"] == ["step", "step2"]
+
+
+async def test_regenerate_and_edit_fork_history(client: LangGraphClient) -> None:
+    thread_id = new_thread()
+    await client.runs.wait(thread_id, "echo", input=HELLO, if_not_exists="create")
+    second = {"messages": [{"role": "user", "content": "second"}]}
+    await client.runs.wait(thread_id, "echo", input=second)
+    history = await client.threads.get_history(thread_id, limit=100)
+    due = [s for s in history if s["next"] == ["talk"]]
+    assert len(due) == 2
+    regenerated = await client.runs.wait(
+        thread_id, "echo", input=None, checkpoint_id=due[0]["checkpoint"]["checkpoint_id"]
+    )
+    assert regenerated["messages"][-1]["content"] == "You said: second"
+    end_of_first = [s for s in history if s["metadata"]["step"] == 1 and not s["next"]][0]
+    edited = await client.runs.wait(
+        thread_id,
+        "echo",
+        input={"messages": [{"role": "user", "content": "edited"}]},
+        checkpoint_id=end_of_first["checkpoint"]["checkpoint_id"],
+    )
+    assert [m["content"] for m in edited["messages"]] == [
+        "hello there",
+        "You said: hello there",
+        "edited",
+        "You said: edited",
+    ]
+    full = await client.threads.get_history(thread_id, limit=100)
+    assert len(full) > len(history)
+    assert {s["checkpoint"]["checkpoint_id"] for s in history} <= {
+        s["checkpoint"]["checkpoint_id"] for s in full
+    }
+    state = await client.threads.get_state(thread_id)
+    assert state["values"]["messages"][-1]["content"] == "You said: edited"
+
+
+async def test_step_limit_is_an_error_and_the_thread_stays_usable(
+    client: LangGraphClient,
+) -> None:
+    thread_id = new_thread()
+    parts = await collect(
+        client.runs.stream(
+            thread_id,
+            "looping",
+            input={},
+            config={"recursion_limit": 5},
+            if_not_exists="create",
+        )
+    )
+    assert parts[-1][0] == "error"
+    assert parts[-1][1]["error"] == "GraphRecursionError"
+    assert (await client.threads.get(thread_id))["status"] == "error"
+    assert (await client.runs.wait(thread_id, "asker", input={"question": "q"}))["__interrupt__"]
+
+
+async def test_a_slow_thread_does_not_delay_another(client: LangGraphClient) -> None:
+    slow_thread, quick_thread = new_thread(), new_thread()
+    slow = await client.runs.create(
+        slow_thread, "slow", input={"delay": 1.0}, if_not_exists="create"
+    )
+    await wait_for_status(client, slow_thread, slow["run_id"], "running")
+    await client.runs.wait(quick_thread, "echo", input=HELLO, if_not_exists="create")
+    assert (await client.runs.get(slow_thread, slow["run_id"]))["status"] == "running"
+    await client.runs.join(slow_thread, slow["run_id"])
+
+
+async def test_concurrent_enqueued_runs_never_overlap(client: LangGraphClient) -> None:
+    thread_id = new_thread()
+    await client.runs.wait(thread_id, "slow", input={"delay": 0}, if_not_exists="create")
+    runs = await asyncio.gather(
+        *(client.runs.create(thread_id, "slow", input={"delay": 0.01}) for _ in range(8))
+    )
+    for run in runs:
+        await client.runs.join(thread_id, run["run_id"])
+    state = await client.threads.get_state(thread_id)
+    assert state["values"]["log"] == ["step", "step2"] * 9
+    statuses = {(await client.runs.get(thread_id, r["run_id"]))["status"] for r in runs}
+    assert statuses == {"success"}
+
+
+async def test_bad_requests_are_clear_4xx(client: LangGraphClient, server: str) -> None:
+    thread_id = new_thread()
+    await client.runs.wait(thread_id, "echo", input=HELLO, if_not_exists="create")
+    await expect_status(404, client.runs.wait(thread_id, "no-such-graph", input=HELLO))
+    await expect_status(404, client.runs.wait(new_thread(), "echo", input=HELLO))
+    await expect_status(
+        404, client.runs.wait(thread_id, "echo", input=None, checkpoint_id=str(uuid.uuid4()))
+    )
+    async with httpx.AsyncClient(base_url=server) as http:
+        bad = await http.post(
+            "/threads/not-a-uuid/runs/wait", json={"assistant_id": "echo", "input": HELLO}
+        )
+        assert bad.status_code == 422 and "thread_id" in bad.json()["detail"]
+        mode = await http.post(
+            f"/threads/{thread_id}/runs/stream",
+            json={"assistant_id": "echo", "input": HELLO, "stream_mode": "bogus"},
+        )
+        assert mode.status_code == 422
+        both = await http.post(
+            f"/threads/{thread_id}/runs/wait",
+            json={"assistant_id": "echo", "input": HELLO, "command": {"resume": 1}},
+        )
+        assert both.status_code == 422 and "either" in both.json()["detail"]
+        rejoin = await http.get(
+            f"/threads/{thread_id}/runs/{uuid.uuid4()}/stream", headers={"Last-Event-ID": "x"}
+        )
+        assert rejoin.status_code == 422
+    with pytest.raises(UnprocessableEntityError):
+        await client.runs.create(thread_id, "echo", input=HELLO, interrupt_before=["nope"])
+
+
+async def test_stateless_run(client: LangGraphClient) -> None:
+    result = await client.runs.wait(None, "echo", input=HELLO)
+    assert result["messages"][-1]["content"] == "You said: hello there"
+
+
+async def expect_status(code: int, call: Any) -> None:
+    """`runs.wait` raises httpx's error, the other client calls their own typed ones."""
+    with pytest.raises((httpx.HTTPStatusError, ConflictError, NotFoundError)) as caught:
+        await call
+    error = caught.value
+    status = error.response.status_code if isinstance(error, httpx.HTTPStatusError) else None
+    assert status in (code, None), status
+    if status is None:
+        assert isinstance(error, ConflictError if code == 409 else NotFoundError)
+
+
+async def wait_for_status(
+    client: LangGraphClient, thread_id: str, run_id: str, status: str
+) -> None:
+    for _ in range(200):
+        if (await client.runs.get(thread_id, run_id))["status"] == status:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"run {run_id} never became {status}")

@@ -1,0 +1,160 @@
+"""A thread's state and history through the official client, on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
+
+
+def said(text: str) -> dict[str, list[dict[str, str]]]:
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+async def test_state_and_history_after_turns(server: str) -> None:
+    client = get_client(url=server)
+    thread_id = (await client.threads.create())["thread_id"]
+    empty = await client.threads.get_state(thread_id)
+    assert empty["values"] == {} and empty["next"] == [] and empty["checkpoint"] is None
+    assert await client.threads.get_history(thread_id) == []
+    await client.runs.wait(thread_id, "echo", input=said("one"))
+    await client.runs.wait(thread_id, "echo", input=said("two"))
+
+    state = await client.threads.get_state(thread_id)
+    assert [m["content"] for m in state["values"]["messages"]] == [
+        "one",
+        "You said: one",
+        "two",
+        "You said: two",
+    ]
+    assert state["next"] == [] and state["tasks"] == [] and state["interrupts"] == []
+    assert state["checkpoint"]["thread_id"] == thread_id
+    assert state["checkpoint"]["checkpoint_ns"] == ""
+    assert state["metadata"]["source"] == "loop" and state["metadata"]["graph_id"] == "echo"
+    assert state["created_at"]
+
+    history = await client.threads.get_history(thread_id, limit=100)
+    assert len(history) == 6  # input, before talk, after talk: per turn
+    assert history[0]["checkpoint"] == state["checkpoint"]
+    ids = [s["checkpoint"]["checkpoint_id"] for s in history]
+    assert ids == sorted(ids, reverse=True)
+    assert [s["parent_checkpoint"] for s in history[:-1]] == [s["checkpoint"] for s in history[1:]]
+    assert history[-1]["parent_checkpoint"] is None
+    assert len(await client.threads.get_history(thread_id)) == 6  # default limit 10
+    assert len(await client.threads.get_history(thread_id, limit=2)) == 2
+    older = await client.threads.get_history(thread_id, before=ids[1])
+    assert [s["checkpoint"]["checkpoint_id"] for s in older] == ids[2:]
+    also_older = await client.threads.get_history(thread_id, before=history[1]["checkpoint"])
+    assert also_older == older
+    inputs = await client.threads.get_history(thread_id, metadata={"source": "input"})
+    assert [s["metadata"]["step"] for s in inputs] == [2, -1]
+    assert inputs[0]["next"] == ["__start__"]
+
+    due = history[1]
+    assert due["next"] == ["talk"] and due["tasks"][0]["name"] == "talk"
+    assert due["tasks"][0]["result"]["messages"][0]["content"] == "You said: two"
+    assert await client.threads.get_state(thread_id, checkpoint_id=ids[1]) == due
+    assert await client.threads.get_state(thread_id, checkpoint=due["checkpoint"]) == due
+    picked = await client.threads.get_state(thread_id, select=["next", "values.messages"])
+    assert picked == {"next": [], "values": {"messages": state["values"]["messages"]}}
+
+    async with httpx.AsyncClient(base_url=server) as http:
+        got = await http.get(f"/threads/{thread_id}/history", params={"limit": 1, "before": ids[0]})
+        assert [s["checkpoint"]["checkpoint_id"] for s in got.json()] == [ids[1]]
+        by_config = await http.post(
+            f"/threads/{thread_id}/history",
+            json={"limit": 1, "before": {"configurable": {"checkpoint_id": ids[0]}}},
+        )
+        assert by_config.json() == got.json()
+        malformed = await http.get(f"/threads/{thread_id}/state/not-a-checkpoint")
+        assert malformed.status_code == 422 and "checkpoint_id" in malformed.json()["detail"]
+        bad_select = await http.get(f"/threads/{thread_id}/state", params={"select": "colour"})
+        assert bad_select.status_code == 422
+    with pytest.raises(NotFoundError):
+        await client.threads.get_state(thread_id, checkpoint_id=str(uuid.uuid4()))
+    with pytest.raises(NotFoundError):
+        await client.threads.get_state(str(uuid.uuid4()))
+
+
+async def test_interrupts_and_state_updates(server: str) -> None:
+    client = get_client(url=server)
+    thread_id = (await client.threads.create())["thread_id"]
+    await client.runs.wait(thread_id, "asker", input={"question": "name?"})
+    thread = await client.threads.get(thread_id)
+    state = await client.threads.get_state(thread_id)
+    assert thread["status"] == "interrupted" and state["next"] == ["ask"]
+    [task] = state["tasks"]
+    assert task["interrupts"][0]["value"] == {"question": "name?"}
+    assert state["interrupts"] == task["interrupts"]
+    assert thread["interrupts"] == {task["id"]: task["interrupts"]}
+
+    written = await client.threads.update_state(thread_id, {"answers": ["by hand"]}, as_node="ask")
+    assert written["checkpoint"]["thread_id"] == thread_id
+    after = await client.threads.get_state(thread_id)
+    assert after["checkpoint"] == written["checkpoint"]
+    assert after["next"] == ["done"] and after["metadata"]["source"] == "update"
+    assert after["parent_checkpoint"] == state["checkpoint"]
+    thread = await client.threads.get(thread_id)
+    assert thread["values"]["answers"] == ["by hand"] and thread["interrupts"] == {}
+    finished = await client.runs.wait(thread_id, "asker", input=None)
+    assert finished["answers"] == ["by hand", "done"]
+
+    forked = await client.threads.update_state(
+        thread_id, {"question": "age?"}, checkpoint=state["checkpoint"], as_node="__start__"
+    )
+    fork = await client.threads.get_state(thread_id)
+    assert fork["checkpoint"] == forked["checkpoint"]
+    assert fork["parent_checkpoint"] == state["checkpoint"]
+    assert fork["values"]["question"] == "age?" and fork["next"] == ["ask"]
+    history = await client.threads.get_history(thread_id, limit=100)
+    children = [s for s in history if s["parent_checkpoint"] == state["checkpoint"]]
+    assert len(children) == 2  # the old branch stays
+    assert (await client.threads.get(thread_id))["values"] == fork["values"]
+
+    with pytest.raises(UnprocessableEntityError):
+        await client.threads.update_state(thread_id, {"answers": ["x"]}, as_node="nope")
+    with pytest.raises(NotFoundError):
+        await client.threads.update_state(thread_id, {}, checkpoint_id=str(uuid.uuid4()))
+    with pytest.raises(UnprocessableEntityError):
+        await client.threads.update_state(thread_id, {}, checkpoint_id="nope")
+    no_graph = (await client.threads.create())["thread_id"]
+    with pytest.raises(ConflictError):
+        await client.threads.update_state(no_graph, {"answers": ["x"]})
+
+
+async def test_update_refused_while_busy(server: str) -> None:
+    client = get_client(url=server)
+    thread_id = (await client.threads.create())["thread_id"]
+    await client.runs.wait(thread_id, "slow", input={"delay": 0})
+    run = await client.runs.create(thread_id, "slow", input={"delay": 0.3})
+    with pytest.raises(ConflictError, match="busy"):
+        await client.threads.update_state(thread_id, {"log": ["x"]}, as_node="step2")
+    await client.runs.join(thread_id, run["run_id"])
+    await client.threads.update_state(thread_id, {"log": ["x"]}, as_node="step2")
+    assert (await client.threads.get_state(thread_id))["values"]["log"][-1] == "x"
+
+
+async def test_subgraph_state(server: str) -> None:
+    client = get_client(url=server)
+    thread_id = (await client.threads.create())["thread_id"]
+    await client.runs.wait(thread_id, "nested", input={"question": "deep?"})
+    state = await client.threads.get_state(thread_id)
+    [task] = state["tasks"]
+    assert state["next"] == ["inner"] and task["state"] is None
+    where = task["checkpoint"]
+    assert where["thread_id"] == thread_id and where["checkpoint_ns"].startswith("inner:")
+    deep = await client.threads.get_state(thread_id, subgraphs=True)
+    inner = deep["tasks"][0]["state"]
+    assert (
+        inner["next"] == ["ask"] and inner["checkpoint"]["checkpoint_ns"] == where["checkpoint_ns"]
+    )
+    assert inner["interrupts"][0]["value"] == {"question": "deep?"}
+    assert await client.threads.get_state(thread_id, checkpoint=where) == inner
+    inner_history = await client.threads.get_history(thread_id, checkpoint=where, limit=100)
+    assert inner_history[0] == inner
+    assert {s["checkpoint"]["checkpoint_ns"] for s in inner_history} == {where["checkpoint_ns"]}
+    with pytest.raises(NotFoundError):
+        await client.threads.get_state(thread_id, checkpoint={**where, "checkpoint_ns": "nope:1"})

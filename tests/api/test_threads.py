@@ -1,0 +1,152 @@
+"""Threads through the official client (raw HTTP where it has no method), on SQLite and on
+PostgreSQL."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
+
+
+def said(text: str) -> dict[str, list[dict[str, str]]]:
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+async def test_create_get_update_search_count(server: str) -> None:
+    client = get_client(url=server)
+    thread_id = str(uuid.uuid4())
+    made = await client.threads.create(
+        thread_id=thread_id, metadata={"user": {"id": "u1", "plan": "pro"}, "tags": ["x", "y"]}
+    )
+    assert made["thread_id"] == thread_id and made["status"] == "idle"
+    assert made["values"] is None and made["interrupts"] == {}
+    assert await client.threads.get(thread_id) == made
+    assert await client.threads.create(thread_id=thread_id, if_exists="do_nothing") == made
+    with pytest.raises(ConflictError):
+        await client.threads.create(thread_id=thread_id)
+    changed = await client.threads.update(thread_id, metadata={"title": "Hi"})
+    assert changed["metadata"] == {**made["metadata"], "title": "Hi"}
+    assert changed["updated_at"] > made["updated_at"]
+
+    asked = (await client.threads.create(metadata={"user": {"id": "u2"}}))["thread_id"]
+    await client.runs.wait(asked, "asker", input={"question": "name?"})
+    echoed = (await client.threads.create())["thread_id"]
+    await client.runs.wait(echoed, "echo", input=said("hello"))
+
+    def ids(found: list[dict[str, object]]) -> list[object]:
+        return [t["thread_id"] for t in found]
+
+    assert ids(await client.threads.search(metadata={"user": {"id": "u1"}})) == [thread_id]
+    assert ids(await client.threads.search(metadata={"tags": ["y"]})) == [thread_id]
+    assert ids(await client.threads.search(metadata={"graph_id": "asker"})) == [asked]
+    assert ids(await client.threads.search(status="interrupted")) == [asked]
+    assert ids(await client.threads.search(values={"question": "name?"})) == [asked]
+    matching = await client.threads.search(
+        values={"messages": [{"content": "hello", "type": "human"}]}
+    )
+    assert ids(matching) == [echoed]
+    assert ids(await client.threads.search()) == [echoed, asked, thread_id]
+    oldest = await client.threads.search(sort_by="created_at", sort_order="asc", limit=2)
+    assert ids(oldest) == [thread_id, asked]
+    assert ids(await client.threads.search(ids=[asked, echoed], offset=1)) == [asked]
+    assert await client.threads.count() == 3
+    assert await client.threads.count(status="idle") == 2
+    assert await client.threads.count(metadata={"user": {"plan": "pro"}}) == 1
+    picked = await client.threads.search(
+        select=["thread_id", "status"], extract={"last": "values.messages[-1].content"}
+    )
+    assert picked[0] == {
+        "thread_id": echoed,
+        "status": "idle",
+        "extracted": {"last": "You said: hello"},
+    }
+    async with httpx.AsyncClient(base_url=server) as http:
+        first = await http.post("/threads/search", json={"limit": 2})
+        assert first.headers["X-Pagination-Total"] == "3"
+        assert first.headers["X-Pagination-Next"] == "2"
+        last = await http.post("/threads/search", json={"limit": 2, "offset": 2})
+        assert "X-Pagination-Next" not in last.headers
+        minimal = await http.patch(
+            f"/threads/{thread_id}",
+            json={"metadata": {"more": 1}},
+            headers={"Prefer": "return=minimal"},
+        )
+        assert minimal.status_code == 204
+
+
+async def test_copy_delete_prune(server: str) -> None:
+    client = get_client(url=server)
+    thread_id = (await client.threads.create(metadata={"kind": "chat"}))["thread_id"]
+    await client.runs.wait(thread_id, "echo", input=said("one"))
+    await client.runs.wait(thread_id, "echo", input=said("two"))
+    copy = await client.threads.copy(thread_id)
+    assert copy["thread_id"] != thread_id
+    assert copy["metadata"] == (await client.threads.get(thread_id))["metadata"]
+    assert copy["values"] == (await client.threads.get(thread_id))["values"]
+    history = await client.threads.get_history(thread_id, limit=100)
+    copied = await client.threads.get_history(copy["thread_id"], limit=100)
+    assert [s["checkpoint"]["checkpoint_id"] for s in copied] == [
+        s["checkpoint"]["checkpoint_id"] for s in history
+    ]
+    assert {s["checkpoint"]["thread_id"] for s in copied} == {copy["thread_id"]}
+
+    assert await client.threads.prune([copy["thread_id"]], strategy="keep_latest") == {
+        "pruned_count": 1
+    }
+    kept = await client.threads.get_history(copy["thread_id"], limit=100)
+    assert len(kept) < len(copied)
+    assert (await client.threads.get_state(copy["thread_id"]))["values"] == copy["values"]
+
+    await client.threads.delete(thread_id)
+    with pytest.raises(NotFoundError):
+        await client.threads.get(thread_id)
+    with pytest.raises(NotFoundError):
+        await client.threads.get_history(thread_id)
+    pruned = await client.threads.prune([copy["thread_id"], str(uuid.uuid4())])
+    assert pruned == {"pruned_count": 1}
+    assert await client.threads.count() == 0
+
+
+async def test_delete_cancels_a_running_run(server: str) -> None:
+    client = get_client(url=server)
+    thread_id = (await client.threads.create())["thread_id"]
+    run = await client.runs.create(thread_id, "slow", input={"delay": 5})
+    await client.threads.delete(thread_id)
+    with pytest.raises(NotFoundError):
+        await client.runs.get(thread_id, run["run_id"])
+    assert await client.threads.search() == []
+
+
+async def test_bad_requests(server: str) -> None:
+    client = get_client(url=server)
+    unknown = str(uuid.uuid4())
+    for call in (
+        client.threads.get(unknown),
+        client.threads.update(unknown, metadata={}),
+        client.threads.delete(unknown),
+        client.threads.copy(unknown),
+    ):
+        with pytest.raises(NotFoundError):
+            await call
+    for bad in (
+        client.threads.get("nope"),
+        client.threads.create(thread_id="nope"),
+        client.threads.search(ids=["nope"]),
+        client.threads.prune(["nope"]),
+        client.threads.create(ttl=5),
+    ):
+        with pytest.raises(UnprocessableEntityError):
+            await bad
+    async with httpx.AsyncClient(base_url=server) as http:
+        for method, path in (
+            ("GET", "/threads/nope"),
+            ("DELETE", "/threads/nope"),
+            ("POST", "/threads/nope/copy"),
+        ):
+            response = await http.request(method, path)
+            assert response.status_code == 422 and "thread_id" in response.json()["detail"]
+        bad_path = await http.post("/threads/search", json={"extract": {"x": "values..a"}})
+        assert bad_path.status_code == 422
