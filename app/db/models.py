@@ -6,22 +6,36 @@ history owns both. JSON columns hold client JSON only, never type-tagged objects
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
     JSON,
     DateTime,
+    Dialect,
     Index,
     Integer,
     MetaData,
     String,
     Text,
+    TypeDecorator,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 app_metadata = MetaData()
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A time in UTC. SQLite stores times without their zone; they come back aware."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
 
 
 class Base(DeclarativeBase):
@@ -40,8 +54,8 @@ class Assistant(Base):
     metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
     version: Mapped[int] = mapped_column(Integer, default=1)
     owner: Mapped[str | None] = mapped_column(String(200), index=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class Thread(Base):
@@ -55,8 +69,8 @@ class Thread(Base):
     values: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     interrupts: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     owner: Mapped[str | None] = mapped_column(String(200), index=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
 
 
 class Run(Base):
@@ -86,12 +100,12 @@ class Run(Base):
     # Set by a cancel request; the worker running the run acts on it.
     cancel_action: Mapped[str | None] = mapped_column(String(16))
     worker_id: Mapped[str | None] = mapped_column(String(64))
-    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     attempt: Mapped[int] = mapped_column(Integer, default=0)
     # A run asked for with `after_seconds` is not started before this time.
-    not_before: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    not_before: Mapped[datetime] = mapped_column(UTCDateTime())
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class RunEvent(Base):
@@ -103,7 +117,7 @@ class RunEvent(Base):
     seq: Mapped[int] = mapped_column(Integer, primary_key=True)
     event: Mapped[str] = mapped_column(String(200))
     data: Mapped[str] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
 
 
 class StoreItem(Base):
@@ -114,8 +128,8 @@ class StoreItem(Base):
     key: Mapped[str] = mapped_column(String(1000), primary_key=True)
     value: Mapped[dict[str, Any]] = mapped_column(JSON)
     owner: Mapped[str | None] = mapped_column(String(200), index=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class Reminder(Base):
@@ -130,4 +144,4 @@ class Reminder(Base):
     due: Mapped[str | None] = mapped_column(String(200))
     # One reminder per tool call: a re-run after a crash or resume does not act twice.
     tool_call_id: Mapped[str] = mapped_column(String(200), unique=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -3,12 +3,13 @@ change and read them, and the drawings and JSON schemas of their graphs."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.db.models import Assistant as AssistantRow
-from app.schemas.common import OnConflict, SortOrder, Timestamp
+from app.schemas.common import OnConflict, SortOrder
 
 AssistantSortBy = Literal["assistant_id", "graph_id", "name", "created_at", "updated_at"]
 AssistantField = Literal[
@@ -80,8 +81,8 @@ class Assistant(BaseModel):
     graph_id: str
     config: dict[str, Any]
     context: dict[str, Any]
-    created_at: Timestamp
-    updated_at: Timestamp
+    created_at: datetime
+    updated_at: datetime
     metadata: dict[str, Any]
     version: int
     name: str

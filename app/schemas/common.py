@@ -4,24 +4,15 @@ and the `select` of fields a client wants back."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from fastapi.responses import JSONResponse
-from pydantic import AfterValidator, BaseModel
+from pydantic import BaseModel
 
 from app.errors import Invalid
 
 SortOrder = Literal["asc", "desc"]
 OnConflict = Literal["raise", "do_nothing"]
-
-
-def _utc(value: datetime) -> datetime:
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
-
-
-# A time in UTC. SQLite hands stored times back without their zone; they were UTC.
-Timestamp = Annotated[datetime, AfterValidator(_utc)]
 
 
 class Interrupt(BaseModel):

@@ -3,12 +3,12 @@ every thread (cross-thread memory)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
 from app.db.models import StoreItem
-from app.schemas.common import Timestamp
 
 
 def _no_ttl(value: Any) -> Any:
@@ -58,8 +58,8 @@ class Item(BaseModel):
     namespace: list[str]
     key: str
     value: dict[str, Any]
-    created_at: Timestamp
-    updated_at: Timestamp
+    created_at: datetime
+    updated_at: datetime
 
     @classmethod
     def of(cls, row: StoreItem, namespace: list[str]) -> Item:

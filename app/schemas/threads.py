@@ -4,12 +4,13 @@ open interrupts) as clients create, search, change, copy and prune them."""
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
 from app.db.models import Thread as ThreadRow
-from app.schemas.common import Interrupt, OnConflict, SortOrder, Timestamp
+from app.schemas.common import Interrupt, OnConflict, SortOrder
 
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 ThreadSortBy = Literal["thread_id", "status", "created_at", "updated_at", "state_updated_at"]
@@ -98,8 +99,8 @@ class ThreadSearch(ThreadFilter):
 
 class Thread(BaseModel):
     thread_id: str
-    created_at: Timestamp
-    updated_at: Timestamp
+    created_at: datetime
+    updated_at: datetime
     metadata: dict[str, Any]
     status: ThreadStatus
     values: dict[str, Any] | None = Field(description="The head's values; null before any.")
