@@ -30,7 +30,7 @@ from app.schemas.state import (
 from app.services.common import parse_uuid
 from app.services.threads import active_runs, get_thread, refresh, thread_graph
 from engine import CompiledGraph, InvalidUpdateError, PregelTask, StateSnapshot
-from engine.checkpoint.sql.models import checkpoint_table, thread_table
+from engine.checkpoint.base import VersionInfo
 from engine.graph.messages import coerce_message
 
 if TYPE_CHECKING:
@@ -198,16 +198,6 @@ def _before(before: str | dict[str, Any] | None) -> dict[str, Any] | None:
 # The conversation tree.
 
 
-class _Version(NamedTuple):
-    """A checkpoint's bookkeeping: all the tree needs, and no value."""
-
-    checkpoint_id: str
-    parent_id: str | None
-    source: str | None
-    run_id: str | None
-    created_at: str | None
-
-
 class _Outcome(NamedTuple):
     """What the tree needs of a run: its input and how it ended."""
 
@@ -221,7 +211,7 @@ class _Outcome(NamedTuple):
 class _Branching:
     """The checkpoint tree of a thread's root namespace, cut into turns."""
 
-    versions: dict[str, _Version]
+    versions: dict[str, VersionInfo]
     children: dict[str | None, list[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -236,7 +226,7 @@ class _Branching:
                 return child
         return None
 
-    def starts_turn(self, v: _Version) -> bool:
+    def starts_turn(self, v: VersionInfo) -> bool:
         if v.source == "input" or v.parent_id not in self.versions:
             return True
         return self.next_in_turn(v.parent_id) != v.checkpoint_id
@@ -251,7 +241,9 @@ class _Branching:
 async def tree(ctx: AppContext, thread_id: str) -> ThreadTree:
     """The thread's turns as a tree, from checkpoint bookkeeping and the runs table."""
     thread = await get_thread(ctx.db, thread_id)
-    branching = _Branching({v.checkpoint_id: v for v in await _versions(ctx, thread.thread_id)})
+    branching = _Branching(
+        {v.checkpoint_id: v for v in await ctx.saver.alist_versions(thread.thread_id)}
+    )
     if not branching.versions:
         return ThreadTree(
             thread_id=thread.thread_id,
@@ -292,7 +284,7 @@ async def tree(ctx: AppContext, thread_id: str) -> ThreadTree:
 
 def _turn(
     branching: _Branching,
-    start: _Version,
+    start: VersionInfo,
     ids: list[str],
     turns: dict[str, Turn],
     turn_of: dict[str, str],
@@ -353,22 +345,6 @@ def _status(ender: _Outcome | None) -> TurnStatus:
     if ender.status == "success":
         return "interrupted" if ender.interrupted else "done"
     return "cancelled" if ender.status == "interrupted" else "error"
-
-
-async def _versions(ctx: AppContext, thread_id: str) -> list[_Version]:
-    """Bookkeeping of the thread's root checkpoints, read from the saver's tables.
-
-    Stands in for a metadata-only listing the saver's protocol lacks (`alist` loads every
-    version's values, which would make the tree cost the whole history's size).
-    """
-    c, t = checkpoint_table.c, thread_table.c
-    query = (
-        select(c.checkpoint_id, c.parent_checkpoint_id, c.source, c.run_id, c.ts)
-        .join(thread_table, t.id == c.thread)
-        .where(t.thread_id == thread_id, t.deleted_at.is_(None), c.checkpoint_ns == "")
-    )
-    async with ctx.db.read() as session:
-        return [_Version(*row) for row in await session.execute(query)]
 
 
 async def _outcomes(ctx: AppContext, run_ids: Iterable[str]) -> dict[str, _Outcome]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any, NamedTuple, TypedDict
 
 Config = dict[str, Any]
 Version = int
@@ -54,6 +54,17 @@ class CheckpointTuple:
     metadata: CheckpointMetadata
     parent_config: Config | None = None
     pending_writes: list[PendingWrite] = field(default_factory=list)
+
+
+class VersionInfo(NamedTuple):
+    """A checkpoint's place in the tree, without its values: cheap to list for a long
+    thread (a conversation tree, a branch picker)."""
+
+    checkpoint_id: str
+    parent_id: str | None
+    source: str | None
+    run_id: str | None
+    created_at: str | None
 
 
 def thread_key(config: Config) -> tuple[str, str]:
@@ -117,6 +128,11 @@ class BaseCheckpointSaver:
         raise NotImplementedError
 
     async def adelete_thread(self, thread_id: str) -> None:
+        raise NotImplementedError
+
+    async def alist_versions(self, thread_id: str, checkpoint_ns: str = "") -> list[VersionInfo]:
+        """Every checkpoint of the thread's namespace, in no particular order, values
+        left unread."""
         raise NotImplementedError
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:

@@ -23,6 +23,7 @@ from engine.checkpoint.base import (
     Config,
     PendingWrite,
     Version,
+    VersionInfo,
     checkpoint_config,
     matches_filter,
     thread_key,
@@ -191,6 +192,26 @@ class InMemorySaver(BaseCheckpointSaver):
     async def adelete_thread(self, thread_id: str) -> None:
         self._check_immutable()
         self._threads.pop(str(thread_id), None)
+
+    async def alist_versions(self, thread_id: str, checkpoint_ns: str = "") -> list[VersionInfo]:
+        self._check_immutable()
+        thread = self._threads.get(str(thread_id))
+        if thread is None:
+            return []
+        out = []
+        for checkpoint_id, saved in thread.checkpoints.get(checkpoint_ns, {}).items():
+            metadata = self.serializer.loads(saved.metadata)
+            ts = self.serializer.loads(saved.checkpoint).get("ts")
+            out.append(
+                VersionInfo(
+                    checkpoint_id,
+                    saved.parent_id,
+                    metadata.get("source"),
+                    metadata.get("run_id"),
+                    ts,
+                )
+            )
+        return out
 
     async def adelete_run(self, thread_id: str, run_id: str) -> None:
         self._check_immutable()

@@ -348,6 +348,23 @@ async def test_delete_run_rolls_back_what_the_run_wrote(saver: BaseCheckpointSav
     await h.assert_readable(await h.put({"messages": message_list(5)}, run_id="r3"))
 
 
+async def test_list_versions_gives_the_tree_without_values(saver: BaseCheckpointSaver) -> None:
+    h = History(saver, "t1")
+    first = await h.put({"messages": message_list(2)}, run_id="r1")
+    second = await h.put({"messages": message_list(4)}, run_id="r1")
+    h.head = first
+    fork = await h.put({"messages": message_list(3)}, run_id="r2")
+
+    versions = {v.checkpoint_id: v for v in await saver.alist_versions("t1")}
+
+    assert set(versions) == {first, second, fork}
+    assert versions[first].parent_id is None
+    assert versions[second].parent_id == first and versions[fork].parent_id == first
+    assert (versions[second].run_id, versions[fork].run_id) == ("r1", "r2")
+    assert await saver.alist_versions("t1", "other-namespace") == []
+    assert await saver.alist_versions("unknown") == []
+
+
 async def test_copy_thread(saver: BaseCheckpointSaver) -> None:
     source = History(saver, "source")
     first = await source.put({"messages": message_list(2), "big": "b" * 400}, thread_id="source")

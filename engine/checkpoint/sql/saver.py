@@ -50,6 +50,7 @@ from engine.checkpoint.base import (
     Config,
     PendingWrite,
     Version,
+    VersionInfo,
     checkpoint_config,
     matches_filter,
     thread_key,
@@ -481,6 +482,25 @@ class SQLSaver(BaseCheckpointSaver):
                     await conn.execute(self._insert(write_table).on_conflict_do_nothing(), ordinary)
 
         await self._retry(put_writes)
+
+    async def alist_versions(self, thread_id: str, checkpoint_ns: str = "") -> list[VersionInfo]:
+        """From the checkpoint rows' own columns: no value is read."""
+        c, t = checkpoint_table.c, thread_table.c
+        query = (
+            select(c.checkpoint_id, c.parent_checkpoint_id, c.source, c.run_id, c.ts)
+            .join(thread_table, t.id == c.thread)
+            .where(
+                t.thread_id == str(thread_id),
+                t.deleted_at.is_(None),
+                c.checkpoint_ns == checkpoint_ns,
+            )
+        )
+
+        async def read() -> list[VersionInfo]:
+            async with self.engine.connect() as conn:
+                return [VersionInfo(*row) for row in await conn.execute(query)]
+
+        return await self._retry(read)
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint and write of the thread and leave a tombstone, so a
