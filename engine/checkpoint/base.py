@@ -67,6 +67,29 @@ class VersionInfo(NamedTuple):
     created_at: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class PutCheckpoint:
+    """A save of `aput`'s arguments, for `abatch`."""
+
+    config: Config
+    checkpoint: Checkpoint
+    metadata: CheckpointMetadata
+    new_versions: dict[str, Version]
+
+
+@dataclass(frozen=True, slots=True)
+class PutWrites:
+    """A save of `aput_writes`'s arguments, for `abatch`."""
+
+    config: Config
+    writes: Sequence[tuple[str, Any]]
+    task_id: str
+    task_path: str = ""
+
+
+SaveOp = PutCheckpoint | PutWrites
+
+
 def thread_key(config: Config) -> tuple[str, str]:
     """The (thread_id, checkpoint_ns) a config addresses."""
     conf = config.get("configurable", {})
@@ -126,6 +149,16 @@ class BaseCheckpointSaver:
     ) -> None:
         """Store a finished task's writes against the checkpoint its step started from."""
         raise NotImplementedError
+
+    async def abatch(self, ops: Sequence[SaveOp]) -> None:
+        """Save several checkpoints and writes in order. A database saver does it in one
+        transaction: a run that saved nothing while its last save was in flight hands
+        over everything it produced meanwhile at once."""
+        for op in ops:
+            if isinstance(op, PutCheckpoint):
+                await self.aput(op.config, op.checkpoint, op.metadata, op.new_versions)
+            else:
+                await self.aput_writes(op.config, op.writes, op.task_id, op.task_path)
 
     async def adelete_thread(self, thread_id: str) -> None:
         raise NotImplementedError

@@ -22,6 +22,9 @@ from engine.checkpoint.base import (
     BaseCheckpointSaver,
     Checkpoint,
     CheckpointTuple,
+    PutCheckpoint,
+    PutWrites,
+    SaveOp,
     checkpoint_config,
 )
 from engine.checkpoint.ids import new_checkpoint_id
@@ -119,6 +122,7 @@ class Loop:
         self.interrupts: list[Interrupt] = []
         self.status = "pending"
         self._saving: asyncio.Task[None] | None = None
+        self._queue: list[SaveOp] = []
         self._exit_checkpoint: tuple[Checkpoint, dict[str, Any], str | None] | None = None
         self._exit_writes: list[tuple[str, Writes]] = []
         self._streamed_messages: set[str] = set()
@@ -267,7 +271,7 @@ class Loop:
         for task_key, chan, value in writes:
             self.pending.append((task_key, chan, value))
             if self.saver is not None and self.durability != "exit":
-                await self.saver.aput_writes(self._config(), [(chan, value)], task_key)
+                await self._save(PutWrites(self._config(), [(chan, value)], task_key))
         self._mark_interrupts_seen()
 
     def _apply_null_writes(self, writes: Writes) -> None:
@@ -507,7 +511,7 @@ class Loop:
             if self.durability == "exit":
                 self._exit_writes.append((task.id, writes))
             else:
-                await self.saver.aput_writes(self._config(), writes, task.id)
+                await self._save(PutWrites(self._config(), writes, task.id))
         self._emit_task_end(task)
 
     # Checkpoints.
@@ -556,10 +560,8 @@ class Loop:
                 self._exit_parent = parent
             self._exit_checkpoint = (checkpoint, metadata, self._exit_parent)
             self._exit_new_versions.update(new_versions)
-        elif self.durability == "sync":
-            await self.saver.aput(parent_config, checkpoint, metadata, new_versions)
         else:
-            self._chain(self.saver.aput(parent_config, checkpoint, metadata, new_versions))
+            await self._save(PutCheckpoint(parent_config, checkpoint, metadata, new_versions))
         self.head_metadata, self.head_parent = metadata, parent
         if "checkpoints" in self.modes or "debug" in self.modes:
             self.step += 1
@@ -569,31 +571,48 @@ class Loop:
                 self.step -= 1
             self._emit_checkpoint(tasks, {})
 
-    def _chain(self, coro: Any) -> None:
-        previous = self._saving
+    async def _save(self, op: SaveOp) -> None:
+        """Durability `sync` saves before going on. `async` hands saves to one background
+        drain that saves, in order, everything queued since its last save in one batch:
+        the next step runs meanwhile, and a fast run costs few transactions."""
+        assert self.saver is not None
+        if self.durability == "sync":
+            await self.saver.abatch([op])
+            return
+        saving = self._saving
+        if saving is not None and saving.done() and saving.exception() is not None:
+            raise saving.exception()  # type: ignore[misc]
+        self._queue.append(op)
+        if saving is None or saving.done():
+            self._saving = asyncio.ensure_future(self._drain())
 
-        async def after() -> None:
-            if previous is not None:
-                await previous
-            await coro
-
-        self._saving = asyncio.ensure_future(after())
+    async def _drain(self) -> None:
+        assert self.saver is not None
+        while self._queue:
+            ops, self._queue = self._queue, []
+            await self.saver.abatch(ops)
 
     async def _finish_saving(self) -> None:
         if self._saving is not None:
-            saving, self._saving = self._saving, None
+            saving = self._saving
             await saving
+            self._saving = None
         if self.saver is not None and self.durability == "exit" and self._exit_checkpoint:
             checkpoint, metadata, parent = self._exit_checkpoint
             parent_config = checkpoint_config(self.thread_id, self.ns_str, parent or "")
             if parent is None:
                 parent_config["configurable"].pop("checkpoint_id")
-            await self.saver.aput(parent_config, checkpoint, metadata, self._exit_new_versions)
+            final: list[SaveOp] = [
+                PutCheckpoint(parent_config, checkpoint, metadata, self._exit_new_versions)
+            ]
             self._exit_checkpoint = None
-        if self.saver is not None and self._exit_writes:
-            for tid, writes in self._exit_writes:
-                await self.saver.aput_writes(self._config(), writes, tid)
+            final += [PutWrites(self._config(), writes, tid) for tid, writes in self._exit_writes]
             self._exit_writes = []
+            await self.saver.abatch(final)
+        elif self.saver is not None and self._exit_writes:
+            ops = [PutWrites(self._config(), writes, tid) for tid, writes in self._exit_writes]
+            self._exit_writes = []
+            await self.saver.abatch(ops)
 
     # Streaming.
 

@@ -13,8 +13,8 @@ from engine.checkpoint.sql.url import create_engine, normalize_url
 @pytest.mark.parametrize(
     ("given", "expected"),
     [
-        ("postgresql://u:p@db:5432/app", "postgresql+psycopg://u:***@db:5432/app"),
-        ("postgres://db/app", "postgresql+psycopg://db/app"),
+        ("postgresql://u:p@db:5432/app", "postgresql+asyncpg://u:***@db:5432/app"),
+        ("postgres://db/app", "postgresql+asyncpg://db/app"),
         ("postgresql+asyncpg://db/app", "postgresql+asyncpg://db/app"),
         ("sqlite:///./data/threadline.db", "sqlite+aiosqlite:///./data/threadline.db"),
         ("sqlite+aiosqlite:///x.db", "sqlite+aiosqlite:///x.db"),

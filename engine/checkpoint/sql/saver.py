@@ -49,6 +49,9 @@ from engine.checkpoint.base import (
     CheckpointTuple,
     Config,
     PendingWrite,
+    PutCheckpoint,
+    PutWrites,
+    SaveOp,
     Version,
     VersionInfo,
     checkpoint_config,
@@ -140,6 +143,10 @@ class _Plan:
 
 class _Vanished(Exception):
     """A read found its checkpoint's rows deleted meanwhile (rollback, prune): read again."""
+
+
+# One save inside a batch's transaction; what it returns runs after the commit.
+_Step = Callable[[AsyncConnection], Awaitable[Callable[[], None] | None]]
 
 
 class SQLSaver(BaseCheckpointSaver):
@@ -404,9 +411,44 @@ class SQLSaver(BaseCheckpointSaver):
         metadata: CheckpointMetadata,
         new_versions: dict[str, Version],
     ) -> Config:
+        await self.abatch([PutCheckpoint(config, checkpoint, metadata, new_versions)])
         thread_id, ns = thread_key(config)
-        parent_id = config["configurable"].get("checkpoint_id")
-        columns, rest = self._split_metadata(metadata)
+        return checkpoint_config(thread_id, ns, checkpoint["id"])
+
+    async def aput_writes(
+        self, config: Config, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
+        """Ordinary writes keep the first save (a retried save is a no-op); a special
+        write (error, interrupt, resume, scheduled) replaces the task's previous one."""
+        await self.abatch([PutWrites(config, writes, task_id, task_path)])
+
+    async def abatch(self, ops: Sequence[SaveOp]) -> None:
+        """Every save in one transaction (serialized up front, outside it)."""
+        steps = [
+            self._put_step(op) if isinstance(op, PutCheckpoint) else self._writes_step(op)
+            for op in ops
+        ]
+        steps = [step for step in steps if step is not None]
+        if not steps:
+            return
+
+        async def run() -> None:
+            done: list[Callable[[], None]] = []
+            async with write_transaction(self.engine) as conn:
+                for step in steps:
+                    remember = await step(conn)
+                    if remember is not None:
+                        done.append(remember)
+            for remember in done:
+                remember()
+
+        await self._retry(run)
+
+    def _put_step(self, op: PutCheckpoint) -> _Step:
+        thread_id, ns = thread_key(op.config)
+        checkpoint, new_versions = op.checkpoint, op.new_versions
+        parent_id = op.config["configurable"].get("checkpoint_id")
+        columns, rest = self._split_metadata(op.metadata)
         row = {
             "checkpoint_ns": ns,
             "checkpoint_id": checkpoint["id"],
@@ -420,39 +462,33 @@ class SQLSaver(BaseCheckpointSaver):
             "updated_channels": checkpoint.get("updated_channels"),
         }
 
-        async def put() -> None:
-            async with write_transaction(self.engine) as conn:
-                thread = await self._claim(conn, thread_id, bump=True)
-                key = thread.id
-                cache = self._current_cache(thread_id, key, thread.put_count)
-                parent = await self._parent(conn, cache, key, ns, parent_id)
-                plan = await self._plan(conn, cache, thread, ns, checkpoint, new_versions, parent)
-                await self._insert_values(conn, key, ns, checkpoint["id"], plan)
-                stored = plan.known.stored
-                await self._upsert(
-                    conn,
-                    checkpoint_table,
-                    [
-                        {
-                            **row,
-                            "thread": key,
-                            "inline_values": _join_object(plan.known.inline),
-                            "stored_values": stored or None,
-                        }
-                    ],
-                )
-            self._remember_put(thread_id, thread, ns, plan)
+        async def put(conn: AsyncConnection) -> Callable[[], None]:
+            thread = await self._claim(conn, thread_id, bump=True)
+            key = thread.id
+            cache = self._current_cache(thread_id, key, thread.put_count)
+            parent = await self._parent(conn, cache, key, ns, parent_id)
+            plan = await self._plan(conn, cache, thread, ns, checkpoint, new_versions, parent)
+            await self._insert_values(conn, key, ns, checkpoint["id"], plan)
+            stored = plan.known.stored
+            await self._upsert(
+                conn,
+                checkpoint_table,
+                [
+                    {
+                        **row,
+                        "thread": key,
+                        "inline_values": _join_object(plan.known.inline),
+                        "stored_values": stored or None,
+                    }
+                ],
+            )
+            return lambda: self._remember_put(thread_id, thread, ns, plan)
 
-        await self._retry(put)
-        return checkpoint_config(thread_id, ns, checkpoint["id"])
+        return put
 
-    async def aput_writes(
-        self, config: Config, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
-    ) -> None:
-        """Ordinary writes keep the first save (a retried save is a no-op); a special
-        write (error, interrupt, resume, scheduled) replaces the task's previous one."""
-        thread_id, ns = thread_key(config)
-        checkpoint_id = config["configurable"].get("checkpoint_id")
+    def _writes_step(self, op: PutWrites) -> _Step | None:
+        thread_id, ns = thread_key(op.config)
+        checkpoint_id = op.config["configurable"].get("checkpoint_id")
         if not checkpoint_id:
             raise ValueError("Writes belong to a checkpoint: the config needs a checkpoint_id")
         dump = self._dump
@@ -460,28 +496,27 @@ class SQLSaver(BaseCheckpointSaver):
             {
                 "checkpoint_ns": ns,
                 "checkpoint_id": checkpoint_id,
-                "task_id": task_id,
+                "task_id": op.task_id,
                 "idx": SPECIAL_WRITES.get(channel, idx),
                 "channel": channel,
-                "task_path": task_path,
+                "task_path": op.task_path,
                 "data": dump(value),
             }
-            for idx, (channel, value) in enumerate(writes)
+            for idx, (channel, value) in enumerate(op.writes)
         ]
         if not rows:
-            return
+            return None
 
-        async def put_writes() -> None:
-            async with write_transaction(self.engine) as conn:
-                key = await self._share(conn, thread_id)
-                special = [{**r, "thread": key} for r in rows if r["idx"] < 0]
-                ordinary = [{**r, "thread": key} for r in rows if r["idx"] >= 0]
-                if special:
-                    await self._upsert(conn, write_table, special)
-                if ordinary:
-                    await conn.execute(self._insert(write_table).on_conflict_do_nothing(), ordinary)
+        async def put_writes(conn: AsyncConnection) -> None:
+            key = await self._share(conn, thread_id)
+            special = [{**r, "thread": key} for r in rows if r["idx"] < 0]
+            ordinary = [{**r, "thread": key} for r in rows if r["idx"] >= 0]
+            if special:
+                await self._upsert(conn, write_table, special)
+            if ordinary:
+                await conn.execute(self._insert(write_table).on_conflict_do_nothing(), ordinary)
 
-        await self._retry(put_writes)
+        return put_writes
 
     async def alist_versions(self, thread_id: str, checkpoint_ns: str = "") -> list[VersionInfo]:
         """From the checkpoint rows' own columns: no value is read."""
@@ -1014,13 +1049,16 @@ class SQLSaver(BaseCheckpointSaver):
         while True:
             try:
                 return await operation()
-            except DBAPIError as exc:
+            except (DBAPIError, OSError) as exc:
                 if not self._is_transient(exc) or time.monotonic() + delay > deadline:
                     raise
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
 
-    def _is_transient(self, exc: DBAPIError) -> bool:
+    def _is_transient(self, exc: DBAPIError | OSError) -> bool:
+        if isinstance(exc, OSError):
+            # asyncpg raises the socket's error when it cannot connect at all.
+            return self._dialect != "sqlite"
         if exc.connection_invalidated:
             return True
         sqlstate = getattr(exc.orig, "sqlstate", None)
