@@ -78,3 +78,20 @@ def server(serve_app: ServeApp, database_url: str) -> str:
     """Base URL of a real server on a fresh database, serving the test graphs."""
     settings = Settings(database_url=database_url, graphs=json.dumps(GRAPHS), workers=8)
     return serve_app(create_app(settings))
+
+
+AGENT_GRAPHS = {
+    "agent": "app.agents.reminders:graph",
+    "provider_agent": "tests.api.provider_agent:graph",
+}
+
+
+@pytest.fixture
+def agent_server(serve_app: ServeApp, database_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Base URL of a real server on a fresh database serving the default agent ("agent"),
+    and the same agent over an OpenAI-compatible model ("provider_agent"); the forecast
+    tool calls this server's own /demo/forecast."""
+    settings = Settings(database_url=database_url, graphs=json.dumps(AGENT_GRAPHS), workers=8)
+    url = serve_app(create_app(settings))
+    monkeypatch.setenv("THREADLINE_FORECAST_URL", f"{url}/demo/forecast")
+    return url

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import URL, event, make_url
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.pool import NullPool
 
 # Execution option that marks a transaction as a writer. SQLite then takes the write lock
 # at BEGIN, so two writers queue on busy_timeout instead of one failing when it upgrades
@@ -59,6 +60,7 @@ def create_engine(
     pool_timeout: float = 30.0,
     pool_recycle: int = 1800,
     echo: bool = False,
+    pool_per_call: bool = False,
 ) -> AsyncEngine:
     """An async engine ready for the saver.
 
@@ -67,6 +69,10 @@ def create_engine(
     PostgreSQL also gets the pool limits and recycling. A SQLite file gets its parent
     directory, WAL, a busy timeout and foreign keys, and SQLAlchemy (not the sqlite3
     module) emits BEGIN, so writers can take the write lock up front.
+
+    `pool_per_call` keeps no connection between uses, for callers whose calls each run
+    on a new event loop (the sync `invoke()` of a graph does), which a pooled
+    connection must not outlive.
     """
     parsed = normalize_url(url)
     options: dict[str, Any] = {
@@ -79,7 +85,9 @@ def create_engine(
         database = parsed.database or ""
         if database and database != ":memory:" and not database.startswith("file:"):
             Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    else:
+    if pool_per_call:
+        options["poolclass"] = NullPool
+    elif not is_sqlite:
         options.update(
             pool_size=pool_size,
             max_overflow=max_overflow,
@@ -107,7 +115,11 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if writer else "BEGIN")
 
 
-_write_locks: weakref.WeakKeyDictionary[Engine, asyncio.Lock] = weakref.WeakKeyDictionary()
+# Per engine and event loop: an asyncio lock belongs to one loop, and a sync `invoke()`
+# runs each call on a new one.
+_write_locks: weakref.WeakKeyDictionary[
+    Engine, weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock]
+] = weakref.WeakKeyDictionary()
 
 
 def write_gate(engine: AsyncEngine) -> AbstractAsyncContextManager[Any]:
@@ -117,9 +129,11 @@ def write_gate(engine: AsyncEngine) -> AbstractAsyncContextManager[Any]:
     wait for each other."""
     if engine.dialect.name != "sqlite":
         return nullcontext()
-    lock = _write_locks.get(engine.sync_engine)
+    by_loop = _write_locks.setdefault(engine.sync_engine, weakref.WeakKeyDictionary())
+    loop = asyncio.get_running_loop()
+    lock = by_loop.get(loop)
     if lock is None:
-        lock = _write_locks[engine.sync_engine] = asyncio.Lock()
+        lock = by_loop[loop] = asyncio.Lock()
     return lock
 
 
