@@ -66,10 +66,9 @@ def leave(token: Any) -> None:
 _NO_VALUE = object()
 
 
-def interrupt(value: Any) -> Any:
-    """Stop the run and ask the caller; on resume, the node re-runs and this returns the
-    answer. Several calls in one node are answered in order, one resume each."""
-    pad = current()
+def next_answer(pad: Scratchpad) -> Any:
+    """The answer to the task's next question: saved from an earlier resume, else the
+    shared resume of this call (kept as the task's own), else NO_VALUE."""
     idx = pad.counter
     pad.counter += 1
     if idx < len(pad.resume):
@@ -80,6 +79,16 @@ def interrupt(value: Any) -> Any:
             pad.resume.append(answer)
             pad.taken.append(answer)
             return answer
+    return _NO_VALUE
+
+
+def interrupt(value: Any) -> Any:
+    """Stop the run and ask the caller; on resume, the node re-runs and this returns the
+    answer. Several calls in one node are answered in order, one resume each."""
+    pad = current()
+    answer = next_answer(pad)
+    if answer is not _NO_VALUE:
+        return answer
     raise GraphInterrupt((Interrupt(value=value, id=interrupt_id(pad.task_ns, len(pad.resume))),))
 
 

@@ -283,19 +283,6 @@ class CompiledGraph:
         own = child._checkpointer
         saver = parent.saver if own is None or own is True else child._saver()
 
-        def parent_resume() -> Any:
-            idx = pad.counter
-            pad.counter += 1
-            if idx < len(pad.resume):
-                return pad.resume[idx]
-            if pad.null_resume is not None:
-                value = pad.null_resume()
-                if value is not context.NO_VALUE:
-                    pad.resume.append(value)
-                    pad.taken.append(value)
-                return value
-            return context.NO_VALUE
-
         loop = Loop(
             child,
             {**parent.config, "configurable": {**parent.config.get("configurable", {})}},
@@ -307,7 +294,7 @@ class CompiledGraph:
             interrupt_after=child.interrupt_after,
             ns=(*parent.ns, f"{task.name}:{task.id}"),
             inline_sync=parent.inline_sync,
-            parent_resume=parent_resume,
+            parent_resume=lambda: context.next_answer(pad),
             parents={**parent.parents, parent.ns_str: parent.checkpoint_id},
         )
         loop.config["configurable"].pop("checkpoint_id", None)
