@@ -69,4 +69,4 @@ def test_persistence_on_sql(name: str, oracle: NS, ours: NS, database: str) -> N
     on_sql = NS(**{**vars(ours), "InMemorySaver": saver_factory(database)})
     expected = observe(CASES[name], oracle)
     actual = observe(CASES[name], on_sql)
-    assert actual == expected, f"{name}: engine on SQL differs from langgraph\n{diff(expected, actual)}"
+    assert actual == expected, f"{name}: on SQL, differs from langgraph\n{diff(expected, actual)}"
