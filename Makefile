@@ -27,7 +27,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check $(LINT_PATHS)
 
 bench: $(STAMP)
-	$(BIN)/python bench/engine.py
+	$(BIN)/python bench/run_all.py $(ARGS)
 
 openapi: $(STAMP)
 	$(BIN)/python -m app.openapi openapi.json

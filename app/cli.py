@@ -2,13 +2,16 @@
 
 import argparse
 import asyncio
-import logging
 import os
+import sys
 from collections.abc import Sequence
 
 import uvicorn
+from sqlalchemy import make_url
 
+from app import auth, logs
 from app.config import Settings, get_settings
+from app.db.database import Database
 from app.worker import run_worker
 from engine.checkpoint.sql.migrations import migrate
 
@@ -27,22 +30,54 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
     )
     commands.add_parser("worker", help="execute runs only (no HTTP); scale out with many")
     commands.add_parser("migrate", help="upgrade the database schema to the latest version")
+    users = commands.add_parser("users", help="users and API keys of THREADLINE_AUTH=api_key")
+    actions = users.add_subparsers(dest="action", required=True)
+    actions.add_parser("add", help="add a user").add_argument("name")
+    key = actions.add_parser("key", help="make an API key for a user (printed once)")
+    key.add_argument("name")
+    revoke = actions.add_parser("revoke", help="revoke an API key")
+    revoke.add_argument("key", help="the key, its prefix (tl_<prefix>_...) or its id")
     return parser
+
+
+async def manage_users(settings: Settings, args: argparse.Namespace) -> str:
+    """Do one `users` action on the configured database; what to print."""
+    db = Database(settings.database_url)
+    try:
+        await db.prepare()
+        if args.action == "add":
+            await auth.add_user(db, args.name)
+            return f"added user {args.name}"
+        if args.action == "key":
+            return await auth.issue_key(db, args.name)
+        return f"revoked an API key of user {await auth.revoke_key(db, args.key)}"
+    finally:
+        await db.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
     settings = get_settings()
     args = build_parser(settings).parse_args(argv)
+    logs.configure()
     if args.command == "migrate":
         asyncio.run(migrate(settings.database_url))
-        print(f"database at {settings.database_url} is up to date")
+        where = make_url(settings.database_url).render_as_string(hide_password=True)
+        print(f"database at {where} is up to date")
+    elif args.command == "users":
+        try:
+            print(asyncio.run(manage_users(settings, args)))
+        except auth.UserError as exc:
+            print(f"threadline users {args.action}: {exc}", file=sys.stderr)
+            return 1
     elif args.command == "worker":
-        logging.basicConfig(level=logging.INFO)
         asyncio.run(run_worker(settings))
     elif args.command == "serve":
         if args.no_worker:
             # The app factory reads settings from the environment in the server process.
             os.environ["THREADLINE_RUN_WORKERS"] = "0"
-        uvicorn.run("app.main:create_app", factory=True, host=args.host, port=args.port)
+        # log_config=None: uvicorn's loggers go through the handler `logs` installed.
+        uvicorn.run(
+            "app.main:create_app", factory=True, host=args.host, port=args.port, log_config=None
+        )
     return 0

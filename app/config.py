@@ -30,6 +30,20 @@ class Settings:
     heartbeat_s: float = 0.5
     # On SIGTERM, how long runs in flight may take to finish before they are re-queued.
     shutdown_grace_s: float = 10.0
+    # Who is calling: `none` (one local user), `api_key` (keys in the database) or `jwt`.
+    auth: str = "none"
+    jwt_algorithm: str = "HS256"
+    jwt_secret: str = ""
+    # PEM text, or the path of a PEM file, for the asymmetric algorithms (RS256, ES256...).
+    jwt_public_key: str = ""
+    jwt_issuer: str = ""
+    jwt_audience: str = ""
+    # Limits, each 0 for none: a request body's bytes, messages in one request, open
+    # streams of one user in this process, and pending runs of one user.
+    max_body_bytes: int = 10 * 1024 * 1024
+    max_messages: int = 1000
+    max_streams_per_user: int = 100
+    max_queued_runs_per_user: int = 100
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> "Settings":
@@ -55,6 +69,22 @@ class Settings:
             heartbeat_s=float(environ.get("THREADLINE_HEARTBEAT_S", defaults.heartbeat_s)),
             shutdown_grace_s=float(
                 environ.get("THREADLINE_SHUTDOWN_GRACE_S", defaults.shutdown_grace_s)
+            ),
+            auth=environ.get("THREADLINE_AUTH", defaults.auth),
+            jwt_algorithm=environ.get("THREADLINE_JWT_ALGORITHM", defaults.jwt_algorithm),
+            jwt_secret=environ.get("THREADLINE_JWT_SECRET", defaults.jwt_secret),
+            jwt_public_key=environ.get("THREADLINE_JWT_PUBLIC_KEY", defaults.jwt_public_key),
+            jwt_issuer=environ.get("THREADLINE_JWT_ISSUER", defaults.jwt_issuer),
+            jwt_audience=environ.get("THREADLINE_JWT_AUDIENCE", defaults.jwt_audience),
+            max_body_bytes=int(environ.get("THREADLINE_MAX_BODY_BYTES", defaults.max_body_bytes)),
+            max_messages=int(environ.get("THREADLINE_MAX_MESSAGES", defaults.max_messages)),
+            max_streams_per_user=int(
+                environ.get("THREADLINE_MAX_STREAMS_PER_USER", defaults.max_streams_per_user)
+            ),
+            max_queued_runs_per_user=int(
+                environ.get(
+                    "THREADLINE_MAX_QUEUED_RUNS_PER_USER", defaults.max_queued_runs_per_user
+                )
             ),
         )
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.agents.reminder_store import set_store
+from app.api.sse import StreamSlots
+from app.auth import Authenticator, authenticator
 from app.config import Settings
 from app.db.database import Database
 from app.graphs import GraphRegistry, parse_spec
@@ -25,12 +27,15 @@ class AppContext:
     broker: StreamBroker
     runs: RunService
     reminders: SQLReminderStore
+    auth: Authenticator
+    streams: StreamSlots
 
     @classmethod
     async def open(cls, settings: Settings) -> AppContext:
         """Connect, check (or create) the schema, load the graphs."""
         db = Database(settings.database_url)
         try:
+            auth = authenticator(settings, db)
             await db.prepare()
             saver = SQLSaver(db.engine)
             graphs = GraphRegistry.load(parse_spec(settings.graphs), saver)
@@ -47,7 +52,8 @@ class AppContext:
         reminders = SQLReminderStore(db)
         # The agent's tools write through the store installed here.
         set_store(reminders)
-        return cls(settings, db, saver, graphs, broker, runs, reminders)
+        streams = StreamSlots(settings.max_streams_per_user)
+        return cls(settings, db, saver, graphs, broker, runs, reminders, auth, streams)
 
     async def close(self) -> None:
         """Stop workers (re-queueing what they could not finish), then disconnect."""

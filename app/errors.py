@@ -17,6 +17,15 @@ class APIError(Exception):
         self.headers = headers
 
 
+class Unauthorized(APIError):
+    """A missing or bad credential: the same answer for both, so nothing is learnt."""
+
+    status_code = 401
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail, headers={"WWW-Authenticate": "Bearer"})
+
+
 class NotFound(APIError):
     status_code = 404
 
@@ -25,8 +34,21 @@ class Conflict(APIError):
     status_code = 409
 
 
+class TooLarge(APIError):
+    status_code = 413
+
+
 class Invalid(APIError):
     status_code = 422
+
+
+class TooManyRequests(APIError):
+    """A per-user limit is reached; `Retry-After` says when to try again."""
+
+    status_code = 429
+
+    def __init__(self, detail: str, *, retry_after_s: int) -> None:
+        super().__init__(detail, headers={"Retry-After": str(retry_after_s)})
 
 
 def install(app: FastAPI) -> None:

@@ -6,11 +6,12 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
-from app import __version__, errors
-from app.api import assistants, demo, reminders, runs, state, store, system, threads
+from app import __version__, errors, logs, metrics, retention
+from app.api import assistants, demo, reminders, runs, state, store, system, threads, ui
+from app.api import metrics as metrics_api
 from app.config import Settings, get_settings
 from app.context import AppContext
-from app.middleware import EmptyQueryValuesAreUnset
+from app.middleware import LimitBodySize, QueryStrings
 
 # Browser clients (chat frontends, the SDK in a page) must be able to read these.
 EXPOSED_HEADERS = ["Location", "Content-Location", "X-Pagination-Total", "X-Pagination-Next"]
@@ -20,10 +21,12 @@ EXPOSED_HEADERS = ["Location", "Content-Location", "X-Pagination-Total", "X-Pagi
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     ctx = await AppContext.open(app.state.settings)
     app.state.ctx = ctx
+    app.state.metrics.time_checkpoint_saves(ctx.saver)
     if ctx.settings.run_workers:
         ctx.runs.start()
     try:
-        yield
+        async with retention.cleaning(ctx.db):
+            yield
     finally:
         await ctx.close()
 
@@ -33,6 +36,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
     app = FastAPI(title="Threadline", version=__version__, lifespan=lifespan)
     app.state.settings = settings
+    # Inside CORS, so that a browser can read the 413.
+    app.add_middleware(LimitBodySize, max_bytes=settings.max_body_bytes)
     app.add_middleware(
         CORSMiddleware,
         allow_origins=list(settings.cors_origins),
@@ -40,9 +45,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         allow_headers=["*"],
         expose_headers=EXPOSED_HEADERS,
     )
-    app.add_middleware(EmptyQueryValuesAreUnset)
+    app.add_middleware(QueryStrings)
+    app.add_middleware(logs.RequestIds)
+    metrics.install(app)
     errors.install(app)
     app.include_router(system.router)
+    app.include_router(metrics_api.router)
     app.include_router(assistants.router)
     app.include_router(threads.router)
     app.include_router(state.router)
@@ -50,4 +58,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(runs.router)
     app.include_router(reminders.router)
     app.include_router(demo.router)
+    app.include_router(ui.router)
     return app

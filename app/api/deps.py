@@ -1,11 +1,14 @@
-"""Request dependencies: the app context, query helpers."""
+"""Request dependencies: the app context, the caller, a stream slot."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Request, Security
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
+from app.auth import Principal
 from app.context import AppContext
 
 
@@ -14,3 +17,36 @@ def get_ctx(request: Request) -> AppContext:
 
 
 Ctx = Annotated[AppContext, Depends(get_ctx)]
+
+_api_key = APIKeyHeader(
+    name="x-api-key",
+    auto_error=False,
+    description="An API key (THREADLINE_AUTH=api_key) or a token (jwt); what langgraph-sdk "
+    "sends for its `api_key`.",
+)
+_bearer = HTTPBearer(auto_error=False, description="An API key or a token, as a bearer token.")
+
+
+async def current_user(
+    ctx: Ctx,
+    api_key: Annotated[str | None, Security(_api_key)],
+    bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
+) -> Principal:
+    """The caller, from `x-api-key` or `Authorization: Bearer` (401 when the mode needs a
+    credential and it is missing or bad)."""
+    return await ctx.auth.authenticate(api_key or (bearer.credentials if bearer else None))
+
+
+CurrentUser = Annotated[Principal, Depends(current_user)]
+
+
+async def stream_slot(ctx: Ctx, user: CurrentUser) -> AsyncIterator[None]:
+    """One of the caller's open streams, held until the response ends (429 when all are
+    taken), so that one user cannot hold every connection of the server."""
+    with ctx.streams.hold(user.user_id):
+        yield
+
+
+# Taken before the handler runs (no run starts on a refused stream), given back after
+# the response has been sent, however it ended.
+StreamSlot = Depends(stream_slot, scope="request")

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.api.deps import Ctx
+from app.api.deps import Ctx, CurrentUser
+from app.middleware import JsonOnlyRoute
+from app.schemas.common import ERROR_RESPONSES
 from app.schemas.reminders import Reminder
 
-router = APIRouter(tags=["Reminders"])
+router = APIRouter(tags=["Reminders"], responses=ERROR_RESPONSES, route_class=JsonOnlyRoute)
 
 
 @router.get("/reminders")
-async def list_reminders(ctx: Ctx) -> list[Reminder]:
-    return [Reminder(**r) for r in await ctx.reminders.list(owner="local")]
+async def list_reminders(ctx: Ctx, user: CurrentUser) -> list[Reminder]:
+    """The caller's reminders from every thread, oldest first."""
+    return [Reminder(**r) for r in await ctx.reminders.list(owner=user.user_id)]

@@ -8,13 +8,15 @@ from fastapi import APIRouter, Header, Query, Response
 from fastapi.responses import JSONResponse
 from sse_starlette.sse import EventSourceResponse
 
-from app.api.deps import Ctx
+from app.api.deps import Ctx, CurrentUser, StreamSlot
 from app.api.sse import event_stream, parse_last_event_id, run_headers, run_stream
 from app.db.models import Run
+from app.middleware import JsonOnlyRoute
+from app.schemas.common import ERROR_RESPONSES
 from app.schemas.runs import CancelMany, RunCreate
 from app.schemas.runs import Run as RunOut
 
-router = APIRouter(tags=["Runs"])
+router = APIRouter(tags=["Runs"], responses=ERROR_RESPONSES, route_class=JsonOnlyRoute)
 STREAM_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {"content": {"text/event-stream": {}}, "description": "The run's events (SSE)."}
 }
@@ -35,9 +37,11 @@ def out(run: Run) -> RunOut:
 
 
 @router.post("/threads/{thread_id}/runs")
-async def create_run(thread_id: str, body: RunCreate, ctx: Ctx, response: Response) -> RunOut:
+async def create_run(
+    thread_id: str, body: RunCreate, ctx: Ctx, user: CurrentUser, response: Response
+) -> RunOut:
     """Start a run in the background."""
-    run = await ctx.runs.create(thread_id, body)
+    run = await ctx.runs.create(thread_id, body, owner=user.user_id)
     response.headers.update(run_headers(run))
     return out(run)
 
@@ -46,10 +50,13 @@ async def create_run(thread_id: str, body: RunCreate, ctx: Ctx, response: Respon
     "/threads/{thread_id}/runs/stream",
     response_class=EventSourceResponse,
     responses=STREAM_RESPONSES,
+    dependencies=[StreamSlot],
 )
-async def stream_run(thread_id: str, body: RunCreate, ctx: Ctx) -> EventSourceResponse:
+async def stream_run(
+    thread_id: str, body: RunCreate, ctx: Ctx, user: CurrentUser
+) -> EventSourceResponse:
     """Start a run and stream its events."""
-    run = await ctx.runs.create(thread_id, body)
+    run = await ctx.runs.create(thread_id, body, owner=user.user_id)
     return run_stream(
         ctx.runs,
         run,
@@ -59,10 +66,10 @@ async def stream_run(thread_id: str, body: RunCreate, ctx: Ctx) -> EventSourceRe
 
 
 @router.post("/threads/{thread_id}/runs/wait")
-async def wait_run(thread_id: str, body: RunCreate, ctx: Ctx) -> JSONResponse:
+async def wait_run(thread_id: str, body: RunCreate, ctx: Ctx, user: CurrentUser) -> JSONResponse:
     """Start a run and answer with its final values."""
-    run = await ctx.runs.create(thread_id, body)
-    result = await ctx.runs.join(run.thread_id, run.run_id)
+    run = await ctx.runs.create(thread_id, body, owner=user.user_id)
+    result = await ctx.runs.join(run.thread_id, run.run_id, owner=user.user_id)
     return JSONResponse(result, headers=run_headers(run))
 
 
@@ -70,64 +77,72 @@ async def wait_run(thread_id: str, body: RunCreate, ctx: Ctx) -> JSONResponse:
 async def list_runs(
     thread_id: str,
     ctx: Ctx,
+    user: CurrentUser,
     limit: Annotated[int, Query(ge=1, le=1000)] = 10,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, lt=2**63)] = 0,
     status: Literal["pending", "running", "success", "error", "timeout", "interrupted"]
     | None = None,
 ) -> list[RunOut]:
-    return [
-        out(r) for r in await ctx.runs.list(thread_id, limit=limit, offset=offset, status=status)
-    ]
+    found = await ctx.runs.list(
+        thread_id, limit=limit, offset=offset, status=status, owner=user.user_id
+    )
+    return [out(r) for r in found]
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}")
-async def get_run(thread_id: str, run_id: str, ctx: Ctx) -> RunOut:
-    return out(await ctx.runs.get(thread_id, run_id))
+async def get_run(thread_id: str, run_id: str, ctx: Ctx, user: CurrentUser) -> RunOut:
+    return out(await ctx.runs.get(thread_id, run_id, owner=user.user_id))
 
 
 @router.delete("/threads/{thread_id}/runs/{run_id}", status_code=204)
-async def delete_run(thread_id: str, run_id: str, ctx: Ctx) -> Response:
-    await ctx.runs.delete(thread_id, run_id)
+async def delete_run(thread_id: str, run_id: str, ctx: Ctx, user: CurrentUser) -> Response:
+    await ctx.runs.delete(thread_id, run_id, owner=user.user_id)
     return Response(status_code=204)
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/join")
-async def join_run(thread_id: str, run_id: str, ctx: Ctx) -> Any:
+async def join_run(thread_id: str, run_id: str, ctx: Ctx, user: CurrentUser) -> Any:
     """Wait for the run to end; its final values."""
-    return await ctx.runs.join(thread_id, run_id)
+    return await ctx.runs.join(thread_id, run_id, owner=user.user_id)
 
 
 @router.get(
     "/threads/{thread_id}/runs/{run_id}/stream",
     response_class=EventSourceResponse,
     responses=STREAM_RESPONSES,
+    dependencies=[StreamSlot],
 )
 async def join_stream(
     thread_id: str,
     run_id: str,
     ctx: Ctx,
+    user: CurrentUser,
     last_event_id: Annotated[str | None, Header()] = None,
     cancel_on_disconnect: bool = False,
     stream_mode: Annotated[list[str] | None, Query()] = None,
 ) -> EventSourceResponse:
     """Follow a run's stream; with Last-Event-ID, from the event after that one."""
     after = parse_last_event_id(last_event_id)
-    run = await ctx.runs.get(thread_id, run_id)
+    run = await ctx.runs.get(thread_id, run_id, owner=user.user_id)
     return run_stream(
         ctx.runs, run, after=after, cancel_on_disconnect=cancel_on_disconnect, modes=stream_mode
     )
 
 
 @router.get(
-    "/threads/{thread_id}/stream", response_class=EventSourceResponse, responses=STREAM_RESPONSES
+    "/threads/{thread_id}/stream",
+    response_class=EventSourceResponse,
+    responses=STREAM_RESPONSES,
+    dependencies=[StreamSlot],
 )
 async def thread_stream(
     thread_id: str,
     ctx: Ctx,
+    user: CurrentUser,
     stream_mode: Annotated[list[str] | None, Query()] = None,
 ) -> EventSourceResponse:
     """Follow every run of a thread as it comes, for as long as the client listens."""
-    tid = await ctx.runs.thread_key(thread_id)
+    tid = await ctx.runs.thread_key(thread_id, owner=user.user_id)
     return event_stream(ctx.runs.follow_thread(tid), stream_mode)
 
 
@@ -136,11 +151,12 @@ async def cancel_run(
     thread_id: str,
     run_id: str,
     ctx: Ctx,
+    user: CurrentUser,
     wait: bool = False,
     action: Literal["interrupt", "rollback"] = "interrupt",
 ) -> Response:
     """Stop a run: keep what it saved (interrupt) or undo it (rollback)."""
-    run = await ctx.runs.cancel(thread_id, run_id, action)
+    run = await ctx.runs.cancel(thread_id, run_id, action, owner=user.user_id)
     if wait and run is not None:
         await ctx.runs.wait_done(run.run_id)
     return Response(status_code=202)
@@ -148,33 +164,47 @@ async def cancel_run(
 
 @router.post("/runs/cancel", status_code=204)
 async def cancel_runs(
-    body: CancelMany, ctx: Ctx, action: Literal["interrupt", "rollback"] = "interrupt"
+    body: CancelMany,
+    ctx: Ctx,
+    user: CurrentUser,
+    action: Literal["interrupt", "rollback"] = "interrupt",
 ) -> Response:
-    await ctx.runs.cancel_many(body.thread_id, body.run_ids, body.status, action)
+    """Cancel the caller's runs that match; unknown ids are skipped."""
+    await ctx.runs.cancel_many(
+        body.thread_id, body.run_ids, body.status, action, owner=user.user_id
+    )
     return Response(status_code=204)
 
 
 @router.post("/runs")
-async def create_stateless(body: RunCreate, ctx: Ctx, response: Response) -> RunOut:
-    run = await ctx.runs.create(None, body)
+async def create_stateless(
+    body: RunCreate, ctx: Ctx, user: CurrentUser, response: Response
+) -> RunOut:
+    run = await ctx.runs.create(None, body, owner=user.user_id)
     response.headers.update(run_headers(run))
     return out(run)
 
 
-@router.post("/runs/stream", response_class=EventSourceResponse, responses=STREAM_RESPONSES)
-async def stream_stateless(body: RunCreate, ctx: Ctx) -> EventSourceResponse:
-    run = await ctx.runs.create(None, body)
+@router.post(
+    "/runs/stream",
+    response_class=EventSourceResponse,
+    responses=STREAM_RESPONSES,
+    dependencies=[StreamSlot],
+)
+async def stream_stateless(body: RunCreate, ctx: Ctx, user: CurrentUser) -> EventSourceResponse:
+    run = await ctx.runs.create(None, body, owner=user.user_id)
     return run_stream(
         ctx.runs, run, cancel_on_disconnect=body.on_disconnect == "cancel", headers=run_headers(run)
     )
 
 
 @router.post("/runs/wait")
-async def wait_stateless(body: RunCreate, ctx: Ctx) -> JSONResponse:
-    run = await ctx.runs.create(None, body)
-    return JSONResponse(await ctx.runs.join(run.thread_id, run.run_id), headers=run_headers(run))
+async def wait_stateless(body: RunCreate, ctx: Ctx, user: CurrentUser) -> JSONResponse:
+    run = await ctx.runs.create(None, body, owner=user.user_id)
+    result = await ctx.runs.join(run.thread_id, run.run_id, owner=user.user_id)
+    return JSONResponse(result, headers=run_headers(run))
 
 
 @router.post("/runs/batch")
-async def batch_stateless(body: list[RunCreate], ctx: Ctx) -> list[RunOut]:
-    return [out(await ctx.runs.create(None, item)) for item in body]
+async def batch_stateless(body: list[RunCreate], ctx: Ctx, user: CurrentUser) -> list[RunOut]:
+    return [out(await ctx.runs.create(None, item, owner=user.user_id)) for item in body]

@@ -1,31 +1,60 @@
-"""A run's recorded events as a Server-Sent Events response."""
+"""A run's recorded events as a Server-Sent Events response, and each user's share of open
+streams."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import re
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
 
 from app.db.models import Run
-from app.errors import Invalid
+from app.errors import Invalid, TooManyRequests
 from app.runs.broker import Event
 from app.runs.service import RunService
 
 HEARTBEAT_S = 5.0
+# ASCII digits only, and few enough that every id fits a database integer.
+_EVENT_ID = re.compile(r"-?[0-9]{1,18}")
+# A refused stream may be retried once the client's other streams had time to end.
+STREAM_RETRY_AFTER_S = 5
 
 
 def parse_last_event_id(value: str | None) -> int:
     """`Last-Event-ID`: the id of the last event the client has; -1 means none."""
     if value is None or value.strip() == "":
         return -1
-    try:
-        seq = int(value.strip())
-    except ValueError:
-        raise Invalid(f"Last-Event-ID must be an event id (an integer), got {value!r}.") from None
-    if seq < -1:
-        raise Invalid(f"Last-Event-ID must be -1 or an event id, got {value!r}.")
-    return seq
+    text = value.strip()
+    if not _EVENT_ID.fullmatch(text) or int(text) < -1:
+        raise Invalid(f"Last-Event-ID must be -1 or an event id (an integer), got {value[:40]!r}.")
+    return int(text)
+
+
+class StreamSlots:
+    """Open streams per user in this process; `limit` (0: none) is each user's share."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.open: Counter[str] = Counter()
+
+    @contextmanager
+    def hold(self, owner: str) -> Iterator[None]:
+        """One slot of `owner` for the block; 429 with Retry-After when all are taken."""
+        if self.limit and self.open[owner] >= self.limit:
+            raise TooManyRequests(
+                f"Too many open streams: at most {self.limit} per user; close one first.",
+                retry_after_s=STREAM_RETRY_AFTER_S,
+            )
+        self.open[owner] += 1
+        try:
+            yield
+        finally:
+            self.open[owner] -= 1
+            if not self.open[owner]:
+                del self.open[owner]
 
 
 def run_stream(
@@ -48,7 +77,9 @@ def run_stream(
         finally:
             if cancel_on_disconnect and not finished:
                 # Detached: this generator is being cancelled with the connection.
-                asyncio.ensure_future(runs.cancel(run.thread_id, run.run_id, "interrupt"))
+                asyncio.ensure_future(
+                    runs.cancel(run.thread_id, run.run_id, "interrupt", owner=run.owner)
+                )
 
     return event_stream(
         events(), modes, with_ids=bool(run.kwargs.get("stream_resumable")), headers=headers

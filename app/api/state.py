@@ -8,8 +8,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
-from app.api.deps import Ctx
-from app.schemas.common import pick
+from app.api.deps import Ctx, CurrentUser
+from app.middleware import JsonOnlyRoute
+from app.schemas.common import ERROR_RESPONSES, pick
 from app.schemas.runs import CheckpointRef
 from app.schemas.state import (
     HistoryQuery,
@@ -21,7 +22,7 @@ from app.schemas.state import (
 )
 from app.services import state
 
-router = APIRouter(tags=["Thread state"])
+router = APIRouter(tags=["Thread state"], responses=ERROR_RESPONSES, route_class=JsonOnlyRoute)
 
 
 def _shown(
@@ -39,26 +40,33 @@ def _shown(
 async def get_state(
     thread_id: str,
     ctx: Ctx,
+    user: CurrentUser,
     subgraphs: bool = False,
     select: Annotated[list[str] | None, Query()] = None,
 ) -> ThreadState | list[ThreadState] | JSONResponse:
     """The thread's current state (its head)."""
-    return _shown(await state.get_state(ctx, thread_id, None, subgraphs=subgraphs), select)
+    found = await state.get_state(ctx, thread_id, None, subgraphs=subgraphs, owner=user.user_id)
+    return _shown(found, select)
 
 
 @router.post("/threads/{thread_id}/state")
-async def update_state(thread_id: str, body: StateUpdate, ctx: Ctx) -> StateUpdated:
+async def update_state(
+    thread_id: str, body: StateUpdate, ctx: Ctx, user: CurrentUser
+) -> StateUpdated:
     """Write values as a node would; on an older version this forks the thread. 409 while
     a run is pending or running on it."""
-    return StateUpdated(checkpoint=await state.update_state(ctx, thread_id, body))
+    written = await state.update_state(ctx, thread_id, body, owner=user.user_id)
+    return StateUpdated(checkpoint=written)
 
 
 @router.post("/threads/{thread_id}/state/checkpoint", response_model=ThreadState)
 async def get_state_at(
-    thread_id: str, body: StateQuery, ctx: Ctx
+    thread_id: str, body: StateQuery, ctx: Ctx, user: CurrentUser
 ) -> ThreadState | list[ThreadState] | JSONResponse:
     """The state at the version (or in the subgraph namespace) the body names."""
-    found = await state.get_state(ctx, thread_id, body.checkpoint, subgraphs=body.subgraphs)
+    found = await state.get_state(
+        ctx, thread_id, body.checkpoint, subgraphs=body.subgraphs, owner=user.user_id
+    )
     return _shown(found, body.select)
 
 
@@ -67,36 +75,40 @@ async def get_state_by_id(
     thread_id: str,
     checkpoint_id: str,
     ctx: Ctx,
+    user: CurrentUser,
     subgraphs: bool = False,
     select: Annotated[list[str] | None, Query()] = None,
 ) -> ThreadState | list[ThreadState] | JSONResponse:
     """The state at one version of the thread."""
     ref = CheckpointRef(checkpoint_id=checkpoint_id)
-    return _shown(await state.get_state(ctx, thread_id, ref, subgraphs=subgraphs), select)
+    found = await state.get_state(ctx, thread_id, ref, subgraphs=subgraphs, owner=user.user_id)
+    return _shown(found, select)
 
 
 @router.post("/threads/{thread_id}/history", response_model=list[ThreadState])
 async def post_history(
-    thread_id: str, body: HistoryQuery, ctx: Ctx
+    thread_id: str, body: HistoryQuery, ctx: Ctx, user: CurrentUser
 ) -> ThreadState | list[ThreadState] | JSONResponse:
     """Versions of every branch, newest first, each with its parent."""
-    return _shown(await state.history(ctx, thread_id, body), body.select)
+    return _shown(await state.history(ctx, thread_id, body, owner=user.user_id), body.select)
 
 
 @router.get("/threads/{thread_id}/history", response_model=list[ThreadState])
 async def get_history(
     thread_id: str,
     ctx: Ctx,
+    user: CurrentUser,
     limit: Annotated[int, Query(ge=1, le=1000)] = 10,
     before: str | None = None,
 ) -> list[ThreadState]:
     """Versions of every branch, newest first; `before` is a checkpoint id."""
-    return await state.history(ctx, thread_id, HistoryQuery(limit=limit, before=before))
+    query = HistoryQuery(limit=limit, before=before)
+    return await state.history(ctx, thread_id, query, owner=user.user_id)
 
 
 @router.get("/threads/{thread_id}/tree")
-async def get_tree(thread_id: str, ctx: Ctx) -> ThreadTree:
+async def get_tree(thread_id: str, ctx: Ctx, user: CurrentUser) -> ThreadTree:
     """The conversation as a tree of turns: each turn's checkpoint range, user message,
     reply, parent, and place among its siblings; and which turn is the head. Edits,
     regenerations and state updates on older versions show as sibling turns."""
-    return await state.tree(ctx, thread_id)
+    return await state.tree(ctx, thread_id, owner=user.user_id)

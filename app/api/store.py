@@ -1,5 +1,5 @@
 """The store: put, get, delete and search JSON documents by namespace and key; list
-namespaces."""
+namespaces. Each user has their own namespaces."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
-from app.api.deps import Ctx
+from app.api.deps import Ctx, CurrentUser
+from app.middleware import JsonOnlyRoute
+from app.schemas.common import ERROR_RESPONSES
 from app.schemas.store import (
     Item,
     ItemKey,
@@ -20,19 +22,20 @@ from app.schemas.store import (
 )
 from app.services import store
 
-router = APIRouter(tags=["Store"])
+router = APIRouter(tags=["Store"], responses=ERROR_RESPONSES, route_class=JsonOnlyRoute)
 
 
 @router.put("/store/items", status_code=204)
-async def put_item(body: ItemPut, ctx: Ctx) -> Response:
+async def put_item(body: ItemPut, ctx: Ctx, user: CurrentUser) -> Response:
     """Create or replace an item."""
-    await store.put(ctx, body)
+    await store.put(ctx, body, owner=user.user_id)
     return Response(status_code=204)
 
 
 @router.get("/store/items")
 async def get_item(
     ctx: Ctx,
+    user: CurrentUser,
     namespace: Annotated[
         list[str], Query(description="Dotted (`users.u1`) or one label per repeated key.")
     ],
@@ -40,24 +43,24 @@ async def get_item(
 ) -> Item:
     """One item; the SDK names the namespace dotted, other clients may repeat the key."""
     labels = namespace[0].split(".") if len(namespace) == 1 else namespace
-    return Item.of(await store.get(ctx, labels, key), labels)
+    return Item.of(await store.get(ctx, labels, key, owner=user.user_id), labels)
 
 
 @router.delete("/store/items", status_code=204)
-async def delete_item(body: ItemKey, ctx: Ctx) -> Response:
+async def delete_item(body: ItemKey, ctx: Ctx, user: CurrentUser) -> Response:
     """Delete an item (204 whether or not it existed)."""
-    await store.delete_item(ctx, body.namespace, body.key)
+    await store.delete_item(ctx, body.namespace, body.key, owner=user.user_id)
     return Response(status_code=204)
 
 
 @router.post("/store/items/search")
-async def search_items(body: ItemSearch, ctx: Ctx) -> SearchItems:
+async def search_items(body: ItemSearch, ctx: Ctx, user: CurrentUser) -> SearchItems:
     """Items under a namespace prefix whose value contains `filter`, last updated first."""
-    found = await store.search(ctx, body)
+    found = await store.search(ctx, body, owner=user.user_id)
     return SearchItems(items=[SearchItem.of(row, store.labels(row)) for row in found])
 
 
 @router.post("/store/namespaces")
-async def list_namespaces(body: NamespaceSearch, ctx: Ctx) -> Namespaces:
+async def list_namespaces(body: NamespaceSearch, ctx: Ctx, user: CurrentUser) -> Namespaces:
     """Distinct namespaces matching `prefix` and `suffix`, cut to `max_depth`, sorted."""
-    return Namespaces(namespaces=await store.namespaces(ctx, body))
+    return Namespaces(namespaces=await store.namespaces(ctx, body, owner=user.user_id))

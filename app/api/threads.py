@@ -7,8 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Response
 from fastapi.responses import JSONResponse
 
-from app.api.deps import Ctx
-from app.schemas.common import page
+from app.api.deps import Ctx, CurrentUser
+from app.middleware import JsonOnlyRoute
+from app.schemas.common import ERROR_RESPONSES, page
 from app.schemas.threads import (
     Pruned,
     Thread,
@@ -20,23 +21,25 @@ from app.schemas.threads import (
 )
 from app.services import threads
 
-router = APIRouter(tags=["Threads"])
+router = APIRouter(tags=["Threads"], responses=ERROR_RESPONSES, route_class=JsonOnlyRoute)
 
 
 @router.post("/threads")
-async def create_thread(body: ThreadCreate, ctx: Ctx) -> Thread:
-    """Create a thread (409, or the existing one with `if_exists=do_nothing`, if the id
+async def create_thread(body: ThreadCreate, ctx: Ctx, user: CurrentUser) -> Thread:
+    """Create a thread (409, or your existing one with `if_exists=do_nothing`, if the id
     is taken). Metadata `graph_id` lets its state be updated before any run."""
     return Thread.of(
-        await threads.create_thread(ctx.db, body.thread_id, body.metadata, body.if_exists)
+        await threads.create_thread(
+            ctx.db, body.thread_id, body.metadata, body.if_exists, owner=user.user_id
+        )
     )
 
 
 @router.post("/threads/search", response_model=list[Thread])
-async def search_threads(body: ThreadSearch, ctx: Ctx) -> JSONResponse:
-    """A page of threads, newest first unless sorted otherwise; X-Pagination-Total gives
-    how many match, X-Pagination-Next the offset of the next page."""
-    rows, total = await threads.search(ctx, body)
+async def search_threads(body: ThreadSearch, ctx: Ctx, user: CurrentUser) -> JSONResponse:
+    """A page of the caller's threads, newest first unless sorted otherwise;
+    X-Pagination-Total gives how many match, X-Pagination-Next the offset of the next page."""
+    rows, total = await threads.search(ctx, body, owner=user.user_id)
     found = [Thread.of(row) for row in rows]
     select = body.select
     if body.extract:
@@ -46,21 +49,21 @@ async def search_threads(body: ThreadSearch, ctx: Ctx) -> JSONResponse:
 
 
 @router.post("/threads/count")
-async def count_threads(body: ThreadFilter, ctx: Ctx) -> int:
-    """How many threads match the filter."""
-    return await threads.count(ctx, body)
+async def count_threads(body: ThreadFilter, ctx: Ctx, user: CurrentUser) -> int:
+    """How many of the caller's threads match the filter."""
+    return await threads.count(ctx, body, owner=user.user_id)
 
 
 @router.post("/threads/prune")
-async def prune_threads(body: ThreadPrune, ctx: Ctx) -> Pruned:
+async def prune_threads(body: ThreadPrune, ctx: Ctx, user: CurrentUser) -> Pruned:
     """Delete threads, or keep only their latest turn; unknown ids are skipped."""
-    return Pruned(pruned_count=await threads.prune(ctx, body))
+    return Pruned(pruned_count=await threads.prune(ctx, body, owner=user.user_id))
 
 
 @router.get("/threads/{thread_id}")
-async def get_thread(thread_id: str, ctx: Ctx) -> Thread:
+async def get_thread(thread_id: str, ctx: Ctx, user: CurrentUser) -> Thread:
     """A thread with its status, current values and open interrupts."""
-    return Thread.of(await threads.get_thread(ctx.db, thread_id))
+    return Thread.of(await threads.get_thread(ctx.db, thread_id, owner=user.user_id))
 
 
 @router.patch(
@@ -69,23 +72,27 @@ async def get_thread(thread_id: str, ctx: Ctx) -> Thread:
     responses={204: {"description": "With `Prefer: return=minimal`."}},
 )
 async def patch_thread(
-    thread_id: str, body: ThreadPatch, ctx: Ctx, prefer: Annotated[str | None, Header()] = None
+    thread_id: str,
+    body: ThreadPatch,
+    ctx: Ctx,
+    user: CurrentUser,
+    prefer: Annotated[str | None, Header()] = None,
 ) -> Thread | Response:
     """Merge metadata into the thread's."""
-    thread = await threads.update(ctx, thread_id, body.metadata)
+    thread = await threads.update(ctx, thread_id, body.metadata, owner=user.user_id)
     if prefer == "return=minimal":
         return Response(status_code=204)
     return Thread.of(thread)
 
 
 @router.delete("/threads/{thread_id}", status_code=204)
-async def delete_thread(thread_id: str, ctx: Ctx) -> Response:
+async def delete_thread(thread_id: str, ctx: Ctx, user: CurrentUser) -> Response:
     """Cancel the thread's runs and delete it with its runs and checkpoints."""
-    await threads.delete_thread(ctx, thread_id)
+    await threads.delete_thread(ctx, thread_id, owner=user.user_id)
     return Response(status_code=204)
 
 
 @router.post("/threads/{thread_id}/copy")
-async def copy_thread(thread_id: str, ctx: Ctx) -> Thread:
+async def copy_thread(thread_id: str, ctx: Ctx, user: CurrentUser) -> Thread:
     """A new thread with the same metadata and every checkpoint of this one."""
-    return Thread.of(await threads.copy(ctx, thread_id))
+    return Thread.of(await threads.copy(ctx, thread_id, owner=user.user_id))

@@ -1,4 +1,5 @@
-"""Tables of the server: assistants, threads, runs, their stream events, the store.
+"""Tables of the server: assistants, threads, runs, their stream events, the store, users
+and their API keys.
 
 Checkpoint tables belong to the engine's SQL saver (`checkpoint_metadata`); one Alembic
 history owns both. JSON columns hold client JSON only, never type-tagged objects.
@@ -13,6 +14,7 @@ from sqlalchemy import (
     JSON,
     DateTime,
     Dialect,
+    ForeignKey,
     Index,
     Integer,
     MetaData,
@@ -53,6 +55,7 @@ class Assistant(Base):
     context: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
     version: Mapped[int] = mapped_column(Integer, default=1)
+    # The user who created it; None for a graph's system assistant, which all users see.
     owner: Mapped[str | None] = mapped_column(String(200), index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
@@ -68,7 +71,7 @@ class Thread(Base):
     # and searching threads never loads checkpoints.
     values: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     interrupts: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    owner: Mapped[str | None] = mapped_column(String(200), index=True)
+    owner: Mapped[str] = mapped_column(String(200), index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
 
@@ -96,7 +99,7 @@ class Run(Base):
     kwargs: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     # What the run ended with (values, interrupts or the error), for join and wait.
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
-    owner: Mapped[str | None] = mapped_column(String(200), index=True)
+    owner: Mapped[str] = mapped_column(String(200), index=True)
     # Set by a cancel request; the worker running the run acts on it.
     cancel_action: Mapped[str | None] = mapped_column(String(16))
     worker_id: Mapped[str | None] = mapped_column(String(64))
@@ -123,11 +126,12 @@ class RunEvent(Base):
 class StoreItem(Base):
     __tablename__ = "store_items"
 
+    # Each user has their own namespaces: the owner leads the key.
+    owner: Mapped[str] = mapped_column(String(200), primary_key=True)
     # The namespace path joined with a unit separator, so prefix search is a LIKE.
     namespace: Mapped[str] = mapped_column(String(1000), primary_key=True)
     key: Mapped[str] = mapped_column(String(1000), primary_key=True)
     value: Mapped[dict[str, Any]] = mapped_column(JSON)
-    owner: Mapped[str | None] = mapped_column(String(200), index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
@@ -145,3 +149,29 @@ class Reminder(Base):
     # One reminder per tool call: a re-run after a crash or resume does not act twice.
     tool_call_id: Mapped[str] = mapped_column(String(200), unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class User(Base):
+    """A user of `api_key` authentication (`threadline users add`)."""
+
+    __tablename__ = "users"
+
+    user_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class ApiKey(Base):
+    """An API key, stored as a salted hash: the key itself is shown once, when made.
+
+    A key reads `tl_<prefix>_<secret>`; the prefix finds the row, the hash checks the secret.
+    """
+
+    __tablename__ = "api_keys"
+
+    key_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    prefix: Mapped[str] = mapped_column(String(32), unique=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.user_id"), index=True)
+    salt: Mapped[str] = mapped_column(String(64))
+    digest: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

@@ -56,13 +56,10 @@ class StreamBroker:
         self._is_final = is_final
         self._flushing: asyncio.Task[None] | None = None
 
-    def open(self, run_id: str) -> None:
-        """Called when a run is created here, so clients can follow it before it starts."""
-        self.streams.setdefault(run_id, RunStream())
-
     async def attach(self, run_id: str) -> None:
         """Before a run executes here: continue numbering after what an earlier attempt
-        (maybe in another process) recorded."""
+        (maybe in another process) recorded. Only runs executing here have a stream in
+        memory; readers of any other run read the table."""
         async with self.db.read() as session:
             last = await session.scalar(
                 select(func.max(RunEvent.seq)).where(RunEvent.run_id == run_id)
@@ -70,6 +67,8 @@ class StreamBroker:
         stream = self.streams.setdefault(run_id, RunStream())
         if last is not None and not stream.events:
             stream.base = last + 1
+        # Readers that were waiting on the table switch to memory.
+        self.notifier.fire(run_key(run_id))
 
     def publish(self, run_id: str, event: str, data: Any) -> None:
         stream = self.streams.setdefault(run_id, RunStream())
@@ -116,12 +115,14 @@ class StreamBroker:
             stream.changed.set()
             # Late readers find everything in the table; keep memory for live runs only.
             self.streams.pop(run_id, None)
+        self.notifier.fire(run_key(run_id))
 
     def discard(self, run_id: str) -> None:
         stream = self.streams.pop(run_id, None)
         if stream is not None:
             stream.done = True
             stream.changed.set()
+        self.notifier.fire(run_key(run_id))
 
     async def follow(self, run_id: str, after: int = -1) -> AsyncIterator[Event]:
         """Events with seq > `after`, then live ones until the run ends."""

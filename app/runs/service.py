@@ -3,6 +3,9 @@
 A run is a row first: creating one is a transaction that checks the thread, applies the
 multitask strategy and inserts the run as pending; a worker claims it when the thread
 is free. Its stream is recorded by the broker, its outcome on the row and the thread.
+
+A run belongs to the user who created it, on their own thread: every read, cancel and
+delete names the owner, and another user's run is answered exactly as a missing one.
 """
 
 from __future__ import annotations
@@ -13,13 +16,15 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import delete, select, true
+from sqlalchemy import delete, func, select, true
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app import logs
 from app.config import Settings
 from app.db.database import Database
 from app.db.models import Assistant, Run, RunEvent, Thread
-from app.errors import Conflict, Invalid, NotFound
+from app.errors import Conflict, Invalid, NotFound, TooManyRequests
 from app.graphs import GraphRegistry
 from app.jsonable import jsonable
 from app.runs.broker import POLL_EVERY_S, Event, StreamBroker
@@ -27,14 +32,40 @@ from app.runs.events import EventMapper, engine_modes
 from app.runs.notify import QUEUE, run_key
 from app.runs.worker import WorkerPool
 from app.schemas.runs import RunCreate
+from app.schemas.runs import Send as SendModel
 from app.services import assistants
-from app.services.common import new_id, now, parse_uuid
-from app.services.threads import new_thread, settle
-from engine import Command, CompiledGraph, GraphRecursionError, Send
+from app.services.common import check_messages, new_id, now, parse_uuid
+from app.services.threads import new_thread, owned, settle, taken
+from engine import Command, CompiledGraph, GraphRecursionError, Send, StateSnapshot
 from engine.checkpoint.base import BaseCheckpointSaver
 
 log = logging.getLogger(__name__)
 FINAL = frozenset({"success", "error", "timeout", "interrupted"})
+# A user at their queue limit may retry once some of their runs had time to start.
+QUEUE_RETRY_AFTER_S = 5
+
+
+def _refuse_foreign(thread: Thread | None, key: str, owner: str, *, create: bool) -> None:
+    """The same 404 for a missing thread (unless the run creates it) and for another
+    user's; 409 when asked to create a thread whose id another user's thread has."""
+    foreign = thread is not None and thread.owner != owner
+    if foreign and create:
+        raise taken(key)
+    if foreign or (thread is None and not create):
+        raise NotFound(f"Thread '{key}' not found; pass if_not_exists='create' to create it.")
+
+
+def _known_nodes(graph: CompiledGraph, names: list[str], field: str) -> None:
+    """422 naming `field` when it names nodes the graph does not have."""
+    unknown = [n for n in names if n not in graph.nodes]
+    if unknown:
+        raise Invalid(f"{field} names unknown nodes {unknown}; nodes: {list(graph.nodes)}.")
+
+
+def _goto_nodes(goto: str | SendModel | list[str | SendModel] | None) -> list[str]:
+    """The nodes a command's `goto` sends to."""
+    targets = goto if isinstance(goto, list) else [] if goto is None else [goto]
+    return [t if isinstance(t, str) else t.node for t in targets]
 
 
 class RunService:
@@ -68,42 +99,48 @@ class RunService:
 
     # Creating.
 
-    async def create(self, thread_id: str | None, body: RunCreate) -> Run:
+    async def create(self, thread_id: str | None, body: RunCreate, *, owner: str) -> Run:
         """Validate everything the client sent, then queue the run in one transaction."""
         if body.input is not None and body.command is not None:
             raise Invalid("Pass either `input` or `command`, not both.")
         modes = body.stream_mode if isinstance(body.stream_mode, list) else [body.stream_mode]
         if "events" in modes:
             raise Invalid("Stream mode 'events' is not supported by this server.")
-        assistant = await assistants.resolve(self.db, self.graphs, body.assistant_id)
+        limit = self.settings.max_messages
+        check_messages(body.input, limit, "input")
+        check_messages(body.command and body.command.update, limit, "command.update")
+        if body.checkpoint is not None and body.checkpoint.checkpoint_ns:
+            raise Invalid("checkpoint.checkpoint_ns: runs start at the root; leave it empty.")
+        stateless = thread_id is None
+        create = stateless or body.if_not_exists == "create"
+        key = new_id() if stateless else parse_uuid(thread_id or "", "thread_id")
+        if not stateless:
+            # Before anything reads the thread's checkpoints: a foreign thread tells nothing.
+            async with self.db.read() as session:
+                _refuse_foreign(await session.get(Thread, key), key, owner, create=create)
+        assistant = await assistants.resolve(self.db, self.graphs, body.assistant_id, owner=owner)
         graph = self.graph_of(assistant)
         for field in ("interrupt_before", "interrupt_after"):
             names = getattr(body, field)
             if isinstance(names, list):
-                unknown = [n for n in names if n not in graph.nodes]
-                if unknown:
-                    raise Invalid(
-                        f"{field} names unknown nodes {unknown}; nodes: {list(graph.nodes)}."
-                    )
+                _known_nodes(graph, names, field)
+        if body.command is not None:
+            _known_nodes(graph, _goto_nodes(body.command.goto), "command.goto")
         checkpoint_id = body.checkpoint_id or (body.checkpoint and body.checkpoint.checkpoint_id)
-        stateless = thread_id is None
-        key = new_id() if stateless else parse_uuid(thread_id or "", "thread_id")
         if checkpoint_id:
             await self._require_checkpoint(key, checkpoint_id)
         if body.command is not None and body.command.resume is not None:
             await self._require_interrupt(
                 assistant.graph_id, graph, key, checkpoint_id, body.command.resume
             )
-        run = self._new_run(key, assistant, body, modes, checkpoint_id, stateless)
+        run = self._new_run(key, assistant, body, modes, checkpoint_id, stateless, owner)
         cancel: list[str] = []
         async with self.db.write() as session:
+            await self._check_queue(session, owner)
             thread = await session.get(Thread, key)
+            _refuse_foreign(thread, key, owner, create=create)
             if thread is None:
-                if not stateless and body.if_not_exists != "create":
-                    raise NotFound(
-                        f"Thread '{key}' not found; pass if_not_exists='create' to create it."
-                    )
-                thread = new_thread(key, None)
+                thread = new_thread(key, None, owner)
                 session.add(thread)
             active = await self._active(session, key)
             if active and body.multitask_strategy == "reject":
@@ -122,12 +159,26 @@ class RunService:
             thread.updated_at = now()
             session.add(run)
             await self.broker.notifier.announce(session, QUEUE)
-        self.broker.open(run.run_id)
         for other in cancel:
-            await self.cancel(key, other, body.multitask_strategy)
+            await self.cancel(key, other, body.multitask_strategy, owner=owner)
         # Wakes this process's workers and readers now; others get the notification.
         self.broker.notifier.fire(QUEUE)
         return run
+
+    async def _check_queue(self, session: AsyncSession, owner: str) -> None:
+        """429 when the owner already has as many pending runs as a user may."""
+        limit = self.settings.max_queued_runs_per_user
+        if not limit:
+            return
+        queued = await session.scalar(
+            select(func.count()).select_from(Run).where(Run.owner == owner, Run.status == "pending")
+        )
+        if (queued or 0) >= limit:
+            raise TooManyRequests(
+                f"Too many queued runs: at most {limit} pending runs per user; wait for "
+                "some to start.",
+                retry_after_s=QUEUE_RETRY_AFTER_S,
+            )
 
     def _new_run(
         self,
@@ -137,6 +188,7 @@ class RunService:
         modes: list[str],
         checkpoint_id: str | None,
         stateless: bool,
+        owner: str,
     ) -> Run:
         stamp = now()
         kwargs = body.model_dump(
@@ -144,6 +196,8 @@ class RunService:
             mode="json",
         )
         kwargs.update(stream_mode=modes, checkpoint_id=checkpoint_id)
+        # The config as sent, without the keys the client left out.
+        kwargs["config"] = body.config and body.config.model_dump(exclude_unset=True)
         if stateless:
             kwargs["on_completion"] = body.on_completion or "delete"
         return Run(
@@ -155,7 +209,7 @@ class RunService:
             multitask_strategy=body.multitask_strategy,
             kwargs=kwargs,
             result=None,
-            owner=None,
+            owner=owner,
             cancel_action=None,
             attempt=0,
             not_before=stamp + timedelta(seconds=body.after_seconds or 0),
@@ -229,22 +283,21 @@ class RunService:
 
     # Reading.
 
-    async def get(self, thread_id: str, run_id: str) -> Run:
+    async def get(self, thread_id: str, run_id: str, *, owner: str) -> Run:
         key = parse_uuid(run_id, "run_id")
         tid = parse_uuid(thread_id, "thread_id")
         async with self.db.read() as session:
             run = await session.get(Run, key)
-        if run is None or run.thread_id != tid:
+        if run is None or run.thread_id != tid or run.owner != owner:
             raise NotFound(f"Run '{run_id}' not found in thread '{thread_id}'.")
         return run
 
     async def list(
-        self, thread_id: str, *, limit: int, offset: int, status: str | None
+        self, thread_id: str, *, limit: int, offset: int, status: str | None, owner: str
     ) -> list[Run]:
         tid = parse_uuid(thread_id, "thread_id")
         async with self.db.read() as session:
-            if await session.get(Thread, tid) is None:
-                raise NotFound(f"Thread '{thread_id}' not found.")
+            owned(await session.get(Thread, tid), thread_id, owner)
             query = select(Run).where(Run.thread_id == tid)
             if status:
                 query = query.where(Run.status == status)
@@ -258,20 +311,19 @@ class RunService:
             status = await session.scalar(select(Run.status).where(Run.run_id == run_id))
         return status is None or status in FINAL
 
-    async def join(self, thread_id: str, run_id: str) -> Any:
+    async def join(self, thread_id: str, run_id: str, *, owner: str) -> Any:
         """Wait for the run to end; its final values (or interrupts, or error)."""
-        run = await self.get(thread_id, run_id)
+        run = await self.get(thread_id, run_id, owner=owner)
         if run.status not in FINAL:
             await self.wait_done(run.run_id)
-            run = await self.get(thread_id, run_id)
+            run = await self.get(thread_id, run_id, owner=owner)
         return run.result
 
-    async def thread_key(self, thread_id: str) -> str:
-        """The canonical id of an existing thread (422 malformed, 404 unknown)."""
+    async def thread_key(self, thread_id: str, *, owner: str) -> str:
+        """The canonical id of the owner's thread (422 malformed, 404 unknown or foreign)."""
         tid = parse_uuid(thread_id, "thread_id")
         async with self.db.read() as session:
-            if await session.get(Thread, tid) is None:
-                raise NotFound(f"Thread '{thread_id}' not found.")
+            owned(await session.get(Thread, tid), thread_id, owner)
         return tid
 
     async def follow_thread(self, tid: str) -> AsyncIterator[Event]:
@@ -302,10 +354,12 @@ class RunService:
 
     # Cancelling and deleting.
 
-    async def cancel(self, thread_id: str, run_id: str, action: str = "interrupt") -> Run | None:
+    async def cancel(
+        self, thread_id: str, run_id: str, action: str = "interrupt", *, owner: str
+    ) -> Run | None:
         """Stop a run: pending ones never start; a running one stops at once if it runs
         here (another process's worker sees `cancel_action` on its next heartbeat)."""
-        run = await self.get(thread_id, run_id)
+        run = await self.get(thread_id, run_id, owner=owner)
         if run.status in FINAL:
             return run
         async with self.db.write() as session:
@@ -345,10 +399,15 @@ class RunService:
         run_ids: list[str] | None,
         status: str | None,
         action: str,
+        *,
+        owner: str,
     ) -> None:
+        """Cancel the owner's runs that match; other users' runs are never matched."""
         if thread_id is None and not run_ids and status is None:
             raise Invalid("Name the runs to cancel: thread_id, run_ids or status.")
-        query = select(Run.thread_id, Run.run_id).where(Run.status.in_(("pending", "running")))
+        query = select(Run.thread_id, Run.run_id).where(
+            Run.owner == owner, Run.status.in_(("pending", "running"))
+        )
         if thread_id is not None:
             query = query.where(Run.thread_id == parse_uuid(thread_id, "thread_id"))
         if run_ids:
@@ -358,10 +417,10 @@ class RunService:
         async with self.db.read() as session:
             targets = list(await session.execute(query))
         for tid, rid in targets:
-            await self.cancel(tid, rid, action)
+            await self.cancel(tid, rid, action, owner=owner)
 
-    async def delete(self, thread_id: str, run_id: str) -> None:
-        run = await self.get(thread_id, run_id)
+    async def delete(self, thread_id: str, run_id: str, *, owner: str) -> None:
+        run = await self.get(thread_id, run_id, owner=owner)
         if run.status not in FINAL:
             raise Conflict(f"Run '{run_id}' is {run.status}: cancel it before deleting it.")
         async with self.db.write() as session:
@@ -376,6 +435,7 @@ class RunService:
     # Executing.
 
     async def _execute(self, run: Run) -> None:
+        logs.bind(run_id=run.run_id, thread_id=run.thread_id)
         kwargs = run.kwargs
         async with self.db.read() as session:
             assistant = await session.get(Assistant, run.assistant_id)
@@ -490,7 +550,7 @@ class RunService:
         interrupts: dict[str, Any] = {}
         pending = False
         if graph is not None:
-            state = await graph.aget_state({"configurable": {"thread_id": run.thread_id}})
+            state = await self._final_state(run, graph, failed=error is not None)
             values = jsonable(state.values) if state.metadata is not None else None
             interrupts = {t.id: jsonable(t.interrupts) for t in state.tasks if t.interrupts}
             pending = bool(state.next)
@@ -516,6 +576,22 @@ class RunService:
         if run.kwargs.get("on_completion") == "delete":
             # The run row stays, so whoever waits on the run still reads its result.
             await self.delete_thread_data(run.thread_id, keep_runs=True)
+
+    async def _final_state(self, run: Run, graph: CompiledGraph, *, failed: bool) -> StateSnapshot:
+        """The thread's state after the run. A failed run that saved writes its state
+        cannot take (an input a reducer refuses fails the first step after the input was
+        saved) is undone, so that a client's input never leaves the thread unreadable."""
+        config = {"configurable": {"thread_id": run.thread_id}}
+        try:
+            return await graph.aget_state(config)
+        except (SQLAlchemyError, OSError):
+            raise  # the database, not the state: the run is retried
+        except Exception:
+            if not failed:
+                raise
+            log.warning("run %s left a state that cannot be read: undone", run.run_id)
+            await self.saver.adelete_run(run.thread_id, run.run_id)
+            return await graph.aget_state(config)
 
     async def _rollback(self, run: Run, graph: CompiledGraph) -> None:
         """Undo a cancelled run: its checkpoints and its row go; the thread is as before."""

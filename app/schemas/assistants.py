@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.db.models import Assistant as AssistantRow
-from app.schemas.common import OnConflict, SortOrder
+from app.schemas.common import OnConflict, RequestModel, SortOrder
 
 AssistantSortBy = Literal["assistant_id", "graph_id", "name", "created_at", "updated_at"]
 AssistantField = Literal[
@@ -38,7 +38,7 @@ class RunnableConfig(BaseModel):
     metadata: dict[str, Any] | None = None
 
 
-class AssistantCreate(BaseModel):
+class AssistantCreate(RequestModel):
     graph_id: str = Field(description="A graph served here.")
     assistant_id: str | None = Field(default=None, description="A UUID; one is made if unset.")
     config: RunnableConfig = Field(default_factory=RunnableConfig)
@@ -49,7 +49,7 @@ class AssistantCreate(BaseModel):
     description: str | None = None
 
 
-class AssistantPatch(BaseModel):
+class AssistantPatch(RequestModel):
     """Fields to change; `metadata` is merged into the old, the others replace it."""
 
     graph_id: str | None = None
@@ -60,7 +60,7 @@ class AssistantPatch(BaseModel):
     description: str | None = None
 
 
-class AssistantFilter(BaseModel):
+class AssistantFilter(RequestModel):
     metadata: dict[str, Any] | None = Field(
         default=None, description="Assistants whose metadata contains this object."
     )

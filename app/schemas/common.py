@@ -1,5 +1,5 @@
-"""Wire pieces several resources share: sort order, interrupts, pages of search results
-and the `select` of fields a client wants back."""
+"""Wire pieces several resources share: sort order, interrupts, pages of search results,
+the `select` of fields a client wants back, and the error answers."""
 
 from __future__ import annotations
 
@@ -7,12 +7,52 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.errors import Invalid
 
 SortOrder = Literal["asc", "desc"]
 OnConflict = Literal["raise", "do_nothing"]
+
+
+class RequestModel(BaseModel):
+    """A body a client sends: a field this server does not know is refused (422 naming
+    it) rather than silently dropped, so a typo or an unsupported option never passes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Error(BaseModel):
+    """An error answer: what went wrong, in words."""
+
+    detail: str
+
+
+class FieldError(BaseModel):
+    """One field a request got wrong (FastAPI's validation error)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    loc: list[str | int] = Field(description="Where: `body`, `query`... then the field's path.")
+    msg: str
+    type: str
+
+
+class FieldErrors(BaseModel):
+    """A request whose fields do not fit the schema: each one named."""
+
+    detail: list[FieldError]
+
+
+# The error answers of every resource's endpoints, as documented in openapi.json.
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    401: {"model": Error, "description": "No credential, or a bad one."},
+    404: {"model": Error, "description": "Not found: missing, or another user's."},
+    409: {"model": Error, "description": "In conflict with the resource as it stands."},
+    413: {"model": Error, "description": "Too large: the body, or too many messages."},
+    422: {"model": Error | FieldErrors, "description": "Invalid: why, or the fields wrong."},
+    429: {"model": Error, "description": "A per-user limit is reached: see Retry-After."},
+}
 
 
 class Interrupt(BaseModel):

@@ -5,7 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
+
+from app.schemas.assistants import RunnableConfig
+from app.schemas.common import RequestModel
 
 StreamModeName = Literal[
     "values",
@@ -20,12 +23,11 @@ StreamModeName = Literal[
 ]
 MultitaskStrategy = Literal["reject", "enqueue", "interrupt", "rollback"]
 RunStatus = Literal["pending", "running", "success", "error", "timeout", "interrupted"]
+MAX_DELAY_S = 365 * 24 * 3600
 
 
-class CheckpointRef(BaseModel):
+class CheckpointRef(RequestModel):
     """A version of a thread to start from (what `state.checkpoint` gives)."""
-
-    model_config = ConfigDict(extra="ignore")
 
     checkpoint_id: str | None = None
     checkpoint_ns: str = ""
@@ -33,12 +35,12 @@ class CheckpointRef(BaseModel):
     checkpoint_map: dict[str, Any] | None = None
 
 
-class Send(BaseModel):
+class Send(RequestModel):
     node: str
     input: Any = None
 
 
-class RunCommand(BaseModel):
+class RunCommand(RequestModel):
     """Answer an interrupt (`resume`), change state (`update`) or jump (`goto`)."""
 
     resume: Any = None
@@ -46,12 +48,12 @@ class RunCommand(BaseModel):
     goto: str | Send | list[str | Send] | None = None
 
 
-class RunCreate(BaseModel):
+class RunCreate(RequestModel):
     assistant_id: str = Field(description="An assistant id or a graph id.")
     input: dict[str, Any] | list[Any] | None = None
     command: RunCommand | None = None
     metadata: dict[str, Any] | None = None
-    config: dict[str, Any] | None = None
+    config: RunnableConfig | None = None
     context: dict[str, Any] | None = None
     checkpoint: CheckpointRef | None = None
     checkpoint_id: str | None = None
@@ -66,15 +68,13 @@ class RunCreate(BaseModel):
     if_not_exists: Literal["reject", "create"] = "reject"
     on_disconnect: Literal["cancel", "continue"] = "continue"
     on_completion: Literal["delete", "keep"] | None = None
-    after_seconds: float | None = Field(default=None, ge=0)
+    after_seconds: float | None = Field(
+        default=None, ge=0, le=MAX_DELAY_S, description="Start no sooner (at most a year)."
+    )
     webhook: str | None = None
     durability: Literal["sync", "async", "exit"] | None = None
     langsmith_tracer: dict[str, Any] | None = None
     strict_resume: bool | None = None
-
-
-class RunBatchItem(RunCreate):
-    pass
 
 
 class Run(BaseModel):
@@ -89,7 +89,7 @@ class Run(BaseModel):
     kwargs: dict[str, Any]
 
 
-class CancelMany(BaseModel):
+class CancelMany(RequestModel):
     thread_id: str | None = None
     run_ids: list[str] | None = None
     status: Literal["pending", "running", "all"] | None = None

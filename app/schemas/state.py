@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from app.schemas.common import Interrupt
+from app.schemas.common import Interrupt, RequestModel
 from app.schemas.runs import CheckpointRef
 
 
@@ -48,7 +48,7 @@ class ThreadState(BaseModel):
     created_at: str | None
 
 
-class StateQuery(BaseModel):
+class StateQuery(RequestModel):
     """Which version to read (`POST /threads/{id}/state/checkpoint`)."""
 
     checkpoint: CheckpointRef
@@ -58,7 +58,7 @@ class StateQuery(BaseModel):
     )
 
 
-class StateUpdate(BaseModel):
+class StateUpdate(RequestModel):
     values: dict[str, Any] | list[Any] | None = None
     as_node: str | None = Field(
         default=None, description="Apply the update as if this node wrote it."
@@ -73,7 +73,7 @@ class StateUpdated(BaseModel):
     checkpoint: Checkpoint = Field(description="The version the update wrote.")
 
 
-class HistoryQuery(BaseModel):
+class HistoryQuery(RequestModel):
     limit: int = Field(default=10, ge=1, le=1000)
     before: str | dict[str, Any] | None = Field(
         default=None,

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from app.db.models import StoreItem
+from app.schemas.common import RequestModel
 
 
 def _no_ttl(value: Any) -> Any:
@@ -17,7 +18,7 @@ def _no_ttl(value: Any) -> Any:
     return value
 
 
-class ItemKey(BaseModel):
+class ItemKey(RequestModel):
     namespace: list[str] = Field(description='Path of labels, such as ["users", "u1"].')
     key: str = Field(min_length=1)
 
@@ -32,7 +33,7 @@ class ItemPut(ItemKey):
     _ttl = field_validator("ttl")(_no_ttl)
 
 
-class ItemSearch(BaseModel):
+class ItemSearch(RequestModel):
     namespace_prefix: list[str] = Field(default_factory=list)
     filter: dict[str, Any] | None = Field(
         default=None, description="Items whose value contains this object (exact values)."
@@ -44,9 +45,12 @@ class ItemSearch(BaseModel):
         description="Natural-language query: this store has no semantic index, so it does "
         "not change the results (as in LangGraph stores without an index).",
     )
+    refresh_ttl: bool | None = Field(
+        default=None, description="Accepted for LangGraph clients: items have no TTL here."
+    )
 
 
-class NamespaceSearch(BaseModel):
+class NamespaceSearch(RequestModel):
     prefix: list[str] | None = Field(default=None, description='Labels; "*" matches any.')
     suffix: list[str] | None = Field(default=None, description='Labels; "*" matches any.')
     max_depth: int | None = Field(default=None, ge=1, description="Cut longer paths to this.")

@@ -1,12 +1,15 @@
 """Wire models of the health and server-info endpoints."""
 
+from typing import Literal
+
 from pydantic import BaseModel
 
 
 class Ok(BaseModel):
-    """Liveness answer of `GET /ok`."""
+    """Answer of `GET /ok`; `services` (with `check_db=1`) says which dependency is down."""
 
     ok: bool = True
+    services: dict[str, Literal["healthy", "unhealthy"]] | None = None
 
 
 class InfoFlags(BaseModel):

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from app.db.models import Thread as ThreadRow
-from app.schemas.common import Interrupt, OnConflict, SortOrder
+from app.schemas.common import Interrupt, OnConflict, RequestModel, SortOrder
 
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 ThreadSortBy = Literal["thread_id", "status", "created_at", "updated_at", "state_updated_at"]
@@ -48,7 +48,7 @@ def _unsupported(value: Any) -> Any:
     return value
 
 
-class ThreadCreate(BaseModel):
+class ThreadCreate(RequestModel):
     thread_id: str | None = Field(default=None, description="A UUID; one is made if unset.")
     metadata: dict[str, Any] | None = None
     if_exists: OnConflict = "raise"
@@ -59,14 +59,14 @@ class ThreadCreate(BaseModel):
     _no_ttl = field_validator("ttl")(_unsupported)
 
 
-class ThreadPatch(BaseModel):
+class ThreadPatch(RequestModel):
     metadata: dict[str, Any] = Field(description="Merged into the thread's metadata.")
     ttl: Any = Field(default=None, description="Not supported: leave unset.")
 
     _no_ttl = field_validator("ttl")(_unsupported)
 
 
-class ThreadFilter(BaseModel):
+class ThreadFilter(RequestModel):
     metadata: dict[str, Any] | None = Field(
         default=None, description="Threads whose metadata contains this object."
     )
@@ -128,7 +128,7 @@ class Thread(BaseModel):
         return self.model_copy(update={"extracted": {k: follow(data, p) for k, p in paths.items()}})
 
 
-class ThreadPrune(BaseModel):
+class ThreadPrune(RequestModel):
     thread_ids: list[str] = Field(max_length=1000)
     strategy: Literal["delete", "keep_latest"] = Field(
         default="delete",

@@ -1,4 +1,5 @@
-"""Assistants: a graph with its configuration. System assistants exist for every graph."""
+"""Assistants: a graph with its configuration. System assistants exist for every graph and
+every user sees them; an assistant a user made is theirs alone (404 for anyone else)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from pydantic import PydanticUserError, TypeAdapter
-from sqlalchemy import Select, func, select
+from sqlalchemy import ColumnElement, Select, func, or_, select
 from sqlalchemy import delete as sql_delete
 
 from app.db.database import Database
@@ -53,7 +54,14 @@ async def ensure_system_assistants(db: Database, graphs: GraphRegistry) -> None:
                 )
 
 
-async def resolve(db: Database, graphs: GraphRegistry, assistant_id: str) -> Assistant:
+def _visible(owner: str) -> ColumnElement[bool]:
+    """The assistants `owner` sees: the system ones and their own."""
+    return or_(Assistant.owner.is_(None), Assistant.owner == owner)
+
+
+async def resolve(
+    db: Database, graphs: GraphRegistry, assistant_id: str, *, owner: str
+) -> Assistant:
     """An assistant by id, or the system assistant of a graph given by its id."""
     try:
         key = str(uuid.UUID(assistant_id))
@@ -66,12 +74,12 @@ async def resolve(db: Database, graphs: GraphRegistry, assistant_id: str) -> Ass
         key = system_assistant_id(assistant_id)
     async with db.read() as session:
         found = await session.get(Assistant, key)
-    if found is None:
+    if found is None or found.owner not in (None, owner):
         raise NotFound(f"Assistant '{assistant_id}' not found.")
     return found
 
 
-async def create(ctx: AppContext, body: AssistantCreate) -> Assistant:
+async def create(ctx: AppContext, body: AssistantCreate, *, owner: str) -> Assistant:
     """A new assistant on a served graph (409, or the existing one, if the id is taken)."""
     served_graph(ctx.graphs, body.graph_id)
     stamp = now()
@@ -86,22 +94,26 @@ async def create(ctx: AppContext, body: AssistantCreate) -> Assistant:
         context=body.context,
         metadata_=body.metadata,
         version=1,
-        owner=None,
+        owner=owner,
         created_at=stamp,
         updated_at=stamp,
     )
     async with ctx.db.write() as session:
         existing = await session.get(Assistant, assistant.assistant_id)
         if existing is not None:
-            if body.if_exists == "do_nothing":
+            # A foreign (or system) assistant is never handed out: the id is just taken.
+            if body.if_exists == "do_nothing" and existing.owner == owner:
                 return existing
             raise Conflict(f"Assistant '{assistant.assistant_id}' already exists.")
         session.add(assistant)
     return assistant
 
 
-def _filtered(ctx: AppContext, query: Select[Any], where: AssistantFilter) -> Select[Any]:
-    """`query` restricted to the assistants the filter matches, in SQL."""
+def _filtered(
+    ctx: AppContext, query: Select[Any], where: AssistantFilter, owner: str
+) -> Select[Any]:
+    """`query` restricted to the assistants the owner sees that the filter matches, in SQL."""
+    query = query.where(_visible(owner))
     if where.metadata:
         query = query.where(
             json_contains(ctx.db.dialect, Assistant.metadata_, where.metadata, "metadata")
@@ -113,43 +125,48 @@ def _filtered(ctx: AppContext, query: Select[Any], where: AssistantFilter) -> Se
     return query
 
 
-async def search(ctx: AppContext, body: AssistantSearch) -> tuple[list[Assistant], int]:
+async def search(
+    ctx: AppContext, body: AssistantSearch, *, owner: str
+) -> tuple[list[Assistant], int]:
     """One page of matching assistants, and how many match in all."""
     query = ordered(
-        _filtered(ctx, select(Assistant), body),
+        _filtered(ctx, select(Assistant), body, owner),
         body.sort_order,
         getattr(Assistant, body.sort_by),
         Assistant.assistant_id,
     )
     async with ctx.db.read() as session:
         rows = list(await session.scalars(query.limit(body.limit).offset(body.offset)))
-    return rows, await count(ctx, body)
+    return rows, await count(ctx, body, owner=owner)
 
 
-async def count(ctx: AppContext, where: AssistantFilter) -> int:
+async def count(ctx: AppContext, where: AssistantFilter, *, owner: str) -> int:
     """How many assistants match, counted in SQL."""
     async with ctx.db.read() as session:
         total = await session.scalar(
-            _filtered(ctx, select(func.count()).select_from(Assistant), where)
+            _filtered(ctx, select(func.count()).select_from(Assistant), where, owner)
         )
     return int(total or 0)
 
 
-def _is_system(assistant: Assistant) -> bool:
-    """Whether clients reach this assistant by its graph id."""
-    return assistant.assistant_id == system_assistant_id(assistant.graph_id)
+def _refuse_system(assistant: Assistant) -> None:
+    """A graph's system assistant is shared by every user and addressed by the graph id,
+    so nobody changes or deletes it (409); a user makes their own to configure."""
+    if assistant.owner is None:
+        raise Conflict(
+            f"Assistant '{assistant.assistant_id}' is the system assistant of graph "
+            f"'{assistant.graph_id}', shared by every user: create your own to change it."
+        )
 
 
-async def update(ctx: AppContext, assistant_id: str, patch: AssistantPatch) -> Assistant:
+async def update(
+    ctx: AppContext, assistant_id: str, patch: AssistantPatch, *, owner: str
+) -> Assistant:
     """Change an assistant; each change is a new version."""
-    found = await resolve(ctx.db, ctx.graphs, assistant_id)
+    found = await resolve(ctx.db, ctx.graphs, assistant_id, owner=owner)
+    _refuse_system(found)
     if patch.graph_id is not None and patch.graph_id != found.graph_id:
         served_graph(ctx.graphs, patch.graph_id)
-        if _is_system(found):
-            raise Conflict(
-                f"Assistant '{found.assistant_id}' is the system assistant of graph "
-                f"'{found.graph_id}': it cannot move to another graph."
-            )
     async with ctx.db.write() as session:
         assistant = await session.get(Assistant, found.assistant_id)
         if assistant is None:
@@ -171,23 +188,21 @@ async def update(ctx: AppContext, assistant_id: str, patch: AssistantPatch) -> A
     return assistant
 
 
-async def delete(ctx: AppContext, assistant_id: str, *, delete_threads: bool) -> None:
-    """Delete an assistant (and, if asked, the threads it ran on). A graph's system
+async def delete(ctx: AppContext, assistant_id: str, *, delete_threads: bool, owner: str) -> None:
+    """Delete an assistant (and, if asked, the owner's threads it ran on). A graph's system
     assistant stays: clients address the graph through it."""
-    found = await resolve(ctx.db, ctx.graphs, assistant_id)
-    if _is_system(found):
-        raise Conflict(
-            f"Assistant '{found.assistant_id}' is the system assistant of graph "
-            f"'{found.graph_id}' and exists as long as the graph is served."
-        )
+    found = await resolve(ctx.db, ctx.graphs, assistant_id, owner=owner)
+    _refuse_system(found)
     if delete_threads:
         where = json_contains(
             ctx.db.dialect, Thread.metadata_, {"assistant_id": found.assistant_id}, "metadata"
         )
         async with ctx.db.read() as session:
-            thread_ids = list(await session.scalars(select(Thread.thread_id).where(where)))
+            thread_ids = list(
+                await session.scalars(select(Thread.thread_id).where(where, Thread.owner == owner))
+            )
         for thread_id in thread_ids:
-            await threads.delete_thread(ctx, thread_id)
+            await threads.delete_thread(ctx, thread_id, owner=owner)
     async with ctx.db.write() as session:
         await session.execute(
             sql_delete(Assistant).where(Assistant.assistant_id == found.assistant_id)

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, and_, cast, exists, func, literal, select
 from sqlalchemy.dialects.postgresql import JSONB
 
-from app.errors import Invalid, NotFound
+from app.errors import Invalid, NotFound, TooLarge
 from app.graphs import GraphRegistry
 from engine import CompiledGraph
 from engine.checkpoint.ids import new_uuid7
@@ -101,3 +101,13 @@ def _sqlite_scalar(
     if isinstance(value, int | float):
         return and_(kind.in_(("integer", "real")), extracted == value)
     return and_(kind == "text", extracted == value)
+
+
+def check_messages(value: Any, limit: int, where: str) -> None:
+    """413 when `value`'s `messages` list holds more than `limit` (0: no limit) messages:
+    one request must not grow a thread without bound."""
+    messages = value.get("messages") if isinstance(value, dict) else None
+    if limit and isinstance(messages, list) and len(messages) > limit:
+        raise TooLarge(
+            f"{where}.messages has {len(messages)} messages; at most {limit} per request."
+        )

@@ -27,7 +27,7 @@ from app.schemas.state import (
     Turn,
     TurnStatus,
 )
-from app.services.common import parse_uuid
+from app.services.common import check_messages, parse_uuid
 from app.services.threads import active_runs, get_thread, refresh, thread_graph
 from engine import CompiledGraph, InvalidUpdateError, PregelTask, StateSnapshot
 from engine.checkpoint.base import VersionInfo
@@ -94,9 +94,12 @@ def _task(task: PregelTask) -> ThreadTask:
 # Reading and updating.
 
 
-def _graph_at(ctx: AppContext, graph: CompiledGraph, checkpoint_ns: str) -> CompiledGraph:
+async def _graph_at(
+    ctx: AppContext, graph: CompiledGraph, thread_id: str, checkpoint_ns: str
+) -> CompiledGraph:
     """The graph whose checkpoints live in `checkpoint_ns` ("node:task_id|..."): the
-    thread's graph for "", else the subgraph each node of the path runs."""
+    thread's graph for "", else the subgraph each node of the path runs. A namespace must
+    name subgraph nodes of the graph and hold checkpoints of this thread (else 404)."""
     if not checkpoint_ns:
         return graph
     for part in checkpoint_ns.split("|"):
@@ -104,6 +107,9 @@ def _graph_at(ctx: AppContext, graph: CompiledGraph, checkpoint_ns: str) -> Comp
         if node is None or node.subgraph is None:
             raise NotFound(f"checkpoint_ns {checkpoint_ns!r} names no subgraph of this graph.")
         graph = node.subgraph
+    where = {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}}
+    if await ctx.saver.aget_tuple(where) is None:
+        raise NotFound(f"checkpoint_ns {checkpoint_ns!r} names no subgraph state of this thread.")
     return graph.copy(checkpointer=ctx.saver)
 
 
@@ -118,26 +124,29 @@ def _config(thread_id: str, ref: CheckpointRef | None) -> dict[str, Any]:
 
 
 async def get_state(
-    ctx: AppContext, thread_id: str, ref: CheckpointRef | None, *, subgraphs: bool
+    ctx: AppContext, thread_id: str, ref: CheckpointRef | None, *, subgraphs: bool, owner: str
 ) -> ThreadState:
     """The head's state, or the version `ref` names (404 if the thread has no such)."""
-    thread = await get_thread(ctx.db, thread_id)
+    thread = await get_thread(ctx.db, thread_id, owner=owner)
     graph = thread_graph(ctx, thread)
     if graph is None:
         return EMPTY
     config = _config(thread.thread_id, ref)
-    graph = _graph_at(ctx, graph, config["configurable"]["checkpoint_ns"])
+    graph = await _graph_at(ctx, graph, thread.thread_id, config["configurable"]["checkpoint_ns"])
     snapshot = await graph.aget_state(config, subgraphs=subgraphs)
     if ref is not None and ref.checkpoint_id and snapshot.metadata is None:
         raise NotFound(f"Checkpoint '{ref.checkpoint_id}' not found in thread '{thread_id}'.")
     return thread_state(snapshot)
 
 
-async def update_state(ctx: AppContext, thread_id: str, body: StateUpdate) -> Checkpoint:
+async def update_state(
+    ctx: AppContext, thread_id: str, body: StateUpdate, *, owner: str
+) -> Checkpoint:
     """Write `values` as if `as_node` had, on the head or on the version named (which
     forks the thread); the thread row then shows the new head. Refused while runs are
     pending or running on the thread: they would continue from a head that moved."""
-    thread = await get_thread(ctx.db, thread_id)
+    thread = await get_thread(ctx.db, thread_id, owner=owner)
+    check_messages(body.values, ctx.settings.max_messages, "values")
     graph = thread_graph(ctx, thread)
     if graph is None:
         raise Conflict(
@@ -148,6 +157,10 @@ async def update_state(ctx: AppContext, thread_id: str, body: StateUpdate) -> Ch
         if thread.status == "busy" or await active_runs(session, thread.thread_id):
             raise Conflict(f"Thread '{thread.thread_id}' is busy: wait for its runs to end.")
     ref = body.checkpoint or CheckpointRef()
+    if ref.checkpoint_ns:
+        # A subgraph's state changes through runs of the thread's graph: an update written
+        # there by hand would not be seen by its parent task.
+        raise Invalid("checkpoint.checkpoint_ns: a state update writes the thread's root state.")
     if body.checkpoint_id:
         ref = ref.model_copy(update={"checkpoint_id": body.checkpoint_id})
     config = _config(thread.thread_id, ref)
@@ -158,9 +171,8 @@ async def update_state(ctx: AppContext, thread_id: str, body: StateUpdate) -> Ch
         "thread_id": thread.thread_id,
         **{k: metadata[k] for k in ("graph_id", "assistant_id") if k in metadata},
     }
-    target = _graph_at(ctx, graph, ref.checkpoint_ns)
     try:
-        written = await target.aupdate_state(config, body.values, as_node=body.as_node)
+        written = await graph.aupdate_state(config, body.values, as_node=body.as_node)
     except (InvalidUpdateError, ValueError, TypeError) as exc:
         raise Invalid(f"Cannot update the state: {exc}") from None
     await refresh(ctx, thread.thread_id, graph)
@@ -169,14 +181,16 @@ async def update_state(ctx: AppContext, thread_id: str, body: StateUpdate) -> Ch
     return checkpoint
 
 
-async def history(ctx: AppContext, thread_id: str, query: HistoryQuery) -> list[ThreadState]:
+async def history(
+    ctx: AppContext, thread_id: str, query: HistoryQuery, *, owner: str
+) -> list[ThreadState]:
     """Versions of every branch, newest first."""
-    thread = await get_thread(ctx.db, thread_id)
+    thread = await get_thread(ctx.db, thread_id, owner=owner)
     graph = thread_graph(ctx, thread)
     if graph is None:
         return []
     config = _config(thread.thread_id, query.checkpoint)
-    graph = _graph_at(ctx, graph, config["configurable"]["checkpoint_ns"])
+    graph = await _graph_at(ctx, graph, thread.thread_id, config["configurable"]["checkpoint_ns"])
     found = graph.aget_state_history(
         config, filter=query.metadata, before=_before(query.before), limit=query.limit
     )
@@ -238,9 +252,9 @@ class _Branching:
         return ids
 
 
-async def tree(ctx: AppContext, thread_id: str) -> ThreadTree:
+async def tree(ctx: AppContext, thread_id: str, *, owner: str) -> ThreadTree:
     """The thread's turns as a tree, from checkpoint bookkeeping and the runs table."""
-    thread = await get_thread(ctx.db, thread_id)
+    thread = await get_thread(ctx.db, thread_id, owner=owner)
     branching = _Branching(
         {v.checkpoint_id: v for v in await ctx.saver.alist_versions(thread.thread_id)}
     )
@@ -291,13 +305,16 @@ def _turn(
     outcomes: dict[str, _Outcome],
 ) -> Turn:
     """A turn from its checkpoints. One that opens with an input is a child of the turn
-    it continues; one forked from inside a turn is that turn's sibling, with its input."""
+    whose end it continues; one forked from inside a turn is that turn's sibling: with
+    that turn's input (a regenerate), or with its own (an edit of that turn's message)."""
     if start.source != "input" and start.parent_id in turn_of:
         forked_from = turns[turn_of[start.parent_id]]
         parent_turn = forked_from.parent_turn_id
         given, user_message = forked_from.input, forked_from.user_message
     else:
         parent_turn = turn_of.get(start.parent_id) if start.parent_id else None
+        if parent_turn is not None and turns[parent_turn].last_checkpoint_id != start.parent_id:
+            parent_turn = turns[parent_turn].parent_turn_id
         opener = outcomes.get(start.run_id or "")
         given = opener.input if opener else None
         user_message = _human(given)

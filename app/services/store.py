@@ -1,4 +1,5 @@
-"""The store: JSON documents by namespace and key, shared across threads.
+"""The store: JSON documents by namespace and key, shared across a user's threads. Each
+user has their own namespaces: every statement here is scoped to the owner.
 
 A namespace is kept as its labels joined with the unit separator, so a prefix search is
 one indexed LIKE; labels may hold neither that character nor a period (the dotted form
@@ -45,49 +46,53 @@ def _under(prefix: list[str]) -> ColumnElement[bool]:
     )
 
 
-async def put(ctx: AppContext, body: ItemPut) -> None:
+async def put(ctx: AppContext, body: ItemPut, *, owner: str) -> None:
     """Create or replace an item in one statement (an upsert), keeping its created_at."""
     if not body.namespace:
         raise Invalid("namespace: give at least one label.")
     stamp = now()
     insert: Any = postgresql.insert if ctx.db.dialect == "postgresql" else sqlite.insert
     statement = insert(StoreItem).values(
+        owner=owner,
         namespace=joined(body.namespace),
         key=body.key,
         value=body.value,
-        owner=None,
         created_at=stamp,
         updated_at=stamp,
     )
     async with ctx.db.write() as session:
         await session.execute(
             statement.on_conflict_do_update(
-                index_elements=["namespace", "key"],
+                index_elements=["owner", "namespace", "key"],
                 set_={"value": statement.excluded.value, "updated_at": stamp},
             )
         )
 
 
-async def get(ctx: AppContext, namespace: list[str], key: str) -> StoreItem:
+async def get(ctx: AppContext, namespace: list[str], key: str, *, owner: str) -> StoreItem:
     """One item by its primary key, or 404."""
     async with ctx.db.read() as session:
-        item = await session.get(StoreItem, (joined(namespace), key))
+        item = await session.get(StoreItem, (owner, joined(namespace), key))
     if item is None:
         raise NotFound(f"No item {key!r} in namespace {namespace}.")
     return item
 
 
-async def delete_item(ctx: AppContext, namespace: list[str], key: str) -> None:
+async def delete_item(ctx: AppContext, namespace: list[str], key: str, *, owner: str) -> None:
     """Delete an item; deleting one that is not there is not an error."""
     async with ctx.db.write() as session:
         await session.execute(
-            delete(StoreItem).where(StoreItem.namespace == joined(namespace), StoreItem.key == key)
+            delete(StoreItem).where(
+                StoreItem.owner == owner,
+                StoreItem.namespace == joined(namespace),
+                StoreItem.key == key,
+            )
         )
 
 
-async def search(ctx: AppContext, body: ItemSearch) -> list[StoreItem]:
+async def search(ctx: AppContext, body: ItemSearch, *, owner: str) -> list[StoreItem]:
     """Items under the prefix whose value contains the filter, last updated first."""
-    query = select(StoreItem)
+    query = select(StoreItem).where(StoreItem.owner == owner)
     if body.namespace_prefix:
         query = query.where(_under(body.namespace_prefix))
     if body.filter:
@@ -100,12 +105,12 @@ async def search(ctx: AppContext, body: ItemSearch) -> list[StoreItem]:
         return list(await session.scalars(query.limit(body.limit).offset(body.offset)))
 
 
-async def namespaces(ctx: AppContext, body: NamespaceSearch) -> list[list[str]]:
+async def namespaces(ctx: AppContext, body: NamespaceSearch, *, owner: str) -> list[list[str]]:
     """Distinct namespaces matching prefix and suffix ("*" matches any label), cut to
     `max_depth` labels, sorted."""
     prefix, suffix = body.prefix or [], body.suffix or []
     literal = prefix[: prefix.index("*")] if "*" in prefix else prefix
-    query = select(StoreItem.namespace).distinct()
+    query = select(StoreItem.namespace).where(StoreItem.owner == owner).distinct()
     if literal:
         query = query.where(_under(literal))
     async with ctx.db.read() as session:

@@ -1,5 +1,6 @@
 """Threads: a conversation's row (metadata, status, the head's values) beside its
-checkpoints, which live in the saver."""
+checkpoints, which live in the saver. Each belongs to one user: another user's thread is
+answered exactly as a missing one."""
 
 from __future__ import annotations
 
@@ -21,16 +22,20 @@ if TYPE_CHECKING:
     from app.context import AppContext
 
 
-async def get_thread(db: Database, thread_id: str) -> Thread:
-    key = parse_uuid(thread_id, "thread_id")
-    async with db.read() as session:
-        thread = await session.get(Thread, key)
-    if thread is None:
+def owned(thread: Thread | None, thread_id: str, owner: str) -> Thread:
+    """The thread if `owner` owns it; else 404, the same for missing and foreign."""
+    if thread is None or thread.owner != owner:
         raise NotFound(f"Thread '{thread_id}' not found.")
     return thread
 
 
-def new_thread(thread_id: str | None, metadata: dict[str, Any] | None) -> Thread:
+async def get_thread(db: Database, thread_id: str, *, owner: str) -> Thread:
+    key = parse_uuid(thread_id, "thread_id")
+    async with db.read() as session:
+        return owned(await session.get(Thread, key), thread_id, owner)
+
+
+def new_thread(thread_id: str | None, metadata: dict[str, Any] | None, owner: str) -> Thread:
     stamp = now()
     return Thread(
         thread_id=parse_uuid(thread_id, "thread_id") if thread_id else new_id(),
@@ -38,10 +43,15 @@ def new_thread(thread_id: str | None, metadata: dict[str, Any] | None) -> Thread
         status="idle",
         values=None,
         interrupts={},
-        owner=None,
+        owner=owner,
         created_at=stamp,
         updated_at=stamp,
     )
+
+
+def taken(thread_id: str) -> Conflict:
+    """An id in use, whoever uses it: a foreign thread is never handed out."""
+    return Conflict(f"Thread '{thread_id}' already exists.")
 
 
 async def create_thread(
@@ -49,14 +59,16 @@ async def create_thread(
     thread_id: str | None = None,
     metadata: dict[str, Any] | None = None,
     if_exists: OnConflict = "raise",
+    *,
+    owner: str,
 ) -> Thread:
-    thread = new_thread(thread_id, metadata)
+    thread = new_thread(thread_id, metadata, owner)
     async with db.write() as session:
         existing = await session.get(Thread, thread.thread_id)
         if existing is not None:
-            if if_exists == "do_nothing":
+            if if_exists == "do_nothing" and existing.owner == owner:
                 return existing
-            raise Conflict(f"Thread '{thread.thread_id}' already exists.")
+            raise taken(thread.thread_id)
         session.add(thread)
     return thread
 
@@ -109,9 +121,10 @@ def thread_graph(ctx: AppContext, thread: Thread) -> CompiledGraph | None:
     return served_graph(ctx.graphs, graph_id) if isinstance(graph_id, str) else None
 
 
-def _filtered(ctx: AppContext, query: Select[Any], where: ThreadFilter) -> Select[Any]:
-    """`query` restricted to the threads the filter matches, in SQL."""
+def _filtered(ctx: AppContext, query: Select[Any], where: ThreadFilter, owner: str) -> Select[Any]:
+    """`query` restricted to the owner's threads that the filter matches, in SQL."""
     dialect = ctx.db.dialect
+    query = query.where(Thread.owner == owner)
     if where.metadata:
         query = query.where(json_contains(dialect, Thread.metadata_, where.metadata, "metadata"))
     if where.values:
@@ -123,64 +136,68 @@ def _filtered(ctx: AppContext, query: Select[Any], where: ThreadFilter) -> Selec
     return query
 
 
-async def search(ctx: AppContext, body: ThreadSearch) -> tuple[list[Thread], int]:
+async def search(ctx: AppContext, body: ThreadSearch, *, owner: str) -> tuple[list[Thread], int]:
     """One page of matching threads, and how many match in all."""
     column = getattr(Thread, "updated_at" if body.sort_by == "state_updated_at" else body.sort_by)
-    query = ordered(_filtered(ctx, select(Thread), body), body.sort_order, column, Thread.thread_id)
+    query = ordered(
+        _filtered(ctx, select(Thread), body, owner), body.sort_order, column, Thread.thread_id
+    )
     async with ctx.db.read() as session:
         rows = list(await session.scalars(query.limit(body.limit).offset(body.offset)))
-    return rows, await count(ctx, body)
+    return rows, await count(ctx, body, owner=owner)
 
 
-async def count(ctx: AppContext, where: ThreadFilter) -> int:
+async def count(ctx: AppContext, where: ThreadFilter, *, owner: str) -> int:
     """How many threads match, counted in SQL."""
     async with ctx.db.read() as session:
         total = await session.scalar(
-            _filtered(ctx, select(func.count()).select_from(Thread), where)
+            _filtered(ctx, select(func.count()).select_from(Thread), where, owner)
         )
     return int(total or 0)
 
 
-async def update(ctx: AppContext, thread_id: str, metadata: dict[str, Any]) -> Thread:
+async def update(
+    ctx: AppContext, thread_id: str, metadata: dict[str, Any], *, owner: str
+) -> Thread:
     """Merge `metadata` into the thread's (keys given replace keys kept)."""
     key = parse_uuid(thread_id, "thread_id")
     async with ctx.db.write() as session:
-        thread = await session.get(Thread, key)
-        if thread is None:
-            raise NotFound(f"Thread '{thread_id}' not found.")
+        thread = owned(await session.get(Thread, key), thread_id, owner)
         thread.metadata_ = {**(thread.metadata_ or {}), **metadata}
         thread.updated_at = now()
     return thread
 
 
-async def delete_thread(ctx: AppContext, thread_id: str) -> None:
+async def delete_thread(ctx: AppContext, thread_id: str, *, owner: str) -> None:
     """Stop the thread's runs, then remove it with its runs, events and checkpoints."""
-    thread = await get_thread(ctx.db, thread_id)
-    await ctx.runs.cancel_many(thread.thread_id, None, None, "interrupt")
+    thread = await get_thread(ctx.db, thread_id, owner=owner)
+    await ctx.runs.cancel_many(thread.thread_id, None, None, "interrupt", owner=owner)
     await ctx.runs.delete_thread_data(thread.thread_id)
 
 
-async def copy(ctx: AppContext, thread_id: str) -> Thread:
+async def copy(ctx: AppContext, thread_id: str, *, owner: str) -> Thread:
     """A new thread with the same metadata and a copy of every checkpoint (all branches)."""
-    source = await get_thread(ctx.db, thread_id)
+    source = await get_thread(ctx.db, thread_id, owner=owner)
     graph = thread_graph(ctx, source)
-    target = await create_thread(ctx.db, metadata=source.metadata_)
+    target = await create_thread(ctx.db, metadata=source.metadata_, owner=owner)
     await ctx.saver.acopy_thread(source.thread_id, target.thread_id)
     if graph is not None:
         await refresh(ctx, target.thread_id, graph)
-    return await get_thread(ctx.db, target.thread_id)
+    return await get_thread(ctx.db, target.thread_id, owner=owner)
 
 
-async def prune(ctx: AppContext, body: ThreadPrune) -> int:
-    """Delete threads, or keep only their latest turn; unknown ids are skipped."""
+async def prune(ctx: AppContext, body: ThreadPrune, *, owner: str) -> int:
+    """Delete the owner's threads, or keep only their latest turn; other ids are skipped."""
     keys = [parse_uuid(t, "thread_ids") for t in body.thread_ids]
     async with ctx.db.read() as session:
         found = list(
-            await session.scalars(select(Thread.thread_id).where(Thread.thread_id.in_(keys)))
+            await session.scalars(
+                select(Thread.thread_id).where(Thread.thread_id.in_(keys), Thread.owner == owner)
+            )
         )
     if body.strategy == "delete":
         for thread_id in found:
-            await delete_thread(ctx, thread_id)
+            await delete_thread(ctx, thread_id, owner=owner)
     elif found:
         await ctx.saver.aprune(found, keep_last_turns=1)
     return len(found)

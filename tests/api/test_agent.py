@@ -265,11 +265,6 @@ async def test_editing_the_first_message_branches_the_history(client: LangGraphC
     assert said_first == {"hello", WEATHER}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="app/services/state.py _turn: an input forked from a turn's first (input) "
-    "checkpoint is made that turn's child, not its sibling",
-)
 async def test_editing_the_first_message_shows_sibling_turns(
     client: LangGraphClient, http: httpx.AsyncClient
 ) -> None:

@@ -1,0 +1,783 @@
+// One chat panel: a thread's conversation, streamed turns, interrupt cards, regenerate,
+// edit-and-resend and branch navigation. Everything goes through the public HTTP API.
+
+import * as api from "./api.js";
+import { clip, formatArgs, h, perFrame, textOf } from "./dom.js";
+import { InterruptCard } from "./interrupts.js";
+
+export const ASSISTANT = "agent";
+const STREAM_MODE = ["values", "messages-tuple", "updates", "checkpoints", "tasks"];
+const HISTORY_LIMIT = 1000;
+
+/** sessionStorage key of a thread's open run: survives a reload, not a new tab. */
+const runKey = (threadId) => `threadline.run.${threadId}`;
+
+/** A stable key per message: tool results streamed without an id get one in the state. */
+function keyOf(message) {
+  if (message.type === "tool" && message.tool_call_id) return `tool:${message.tool_call_id}`;
+  return message.id || null;
+}
+
+/** "human" | "ai" | "tool" | "system", whatever the message's exact class name. */
+function roleOf(message) {
+  const type = (message.type || message.role || "").toLowerCase();
+  if (type.startsWith("ai") || type === "assistant") return "ai";
+  if (type.startsWith("human") || type === "user") return "human";
+  if (type.startsWith("tool")) return "tool";
+  return type || "system";
+}
+
+export class ChatPanel {
+  /**
+   * @param slot   "A" or "B": which panel this is (its colour in the run view)
+   * @param bus    EventTarget shared with the run view and the thread list
+   */
+  constructor({ slot, color, bus }) {
+    this.slot = slot;
+    this.color = color;
+    this.bus = bus;
+    this.threadId = null;
+    this.state = null; // the ThreadState on screen (the head, or a branch's leaf)
+    this.messages = []; // messages of that state, then of the run's `values` events
+    this.partials = new Map(); // key -> message being streamed, not yet in `messages`
+    this.chunkCounts = new Map(); // message id -> chunks received (shown as data-chunks)
+    this.interrupts = [];
+    this.tree = null;
+    this.view = null; // checkpoint id of the branch shown when it is not the head
+    this.run = null; // {runId, lastEventId, controller} while a run is open
+    this.editing = null; // key of the user message being edited
+    this.notice = null;
+    this.elements = new Map(); // key -> {el, signature}
+    this.render = perFrame(() => this.draw());
+    this.build();
+  }
+
+  // ---- the panel's DOM skeleton -------------------------------------------------------
+
+  build() {
+    this.title = h("span", { class: "panel-title" }, "New chat");
+    this.status = h("span", { class: "panel-status" });
+    this.list = h("div", { class: "messages", role: "log", "aria-live": "polite" });
+    this.empty = h(
+      "div",
+      { class: "empty" },
+      h("p", {}, "Ask about the weather or set a reminder:"),
+      ...["weather in Paris tomorrow", "remind me to call mom tomorrow at 9"].map((text) =>
+        h("button", { class: "chip", type: "button", onclick: () => this.send(text) }, text),
+      ),
+    );
+    this.cardHost = h("div", { class: "card-host" });
+    this.noticeEl = h("div", { class: "notice", hidden: true });
+    this.input = h("textarea", {
+      rows: 2,
+      placeholder: "Message the agent (Enter sends, Shift+Enter for a new line)",
+      "aria-label": "Message",
+      onkeydown: (e) => {
+        if (e.key === "Enter" && !e.shiftKey) {
+          e.preventDefault();
+          this.submit();
+        }
+      },
+    });
+    this.sendButton = h("button", { type: "submit", class: "primary" }, "Send");
+    this.stopButton = h(
+      "button",
+      { type: "button", class: "danger", hidden: true, onclick: () => this.stop() },
+      "Stop",
+    );
+    const form = h(
+      "form",
+      {
+        class: "composer",
+        onsubmit: (e) => {
+          e.preventDefault();
+          this.submit();
+        },
+      },
+      this.input,
+      this.sendButton,
+      this.stopButton,
+    );
+    this.el = h(
+      "section",
+      { class: "panel", dataset: { slot: this.slot }, style: `--thread: ${this.color}` },
+      h(
+        "header",
+        { class: "panel-head" },
+        h("span", { class: "slot" }, this.slot),
+        this.title,
+        this.status,
+      ),
+      h("div", { class: "scroll" }, this.empty, this.list, this.cardHost, this.noticeEl),
+      form,
+    );
+    this.scroller = this.el.querySelector(".scroll");
+  }
+
+  // ---- opening a thread ---------------------------------------------------------------
+
+  /** Show a thread (null: a new chat, created on the first message). */
+  async open(threadId) {
+    this.run?.controller.abort(); // stop reading; the run itself goes on (on_disconnect)
+    this.run = null;
+    Object.assign(this, { threadId, view: null, state: null, tree: null, editing: null });
+    this.messages = [];
+    this.partials.clear();
+    this.interrupts = [];
+    this.setNotice(null);
+    this.announce();
+    if (threadId) {
+      try {
+        await this.refresh();
+        await this.rejoin();
+      } catch (error) {
+        this.setNotice(`Could not open the chat: ${error.message}`, "error");
+      }
+    }
+    this.render();
+  }
+
+  /** Tell the rest of the page which thread this panel shows. */
+  announce() {
+    const detail = { slot: this.slot, threadId: this.threadId, color: this.color };
+    this.bus.dispatchEvent(new CustomEvent("panel", { detail }));
+  }
+
+  /** Read the shown version (the head, or the branch picked) and the conversation tree. */
+  async refresh() {
+    const threadId = this.threadId;
+    const statePath = this.view
+      ? `/threads/${threadId}/state/${this.view}`
+      : `/threads/${threadId}/state`;
+    const [state, tree, thread] = await Promise.all([
+      api.get(statePath),
+      api.get(`/threads/${threadId}/tree`),
+      api.get(`/threads/${threadId}`),
+    ]);
+    if (threadId !== this.threadId) return; // another thread was opened meanwhile
+    this.state = state;
+    this.tree = tree;
+    this.messages = state.values?.messages || [];
+    this.partials.clear();
+    this.interrupts = state.interrupts || [];
+    this.title.textContent = this.titleText();
+    this.setStatus(thread.status);
+    const shown = state.checkpoint?.checkpoint_id || null;
+    this.bus.dispatchEvent(
+      new CustomEvent("view", { detail: { threadId, checkpointId: shown, slot: this.slot } }),
+    );
+    this.render();
+  }
+
+  titleText() {
+    const first = this.visibleMessages().find((m) => roleOf(m) === "human");
+    return first ? clip(textOf(first.content), 48) : "New chat";
+  }
+
+  setStatus(status) {
+    this.status.textContent = status || "";
+    this.status.dataset.status = status || "";
+  }
+
+  /** After a reload: reattach to a run that is still going, from where we left off. */
+  async rejoin() {
+    const saved = JSON.parse(sessionStorage.getItem(runKey(this.threadId)) || "null");
+    let runId = saved?.runId;
+    let lastEventId = saved?.lastEventId ?? null;
+    if (runId) {
+      const run = await api.get(`/threads/${this.threadId}/runs/${runId}`).catch(() => null);
+      if (!run || !["pending", "running"].includes(run.status)) runId = null;
+    }
+    if (!runId) {
+      // Not ours (another tab, curl): follow it from its first event.
+      const [running] = await api.get(`/threads/${this.threadId}/runs?status=running&limit=1`);
+      const [pending] = running
+        ? [null]
+        : await api.get(`/threads/${this.threadId}/runs?status=pending&limit=1`);
+      runId = (running || pending)?.run_id;
+      lastEventId = null;
+    }
+    if (!runId) {
+      sessionStorage.removeItem(runKey(this.threadId));
+      if (saved?.runId || this.status.dataset.status === "busy") {
+        // The run ended while the page loaded, after the state above was read.
+        await this.refresh();
+        const detail = { threadId: this.threadId, runId: saved?.runId };
+        this.bus.dispatchEvent(new CustomEvent("run-end", { detail }));
+      }
+      return;
+    }
+    // Restore the reply that was half streamed when the page went away: the events
+    // before lastEventId are not sent again.
+    if (saved?.runId === runId) {
+      for (const [key, message] of saved.partials || []) this.partials.set(key, message);
+    }
+    this.follow(runId, lastEventId, (handlers) =>
+      api.joinStream(this.threadId, runId, lastEventId, handlers),
+    );
+  }
+
+  // ---- runs ---------------------------------------------------------------------------
+
+  submit() {
+    const text = this.input.value.trim();
+    if (!text || this.run) return;
+    this.input.value = "";
+    this.send(text);
+  }
+
+  /** A new turn: the message as input, continuing the branch on screen. */
+  send(text) {
+    const input = { messages: [{ role: "user", content: text }] };
+    return this.start({ input }, { shown: this.messages, pending: text });
+  }
+
+  /**
+   * Start a run and stream it. `shown` is what to display until the run's first values
+   * (the conversation up to the fork point), `pending` an optimistic user message.
+   */
+  async start(request, { shown, pending } = {}) {
+    if (this.run) return;
+    this.setNotice(null);
+    try {
+      if (!this.threadId) {
+        const thread = await api.post("/threads", { metadata: {} });
+        this.threadId = thread.thread_id;
+        this.announce();
+      }
+    } catch (error) {
+      this.setNotice(`Could not create a thread: ${error.message}`, "error");
+      return;
+    }
+    const body = {
+      assistant_id: ASSISTANT,
+      stream_mode: STREAM_MODE,
+      stream_resumable: true,
+      on_disconnect: "continue",
+      ...request,
+    };
+    // On an older branch, the run must start from its leaf, not from the head.
+    if (this.view && !("checkpoint_id" in body)) body.checkpoint_id = this.view;
+    this.view = null;
+    this.messages = shown ? [...shown] : this.messages;
+    this.partials.clear();
+    if (pending) {
+      this.partials.set("pending", { type: "human", content: pending, id: "pending" });
+    }
+    this.interrupts = [];
+    this.editing = null;
+    this.render();
+    this.follow(null, null, (handlers) =>
+      api.streamRun(this.threadId, body, {
+        ...handlers,
+        onStart: (runId) => {
+          this.run.runId = runId;
+          this.save();
+          this.bus.dispatchEvent(
+            new CustomEvent("run-open", { detail: { threadId: this.threadId, runId, body } }),
+          );
+        },
+      }),
+    );
+  }
+
+  /** Read a run's stream (new or rejoined) until the call returns. */
+  async follow(runId, lastEventId, read) {
+    const controller = new AbortController();
+    const threadId = this.threadId;
+    this.run = { runId, lastEventId, controller, error: null };
+    this.setBusy(true);
+    if (runId) {
+      this.bus.dispatchEvent(new CustomEvent("run-open", { detail: { threadId, runId } }));
+    }
+    const handlers = { signal: controller.signal, onEvent: (frame) => this.onEvent(frame) };
+    try {
+      await read(handlers);
+    } catch (error) {
+      if (controller.signal.aborted) return; // we switched threads: the run goes on
+      if (!(await this.reconnect(handlers, error))) this.setNotice(error.message, "error");
+    }
+    if (this.threadId !== threadId || this.run?.controller !== controller) return;
+    const finished = this.run;
+    this.run = null;
+    sessionStorage.removeItem(runKey(threadId));
+    this.setBusy(false);
+    await this.refresh().catch((error) => this.setNotice(error.message, "error"));
+    if (finished.error) this.setNotice(finished.error, "error");
+    this.bus.dispatchEvent(
+      new CustomEvent("run-end", {
+        detail: { threadId, runId: finished.runId, error: finished.errorEvent },
+      }),
+    );
+    this.input.focus();
+  }
+
+  /**
+   * The connection broke while the run goes on (a proxy timeout, a server restart): rejoin
+   * from the last event received. False if the error came from the server (4xx).
+   */
+  async reconnect(handlers, error) {
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const { runId, lastEventId } = this.run;
+      if (error instanceof api.ApiError || !runId || handlers.signal.aborted) return false;
+      await new Promise((resolve) => setTimeout(resolve, 300 * attempt));
+      try {
+        await api.joinStream(this.threadId, runId, lastEventId, handlers);
+        return true;
+      } catch (next) {
+        error = next;
+      }
+    }
+    return false;
+  }
+
+  /** One SSE frame of the open run. */
+  onEvent({ event, data, id }) {
+    const run = this.run;
+    if (!run) return;
+    if (id != null) run.lastEventId = id;
+    if (event === "metadata" && data?.run_id) run.runId = data.run_id;
+    else if (event === "values") this.onValues(data);
+    else if (event === "messages") this.onMessage(data);
+    else if (event === "error") {
+      run.errorEvent = data;
+      run.error = `The run failed: ${data?.error || "error"}: ${data?.message || ""}`;
+    }
+    this.save();
+    this.bus.dispatchEvent(
+      new CustomEvent("stream", {
+        detail: { threadId: this.threadId, runId: run.runId, event, data, id },
+      }),
+    );
+    this.render();
+  }
+
+  /** The state after a step: it replaces what was streamed so far. */
+  onValues(data) {
+    if (!data || typeof data !== "object") return;
+    if (Array.isArray(data.messages)) {
+      this.messages = data.messages;
+      const saved = new Set(this.messages.map(keyOf));
+      for (const key of [...this.partials.keys()]) {
+        if (saved.has(key) || key === "pending") this.partials.delete(key);
+      }
+      if (!this.state) this.title.textContent = this.titleText();
+    }
+    if (Array.isArray(data.__interrupt__)) this.interrupts = data.__interrupt__;
+  }
+
+  /** A `messages-tuple` part: a chunk of the reply being written, or a whole message. */
+  onMessage(data) {
+    const [chunk] = Array.isArray(data) ? data : [data];
+    if (!chunk) return;
+    const key = keyOf(chunk);
+    if (!key || this.messages.some((m) => keyOf(m) === key)) return;
+    const role = roleOf(chunk);
+    if (role !== "ai") {
+      this.partials.set(key, chunk);
+      return;
+    }
+    this.chunkCounts.set(key, (this.chunkCounts.get(key) || 0) + 1);
+    const sofar = this.partials.get(key) || { type: "ai", id: chunk.id, content: "" };
+    const toolCalls = chunk.tool_calls?.length ? chunk.tool_calls : sofar.tool_calls;
+    this.partials.set(key, {
+      ...sofar,
+      content: textOf(sofar.content) + textOf(chunk.content),
+      tool_calls: toolCalls,
+    });
+  }
+
+  /** Remember the open run, so a reload can rejoin it without losing a token. */
+  save() {
+    if (!this.run?.runId) return;
+    const record = {
+      runId: this.run.runId,
+      lastEventId: this.run.lastEventId,
+      partials: [...this.partials].filter(([key]) => key !== "pending"),
+    };
+    sessionStorage.setItem(runKey(this.threadId), JSON.stringify(record));
+  }
+
+  setBusy(busy) {
+    this.sendButton.hidden = busy;
+    this.stopButton.hidden = !busy;
+    this.el.classList.toggle("busy", busy);
+    if (busy) this.setStatus("busy");
+  }
+
+  /** Cancel the open run; it stops at its next step and keeps what it saved. */
+  async stop() {
+    const runId = this.run?.runId;
+    if (!runId) return;
+    try {
+      await api.post(`/threads/${this.threadId}/runs/${runId}/cancel?action=interrupt`, {});
+      this.setNotice("Stopped. The versions saved so far are kept.", "info");
+    } catch (error) {
+      this.setNotice(`Could not stop the run: ${error.message}`, "error");
+    }
+  }
+
+  /** Answer the pending interrupt(s). */
+  resume(value) {
+    return this.start({ command: { resume: value } });
+  }
+
+  // ---- regenerate, edit and branches --------------------------------------------------
+
+  /** Versions from the first to the one on screen, each with its values. */
+  async branchVersions() {
+    const history = await api.post(`/threads/${this.threadId}/history`, {
+      limit: HISTORY_LIMIT,
+    });
+    const byId = new Map(history.map((v) => [v.checkpoint.checkpoint_id, v]));
+    const chain = [];
+    let id = this.state?.checkpoint?.checkpoint_id;
+    while (id && byId.has(id)) {
+      const version = byId.get(id);
+      chain.unshift(version);
+      id = version.parent_checkpoint?.checkpoint_id;
+    }
+    return { chain, byId };
+  }
+
+  /** The oldest version of the branch that holds the message, and its parent. */
+  async firstWith(messageId) {
+    const { chain, byId } = await this.branchVersions();
+    const first = chain.find((v) => (v.values?.messages || []).some((m) => m.id === messageId));
+    const parentId = first?.parent_checkpoint?.checkpoint_id;
+    return { first, parent: parentId ? byId.get(parentId) : null, byId };
+  }
+
+  /** Run again the node that wrote this reply, from the version just before it. */
+  async regenerate(messageId) {
+    if (this.run) return;
+    const { parent } = await this.firstWith(messageId);
+    if (!parent) {
+      this.setNotice("Cannot find the version before this reply.", "error");
+      return;
+    }
+    await this.start(
+      { input: null, checkpoint_id: parent.checkpoint.checkpoint_id },
+      { shown: parent.values?.messages || [] },
+    );
+  }
+
+  /** New input at the version before this message was added: a sibling turn. */
+  async editAndResend(messageId, text) {
+    if (this.run) return;
+    const { parent: input, byId } = await this.firstWith(messageId);
+    if (!input) {
+      this.setNotice("Cannot find the version before this message.", "error");
+      return;
+    }
+    // `input` is the turn's input version; the fork point is its parent. A first turn has
+    // none: its input version (empty state) is the only place to fork from.
+    const parentId = input.parent_checkpoint?.checkpoint_id;
+    const base = input.metadata?.source === "input" && parentId ? byId.get(parentId) : input;
+    await this.start(
+      {
+        input: { messages: [{ role: "user", content: text }] },
+        checkpoint_id: base.checkpoint.checkpoint_id,
+      },
+      { shown: base.values?.messages || [], pending: text },
+    );
+  }
+
+  /** Show a sibling turn: its branch down to its newest leaf. */
+  async switchSibling(turn, delta) {
+    if (this.run) return;
+    const turns = new Map(this.tree.turns.map((t) => [t.turn_id, t]));
+    const siblings = this.tree.turns
+      .filter((t) => t.parent_turn_id === turn.parent_turn_id)
+      .sort((a, b) => a.sibling_index - b.sibling_index);
+    let target = siblings[turn.sibling_index + delta];
+    if (!target) return;
+    while (target.children.length) target = turns.get(target.children.at(-1));
+    const leaf = target.last_checkpoint_id;
+    this.view = leaf === this.tree.head_checkpoint_id ? null : leaf;
+    this.editing = null;
+    await this.refresh();
+  }
+
+  /** Turn ids from the first turn to the one ending at the version on screen. */
+  shownPath() {
+    if (!this.tree) return [];
+    const shown = this.state?.checkpoint?.checkpoint_id;
+    const turns = new Map(this.tree.turns.map((t) => [t.turn_id, t]));
+    let turn = this.tree.turns.find((t) => t.last_checkpoint_id === shown);
+    if (!turn) return this.tree.head_path.map((id) => turns.get(id));
+    const path = [];
+    for (; turn; turn = turns.get(turn.parent_turn_id)) path.unshift(turn);
+    return path;
+  }
+
+  /**
+   * Which turn each user message opens. Matched from the end by text, so a turn the
+   * messages do not show (a state update, say) is skipped rather than shifting the rest.
+   */
+  turnsByMessage(messages) {
+    const path = this.shownPath().filter((t) => t.user_message);
+    const result = new Map();
+    let p = path.length - 1;
+    for (let i = messages.length - 1; i >= 0 && p >= 0; i--) {
+      if (roleOf(messages[i]) !== "human") continue;
+      const text = textOf(messages[i].content);
+      let q = p;
+      while (q >= 0 && textOf(path[q].user_message.content) !== text) q--;
+      if (q < 0) continue;
+      result.set(i, path[q]);
+      p = q - 1;
+    }
+    return result;
+  }
+
+  // ---- drawing ------------------------------------------------------------------------
+
+  /** All messages on screen, the state's then the streamed ones. */
+  visibleMessages() {
+    const known = new Set(this.messages.map(keyOf));
+    const streamed = [...this.partials].filter(([key]) => !known.has(key)).map(([, m]) => m);
+    return [...this.messages, ...streamed];
+  }
+
+  draw() {
+    const follow = this.nearBottom() || Boolean(this.run);
+    const messages = this.visibleMessages();
+    this.empty.hidden = messages.length > 0 || Boolean(this.run) || this.interrupts.length > 0;
+    const navs = this.run ? new Map() : this.branchNavs(messages);
+    const seen = new Set();
+    let previous = null;
+    messages.forEach((message, index) => {
+      const key = keyOf(message) || `index:${index}`;
+      seen.add(key);
+      const nav = navs.get(index) || null;
+      const editing = this.editing === key;
+      const signature = JSON.stringify([message, nav && nav.label, editing, Boolean(this.run)]);
+      let entry = this.elements.get(key);
+      if (!entry || entry.signature !== signature) {
+        const el = this.messageElement(message, key, { nav, editing });
+        if (entry) entry.el.replaceWith(el);
+        entry = { el, signature };
+        this.elements.set(key, entry);
+      }
+      const chunks = this.chunkCounts.get(message.id);
+      if (chunks) entry.el.dataset.chunks = String(chunks);
+      // Keep DOM order equal to message order (a fork can reorder keys).
+      const expected = previous ? previous.nextSibling : this.list.firstChild;
+      if (expected !== entry.el) this.list.insertBefore(entry.el, expected);
+      previous = entry.el;
+    });
+    for (const [key, entry] of this.elements) {
+      if (!seen.has(key)) {
+        entry.el.remove();
+        this.elements.delete(key);
+      }
+    }
+    this.drawCard();
+    // Follow the conversation unless the reader scrolled up to read something.
+    if (follow) this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
+  nearBottom() {
+    const { scrollHeight, scrollTop, clientHeight } = this.scroller;
+    return scrollHeight - scrollTop - clientHeight < 160;
+  }
+
+  /** For every turn with siblings: where its "< i/n >" goes, and the turn. */
+  branchNavs(messages) {
+    const navs = new Map();
+    if (!this.tree) return navs;
+    const humans = [...this.turnsByMessage(messages)].sort((a, b) => a[0] - b[0]);
+    humans.forEach(([index, turn], n) => {
+      if (turn.sibling_count < 2) return;
+      const siblings = this.tree.turns.filter((t) => t.parent_turn_id === turn.parent_turn_id);
+      const edited = siblings.some(
+        (t) => textOf(t.user_message?.content) !== textOf(turn.user_message.content),
+      );
+      // An edit shows its siblings on the user message, a regenerate on the reply.
+      let at = index;
+      if (!edited) {
+        const end = n + 1 < humans.length ? humans[n + 1][0] : messages.length;
+        for (let i = end - 1; i > index; i--) {
+          if (roleOf(messages[i]) === "ai") {
+            at = i;
+            break;
+          }
+        }
+      }
+      navs.set(at, { turn, label: `${turn.sibling_index + 1}/${turn.sibling_count}` });
+    });
+    return navs;
+  }
+
+  messageElement(message, key, { nav, editing }) {
+    const role = roleOf(message);
+    if (role === "tool") return this.toolElement(message);
+    const text = textOf(message.content);
+    const body = editing
+      ? this.editor(message, key, text)
+      : h(
+          "div",
+          { class: "bubble" },
+          text || (role === "ai" && !message.tool_calls?.length ? "…" : ""),
+        );
+    const calls = (message.tool_calls || []).map((call) =>
+      h(
+        "div",
+        { class: "tool-call", title: JSON.stringify(call.args, null, 1) },
+        h("span", { class: "tool-icon" }, "⚙"),
+        h("b", {}, call.name),
+        h("span", { class: "args" }, `(${clip(formatArgs(call.args), 80)})`),
+      ),
+    );
+    const actions =
+      this.run || editing || key === "pending" ? [] : this.actions(role, message, key);
+    return h(
+      "div",
+      { class: `msg ${role}`, dataset: { role, key } },
+      text || editing ? body : null,
+      calls,
+      h("div", { class: "msg-foot" }, nav ? this.navElement(nav) : null, actions),
+    );
+  }
+
+  toolElement(message) {
+    const text = textOf(message.content);
+    const failed = message.status === "error";
+    return h(
+      "details",
+      { class: `msg tool${failed ? " failed" : ""}`, dataset: { role: "tool" } },
+      h(
+        "summary",
+        {},
+        h("span", { class: "tool-icon" }, "↳"),
+        h("b", {}, message.name || "tool"),
+        h("span", { class: "args" }, clip(text, 90)),
+      ),
+      h("pre", {}, prettyJson(text)),
+    );
+  }
+
+  actions(role, message, key) {
+    // A reply worth regenerating has text; a bare tool call is part of the same turn.
+    if (role === "ai" && message.id && textOf(message.content)) {
+      return [
+        h(
+          "button",
+          { class: "link", type: "button", onclick: () => this.regenerate(message.id) },
+          "↻ Regenerate",
+        ),
+      ];
+    }
+    if (role === "human" && message.id) {
+      return [
+        h(
+          "button",
+          {
+            class: "link",
+            type: "button",
+            onclick: () => {
+              this.editing = key;
+              this.render();
+            },
+          },
+          "✎ Edit",
+        ),
+      ];
+    }
+    return [];
+  }
+
+  editor(message, key, text) {
+    const area = h("textarea", { rows: 2, class: "edit-text", "aria-label": "Edited message" });
+    area.value = text;
+    requestAnimationFrame(() => area.focus());
+    return h(
+      "form",
+      {
+        class: "editor",
+        onsubmit: (e) => {
+          e.preventDefault();
+          const edited = area.value.trim();
+          if (edited) this.editAndResend(message.id, edited);
+        },
+      },
+      area,
+      h(
+        "div",
+        { class: "row" },
+        h("button", { type: "submit", class: "primary" }, "Send"),
+        h(
+          "button",
+          {
+            type: "button",
+            onclick: () => {
+              this.editing = null;
+              this.render();
+            },
+          },
+          "Cancel",
+        ),
+      ),
+    );
+  }
+
+  navElement({ turn, label }) {
+    const first = turn.sibling_index === 0;
+    const last = turn.sibling_index === turn.sibling_count - 1;
+    return h(
+      "span",
+      { class: "branch-nav", title: "Branches of this turn" },
+      h(
+        "button",
+        {
+          type: "button",
+          class: "link prev",
+          disabled: first,
+          "aria-label": "Previous branch",
+          onclick: () => this.switchSibling(turn, -1),
+        },
+        "‹",
+      ),
+      h("span", { class: "count" }, label),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "link next",
+          disabled: last,
+          "aria-label": "Next branch",
+          onclick: () => this.switchSibling(turn, +1),
+        },
+        "›",
+      ),
+    );
+  }
+
+  /** The interrupt card, rebuilt only when the interrupts change (it holds form input). */
+  drawCard() {
+    const interrupts = this.run ? [] : this.interrupts;
+    const signature = JSON.stringify(interrupts);
+    if (signature === this.cardSignature) return;
+    this.cardSignature = signature;
+    this.cardHost.replaceChildren();
+    if (!interrupts.length) return;
+    const card = new InterruptCard(interrupts, (value) => this.resume(value));
+    this.cardHost.append(card.el);
+  }
+
+  setNotice(text, kind = "info") {
+    this.notice = text;
+    this.noticeEl.hidden = !text;
+    this.noticeEl.textContent = text || "";
+    this.noticeEl.dataset.kind = kind;
+  }
+}
+
+function prettyJson(text) {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,314 @@
+"""Two API processes and two worker processes on one PostgreSQL, as docker-compose runs them:
+load through both APIs, a worker killed mid-run, replicas that disappear, a database
+restart. Every check reads the outcome through the API (or the shared database)."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections import defaultdict
+from typing import Any
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+
+from tests.multiprocess.client import (
+    client,
+    create_run,
+    eventually,
+    finished,
+    get_json,
+    new_thread,
+    readiness,
+    run_and_join,
+    said,
+    sql,
+)
+from tests.multiprocess.topology import Deployment
+from tests.pg import PostgresCluster
+
+pytestmark = pytest.mark.slow
+
+THREADS = 100
+TURNS = 3
+
+
+async def test_threads_through_both_apis_answered_once_never_two_runs_at_once(
+    deployment: Deployment, database_url: str
+) -> None:
+    """100 threads x 3 turns, each turn sent through either API at once (so the turns of a
+    thread queue up) and joined through the other one."""
+    apis, _ = deployment.start(apis=2, workers=2)
+    async with client(apis[0].url) as a, client(apis[1].url) as b:
+        replicas = itertools.cycle([(a, b), (b, a)])
+        limit = asyncio.Semaphore(25)
+
+        async def converse(index: int) -> None:
+            async with limit:
+                thread_id = await new_thread(a if index % 2 else b)
+                turns = [(f"thread {index} turn {k}", *next(replicas)) for k in range(TURNS)]
+                results = await asyncio.gather(
+                    *(
+                        run_and_join(
+                            sender, joiner, thread_id, assistant_id="echo", input=said(text)
+                        )
+                        for text, sender, joiner in turns
+                    )
+                )
+                for (text, _, _), result in zip(turns, results, strict=True):
+                    assert f"You said: {text}" in [m["content"] for m in result["messages"]]
+
+        await asyncio.gather(*(converse(i) for i in range(THREADS)))
+
+        threads = await sql(database_url, "SELECT thread_id FROM threads")
+        assert len(threads) == THREADS
+        for (thread_id,) in threads:
+            state = await get_json(b, f"/threads/{thread_id}/state")
+            contents = [m["content"] for m in state["values"]["messages"]]
+            # Each turn once, its answer right after it: the runs took turns.
+            asked = contents[0::2]
+            assert contents[1::2] == [f"You said: {text}" for text in asked]
+            assert len(set(asked)) == TURNS and len(contents) == 2 * TURNS
+
+    statuses = await sql(database_url, "SELECT status, count(*) FROM runs GROUP BY status")
+    assert statuses == [("success", THREADS * TURNS)]
+    executions: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for line in deployment.trace.read_text().splitlines():
+        entry = json.loads(line)
+        executions[entry["thread_id"]].append((entry["start"], entry["end"]))
+    assert len(executions) == THREADS
+    for intervals in executions.values():
+        assert len(intervals) == TURNS  # each run executed once
+        intervals.sort()
+        assert all(prev[1] <= nxt[0] for prev, nxt in itertools.pairwise(intervals))
+
+
+async def test_killed_worker_run_finished_by_another_without_lost_step_or_double_effect(
+    deployment: Deployment, database_url: str
+) -> None:
+    """The agent approved a reminder and a slow forecast in one step; its worker dies after
+    the reminder is set, during the forecast. The other worker takes the run over when
+    the lease expires and continues from the last checkpoint."""
+    deployment.environment = {
+        "THREADLINE_FORECAST_DELAY_S": "3",
+        "THREADLINE_FORECAST_TIMEOUT_S": "30",
+    }
+    apis, workers = deployment.start(apis=2, workers=2)
+    async with client(apis[0].url) as a, client(apis[1].url) as b:
+        thread_id = await new_thread(a)
+        ask = said("What's the weather in Paris and remind me to call mom")
+        asked = await run_and_join(a, b, thread_id, assistant_id="agent", input=ask)
+        assert asked["__interrupt__"], "the agent asks before setting a reminder"
+        run = await create_run(b, thread_id, assistant_id="agent", command={"resume": "yes"})
+
+        async def reminder_set() -> list[dict[str, Any]]:
+            return await get_json(a, "/reminders")  # type: ignore[no-any-return]
+
+        await eventually(reminder_set, "the reminder to be set")
+        [(worker_id, status)] = await sql(
+            database_url, "SELECT worker_id, status FROM runs WHERE run_id = %s", [run["run_id"]]
+        )
+        assert status == "running"
+        victim = deployment.by_pid(int(worker_id.split(":")[1]))
+        victim.kill()
+
+        await get_json(a, f"/threads/{thread_id}/runs/{run['run_id']}/join")
+        assert (await finished(b, thread_id, run["run_id"]))["status"] == "success"
+        [(attempt, last_worker)] = await sql(
+            database_url, "SELECT attempt, worker_id FROM runs WHERE run_id = %s", [run["run_id"]]
+        )
+        survivor = next(w for w in workers if w is not victim)
+        assert attempt == 2 and int(last_worker.split(":")[1]) == survivor.pid
+
+        reminders = await reminder_set()
+        assert [r["text"] for r in reminders] == ["call mom"]
+        state = await get_json(a, f"/threads/{thread_id}/state")
+        messages = state["values"]["messages"]
+        assert [m["type"] for m in messages] == ["human", "ai", "tool", "tool", "ai"]
+        calls = {c["id"]: c["name"] for c in messages[1]["tool_calls"]}
+        answered = {m["tool_call_id"]: m["name"] for m in messages[2:4]}
+        assert answered == calls and set(calls.values()) == {"get_forecast", "add_reminder"}
+        assert "Done: I set a reminder to call mom." in messages[-1]["content"]
+        assert "The forecast for Paris today" in messages[-1]["content"]
+        history = (await b.post(f"/threads/{thread_id}/history", json={"limit": 100})).json()
+        steps = sorted(h["metadata"]["step"] for h in history)
+        assert steps == list(range(-1, steps[-1] + 1)), "one checkpoint per step, none lost"
+
+
+async def test_interrupted_through_one_api_resumed_through_another_once_it_is_gone(
+    deployment: Deployment,
+) -> None:
+    apis, _ = deployment.start(apis=2, workers=2)
+    async with client(apis[0].url) as a, client(apis[1].url) as b:
+        thread_id = await new_thread(a)
+        question = {"question": "favourite colour?"}
+        asked = await run_and_join(a, b, thread_id, assistant_id="asker", input=question)
+        assert asked["__interrupt__"][0]["value"] == question
+        apis[0].kill()
+
+        resume = await create_run(b, thread_id, assistant_id="asker", command={"resume": "blue"})
+        assert (await finished(b, thread_id, resume["run_id"]))["status"] == "success"
+        thread = await get_json(b, f"/threads/{thread_id}")
+        assert thread["status"] == "idle" and thread["values"]["answers"] == ["blue", "done"]
+
+
+async def test_stream_resumed_on_another_replica_with_last_event_id(
+    deployment: Deployment,
+) -> None:
+    """A client reads part of a resumable stream from A, A dies, the client rejoins on B
+    from the last event id it has: the rest arrives, nothing twice, nothing missing. (A
+    third replica creates the run: see `test_waiting_through_the_api_that_created_the_run`.)"""
+    apis, _ = deployment.start(apis=3, workers=2)
+    a, b, c = (get_client(url=api.url) for api in apis)
+    ticks = 20
+    thread_id = (await c.threads.create())["thread_id"]
+    run = await c.runs.create(
+        thread_id,
+        "ticker",
+        input={"n": ticks, "delay": 0.1},
+        stream_mode=["custom", "values"],
+        stream_resumable=True,
+    )
+    received = []
+    async with asyncio.timeout(30):
+        async for part in a.runs.join_stream(thread_id, run["run_id"]):
+            received.append(part)
+            if part.event == "custom" and part.data["tick"] == 5:
+                break
+        apis[0].kill()
+        rest = [
+            part
+            async for part in b.runs.join_stream(
+                thread_id, run["run_id"], last_event_id=received[-1].id
+            )
+        ]
+    ids = [int(part.id) for part in received + rest if part.id is not None]
+    assert ids == list(range(len(ids))), "ids run on without a gap or a repeat"
+    custom = [part.data["tick"] for part in received + rest if part.event == "custom"]
+    assert custom == list(range(ticks))
+    assert rest[-1].event == "values" and rest[-1].data["ticks"] == list(range(ticks))
+
+
+async def test_cancel_on_one_api_stops_the_run_on_its_worker_process(
+    deployment: Deployment,
+) -> None:
+    apis, _ = deployment.start(apis=2, workers=2)
+    async with client(apis[0].url) as a, client(apis[1].url) as b:
+        thread_id = await new_thread(b)
+        run = await create_run(b, thread_id, assistant_id="ticker", input={"n": 40, "delay": 0.25})
+
+        async def ticks() -> list[int]:
+            state = await get_json(b, f"/threads/{thread_id}/state")
+            return state["values"].get("ticks", [])  # type: ignore[no-any-return]
+
+        await eventually(lambda: _at_least(ticks, 3), "three ticks")
+        started = asyncio.get_running_loop().time()
+        response = await a.post(f"/threads/{thread_id}/runs/{run['run_id']}/cancel?wait=1")
+        assert response.status_code == 202
+        assert asyncio.get_running_loop().time() - started < 3, "stopped within heartbeats"
+        cancelled = await get_json(b, f"/threads/{thread_id}/runs/{run['run_id']}")
+        assert cancelled["status"] == "interrupted"
+        at_cancel = await ticks()
+        await asyncio.sleep(1)
+        assert await ticks() == at_cancel and len(at_cancel) < 40, "no tick after the cancel"
+
+
+async def _at_least(read: Any, count: int) -> bool:
+    return len(await read()) >= count
+
+
+async def test_database_restart_under_load(
+    deployment: Deployment, database_url: str, postgres_cluster: PostgresCluster | None
+) -> None:
+    """PostgreSQL goes down (as in a crash) while turns are in flight through both APIs,
+    and comes back: what was committed is there, runs in flight end (failed or finished
+    on a retry, never stuck), and the same processes serve again."""
+    if postgres_cluster is None:
+        pytest.skip("restarting the database needs the tests' own cluster")
+    apis, _ = deployment.start(apis=2, workers=2)
+    async with client(apis[0].url) as a, client(apis[1].url) as b:
+        threads = [await new_thread(a) for _ in range(20)]
+        answered: dict[str, list[str]] = defaultdict(list)  # turns the server confirmed
+
+        async def turn(api: httpx.AsyncClient, thread_id: str, text: str) -> None:
+            """A turn the server confirmed is recorded; one it refused is not."""
+            try:
+                result = await run_and_join(
+                    api, b if api is a else a, thread_id, assistant_id="echo", input=said(text)
+                )
+            except httpx.HTTPError:
+                return
+            assert result["messages"][-1]["content"] == f"You said: {text}"
+            answered[thread_id].append(text)
+
+        for number, thread_id in enumerate(threads):
+            await turn(a, thread_id, f"before {number}")
+        assert len(answered) == len(threads)
+        slow_thread = await new_thread(b)
+        slow = await create_run(
+            b, slow_thread, assistant_id="ticker", input={"n": 12, "delay": 0.25}
+        )
+
+        stop = asyncio.Event()
+
+        async def load(api: httpx.AsyncClient, offset: int) -> None:
+            for number in itertools.count():
+                if stop.is_set():
+                    return
+                await turn(api, threads[(number + offset) % len(threads)], f"during {number}")
+
+        loads = [asyncio.create_task(load((a, b)[k % 2], k * 3)) for k in range(6)]
+        await asyncio.sleep(1)
+        await asyncio.to_thread(postgres_cluster.stop)
+        for api in apis:
+            down = await readiness(api.url)
+            assert down.status_code == 503
+            assert down.json() == {"ok": False, "services": {"database": "unhealthy"}}
+        await asyncio.sleep(1)
+        await asyncio.to_thread(postgres_cluster.start)
+        await asyncio.sleep(2)
+        stop.set()
+        await asyncio.gather(*loads)
+
+        for api in apis:
+            await eventually(lambda api=api: _ready(api.url), "the database to be reachable again")
+        stuck = "SELECT count(*) FROM runs WHERE status IN ('pending', 'running')"
+
+        async def settled() -> bool:
+            return (await sql(database_url, stuck)) == [(0,)]
+
+        await eventually(settled, "every run in flight to end", timeout=30)
+        slow_run = await get_json(a, f"/threads/{slow_thread}/runs/{slow['run_id']}")
+        if slow_run["status"] == "success":
+            state = await get_json(a, f"/threads/{slow_thread}/state")
+            assert state["values"]["ticks"] == list(range(12)), "a retry neither lost nor redid"
+        else:
+            assert slow_run["status"] == "error"
+
+        for number, thread_id in enumerate(threads):
+            api = (a, b)[number % 2]
+            await turn(api, thread_id, f"after {number}")
+            state = await get_json(api, f"/threads/{thread_id}/state")
+            contents = [m["content"] for m in state["values"]["messages"]]
+            for text in answered[thread_id]:
+                assert contents.count(text) == 1 and contents.count(f"You said: {text}") == 1
+            assert answered[thread_id][-1] == f"after {number}", "served again after the restart"
+    assert all(process.alive for process in deployment.processes), "no process restarted"
+
+
+async def _ready(url: str) -> bool:
+    return (await readiness(url)).status_code == 200
+
+
+async def test_waiting_through_the_api_that_created_the_run(deployment: Deployment) -> None:
+    """`runs/wait` and `runs/stream` on an API started with --no-worker: the run executes
+    in a worker process while the client waits on the API that created it."""
+    apis, _ = deployment.start(apis=1, workers=1)
+    async with client(apis[0].url) as api:
+        thread_id = await new_thread(api)
+        body = {"assistant_id": "echo", "input": said("hello")}
+        async with asyncio.timeout(5):
+            response = await api.post(f"/threads/{thread_id}/runs/wait", json=body)
+        assert response.json()["messages"][-1]["content"] == "You said: hello"

@@ -1,0 +1,244 @@
+"""Input hardening (issue 8): request bodies refuse unknown and wrong-typed fields by name;
+state values stay JSON; filters cannot inject SQL; namespaces, nodes and interrupt ids are
+checked against the graph and the thread; no input leaves a thread unreadable."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+TAGGED = {"$t": "uuid", "v": "12345678-1234-5678-1234-567812345678"}
+SDK_RUN_FIELDS = {
+    "assistant_id": "echo",
+    "input": {"messages": [{"role": "user", "content": "hi"}]},
+    "config": {"tags": ["a"], "recursion_limit": 10},
+    "context": {},
+    "metadata": {"m": 1},
+    "stream_mode": ["values"],
+    "stream_subgraphs": False,
+    "stream_resumable": False,
+    "interrupt_before": [],
+    "interrupt_after": [],
+    "feedback_keys": ["score"],
+    "webhook": None,
+    "checkpoint_during": True,
+    "multitask_strategy": "enqueue",
+    "if_not_exists": "create",
+    "on_disconnect": "continue",
+    "on_completion": "keep",
+    "after_seconds": 0,
+    "durability": "async",
+    "strict_resume": False,
+    "langsmith_tracer": {"project_name": "x"},
+}
+
+
+@pytest.fixture
+async def http(server: str) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=server, timeout=30) as client:
+        yield client
+
+
+async def new_thread(http: httpx.AsyncClient, **body: Any) -> str:
+    answer = await http.post("/threads", json=body)
+    assert answer.is_success, answer.text
+    return str(answer.json()["thread_id"])
+
+
+def bodies(thread_id: str) -> list[tuple[str, str, Any, list[Any]]]:
+    """(method, path, body, where the unknown field is: [] at the top) for every request
+    body model."""
+    t = f"/threads/{thread_id}"
+    run = {"assistant_id": "echo"}
+    return [
+        ("POST", "/threads", {"colour": 1}, []),
+        ("POST", "/threads/search", {"colour": 1}, []),
+        ("POST", "/threads/count", {"colour": 1}, []),
+        ("POST", "/threads/prune", {"thread_ids": [], "colour": 1}, []),
+        ("PATCH", t, {"metadata": {}, "colour": 1}, []),
+        ("POST", "/assistants", {"graph_id": "echo", "colour": 1}, []),
+        ("POST", "/assistants/search", {"colour": 1}, []),
+        ("POST", "/assistants/count", {"colour": 1}, []),
+        ("PATCH", "/assistants/echo", {"colour": 1}, []),
+        ("POST", f"{t}/state", {"values": {}, "colour": 1}, []),
+        ("POST", f"{t}/state/checkpoint", {"checkpoint": {"colour": 1}}, ["checkpoint"]),
+        ("POST", f"{t}/history", {"colour": 1}, []),
+        ("POST", f"{t}/runs", {**run, "colour": 1}, []),
+        ("POST", f"{t}/runs", {**run, "command": {"colour": 1}}, ["command"]),
+        (
+            "POST",
+            f"{t}/runs",
+            {**run, "command": {"goto": {"node": "talk", "colour": 1}}},
+            ["command", "goto", "Send"],
+        ),
+        ("POST", "/runs/wait", {**run, "checkpoint": {"colour": 1}}, ["checkpoint"]),
+        ("POST", "/runs/batch", [{**run, "colour": 1}], [0]),
+        ("POST", "/runs/cancel", {"colour": 1}, []),
+        ("PUT", "/store/items", {"namespace": ["a"], "key": "k", "value": {}, "colour": 1}, []),
+        ("DELETE", "/store/items", {"namespace": ["a"], "key": "k", "colour": 1}, []),
+        ("POST", "/store/items/search", {"colour": 1}, []),
+        ("POST", "/store/namespaces", {"colour": 1}, []),
+    ]
+
+
+async def test_unknown_fields_are_refused_by_name(http: httpx.AsyncClient) -> None:
+    thread_id = await new_thread(http)
+    for method, path, body, where in bodies(thread_id):
+        answer = await http.request(method, path, json=body)
+        assert answer.status_code == 422, (path, body, answer.text)
+        # A union (command.goto) reports each of its members: one of them names it.
+        named = [e["loc"][1:] for e in answer.json()["detail"] if e["type"] == "extra_forbidden"]
+        assert named == [[*where, "colour"]], (path, answer.text)
+
+
+WRONG_TYPES = [
+    ("/threads", {"metadata": "text"}, "metadata"),
+    ("/threads/search", {"limit": "many"}, "limit"),
+    ("/threads/search", {"ids": "not-a-list"}, "ids"),
+    ("/runs", {"assistant_id": "echo", "stream_subgraphs": [1]}, "stream_subgraphs"),
+    ("/runs", {"assistant_id": "echo", "input": "text"}, "input"),
+    ("/runs", {"assistant_id": ["echo"]}, "assistant_id"),
+    ("/store/items/search", {"namespace_prefix": "a"}, "namespace_prefix"),
+    ("/runs", {"assistant_id": "echo", "config": {"recursion_limit": "deep"}}, "recursion_limit"),
+    ("/runs", {"assistant_id": "echo", "after_seconds": 1e12}, "after_seconds"),
+]
+
+
+async def test_wrong_types_are_refused_by_name(http: httpx.AsyncClient) -> None:
+    for path, body, field in WRONG_TYPES:
+        answer = await http.post(path, json=body)
+        assert answer.status_code == 422
+        named = {str(part) for error in answer.json()["detail"] for part in error["loc"]}
+        assert field in named, (path, answer.text)
+
+
+async def test_every_field_the_sdk_sends_is_accepted(http: httpx.AsyncClient) -> None:
+    thread_id = await new_thread(http)
+    answer = await http.post(f"/threads/{thread_id}/runs/wait", json=SDK_RUN_FIELDS)
+    assert answer.is_success, answer.text
+    assert answer.json()["messages"][-1]["content"] == "You said: hi"
+
+
+async def test_type_tags_from_clients_stay_json(http: httpx.AsyncClient) -> None:
+    thread_id = await new_thread(http, metadata={"graph_id": "asker", "tag": TAGGED})
+    updated = await http.post(f"/threads/{thread_id}/state", json={"values": {"question": TAGGED}})
+    assert updated.is_success, updated.text
+    run = await http.post(
+        f"/threads/{thread_id}/runs/wait",
+        json={"assistant_id": "asker", "input": {"question": {"$t": "bytes", "v": "aGk="}}},
+    )
+    assert run.json()["question"] == {"$t": "bytes", "v": "aGk="}
+    history = (await http.post(f"/threads/{thread_id}/history", json={"limit": 10})).json()
+    assert TAGGED in [state["values"].get("question") for state in history]
+    thread = (await http.get(f"/threads/{thread_id}")).json()
+    assert thread["metadata"]["tag"] == TAGGED
+
+
+UNSTORABLE = [
+    b'{"metadata": {"x": NaN}}',
+    b'{"metadata": {"x": -Infinity}}',
+    b'{"metadata": {"x": 1e400}}',
+    b'{"metadata": {"x": 123456789012345678901234567890}}',
+    b'{"metadata": {"x": "a\\u0000b"}}',
+    b'{"metadata": {"a\\u0000": 1}}',
+    b'{"metadata": {"x": "\\ud800"}}',
+    b'{"metadata": {"x": "\xff"}}',
+]
+
+
+async def test_bodies_are_json_that_any_database_stores(http: httpx.AsyncClient) -> None:
+    json_body = {"content-type": "application/json"}
+    for body in UNSTORABLE:
+        for path in ("/threads", "/threads/search", "/assistants/search"):
+            answer = await http.post(path, content=body, headers=json_body)
+            assert answer.status_code == 422, (path, body, answer.text)
+            assert answer.json()["detail"][0]["type"] == "json_invalid"
+    nul = await http.get("/store/items", params={"namespace": "a\x00b", "key": "k"})
+    assert nul.status_code == 422 and nul.json()["detail"][0]["loc"] == ["query", "namespace"]
+    assert (await http.post("/threads/count", json={})).json() == 0
+
+
+INJECTIONS: list[dict[str, Any]] = [
+    {"k": "' OR 1=1 --"},
+    {"k": "x'); DROP TABLE threads; --"},
+    {"k) OR (1=1": 1},
+    {"$.k": 1},
+    {"k": {"$ne": None}},
+    {"k": ["'", '"', "\\"]},
+]
+
+
+async def test_metadata_filters_cannot_inject_sql(http: httpx.AsyncClient) -> None:
+    await new_thread(http, metadata={"k": "v"})
+    for metadata in INJECTIONS:
+        for path in ("/threads/search", "/threads/count", "/assistants/search"):
+            answer = await http.post(path, json={"metadata": metadata})
+            assert answer.status_code == 200, answer.text
+            assert answer.json() in ([], 0), (path, metadata)
+    quoted = await http.post("/threads/search", json={"metadata": {'k") OR 1=1 --': 1}})
+    assert quoted.status_code == 422 and "metadata" in quoted.json()["detail"]
+    assert (await http.post("/threads/count", json={"metadata": {"k": "v"}})).json() == 1
+
+
+async def test_namespaces_nodes_and_interrupts_are_checked(http: httpx.AsyncClient) -> None:
+    thread_id = await new_thread(http)
+    t = f"/threads/{thread_id}"
+    await http.post(f"{t}/runs/wait", json={"assistant_id": "nested", "input": {"question": "?"}})
+    before = (await http.get(f"{t}/state")).json()
+    [task] = before["tasks"]
+    where = task["checkpoint"]["checkpoint_ns"]
+    for ns in ("inner:not-a-task", "inner", "talk:x", f"{where}|inner:x"):
+        read = await http.post(f"{t}/state/checkpoint", json={"checkpoint": {"checkpoint_ns": ns}})
+        assert read.status_code == 404, (ns, read.text)
+        assert (
+            await http.post(f"{t}/history", json={"checkpoint": {"checkpoint_ns": ns}})
+        ).status_code == 404
+    # The subgraph's own state changes only through runs of the thread's graph.
+    write = await http.post(
+        f"{t}/state", json={"values": {"answers": ["x"]}, "checkpoint": {"checkpoint_ns": where}}
+    )
+    assert write.status_code == 422
+    run = {"assistant_id": "nested", "checkpoint": {"checkpoint_ns": where}}
+    assert (await http.post(f"{t}/runs", json=run)).status_code == 422
+    for body in (
+        {"values": {"answers": ["x"]}, "as_node": "nowhere"},
+        {"values": {"answers": ["x"]}, "as_node": "__end__"},
+    ):
+        assert (await http.post(f"{t}/state", json=body)).status_code == 422
+    for goto in ("nowhere", "__end__", ["inner", "nowhere"], {"node": "nowhere"}):
+        answer = await http.post(
+            f"{t}/runs", json={"assistant_id": "nested", "command": {"goto": goto}}
+        )
+        assert answer.status_code == 422 and "command.goto" in answer.json()["detail"], goto
+    assert (await http.get(f"{t}/state")).json() == before
+
+    idle = await new_thread(http)
+    resume = {"assistant_id": "asker", "command": {"resume": {"no-such-interrupt": 1}}}
+    assert (await http.post(f"/threads/{idle}/runs", json=resume)).status_code == 409
+
+
+async def test_input_a_reducer_refuses_leaves_the_thread_readable(
+    http: httpx.AsyncClient,
+) -> None:
+    thread_id = await new_thread(http)
+    t = f"/threads/{thread_id}"
+    first = await http.post(
+        f"{t}/runs/wait", json={"assistant_id": "echo", "input": {"messages": ["hi"]}}
+    )
+    assert first.is_success
+    before = (await http.get(f"{t}/state")).json()
+    for bad in ([{"$t": "bytes", "v": "aGk="}], [{"content": "no role"}], [[1, 2]]):
+        failed = await http.post(
+            f"{t}/runs/wait", json={"assistant_id": "echo", "input": {"messages": bad}}
+        )
+        assert failed.json()["__error__"]["error"] == "ValueError", failed.text
+        state = await http.get(f"{t}/state")
+        assert state.status_code == 200 and state.json()["values"] == before["values"]
+        assert (await http.get(f"{t}")).json()["status"] == "error"
+    again = await http.post(
+        f"{t}/runs/wait", json={"assistant_id": "echo", "input": {"messages": ["again"]}}
+    )
+    assert again.json()["messages"][-1]["content"] == "You said: again"
