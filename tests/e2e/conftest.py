@@ -58,10 +58,12 @@ def base_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     sock.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    """One headless Chromium for the session. Missing it skips, except in CI, where
-    `.ci/run` installs it and its absence is a failure."""
+    """One headless Chromium for the module. Missing it skips, except in CI, where
+    `.ci/run` installs it and its absence is a failure. Not for the session: Playwright's
+    sync API keeps an event loop running in this thread while it is open, and the tests
+    collected after these would find it there."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
