@@ -199,7 +199,11 @@ def test_api_key_is_sent_with_every_call(page: Page) -> None:
     has auth off and ignores it; the page works the same with auth on)."""
     key = page.get_by_label("API key")
     key.fill("tl_example_secret")
-    with page.expect_request(lambda r: r.url.endswith("/threads/search")) as search:
+    # The thread list also refreshes on its own: wait for a call made after the key took
+    # effect (a page that never sends it times out here).
+    with page.expect_request(
+        lambda r: r.url.endswith("/threads/search") and "x-api-key" in r.headers
+    ) as search:
         key.press("Enter")
         key.blur()
     assert search.value.headers.get("x-api-key") == "tl_example_secret"
