@@ -26,6 +26,9 @@ import httpx
 Mode = Literal["wait", "stream"]
 STREAM_MODES = ["messages-tuple", "values"]
 RSS_SAMPLE_S = 0.5
+# Below uvicorn's 5 s keep-alive, so the client never reuses a connection the server is
+# closing at that very moment (a spurious ReadError).
+KEEPALIVE_S = 2.0
 
 
 class TurnError(Exception):
@@ -151,7 +154,7 @@ class _Client:
             if not response.is_success:
                 await response.aread()
                 _check_status(response)
-            async for event, data in _sse_events(response):
+            async for event, data in sse_events(response):
                 if event == "error":
                     raise TurnError(f"error event: {data[:200]}")
                 if first_token is None and _is_token(event, data):
@@ -175,7 +178,7 @@ def _is_token(event: str, data: str) -> bool:
     return bool(isinstance(chunk, dict) and chunk.get("content"))
 
 
-async def _sse_events(response: httpx.Response) -> AsyncIterator[tuple[str, str]]:
+async def sse_events(response: httpx.Response) -> AsyncIterator[tuple[str, str]]:
     """(event, data) pairs of an SSE body; comments and ids are skipped."""
     event, data = "message", []
     async for line in response.aiter_lines():
@@ -209,7 +212,7 @@ def _describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _percentile(values: list[float], p: float) -> float | None:
+def percentile(values: list[float], p: float) -> float | None:
     """Linear interpolation between closest ranks, in milliseconds."""
     if not values:
         return None
@@ -245,7 +248,7 @@ def process_usage(pids: Iterable[int]) -> ProcessUsage:
     return ProcessUsage(rss_kib, ticks / os.sysconf("SC_CLK_TCK"))
 
 
-async def _peak_rss(pids: list[int], peak: list[int]) -> None:
+async def sample_peak_rss(pids: list[int], peak: list[int]) -> None:
     """Sample the tree's RSS until cancelled; keeps the largest in `peak[0]`."""
     while True:
         usage = await asyncio.to_thread(process_usage, pids)
@@ -254,7 +257,7 @@ async def _peak_rss(pids: list[int], peak: list[int]) -> None:
 
 
 async def run_load(
-    url: str,
+    url: str | list[str],
     users: int,
     turns: int,
     mode: Mode,
@@ -264,30 +267,52 @@ async def run_load(
     *,
     timeout: float = 60.0,
     max_seconds: float = 600.0,
+    concurrency: int | None = None,
+    warm_up: bool = True,
 ) -> LoadResult:
-    """Warm up with one turn of one extra user, then play `users` x `turns` and measure.
+    """Warm up with one turn of one extra user (unless not `warm_up`), then play `users` x
+    `turns` and measure.
 
-    `pid` (or several, e.g. an API server and its worker processes) adds memory and CPU of
-    those process trees. A request taking over `timeout` seconds counts as an error; past
-    `max_seconds` the remaining users are cancelled and the result is marked `capped`.
+    Several URLs (API processes sharing one database) split the users between them, round
+    robin, and each gets its own warm-up. `pid` (or several, e.g. API servers and their
+    worker processes) adds memory and CPU of those process trees. `concurrency` caps the
+    users playing at once (default: all). A request taking over `timeout` seconds counts as
+    an error; past `max_seconds` the remaining users are cancelled and the result is marked
+    `capped`.
     """
+    urls = [url] if isinstance(url, str) else url
     pids = [pid] if isinstance(pid, int) else list(pid or [])
-    limits = httpx.Limits(max_connections=users + 1, max_keepalive_connections=users + 1)
-    async with httpx.AsyncClient(base_url=url, timeout=timeout, limits=limits) as http:
-        client = _Client(http, mode, assistant, message, timeout)
+    width = min(users, concurrency or users) + 1
+    slots = asyncio.Semaphore(width)
+    limits = httpx.Limits(
+        max_connections=width, max_keepalive_connections=width, keepalive_expiry=KEEPALIVE_S
+    )
+    async with contextlib.AsyncExitStack() as stack:
+        clients = []
+        for base_url in urls:
+            http = httpx.AsyncClient(base_url=base_url, timeout=timeout, limits=limits)
+            clients.append(
+                _Client(await stack.enter_async_context(http), mode, assistant, message, timeout)
+            )
         before = process_usage(pids) if pids else None
-        await client.detect_threads_api()
-        warm_up = _Tally()
-        await _play_user(client, 1, warm_up)
-        if warm_up.error_sample is not None:
-            raise RuntimeError(f"warm-up turn failed: {warm_up.error_sample}")
+        for client in clients:
+            await client.detect_threads_api()
+            if warm_up:
+                warm_up_tally = _Tally()
+                await _play_user(client, 1, warm_up_tally)
+                if warm_up_tally.error_sample is not None:
+                    raise RuntimeError(f"warm-up turn failed: {warm_up_tally.error_sample}")
+
+        async def play(client: _Client) -> None:
+            async with slots:
+                await _play_user(client, turns, tally)
 
         tally = _Tally()
         peak = [before.rss_kib if before else 0]
-        sampler = asyncio.create_task(_peak_rss(pids, peak)) if pids else None
+        sampler = asyncio.create_task(sample_peak_rss(pids, peak)) if pids else None
         cpu_started = time.process_time()
         started = time.perf_counter()
-        tasks = [asyncio.create_task(_play_user(client, turns, tally)) for _ in range(users)]
+        tasks = [asyncio.create_task(play(clients[i % len(clients)])) for i in range(users)]
         _, pending = await asyncio.wait(tasks, timeout=max_seconds)
         for task in pending:
             task.cancel()
@@ -304,7 +329,7 @@ async def run_load(
     latencies = [t.latency for t in tally.turns]
     first_tokens = [t.first_token for t in tally.turns if t.first_token is not None]
     return LoadResult(
-        url=url,
+        url=" + ".join(urls),
         mode=mode,
         users=users,
         turns=turns,
@@ -314,18 +339,18 @@ async def run_load(
         error_sample=tally.error_sample,
         wall_s=wall,
         turns_per_s=len(tally.turns) / wall,
-        latency_p50_ms=_percentile(latencies, 50),
-        latency_p90_ms=_percentile(latencies, 90),
-        latency_p99_ms=_percentile(latencies, 99),
-        ttft_p50_ms=_percentile(first_tokens, 50),
-        ttft_p90_ms=_percentile(first_tokens, 90),
+        latency_p50_ms=percentile(latencies, 50),
+        latency_p90_ms=percentile(latencies, 90),
+        latency_p99_ms=percentile(latencies, 99),
+        ttft_p50_ms=percentile(first_tokens, 50),
+        ttft_p90_ms=percentile(first_tokens, 90),
         capped=bool(pending),
         client_cpu_s=client_cpu,
         server_cpu_s=after.cpu_s - before.cpu_s if before and after else None,
         rss_before_mib=before.rss_kib / 1024 if before else None,
         rss_peak_mib=max(peak[0], after.rss_kib) / 1024 if after else None,
         rss_after_mib=after.rss_kib / 1024 if after else None,
-        threads_by_run=client.threads_by_run,
+        threads_by_run=any(client.threads_by_run for client in clients),
     )
 
 
@@ -366,7 +391,9 @@ def format_report(results: list[LoadResult]) -> str:
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--url", default="http://127.0.0.1:8123")
+    parser.add_argument(
+        "--url", action="append", help="server URL, repeatable (default http://127.0.0.1:8123)"
+    )
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument("--turns", type=int, default=4)
     parser.add_argument("--assistant", default="agent")
@@ -376,7 +403,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
     parser.add_argument("--max-seconds", type=float, default=600.0, help="cap per mode")
     parser.add_argument("--json", type=Path, help="also write the results here")
-    return parser.parse_args()
+    args = parser.parse_args()
+    args.url = args.url or ["http://127.0.0.1:8123"]
+    return args
 
 
 async def main() -> None:

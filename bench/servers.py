@@ -1,4 +1,5 @@
-"""Servers for benchmarks: Threadline as subprocesses on a free loopback port, PostgreSQL.
+"""Servers for benchmarks: Threadline as subprocesses on free loopback ports, PostgreSQL,
+and LangGraph's development server as the reference.
 
 Benchmarks measure a real server process (its own interpreter, its own memory), not an
 app inside the benchmark's event loop, so they start `threadline serve` like a user would.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -27,15 +29,21 @@ if str(ROOT) not in sys.path:
 from tests.pg import throwaway_cluster  # noqa: E402
 
 THREADLINE = ROOT / ".venv" / "bin" / "threadline"
+LANGGRAPH = ROOT / ".venv" / "bin" / "langgraph"
+LG_AGENT = ROOT / "bench" / "lg_agent"
 
 
 @dataclass
 class Server:
-    """Running server processes (the API first); `log` holds their combined output."""
+    """Running server processes (the APIs first, one per url); `log` holds their output."""
 
-    url: str
+    urls: list[str]
     processes: list[subprocess.Popen[bytes]]
     log: Path
+
+    @property
+    def url(self) -> str:
+        return self.urls[0]
 
     @property
     def pid(self) -> int:
@@ -69,39 +77,75 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+def _new_log() -> Path:
+    return Path(tempfile.mkstemp(prefix="threadline-bench-", suffix=".log")[1])
+
+
+def _spawn(
+    command: list[str], env: Mapping[str, str], log: Path, cwd: Path | None = None
+) -> subprocess.Popen[bytes]:
+    with log.open("ab") as out:
+        return subprocess.Popen(command, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+
+
+def _wait_ok(server: Server, process: subprocess.Popen[bytes], url: str, timeout: float) -> None:
+    """Wait until `url` answers `GET /ok`; on failure stop everything and raise with the log."""
+    deadline = time.monotonic() + timeout
+    while not _answers_ok(url):
+        if process.poll() is not None or time.monotonic() > deadline:
+            server.stop()
+            tail = server.log.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"{url} did not start (exit code {process.poll()}):\n{tail}")
+        time.sleep(0.1)
+
+
 def start_threadline(
     database_url: str,
     env: Mapping[str, str] | None = None,
-    workers_cmd: bool = False,
+    apis: int = 1,
+    workers: int = 0,
     startup_timeout: float = 30.0,
 ) -> Server:
-    """Start `threadline serve` on a free port and wait until `GET /ok` answers.
+    """Start `apis` x `threadline serve`, each on a free port, and wait until they answer.
 
-    With `workers_cmd` the API serves with `--no-worker` and a `threadline worker` process
-    executes the runs, the multi-process layout; it starts once the API answers, so the
-    schema the API creates is there. Raises with the log tail if the API does not start.
+    With `workers` > 0 the APIs serve with `--no-worker` and that many `threadline worker`
+    processes execute the runs: the multi-process layout. The APIs start one after the
+    other and the workers last, so only the first creates the schema. Raises with the log
+    tail if a process does not start.
     """
-    port = _free_port()
     environ = {**os.environ, **(env or {}), "THREADLINE_DATABASE_URL": database_url}
-    log = Path(tempfile.mkstemp(prefix="threadline-bench-", suffix=".log")[1])
-
-    def spawn(*args: str) -> subprocess.Popen[bytes]:
-        with log.open("ab") as out:
-            command = [str(THREADLINE), *args]
-            return subprocess.Popen(command, env=environ, stdout=out, stderr=subprocess.STDOUT)
-
-    api = spawn("serve", "--port", str(port), *(["--no-worker"] if workers_cmd else []))
-    server = Server(f"http://127.0.0.1:{port}", [api], log)
-    deadline = time.monotonic() + startup_timeout
-    while not _answers_ok(server.url):
-        if api.poll() is not None or time.monotonic() > deadline:
-            server.stop()
-            tail = log.read_text(errors="replace")[-2000:]
-            raise RuntimeError(f"threadline did not start (exit code {api.poll()}):\n{tail}")
-        time.sleep(0.1)
-    if workers_cmd:
-        server.processes.append(spawn("worker"))
+    server = Server([], [], _new_log())
+    for _ in range(apis):
+        port = _free_port()
+        url = f"http://127.0.0.1:{port}"
+        command = [str(THREADLINE), "serve", "--port", str(port)]
+        api = _spawn([*command, "--no-worker"] if workers else command, environ, server.log)
+        server.urls.append(url)
+        server.processes.append(api)
+        _wait_ok(server, api, url, startup_timeout)
+    for _ in range(workers):
+        server.processes.append(_spawn([str(THREADLINE), "worker"], environ, server.log))
     return server
+
+
+@contextlib.contextmanager
+def start_langgraph_dev(startup_timeout: float = 120.0) -> Iterator[Server]:
+    """`langgraph dev` serving bench/lg_agent (in-memory runtime, default settings, no
+    reload, no browser); its on-disk cache in that folder is removed before and after."""
+    cache = LG_AGENT / ".langgraph_api"
+    shutil.rmtree(cache, ignore_errors=True)
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [str(LANGGRAPH), "dev", "--port", str(port), "--no-browser", "--no-reload"]
+    environ = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGSMITH_TRACING": "false"}
+    server = Server([url], [], _new_log())
+    try:
+        server.processes.append(_spawn(command, environ, server.log, cwd=LG_AGENT))
+        _wait_ok(server, server.processes[0], url, startup_timeout)
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 def _answers_ok(url: str) -> bool:
