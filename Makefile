@@ -26,7 +26,15 @@ lint: $(STAMP)
 	$(BIN)/ruff check $(LINT_PATHS)
 	$(BIN)/ruff format --check $(LINT_PATHS)
 
-bench: $(STAMP)
+# The reference server (`langgraph dev`) gets its own venv: its pins clash with the dev
+# extra's (schemathesis wants a newer jsonschema-rs than langgraph-api accepts).
+REF := .venv-ref
+$(REF)/.stamp: pyproject.toml
+	test -x $(REF)/bin/python || $(PYTHON) -m venv $(REF)
+	$(REF)/bin/python -m pip install -e . 'langgraph-cli[inmem]'
+	touch $(REF)/.stamp
+
+bench: $(STAMP) $(REF)/.stamp
 	$(BIN)/python bench/run_all.py $(ARGS)
 
 openapi: $(STAMP)

@@ -29,7 +29,8 @@ if str(ROOT) not in sys.path:
 from tests.pg import throwaway_cluster  # noqa: E402
 
 THREADLINE = ROOT / ".venv" / "bin" / "threadline"
-LANGGRAPH = ROOT / ".venv" / "bin" / "langgraph"
+# `make bench` installs the reference server in its own venv (see the Makefile).
+LANGGRAPH = ROOT / ".venv-ref" / "bin" / "langgraph"
 LG_AGENT = ROOT / "bench" / "lg_agent"
 
 
