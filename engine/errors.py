@@ -35,10 +35,6 @@ class EmptyInputError(Exception):
     """A run was started with no input on a thread that has nothing to continue."""
 
 
-class InvalidResumeError(ValueError):
-    """A resume that does not match the pending interrupts."""
-
-
 class CheckpointNotFoundError(LookupError):
     """The checkpoint named in the config does not exist."""
 

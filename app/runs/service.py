@@ -26,7 +26,6 @@ from app.db.database import Database
 from app.db.models import Assistant, Run, RunEvent, Thread
 from app.errors import Conflict, Invalid, NotFound, TooManyRequests
 from app.graphs import GraphRegistry
-from app.jsonable import jsonable
 from app.runs.broker import POLL_EVERY_S, Event, StreamBroker
 from app.runs.events import EventMapper, engine_modes
 from app.runs.notify import QUEUE, run_key
@@ -35,7 +34,7 @@ from app.schemas.runs import RunCreate
 from app.schemas.runs import Send as SendModel
 from app.services import assistants
 from app.services.common import check_messages, new_id, now, parse_uuid
-from app.services.threads import new_thread, owned, settle, taken
+from app.services.threads import head_of, new_thread, owned, settle, taken
 from engine import Command, CompiledGraph, GraphRecursionError, Send, StateSnapshot
 from engine.checkpoint.base import BaseCheckpointSaver
 
@@ -548,19 +547,18 @@ class RunService:
     ) -> None:
         values: Any = None
         interrupts: dict[str, Any] = {}
-        pending = False
+        resting = "idle"
         if graph is not None:
             state = await self._final_state(run, graph, failed=error is not None)
-            values = jsonable(state.values) if state.metadata is not None else None
-            interrupts = {t.id: jsonable(t.interrupts) for t in state.tasks if t.interrupts}
-            pending = bool(state.next)
+            resting, values, interrupts = head_of(state)
         if error is not None:
             result: Any = {"__error__": {"error": type(error).__name__, "message": str(error)}}
         else:
             result = dict(values or {})
             if interrupts:
                 result["__interrupt__"] = [i for items in interrupts.values() for i in items]
-        resting = "error" if status == "error" else ("interrupted" if pending else "idle")
+        if status == "error":
+            resting = "error"
         async with self.db.write() as session:
             current = await session.get(Run, run.run_id)
             if current is not None:
@@ -603,14 +601,8 @@ class RunService:
             thread = await session.get(Thread, run.thread_id)
             if thread is not None:
                 await session.flush()
-                interrupts = {t.id: jsonable(t.interrupts) for t in state.tasks if t.interrupts}
-                await settle(
-                    session,
-                    thread,
-                    "interrupted" if state.next else "idle",
-                    values=jsonable(state.values) if state.metadata is not None else None,
-                    interrupts=interrupts,
-                )
+                resting, values, interrupts = head_of(state)
+                await settle(session, thread, resting, values=values, interrupts=interrupts)
         self.broker.discard(run.run_id)
 
     async def _requeue(self, run: Run) -> None:

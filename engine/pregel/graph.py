@@ -298,13 +298,10 @@ class CompiledGraph:
             parents={**parent.parents, parent.ns_str: parent.checkpoint_id},
         )
         loop.config["configurable"].pop("checkpoint_id", None)
-        await self._drive_child(loop, task.input)
+        await child._drive(loop, task.input)
         if loop.status == "interrupted":
             raise GraphInterrupt(loop.interrupts)
         return child.read_output(loop.channels)
-
-    async def _drive_child(self, loop: Loop, input: Any) -> None:
-        await loop.graph._drive(loop, input)
 
     # Reading and writing state.
 
