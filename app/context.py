@@ -48,6 +48,7 @@ class AppContext:
         holder: list[RunService] = []
         broker = StreamBroker(db, notifier, lambda run_id: holder[0].is_final(run_id))
         runs = RunService(db, graphs, saver, broker, settings)
+        saver.fence = runs.pool.fence
         holder.append(runs)
         reminders = SQLReminderStore(db)
         # The agent's tools write through the store installed here.

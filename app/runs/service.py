@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, select, true
+from sqlalchemy import ColumnElement, and_, delete, func, select, true, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -29,7 +29,7 @@ from app.graphs import GraphRegistry
 from app.runs.broker import POLL_EVERY_S, Event, StreamBroker
 from app.runs.events import EventMapper, engine_modes
 from app.runs.notify import QUEUE, run_key
-from app.runs.worker import WorkerPool
+from app.runs.worker import LeaseLost, WorkerPool
 from app.schemas.runs import RunCreate
 from app.schemas.runs import Send as SendModel
 from app.services import assistants
@@ -479,6 +479,9 @@ class RunService:
                 await self._rollback(run, graph)
                 return
             status = "interrupted"
+        except LeaseLost:
+            self._lost(run)
+            return
         except Exception as exc:  # the graph's failure is the run's outcome, not ours
             status, error = "error", exc
             if not isinstance(exc, GraphRecursionError | ValueError | RuntimeError):
@@ -560,20 +563,37 @@ class RunService:
         if status == "error":
             resting = "error"
         async with self.db.write() as session:
-            current = await session.get(Run, run.run_id)
-            if current is not None:
-                current.status = status
-                current.result = result
-                current.updated_at = now()
+            recorded = await session.execute(
+                update(Run)
+                .where(self._held(run))
+                .values(status=status, result=result, updated_at=now())
+            )
+            if recorded.rowcount != 1:  # type: ignore[attr-defined]
+                self._lost(run)
+                return
             thread = await session.get(Thread, run.thread_id)
             if thread is not None:
-                await session.flush()
                 await settle(session, thread, resting, values=values, interrupts=interrupts)
             await self.broker.notifier.announce(session, run_key(run.run_id))
         await self.broker.close(run.run_id)
         if run.kwargs.get("on_completion") == "delete":
             # The run row stays, so whoever waits on the run still reads its result.
             await self.delete_thread_data(run.thread_id, keep_runs=True)
+
+    def _held(self, run: Run) -> ColumnElement[bool]:
+        """The run's row while this attempt holds it. Once its lease went to another
+        worker (this process lost the database for too long), this attempt's outcome
+        must not overwrite the other's."""
+        return and_(
+            Run.run_id == run.run_id,
+            Run.status == "running",
+            Run.worker_id == self.pool.worker_id,
+            Run.attempt == run.attempt,
+        )
+
+    def _lost(self, run: Run) -> None:
+        log.warning("run %s: another worker holds it now; dropping this attempt's end", run.run_id)
+        self.broker.discard(run.run_id)
 
     async def _final_state(self, run: Run, graph: CompiledGraph, *, failed: bool) -> StateSnapshot:
         """The thread's state after the run. A failed run that saved writes its state
@@ -593,6 +613,11 @@ class RunService:
 
     async def _rollback(self, run: Run, graph: CompiledGraph) -> None:
         """Undo a cancelled run: its checkpoints and its row go; the thread is as before."""
+        async with self.db.read() as session:
+            held = await session.scalar(select(func.count()).where(self._held(run)))
+        if not held:
+            self._lost(run)
+            return
         await self.saver.adelete_run(run.thread_id, run.run_id)
         state = await graph.aget_state({"configurable": {"thread_id": run.thread_id}})
         async with self.db.write() as session:
@@ -600,19 +625,17 @@ class RunService:
             await session.execute(delete(Run).where(Run.run_id == run.run_id))
             thread = await session.get(Thread, run.thread_id)
             if thread is not None:
-                await session.flush()
                 resting, values, interrupts = head_of(state)
                 await settle(session, thread, resting, values=values, interrupts=interrupts)
         self.broker.discard(run.run_id)
 
     async def _requeue(self, run: Run) -> None:
         async with self.db.write() as session:
-            current = await session.get(Run, run.run_id)
-            if current is not None and current.status == "running":
-                current.status = "pending"
-                current.worker_id = None
-                current.lease_expires_at = None
-                current.updated_at = now()
+            await session.execute(
+                update(Run)
+                .where(self._held(run))
+                .values(status="pending", worker_id=None, lease_expires_at=None, updated_at=now())
+            )
         self.broker.discard(run.run_id)
 
     async def delete_thread_data(self, thread_id: str, *, keep_runs: bool = False) -> None:

@@ -9,6 +9,11 @@ While runs execute, one heartbeat per process renews their leases in one stateme
 reads back cancel requests, so a cancel made through any API process reaches the run
 within a heartbeat. The heartbeat runs on the same event loop as the runs: a process
 whose loop is stuck stops renewing, and its runs go to another worker.
+
+A process that cannot renew (the database is unreachable, or slow) stops its runs
+itself before their leases may have expired: once another worker may have claimed a
+run, this one must write nothing more for it; and each save of a run's checkpoints
+checks, in its own transaction, that this process still holds the run (`fence`).
 """
 
 from __future__ import annotations
@@ -19,17 +24,19 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import and_, exists, or_, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.orm import aliased
 
 from app.db.database import Database
 from app.db.models import Run
 from app.services.common import now
+from engine.checkpoint.base import PutCheckpoint, SaveOp
 
 log = logging.getLogger(__name__)
 IDLE_POLL_S = 1.0
@@ -38,6 +45,10 @@ Execute = Callable[[Run], Coroutine[Any, Any, None]]
 # Called with (run_id, action) when the heartbeat learns that a run must stop:
 # a cancel action asked through the API, or "abandon" when the lease was lost.
 OnStop = Callable[[str, str], None]
+
+
+class LeaseLost(Exception):
+    """This process no longer holds the run: another worker took it over."""
 
 
 class WorkerPool:
@@ -59,6 +70,11 @@ class WorkerPool:
         self.heartbeat_s = heartbeat_s
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.running: dict[str, asyncio.Task[None]] = {}
+        # Loop time at which each running run's lease was last taken or renewed.
+        self.renewed: dict[str, float] = {}
+        # Stop a run this long after its last renewal, a margin before its lease ends.
+        self.hold_s = lease_s - max(heartbeat_s, lease_s / 4)
+        self._beating: asyncio.Task[None] | None = None
         self._wakeup = asyncio.Event()
         self._loops: list[asyncio.Task[None]] = []
         self._claiming = True
@@ -80,9 +96,10 @@ class WorkerPool:
         for run_id in list(self.running):
             self.on_stop(run_id, "requeue")
         await asyncio.gather(*self.running.values(), return_exceptions=True)
-        for task in self._loops:
+        tasks = [*self._loops, *([self._beating] if self._beating else [])]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._loops, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         self._loops = []
 
     def wake(self) -> None:
@@ -96,6 +113,7 @@ class WorkerPool:
             # Cleared before claiming, so a wake-up during a claim is not lost.
             self._wakeup.clear()
             while self._claiming and len(self.running) < self.concurrency:
+                taken_at = asyncio.get_running_loop().time()
                 try:
                     run = await self.claim()
                 except Exception:
@@ -105,6 +123,7 @@ class WorkerPool:
                     break
                 task = asyncio.create_task(self._run(run))
                 self.running[run.run_id] = task
+                self.renewed[run.run_id] = taken_at
             await self.sleep()
 
     async def sleep(self) -> None:
@@ -116,6 +135,7 @@ class WorkerPool:
             await self.execute(run)
         finally:
             self.running.pop(run.run_id, None)
+            self.renewed.pop(run.run_id, None)
             self.wake()
 
     async def claim(self) -> Run | None:
@@ -166,18 +186,32 @@ class WorkerPool:
             return None
 
     async def _heartbeat(self) -> None:
+        """Every beat: stop the runs whose lease may be gone, and renew the others. A
+        renewal that hangs does not hold up the next check."""
         while True:
             await asyncio.sleep(self.heartbeat_s)
-            if not self.running:
-                continue
-            try:
-                await self.beat()
-            except Exception:
-                log.exception("renewing leases failed")
+            self._expire()
+            if self.running and (self._beating is None or self._beating.done()):
+                self._beating = asyncio.create_task(self._renew())
+
+    def _expire(self) -> None:
+        deadline = asyncio.get_running_loop().time() - self.hold_s
+        for run_id, renewed in list(self.renewed.items()):
+            if renewed < deadline and run_id in self.running:
+                log.warning("run %s: lease not renewed in time, stopping it here", run_id)
+                self.renewed.pop(run_id)
+                self.on_stop(run_id, "abandon")
+
+    async def _renew(self) -> None:
+        try:
+            await self.beat()
+        except Exception:
+            log.exception("renewing leases failed")
 
     async def beat(self) -> None:
         """Renew the leases of this process's runs; stop the ones cancelled or lost."""
         ids = list(self.running)
+        started = asyncio.get_running_loop().time()
         stamp = now()
         async with self.db.write() as session:
             rows = await session.execute(
@@ -196,8 +230,29 @@ class WorkerPool:
                 continue
             if run_id not in kept:
                 self.on_stop(run_id, "abandon")
-            elif kept[run_id]:
+                continue
+            if run_id in self.renewed:
+                self.renewed[run_id] = started
+            if kept[run_id]:
                 self.on_stop(run_id, kept[run_id])
+
+    async def fence(self, conn: AsyncConnection, ops: Sequence[SaveOp]) -> None:
+        """Refuse the checkpoints of a run executing here that this process lost. On
+        PostgreSQL the run's row stays share-locked until the saves commit, so a worker
+        taking the run over waits for them and then continues from them."""
+        ids = {
+            op.metadata.get("run_id") for op in ops if isinstance(op, PutCheckpoint)
+        } & self.running.keys()
+        if not ids:
+            return
+        query = select(Run.run_id).where(
+            Run.run_id.in_(ids), Run.worker_id == self.worker_id, Run.status == "running"
+        )
+        if self.db.dialect == "postgresql":
+            query = query.with_for_update(read=True)
+        lost = ids - set((await conn.execute(query)).scalars())
+        if lost:
+            raise LeaseLost(f"Run {sorted(lost)[0]} is held by another worker now.")
 
     def cancel_local(self, run_id: str) -> bool:
         task = self.running.get(run_id)

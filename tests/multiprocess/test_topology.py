@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import signal
 from collections import defaultdict
 from typing import Any
 
@@ -26,7 +27,7 @@ from tests.multiprocess.client import (
     said,
     sql,
 )
-from tests.multiprocess.topology import Deployment
+from tests.multiprocess.topology import Deployment, Process
 from tests.pg import PostgresCluster
 
 pytestmark = pytest.mark.slow
@@ -135,6 +136,55 @@ async def test_killed_worker_run_finished_by_another_without_lost_step_or_double
         history = (await b.post(f"/threads/{thread_id}/history", json={"limit": 100})).json()
         steps = sorted(h["metadata"]["step"] for h in history)
         assert steps == list(range(-1, steps[-1] + 1)), "one checkpoint per step, none lost"
+
+
+async def test_worker_frozen_past_its_lease_writes_nothing_once_it_wakes(
+    deployment: Deployment, database_url: str
+) -> None:
+    """A worker stops (as in a long pause or a partition) in the middle of a run; the
+    other takes the run over when the lease expires and finishes it. When the first one
+    wakes, its attempt neither saves a checkpoint nor records an outcome."""
+    apis, _ = deployment.start(apis=1, workers=2)
+    ticks = 6
+    async with client(apis[0].url) as api:
+        thread_id = await new_thread(api)
+        run = await create_run(
+            api, thread_id, assistant_id="ticker", input={"n": ticks, "delay": 0.5}
+        )
+
+        async def two_ticks() -> bool:
+            state = await get_json(api, f"/threads/{thread_id}/state")
+            return len((state["values"] or {}).get("ticks", [])) >= 2
+
+        await eventually(two_ticks, "two ticks")
+        [(worker_id,)] = await sql(
+            database_url, "SELECT worker_id FROM runs WHERE run_id = %s", [run["run_id"]]
+        )
+        frozen = deployment.by_pid(int(worker_id.split(":")[1]))
+        frozen.popen.send_signal(signal.SIGSTOP)
+        try:
+            done = await finished(api, thread_id, run["run_id"])
+        finally:
+            frozen.popen.send_signal(signal.SIGCONT)
+        assert done["status"] == "success"
+        await eventually(lambda: _stopped_itself(frozen), "the woken attempt to stop")
+        [(status, attempt, holder)] = await sql(
+            database_url,
+            "SELECT status, attempt, worker_id FROM runs WHERE run_id = %s",
+            [run["run_id"]],
+        )
+        assert (status, attempt) == ("success", 2) and holder != worker_id
+        state = await get_json(api, f"/threads/{thread_id}/state")
+        assert state["values"]["ticks"] == list(range(ticks)) and state["next"] == []
+        history = (await api.post(f"/threads/{thread_id}/history", json={"limit": 100})).json()
+        assert history[0]["checkpoint"] == state["checkpoint"], "nothing saved after the end"
+    assert frozen.alive
+
+
+async def _stopped_itself(process: Process) -> bool:
+    """The attempt stopped on its own lease check, or on its first refused save."""
+    log = "\n".join(process.lines())
+    return "lease not renewed in time" in log or "another worker holds it now" in log
 
 
 async def test_interrupted_through_one_api_resumed_through_another_once_it_is_gone(

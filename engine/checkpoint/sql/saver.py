@@ -84,6 +84,10 @@ from engine.checkpoint.sql.url import create_engine, write_transaction
 __all__ = ["SQLSaver", "ThreadDeletedError"]
 
 T = TypeVar("T")
+# Called in each write transaction before its saves, with them. It may raise to refuse
+# them (their writer lost the right to write: another process took its run over), and
+# may lock what decides that right until the commit, so the check cannot go stale.
+Fence = Callable[[AsyncConnection, Sequence[SaveOp]], Awaitable[None]]
 LogKey = tuple[int, str, str]  # (thread, checkpoint_ns, channel)
 
 INLINE_MAX = 128  # characters of JSON up to which a value is kept in the checkpoint row
@@ -172,8 +176,10 @@ class SQLSaver(BaseCheckpointSaver):
         cache_text: int = 64 * 1024 * 1024,
         retry_for: float = 15.0,
         owns_engine: bool = False,
+        fence: Fence | None = None,
     ) -> None:
         self.engine = engine
+        self.fence = fence
         self.serializer = serializer or default_serializer
         # Reads need no transaction (each statement sees committed data), which saves the
         # BEGIN and ROLLBACK round trips on every read.
@@ -435,6 +441,8 @@ class SQLSaver(BaseCheckpointSaver):
         async def run() -> None:
             done: list[Callable[[], None]] = []
             async with write_transaction(self.engine) as conn:
+                if self.fence is not None:
+                    await self.fence(conn, ops)
                 for step in steps:
                     remember = await step(conn)
                     if remember is not None:
