@@ -29,7 +29,10 @@ from engine.types import Interrupt, Send
 __all__ = ["TAG", "JsonSerializer", "SerializationError", "default_serializer"]
 
 TAG = "$t"
-_TAG_BYTES = b'"$t"'
+_TAG_TEXT = '"$t"'
+_TAG_BYTES = _TAG_TEXT.encode()
+_MESSAGE_LIST = '[{"$t":"msg","v":'
+_MESSAGE_LIST_BYTES = _MESSAGE_LIST.encode()
 _MESSAGES_MODULE = "engine.graph.messages"
 _MESSAGE_CLASSES = frozenset(
     {"HumanMessage", "AIMessage", "AIMessageChunk", "ToolMessage", "SystemMessage", "RemoveMessage"}
@@ -66,6 +69,19 @@ def _decode_datetime(obj: dict[str, Any]) -> dt.datetime:
     if "z" in obj:
         value = value.replace(tzinfo=zoneinfo.ZoneInfo(obj["z"]))
     return value.replace(fold=1) if obj.get("f") else value
+
+
+def _plain_messages(data: bytes | str, tags: int) -> list[Any] | None:
+    """A list of messages with no other tagged value in it (a chat's history), decoded
+    without calling a hook for every object; None when `data` is anything else."""
+    from engine.graph.messages import message_from_dict
+
+    value = _loads(data)
+    if type(value) is not list or len(value) != tags:
+        return None  # some tag is not a message's at the top
+    if not all(type(m) is dict and m.get(TAG) == "msg" and len(m) == 2 for m in value):
+        return None
+    return [message_from_dict(m["v"]) for m in value]
 
 
 def _decode_message(obj: dict[str, Any]) -> Any:
@@ -128,13 +144,23 @@ class JsonSerializer:
         """Encode `obj` as UTF-8 JSON; raises TypeError for a type that is not allowed."""
         return _dumps(self._encode(obj)).encode()
 
-    def loads(self, data: bytes) -> Any:
-        """Decode bytes from `dumps`; raises SerializationError for anything else."""
+    def loads(self, data: bytes | str) -> Any:
+        """Decode `dumps` output (as bytes, or as text); raises SerializationError for
+        anything else."""
         try:
-            if type(data) is not bytes:
-                data = bytes(data)  # a driver's memoryview or bytearray
-            if _TAG_BYTES not in data:
+            if type(data) is str:
+                tag, message_list = _TAG_TEXT, _MESSAGE_LIST
+            else:
+                if type(data) is not bytes:
+                    data = bytes(data)  # a driver's memoryview or bytearray
+                tag, message_list = _TAG_BYTES, _MESSAGE_LIST_BYTES
+            tags = data.count(tag)  # type: ignore[arg-type]
+            if not tags:
                 return _loads(data)
+            if data.startswith(message_list):  # type: ignore[arg-type]
+                messages = _plain_messages(data, tags)
+                if messages is not None:
+                    return messages
             return _loads(data, object_hook=self._decode_tagged)
         except SerializationError:
             raise

@@ -125,8 +125,10 @@ class AIMessage(BaseMessage):
         ):
             # OpenAI-style raw calls kept in additional_kwargs (older providers).
             self.tool_calls, self.invalid_tool_calls = _parse_openai_tool_calls(raw)
-        self.tool_calls = _normalise_tool_calls(self.tool_calls)
-        self.invalid_tool_calls = _normalise_invalid_tool_calls(self.invalid_tool_calls)
+        if self.tool_calls:
+            self.tool_calls = _normalise_tool_calls(self.tool_calls)
+        if self.invalid_tool_calls:
+            self.invalid_tool_calls = _normalise_invalid_tool_calls(self.invalid_tool_calls)
 
     def to_dict(self) -> dict[str, Any]:
         """LangChain ``model_dump()`` shape; nested values are shared, not copied."""
@@ -636,19 +638,20 @@ def message_from_dict(d: dict[str, Any]) -> BaseMessage:
     """Rebuild a message from ``message_to_dict`` output (or LangChain's ``{type, data}``)."""
     if not isinstance(d, dict):
         raise ValueError(f"message_from_dict expects a dict, got {type(d).__name__}")
-    if d.keys() == {"type", "data"} and isinstance(d["data"], dict):
+    if len(d) == 2 and "data" in d and "type" in d and isinstance(d["data"], dict):
         d = {**d["data"], "type": d["type"]}
-    msg_type = d.get("type")
+    # Reading a long chat rebuilds thousands of these: no set is built per message.
+    kwargs = dict(d)
+    msg_type = kwargs.pop("type", None)
     cls = _CLASS_BY_TYPE.get(msg_type) if isinstance(msg_type, str) else None
     if cls is None:
         raise ValueError(
             f"Unknown message type {msg_type!r}; expected one of {sorted(_CLASS_BY_TYPE)}"
         )
-    kwargs = {k: v for k, v in d.items() if k != "type"}
-    if not kwargs.get("example", True):
+    if "example" in kwargs and not kwargs["example"]:
         del kwargs["example"]  # legacy LangChain field, always False in practice
-    unknown = kwargs.keys() - _FIELDS_BY_CLASS[cls]
-    if unknown:
+    if not _FIELDS_BY_CLASS[cls].issuperset(kwargs):
+        unknown = kwargs.keys() - _FIELDS_BY_CLASS[cls]
         raise ValueError(f"Unknown keys for a {msg_type!r} message: {sorted(unknown)}")
     if cls is RemoveMessage:
         if kwargs.get("content") is None:

@@ -297,3 +297,32 @@ def test_messages_round_trip() -> None:
     got = round_trip({"messages": values, "last": (values[0],)})
     assert got == {"messages": values, "last": (values[0],)}
     assert [type(m) for m in got["messages"]] == [type(m) for m in values]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},  # only messages: the chat-history fast path
+        {"response_metadata": {"at": dt.date(2024, 1, 2)}},  # a tag inside a message
+        {"response_metadata": {"score": float("nan")}},  # what only `json` reads
+        {"content": 'says "$t" and {"$t":"msg","v":{}}'},  # the tag as text
+    ],
+)
+def test_lists_of_messages_decode_whatever_they_hold(extra: dict[str, Any]) -> None:
+    messages = pytest.importorskip("engine.graph.messages")
+    values = [
+        messages.HumanMessage(content="hi", id="1"),
+        messages.AIMessage(
+            content="hello",
+            id="2",
+            tool_calls=[{"name": "f", "args": {"x": 1}, "id": "c1", "type": "tool_call"}],
+        ),
+        messages.AIMessage(id="3", **{"content": "bye", **extra}),
+    ]
+    data = default_serializer.dumps(values)
+    for encoded in (data, data.decode()):
+        got = default_serializer.loads(encoded)
+        assert [type(m) for m in got] == [type(m) for m in values]
+        assert repr(got) == repr(values)  # NaN is not equal to itself
+    mixed = default_serializer.loads(default_serializer.dumps([*values, (1, 2)]))
+    assert mixed[-1] == (1, 2) and repr(mixed[:-1]) == repr(values)

@@ -860,7 +860,7 @@ class SQLSaver(BaseCheckpointSaver):
         return self.serializer.dumps(value).decode()
 
     def _parse(self, data: str) -> Any:
-        return self.serializer.loads(data.encode())
+        return self.serializer.loads(data)
 
     async def _plan(
         self,
