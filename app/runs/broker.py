@@ -56,14 +56,16 @@ class StreamBroker:
         self._is_final = is_final
         self._flushing: asyncio.Task[None] | None = None
 
-    async def attach(self, run_id: str) -> None:
-        """Before a run executes here: continue numbering after what an earlier attempt
-        (maybe in another process) recorded. Only runs executing here have a stream in
-        memory; readers of any other run read the table."""
-        async with self.db.read() as session:
-            last = await session.scalar(
-                select(func.max(RunEvent.seq)).where(RunEvent.run_id == run_id)
-            )
+    async def attach(self, run_id: str, *, retry: bool) -> None:
+        """Before a run executes here: a retry continues numbering after what an earlier
+        attempt (maybe in another process) recorded. Only runs executing here have a
+        stream in memory; readers of any other run read the table."""
+        last = None
+        if retry:
+            async with self.db.read() as session:
+                last = await session.scalar(
+                    select(func.max(RunEvent.seq)).where(RunEvent.run_id == run_id)
+                )
         stream = self.streams.setdefault(run_id, RunStream())
         if last is not None and not stream.events:
             stream.base = last + 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, delete, func, select, true, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import defer
 
 from app import logs
 from app.config import Settings
@@ -42,6 +44,7 @@ log = logging.getLogger(__name__)
 FINAL = frozenset({"success", "error", "timeout", "interrupted"})
 # A user at their queue limit may retry once some of their runs had time to start.
 QUEUE_RETRY_AFTER_S = 5
+KEEP_OUTCOMES = 1024
 
 
 def _refuse_foreign(thread: Thread | None, key: str, owner: str, *, create: bool) -> None:
@@ -95,6 +98,9 @@ class RunService:
         self.cancel_actions: dict[str, str] = {}
         # Runs recording their outcome: too late to stop them.
         self.finishing: set[str] = set()
+        # The results of the last runs that ended here, for the clients waiting on them
+        # here (as most do): the row need not be read again.
+        self.outcomes: OrderedDict[str, Any] = OrderedDict()
 
     # Creating.
 
@@ -113,7 +119,8 @@ class RunService:
         stateless = thread_id is None
         create = stateless or body.if_not_exists == "create"
         key = new_id() if stateless else parse_uuid(thread_id or "", "thread_id")
-        if not stateless:
+        checkpoint_id = body.checkpoint_id or (body.checkpoint and body.checkpoint.checkpoint_id)
+        if not stateless and (checkpoint_id or body.command is not None):
             # Before anything reads the thread's checkpoints: a foreign thread tells nothing.
             async with self.db.read() as session:
                 _refuse_foreign(await session.get(Thread, key), key, owner, create=create)
@@ -125,7 +132,6 @@ class RunService:
                 _known_nodes(graph, names, field)
         if body.command is not None:
             _known_nodes(graph, _goto_nodes(body.command.goto), "command.goto")
-        checkpoint_id = body.checkpoint_id or (body.checkpoint and body.checkpoint.checkpoint_id)
         if checkpoint_id:
             await self._require_checkpoint(key, checkpoint_id)
         if body.command is not None and body.command.resume is not None:
@@ -136,7 +142,8 @@ class RunService:
         cancel: list[str] = []
         async with self.db.write() as session:
             await self._check_queue(session, owner)
-            thread = await session.get(Thread, key)
+            # Not its values: a long chat's are big, and the run changes them anyway.
+            thread = await session.get(Thread, key, options=[defer(Thread.values, raiseload=True)])
             _refuse_foreign(thread, key, owner, create=create)
             if thread is None:
                 thread = new_thread(key, None, owner)
@@ -315,6 +322,8 @@ class RunService:
         run = await self.get(thread_id, run_id, owner=owner)
         if run.status not in FINAL:
             await self.wait_done(run.run_id)
+            if run.run_id in self.outcomes:
+                return self.outcomes[run.run_id]
             run = await self.get(thread_id, run_id, owner=owner)
         return run.result
 
@@ -374,7 +383,7 @@ class RunService:
                 thread = await session.get(Thread, current.thread_id)
                 if thread is not None:
                     await session.flush()
-                    await settle(session, thread, await self._resting_status(thread))
+                    await settle(session, thread.thread_id, await self._resting_status(thread))
                 pending_done = True
             else:
                 current.cancel_action = action
@@ -445,7 +454,7 @@ class RunService:
         modes = kwargs.get("stream_mode") or ["values"]
         subgraphs = bool(kwargs.get("stream_subgraphs"))
         mapper = EventMapper(modes, subgraphs)
-        await self.broker.attach(run.run_id)
+        await self.broker.attach(run.run_id, retry=run.attempt > 1)
         self.broker.publish(run.run_id, "metadata", {"run_id": run.run_id, "attempt": run.attempt})
         status, error = "success", None
         config = self._config(run, assistant)
@@ -571,10 +580,11 @@ class RunService:
             if recorded.rowcount != 1:  # type: ignore[attr-defined]
                 self._lost(run)
                 return
-            thread = await session.get(Thread, run.thread_id)
-            if thread is not None:
-                await settle(session, thread, resting, values=values, interrupts=interrupts)
+            await settle(session, run.thread_id, resting, values=values, interrupts=interrupts)
             await self.broker.notifier.announce(session, run_key(run.run_id))
+        self.outcomes[run.run_id] = result
+        if len(self.outcomes) > KEEP_OUTCOMES:
+            self.outcomes.popitem(last=False)
         await self.broker.close(run.run_id)
         if run.kwargs.get("on_completion") == "delete":
             # The run row stays, so whoever waits on the run still reads its result.
@@ -623,10 +633,8 @@ class RunService:
         async with self.db.write() as session:
             await session.execute(delete(RunEvent).where(RunEvent.run_id == run.run_id))
             await session.execute(delete(Run).where(Run.run_id == run.run_id))
-            thread = await session.get(Thread, run.thread_id)
-            if thread is not None:
-                resting, values, interrupts = head_of(state)
-                await settle(session, thread, resting, values=values, interrupts=interrupts)
+            resting, values, interrupts = head_of(state)
+            await settle(session, run.thread_id, resting, values=values, interrupts=interrupts)
         self.broker.discard(run.run_id)
 
     async def _requeue(self, run: Run) -> None:

@@ -164,7 +164,8 @@ class WorkerPool:
                 run_id = await session.scalar(query)
                 if run_id is None:
                     return None
-                claimed = await session.execute(
+                # The claimed row comes back with the update: no read after it.
+                return await session.scalar(
                     update(Run)
                     .where(
                         Run.run_id == run_id,
@@ -177,10 +178,8 @@ class WorkerPool:
                         attempt=Run.attempt + 1,
                         updated_at=stamp,
                     )
+                    .returning(Run)
                 )
-                if claimed.rowcount != 1:  # type: ignore[attr-defined]
-                    return None
-                return await session.get(Run, run_id, populate_existing=True)
         except IntegrityError:
             # Another worker started a run on this thread first.
             return None

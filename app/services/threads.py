@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, case, exists, func, select
+from sqlalchemy import update as sql_update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.database import Database
@@ -85,13 +86,17 @@ async def active_runs(session: AsyncSession, thread_id: str) -> int:
 
 
 async def settle(
-    session: AsyncSession, thread: Thread, status: ThreadStatus, **changes: Any
+    session: AsyncSession, thread_id: str, status: ThreadStatus, **changes: Any
 ) -> None:
-    """Set what a finished run leaves; the thread stays busy while other runs wait."""
-    for key, value in changes.items():
-        setattr(thread, key, value)
-    thread.status = "busy" if await active_runs(session, thread.thread_id) else status
-    thread.updated_at = now()
+    """Set what a finished run leaves, in one statement (the row, whose values can be a
+    long chat, is not read); the thread stays busy while other runs wait."""
+    waiting = exists().where(Run.thread_id == thread_id, Run.status.in_(("pending", "running")))
+    await session.execute(
+        sql_update(Thread)
+        .where(Thread.thread_id == thread_id)
+        .values(status=case((waiting, "busy"), else_=status), updated_at=now(), **changes)
+        .execution_options(synchronize_session=False)
+    )
 
 
 def head_of(state: StateSnapshot) -> tuple[ThreadStatus, dict[str, Any] | None, dict[str, Any]]:
@@ -109,9 +114,7 @@ async def refresh(ctx: AppContext, thread_id: str, graph: CompiledGraph) -> None
         await graph.aget_state({"configurable": {"thread_id": thread_id}})
     )
     async with ctx.db.write() as session:
-        thread = await session.get(Thread, thread_id)
-        if thread is not None:
-            await settle(session, thread, status, values=values, interrupts=interrupts)
+        await settle(session, thread_id, status, values=values, interrupts=interrupts)
 
 
 def thread_graph(ctx: AppContext, thread: Thread) -> CompiledGraph | None:

@@ -150,7 +150,19 @@ class _Vanished(Exception):
 
 
 # One save inside a batch's transaction; what it returns runs after the commit.
-_Step = Callable[[AsyncConnection], Awaitable[Callable[[], None] | None]]
+@dataclass(slots=True)
+class _Txn:
+    """What a write transaction did so far, for its later saves: the threads whose row
+    it locked (thread id -> key), and what its puts left each thread as (the shared cache
+    learns that only at the commit)."""
+
+    locked: dict[str, int] = field(default_factory=dict)
+    caches: dict[str, _ThreadCache] = field(default_factory=dict)
+
+
+# A save inside a write transaction; it returns what to remember once the transaction
+# commits.
+_Step = Callable[[AsyncConnection, _Txn], Awaitable[Callable[[], None] | None]]
 
 
 class SQLSaver(BaseCheckpointSaver):
@@ -440,11 +452,12 @@ class SQLSaver(BaseCheckpointSaver):
 
         async def run() -> None:
             done: list[Callable[[], None]] = []
+            txn = _Txn()
             async with write_transaction(self.engine) as conn:
                 if self.fence is not None:
                     await self.fence(conn, ops)
                 for step in steps:
-                    remember = await step(conn)
+                    remember = await step(conn, txn)
                     if remember is not None:
                         done.append(remember)
             for remember in done:
@@ -470,12 +483,19 @@ class SQLSaver(BaseCheckpointSaver):
             "updated_channels": checkpoint.get("updated_channels"),
         }
 
-        async def put(conn: AsyncConnection) -> Callable[[], None]:
+        async def put(conn: AsyncConnection, txn: _Txn) -> Callable[[], None]:
             thread = await self._claim(conn, thread_id, bump=True)
-            key = thread.id
-            cache = self._current_cache(thread_id, key, thread.put_count)
+            key = txn.locked[thread_id] = thread.id
+            cache = self._current_cache(thread_id, key, thread.put_count, txn)
             parent = await self._parent(conn, cache, key, ns, parent_id)
             plan = await self._plan(conn, cache, thread, ns, checkpoint, new_versions, parent)
+            base = cache or _ThreadCache(key, thread.put_count, {}, {})
+            txn.caches[thread_id] = _ThreadCache(
+                key,
+                thread.put_count,
+                {**base.known, ns: plan.known},
+                {**base.log_ends, **plan.log_ends},
+            )
             await self._insert_values(conn, key, ns, checkpoint["id"], plan)
             stored = plan.known.stored
             await self._upsert(
@@ -515,8 +535,11 @@ class SQLSaver(BaseCheckpointSaver):
         if not rows:
             return None
 
-        async def put_writes(conn: AsyncConnection) -> None:
-            key = await self._share(conn, thread_id)
+        async def put_writes(conn: AsyncConnection, txn: _Txn) -> None:
+            # A put earlier in the transaction holds the thread's row already.
+            key = txn.locked.get(thread_id)
+            if key is None:
+                key = txn.locked[thread_id] = await self._share(conn, thread_id)
             special = [{**r, "thread": key} for r in rows if r["idx"] < 0]
             ordinary = [{**r, "thread": key} for r in rows if r["idx"] >= 0]
             if special:
@@ -787,10 +810,15 @@ class SQLSaver(BaseCheckpointSaver):
             raise ThreadDeletedError(thread_id)
         return row.id
 
-    def _current_cache(self, thread_id: str, key: int, put_count: int) -> _ThreadCache | None:
+    def _current_cache(
+        self, thread_id: str, key: int, put_count: int, txn: _Txn | None = None
+    ) -> _ThreadCache | None:
         """The cached thread if no put happened since the cache was last brought up to date
-        (this put made put_count exactly one more), else None."""
-        cache = self._cache.get(thread_id)
+        (this put made put_count exactly one more), else None. An earlier put of the same
+        transaction counts, though the shared cache learns of it only at the commit."""
+        cache = txn.caches.get(thread_id) if txn is not None else None
+        if cache is None or cache.put_count != put_count - 1:
+            cache = self._cache.get(thread_id)
         if cache is None or cache.key != key or cache.put_count != put_count - 1:
             return None
         return cache
