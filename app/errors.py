@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+log = logging.getLogger(__name__)
+# How long a client should wait before retrying while the database is unreachable.
+UNAVAILABLE_RETRY_AFTER_S = 2
 
 
 class APIError(Exception):
@@ -58,4 +66,20 @@ def install(app: FastAPI) -> None:
             {"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers
         )
 
+    async def unavailable(request: Request, exc: Exception) -> JSONResponse:
+        """The database is down, restarting or out of connections: the request may
+        succeed later, so 503 and not 500. Any other database error is a bug: a 500."""
+        if isinstance(exc, DBAPIError) and not (
+            exc.connection_invalidated or isinstance(exc, OperationalError | InterfaceError)
+        ):
+            raise exc
+        log.warning("%s %s: the database is unavailable: %r", request.method, request.url.path, exc)
+        return JSONResponse(
+            {"detail": "The database is unavailable at the moment; retry shortly."},
+            status_code=503,
+            headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER_S)},
+        )
+
     app.add_exception_handler(APIError, handle)
+    for database_down in (DBAPIError, PoolTimeout, OSError):
+        app.add_exception_handler(database_down, unavailable)

@@ -312,10 +312,13 @@ async def test_database_restart_under_load(
         loads = [asyncio.create_task(load((a, b)[k % 2], k * 3)) for k in range(6)]
         await asyncio.sleep(1)
         await asyncio.to_thread(postgres_cluster.stop)
-        for api in apis:
+        for api, http in zip(apis, (a, b), strict=True):
             down = await readiness(api.url)
             assert down.status_code == 503
             assert down.json() == {"ok": False, "services": {"database": "unhealthy"}}
+            refused = await http.post("/threads", json={})
+            assert refused.status_code == 503, "unavailable, to be retried: not a 500"
+            assert refused.headers["Retry-After"] and "retry" in refused.json()["detail"]
         await asyncio.sleep(1)
         await asyncio.to_thread(postgres_cluster.start)
         await asyncio.sleep(2)
