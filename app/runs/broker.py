@@ -24,6 +24,7 @@ from app.runs.notify import Notifier, run_key
 FLUSH_EVERY_S = 0.05
 # Readers in other processes are woken by a notification; this is the safety net.
 POLL_EVERY_S = 1.0
+_ADD_EVENTS = insert(RunEvent)
 
 
 @dataclass(slots=True)
@@ -104,7 +105,7 @@ class StreamBroker:
             ]
         if rows:
             async with self.db.write() as session:
-                await session.execute(insert(RunEvent), rows)
+                await session.execute(_ADD_EVENTS, rows)
                 for rid in flushed:
                     await self.notifier.announce(session, run_key(rid))
 

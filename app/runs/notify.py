@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 CHANNEL = "threadline"
 QUEUE = "queue"  # a run became pending
 RECONNECT_S = 1.0
+_NOTIFY = text("SELECT pg_notify(:channel, :key)")
 
 
 def run_key(run_id: str) -> str:
@@ -75,9 +76,7 @@ class PostgresNotifier(Notifier):
                 await self._task
 
     async def announce(self, session: AsyncSession, key: str) -> None:
-        await session.execute(
-            text("SELECT pg_notify(:channel, :key)"), {"channel": CHANNEL, "key": key}
-        )
+        await session.execute(_NOTIFY, {"channel": CHANNEL, "key": key})
 
     async def _listen(self) -> None:
         """Keep one listening connection; after a drop (a database restart), reconnect and

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, delete, func, select, true, update
+from sqlalchemy import and_, bindparam, delete, func, select, true, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import defer
@@ -45,6 +45,37 @@ FINAL = frozenset({"success", "error", "timeout", "interrupted"})
 # A user at their queue limit may retry once some of their runs had time to start.
 QUEUE_RETRY_AFTER_S = 5
 KEEP_OUTCOMES = 1024
+
+# The run's row while one attempt holds it (bound with `_holder(run)`). Once its lease
+# went to another worker (this process lost the database for too long), that attempt's
+# outcome must not overwrite the other's.
+_HELD = and_(
+    Run.run_id == bindparam("held_run"),
+    Run.status == "running",
+    Run.worker_id == bindparam("held_by"),
+    Run.attempt == bindparam("held_attempt"),
+)
+# Built once, as each run executes them: building a statement costs more than running it.
+_RECORD = (
+    update(Run)
+    .where(_HELD)
+    .values(
+        status=bindparam("outcome"), result=bindparam("outcome_result"), updated_at=bindparam("now")
+    )
+    .execution_options(synchronize_session=False)
+)
+_REQUEUE = (
+    update(Run)
+    .where(_HELD)
+    .values(status="pending", worker_id=None, lease_expires_at=None, updated_at=bindparam("now"))
+    .execution_options(synchronize_session=False)
+)
+_HOLDS = select(func.count()).select_from(Run).where(_HELD)
+_QUEUED = (
+    select(func.count())
+    .select_from(Run)
+    .where(Run.owner == bindparam("owner"), Run.status == "pending")
+)
 
 
 def _refuse_foreign(thread: Thread | None, key: str, owner: str, *, create: bool) -> None:
@@ -176,9 +207,7 @@ class RunService:
         limit = self.settings.max_queued_runs_per_user
         if not limit:
             return
-        queued = await session.scalar(
-            select(func.count()).select_from(Run).where(Run.owner == owner, Run.status == "pending")
-        )
+        queued = await session.scalar(_QUEUED, {"owner": owner})
         if (queued or 0) >= limit:
             raise TooManyRequests(
                 f"Too many queued runs: at most {limit} pending runs per user; wait for "
@@ -573,9 +602,8 @@ class RunService:
             resting = "error"
         async with self.db.write() as session:
             recorded = await session.execute(
-                update(Run)
-                .where(self._held(run))
-                .values(status=status, result=result, updated_at=now())
+                _RECORD,
+                {**self._holder(run), "outcome": status, "outcome_result": result, "now": now()},
             )
             if recorded.rowcount != 1:  # type: ignore[attr-defined]
                 self._lost(run)
@@ -590,16 +618,9 @@ class RunService:
             # The run row stays, so whoever waits on the run still reads its result.
             await self.delete_thread_data(run.thread_id, keep_runs=True)
 
-    def _held(self, run: Run) -> ColumnElement[bool]:
-        """The run's row while this attempt holds it. Once its lease went to another
-        worker (this process lost the database for too long), this attempt's outcome
-        must not overwrite the other's."""
-        return and_(
-            Run.run_id == run.run_id,
-            Run.status == "running",
-            Run.worker_id == self.pool.worker_id,
-            Run.attempt == run.attempt,
-        )
+    def _holder(self, run: Run) -> dict[str, Any]:
+        """`_HELD`'s parameters for this attempt of `run`, executing here."""
+        return {"held_run": run.run_id, "held_by": self.pool.worker_id, "held_attempt": run.attempt}
 
     def _lost(self, run: Run) -> None:
         log.warning("run %s: another worker holds it now; dropping this attempt's end", run.run_id)
@@ -624,7 +645,7 @@ class RunService:
     async def _rollback(self, run: Run, graph: CompiledGraph) -> None:
         """Undo a cancelled run: its checkpoints and its row go; the thread is as before."""
         async with self.db.read() as session:
-            held = await session.scalar(select(func.count()).where(self._held(run)))
+            held = await session.scalar(_HOLDS, self._holder(run))
         if not held:
             self._lost(run)
             return
@@ -639,11 +660,7 @@ class RunService:
 
     async def _requeue(self, run: Run) -> None:
         async with self.db.write() as session:
-            await session.execute(
-                update(Run)
-                .where(self._held(run))
-                .values(status="pending", worker_id=None, lease_expires_at=None, updated_at=now())
-            )
+            await session.execute(_REQUEUE, {**self._holder(run), "now": now()})
         self.broker.discard(run.run_id)
 
     async def delete_thread_data(self, thread_id: str, *, keep_runs: bool = False) -> None:

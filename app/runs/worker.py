@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import socket
@@ -28,7 +29,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, exists, or_, select, update
+from sqlalchemy import and_, bindparam, exists, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.orm import aliased
@@ -113,17 +114,18 @@ class WorkerPool:
             # Cleared before claiming, so a wake-up during a claim is not lost.
             self._wakeup.clear()
             while self._claiming and len(self.running) < self.concurrency:
+                room = self.concurrency - len(self.running)
                 taken_at = asyncio.get_running_loop().time()
                 try:
-                    run = await self.claim()
+                    runs = await self.claim(room)
                 except Exception:
-                    log.exception("claiming a run failed")
-                    run = None
-                if run is None:
-                    break
-                task = asyncio.create_task(self._run(run))
-                self.running[run.run_id] = task
-                self.renewed[run.run_id] = taken_at
+                    log.exception("claiming runs failed")
+                    runs = []
+                for run in runs:
+                    self.running[run.run_id] = asyncio.create_task(self._run(run))
+                    self.renewed[run.run_id] = taken_at
+                if len(runs) < room:
+                    break  # nothing more to take now
             await self.sleep()
 
     async def sleep(self) -> None:
@@ -138,11 +140,32 @@ class WorkerPool:
             self.renewed.pop(run.run_id, None)
             self.wake()
 
-    async def claim(self) -> Run | None:
-        """Take the oldest run that may start now (or whose worker died), or None."""
+    async def claim(self, room: int) -> list[Run]:
+        """Take up to `room` runs that may start now (or whose worker died), oldest
+        first, in one statement that returns them."""
+        stamp = now()
+        try:
+            async with self.db.write() as session:
+                claimed = await session.scalars(
+                    self._claim_statement,
+                    {
+                        "room": room,
+                        "now": stamp,
+                        "lease": stamp + self.lease,
+                        "worker": self.worker_id,
+                    },
+                )
+                return list(claimed)
+        except IntegrityError:
+            # Another worker started a run on one of these threads first.
+            return []
+
+    @functools.cached_property
+    def _claim_statement(self) -> Any:
+        """Built once: building and caching it anew was most of a claim's CPU."""
         older = aliased(Run)
         running = aliased(Run)
-        stamp = now()
+        stamp = bindparam("now")
         startable = and_(
             Run.status == "pending",
             Run.not_before <= stamp,
@@ -156,33 +179,30 @@ class WorkerPool:
             ),
         )
         orphaned = and_(Run.status == "running", Run.lease_expires_at < stamp)
-        query = select(Run.run_id).where(or_(startable, orphaned)).order_by(Run.run_id).limit(1)
+        chosen = (
+            select(Run.run_id)
+            .where(or_(startable, orphaned))
+            .order_by(Run.run_id)
+            .limit(bindparam("room"))
+        )
         if self.db.dialect == "postgresql":
-            query = query.with_for_update(skip_locked=True, of=Run)
-        try:
-            async with self.db.write() as session:
-                run_id = await session.scalar(query)
-                if run_id is None:
-                    return None
-                # The claimed row comes back with the update: no read after it.
-                return await session.scalar(
-                    update(Run)
-                    .where(
-                        Run.run_id == run_id,
-                        or_(Run.status == "pending", Run.lease_expires_at < stamp),
-                    )
-                    .values(
-                        status="running",
-                        worker_id=self.worker_id,
-                        lease_expires_at=stamp + self.lease,
-                        attempt=Run.attempt + 1,
-                        updated_at=stamp,
-                    )
-                    .returning(Run)
-                )
-        except IntegrityError:
-            # Another worker started a run on this thread first.
-            return None
+            chosen = chosen.with_for_update(skip_locked=True, of=Run)
+        return (
+            update(Run)
+            .where(
+                Run.run_id.in_(chosen),
+                or_(Run.status == "pending", Run.lease_expires_at < stamp),
+            )
+            .values(
+                status="running",
+                worker_id=bindparam("worker"),
+                lease_expires_at=bindparam("lease"),
+                attempt=Run.attempt + 1,
+                updated_at=stamp,
+            )
+            .returning(Run)
+            .execution_options(synchronize_session=False)
+        )
 
     async def _heartbeat(self) -> None:
         """Every beat: stop the runs whose lease may be gone, and renew the others. A
@@ -244,14 +264,23 @@ class WorkerPool:
         } & self.running.keys()
         if not ids:
             return
+        held = await conn.execute(
+            self._fence_statement, {"ids": sorted(ids), "worker": self.worker_id}
+        )
+        lost = ids - set(held.scalars())
+        if lost:
+            raise LeaseLost(f"Run {sorted(lost)[0]} is held by another worker now.")
+
+    @functools.cached_property
+    def _fence_statement(self) -> Any:
         query = select(Run.run_id).where(
-            Run.run_id.in_(ids), Run.worker_id == self.worker_id, Run.status == "running"
+            Run.run_id.in_(bindparam("ids", expanding=True)),
+            Run.worker_id == bindparam("worker"),
+            Run.status == "running",
         )
         if self.db.dialect == "postgresql":
             query = query.with_for_update(read=True)
-        lost = ids - set((await conn.execute(query)).scalars())
-        if lost:
-            raise LeaseLost(f"Run {sorted(lost)[0]} is held by another worker now.")
+        return query
 
     def cancel_local(self, run_id: str) -> bool:
         task = self.running.get(run_id)

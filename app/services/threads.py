@@ -4,9 +4,10 @@ answered exactly as a missing one."""
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Select, case, exists, func, select
+from sqlalchemy import Select, bindparam, case, exists, func, select
 from sqlalchemy import update as sql_update
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -85,17 +86,37 @@ async def active_runs(session: AsyncSession, thread_id: str) -> int:
     )
 
 
+@functools.cache
+def _settle_statement(changed: tuple[str, ...]) -> Any:
+    """Built once per set of changed columns: a run ends with one, every time."""
+    thread_id = bindparam("settled_thread")
+    waiting = exists().where(Run.thread_id == thread_id, Run.status.in_(("pending", "running")))
+    resting = bindparam("resting", type_=Thread.__table__.c.status.type)
+    return (
+        sql_update(Thread)
+        .where(Thread.thread_id == thread_id)
+        .values(
+            status=case((waiting, "busy"), else_=resting),
+            updated_at=bindparam("now"),
+            **{name: bindparam(f"new_{name}") for name in changed},
+        )
+        .execution_options(synchronize_session=False)
+    )
+
+
 async def settle(
     session: AsyncSession, thread_id: str, status: ThreadStatus, **changes: Any
 ) -> None:
     """Set what a finished run leaves, in one statement (the row, whose values can be a
     long chat, is not read); the thread stays busy while other runs wait."""
-    waiting = exists().where(Run.thread_id == thread_id, Run.status.in_(("pending", "running")))
     await session.execute(
-        sql_update(Thread)
-        .where(Thread.thread_id == thread_id)
-        .values(status=case((waiting, "busy"), else_=status), updated_at=now(), **changes)
-        .execution_options(synchronize_session=False)
+        _settle_statement(tuple(sorted(changes))),
+        {
+            "settled_thread": thread_id,
+            "resting": status,
+            "now": now(),
+            **{f"new_{name}": value for name, value in changes.items()},
+        },
     )
 
 

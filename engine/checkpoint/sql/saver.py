@@ -198,6 +198,33 @@ class SQLSaver(BaseCheckpointSaver):
         self._reader = engine.execution_options(isolation_level="AUTOCOMMIT")
         self._dialect = engine.dialect.name
         self._insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
+        # The write path's statements, built once: building one (and its cache key) costs
+        # 0.1-0.25 ms, several times per checkpoint.
+        insert = self._insert
+        now, bump = bindparam("now"), bindparam("bump")
+        self._claim_thread = (
+            insert(thread_table)
+            .values(thread_id=bindparam("thread_id"), put_count=bump, epoch=0, last_write_at=now)
+            .on_conflict_do_update(
+                index_elements=["thread_id"],
+                set_={"last_write_at": now, "put_count": thread_table.c.put_count + bump},
+            )
+            .returning(
+                thread_table.c.id,
+                thread_table.c.put_count,
+                thread_table.c.epoch,
+                thread_table.c.deleted_at,
+            )
+        )
+        self._replace = {
+            table.name: _on_conflict_replace(insert(table), table)
+            for table in (checkpoint_table, blob_table, write_table)
+        }
+        self._add_blobs = (
+            insert(blob_table).on_conflict_do_nothing().returning(blob_table.c.channel)
+        )
+        self._add_writes = insert(write_table).on_conflict_do_nothing()
+        self._add_items = item_table.insert()
         self._cache: OrderedDict[str, _ThreadCache] = OrderedDict()
         self._cache_threads = cache_threads
         self._items = ItemCache(cache_text)
@@ -545,7 +572,7 @@ class SQLSaver(BaseCheckpointSaver):
             if special:
                 await self._upsert(conn, write_table, special)
             if ordinary:
-                await conn.execute(self._insert(write_table).on_conflict_do_nothing(), ordinary)
+                await conn.execute(self._add_writes, ordinary)
 
         return put_writes
 
@@ -637,7 +664,7 @@ class SQLSaver(BaseCheckpointSaver):
     async def _upsert(self, conn: AsyncConnection, table: Any, rows: list[dict[str, Any]]) -> None:
         """Insert rows, replacing those with the same primary key."""
         for chunk in _chunks(rows):
-            await conn.execute(_on_conflict_replace(self._insert(table), table), list(chunk))
+            await conn.execute(self._replace[table.name], list(chunk))
 
     # Pruning.
 
@@ -768,23 +795,8 @@ class SQLSaver(BaseCheckpointSaver):
     async def _claim(self, conn: AsyncConnection, thread_id: str, *, bump: bool) -> Row[Any]:
         """Lock the thread's row for this transaction (creating it on the first write) and
         return its id (the thread's key), put_count and epoch; refuse a deleted thread."""
-        now = datetime.now(UTC)
-        upsert = self._insert(thread_table).values(
-            thread_id=thread_id, put_count=int(bump), epoch=0, last_write_at=now
-        )
-        row = (
-            await conn.execute(
-                upsert.on_conflict_do_update(
-                    index_elements=["thread_id"],
-                    set_={"last_write_at": now, "put_count": thread_table.c.put_count + int(bump)},
-                ).returning(
-                    thread_table.c.id,
-                    thread_table.c.put_count,
-                    thread_table.c.epoch,
-                    thread_table.c.deleted_at,
-                )
-            )
-        ).one()
+        params = {"thread_id": thread_id, "bump": int(bump), "now": datetime.now(UTC)}
+        row = (await conn.execute(self._claim_thread, params)).one()
         if row.deleted_at is not None:
             raise ThreadDeletedError(thread_id)
         return row
@@ -1006,13 +1018,11 @@ class SQLSaver(BaseCheckpointSaver):
         under a key made unique by the checkpoint id, and the row points there."""
         place = {"thread": key, "checkpoint_ns": ns}
         for chunk in _chunks(plan.items):
-            await conn.execute(item_table.insert(), [{**r, **place} for r in chunk])
+            await conn.execute(self._add_items, [{**r, **place} for r in chunk])
         if not plan.blobs:
             return
         rows = [{**r, **place} for r in plan.blobs]
-        inserted = await conn.execute(
-            self._insert(blob_table).on_conflict_do_nothing().returning(blob_table.c.channel), rows
-        )
+        inserted = await conn.execute(self._add_blobs, rows)
         done = set(inserted.scalars())
         collided = [
             {**r, "version": f"{r['version']}#{checkpoint_id}"}
