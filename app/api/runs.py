@@ -69,7 +69,7 @@ async def stream_run(
 async def wait_run(thread_id: str, body: RunCreate, ctx: Ctx, user: CurrentUser) -> JSONResponse:
     """Start a run and answer with its final values."""
     run = await ctx.runs.create(thread_id, body, owner=user.user_id)
-    result = await ctx.runs.join(run.thread_id, run.run_id, owner=user.user_id)
+    result = await ctx.runs.result_of(run)
     return JSONResponse(result, headers=run_headers(run))
 
 
@@ -201,7 +201,7 @@ async def stream_stateless(body: RunCreate, ctx: Ctx, user: CurrentUser) -> Even
 @router.post("/runs/wait")
 async def wait_stateless(body: RunCreate, ctx: Ctx, user: CurrentUser) -> JSONResponse:
     run = await ctx.runs.create(None, body, owner=user.user_id)
-    result = await ctx.runs.join(run.thread_id, run.run_id, owner=user.user_id)
+    result = await ctx.runs.result_of(run)
     return JSONResponse(result, headers=run_headers(run))
 
 

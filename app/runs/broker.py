@@ -19,7 +19,7 @@ from sqlalchemy import func, insert, select
 
 from app.db.database import Database
 from app.db.models import RunEvent
-from app.runs.notify import Notifier, run_key
+from app.runs.notify import Notifier, run_key, until
 
 FLUSH_EVERY_S = 0.05
 # Readers in other processes are woken by a notification; this is the safety net.
@@ -39,7 +39,8 @@ class RunStream:
     # Events from seq `base` on; earlier ones (a previous attempt's) are in the table.
     base: int = 0
     events: list[Event] = field(default_factory=list)
-    done: bool = False
+    done: bool = False  # no more events here: the run ended (final) or left this process
+    final: bool = False
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     unsaved: int = 0  # events[-unsaved:] are not in the table yet
 
@@ -114,7 +115,7 @@ class StreamBroker:
         await self.flush(run_id)
         stream = self.streams.get(run_id)
         if stream is not None:
-            stream.done = True
+            stream.done = stream.final = True
             stream.changed.set()
             # Late readers find everything in the table; keep memory for live runs only.
             self.streams.pop(run_id, None)
@@ -133,37 +134,46 @@ class StreamBroker:
         while True:
             stream = self.streams.get(run_id)
             if stream is not None and next_seq >= stream.base:
-                while next_seq < stream.end:
-                    yield stream.events[next_seq - stream.base]
-                    next_seq += 1
-                if stream.done:
+                # Held, not looked up again: a stream that ended leaves the dict.
+                while True:
+                    while next_seq < stream.end:
+                        yield stream.events[next_seq - stream.base]
+                        next_seq += 1
+                    if stream.done:
+                        break
+                    await stream.changed.wait()
+                if stream.final:
                     return
-                await stream.changed.wait()
-                continue
+                continue  # the run left this process: it goes on elsewhere
             stored = await self._stored(run_id, next_seq)
             for event in stored:
                 yield event
                 next_seq = event.seq + 1
             if stream is not None or run_id in self.streams:
                 continue
+            woken = self.notifier.listen(run_key(run_id))
             if await self._is_final(run_id):
                 for event in await self._stored(run_id, next_seq):
                     yield event
                 return
-            await self.notifier.wait(run_key(run_id), POLL_EVERY_S)
+            if run_id not in self.streams:  # else it started here during the check
+                await until(woken, POLL_EVERY_S)
 
     async def wait_done(self, run_id: str) -> None:
         """Return once the run has ended (or is gone), without reading its events."""
         while True:
             stream = self.streams.get(run_id)
             if stream is not None:
-                if stream.done:
+                while not stream.done:
+                    await stream.changed.wait()
+                if stream.final:
                     return
-                await stream.changed.wait()
-                continue
+                continue  # the run left this process: it goes on elsewhere
+            woken = self.notifier.listen(run_key(run_id))
             if await self._is_final(run_id):
                 return
-            await self.notifier.wait(run_key(run_id), POLL_EVERY_S)
+            if run_id not in self.streams:  # else it started here during the check
+                await until(woken, POLL_EVERY_S)
 
     async def _stored(self, run_id: str, from_seq: int) -> list[Event]:
         async with self.db.read() as session:

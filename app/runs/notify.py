@@ -29,6 +29,12 @@ def run_key(run_id: str) -> str:
     return f"run:{run_id}"
 
 
+async def until(event: asyncio.Event, timeout: float) -> None:
+    """Wait for `event`, at most `timeout` seconds."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(event.wait(), timeout)
+
+
 class Notifier:
     """The in-process base: `announce` is a no-op and waits end at their timeout."""
 
@@ -47,10 +53,13 @@ class Notifier:
         """Tell other processes about `key` once `session` commits."""
         return None
 
+    def listen(self, key: str) -> asyncio.Event:
+        """An event the next `fire(key)` sets. Take it before checking what `key` would
+        announce, so that a notification arriving during the check is not lost."""
+        return self._events.setdefault(key, asyncio.Event())
+
     async def wait(self, key: str, timeout: float) -> None:
-        event = self._events.setdefault(key, asyncio.Event())
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(event.wait(), timeout)
+        await until(self.listen(key), timeout)
 
     def fire(self, key: str) -> None:
         if key == QUEUE and self.on_queue is not None:

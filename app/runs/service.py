@@ -348,13 +348,21 @@ class RunService:
 
     async def join(self, thread_id: str, run_id: str, *, owner: str) -> Any:
         """Wait for the run to end; its final values (or interrupts, or error)."""
-        run = await self.get(thread_id, run_id, owner=owner)
-        if run.status not in FINAL:
-            await self.wait_done(run.run_id)
-            if run.run_id in self.outcomes:
-                return self.outcomes[run.run_id]
-            run = await self.get(thread_id, run_id, owner=owner)
-        return run.result
+        return await self.result_of(await self.get(thread_id, run_id, owner=owner))
+
+    async def result_of(self, run: Run) -> Any:
+        """The result of a run the caller may read, once it has ended."""
+        if run.status in FINAL:
+            return run.result
+        await self.wait_done(run.run_id)
+        if run.run_id in self.outcomes:
+            return self.outcomes[run.run_id]
+        async with self.db.read() as session:
+            ended = await session.execute(select(Run.result).where(Run.run_id == run.run_id))
+            row = ended.first()
+        if row is None:
+            raise NotFound(f"Run '{run.run_id}' was deleted while it was awaited.")
+        return row.result
 
     async def thread_key(self, thread_id: str, *, owner: str) -> str:
         """The canonical id of the owner's thread (422 malformed, 404 unknown or foreign)."""
