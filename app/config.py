@@ -22,6 +22,11 @@ class Settings:
     graphs: str = ""
     # Runs executed at once by this process (each is an asyncio task, not a thread).
     workers: int = 32
+    # Database connections this process keeps open (PostgreSQL), and how many more it may
+    # open in a burst. Every running run and request holds one at times: a pool smaller
+    # than that churns through connections, each costing a handshake.
+    db_pool_size: int = 40
+    db_max_overflow: int = 20
     # Whether this process executes runs (`serve --no-worker` turns it off).
     run_workers: bool = True
     # A run whose worker stops renewing its lease for this long goes to another worker.
@@ -64,6 +69,10 @@ class Settings:
             ),
             graphs=environ.get("THREADLINE_GRAPHS", defaults.graphs),
             workers=int(environ.get("THREADLINE_WORKERS", defaults.workers)),
+            db_pool_size=int(environ.get("THREADLINE_DB_POOL_SIZE", defaults.db_pool_size)),
+            db_max_overflow=int(
+                environ.get("THREADLINE_DB_MAX_OVERFLOW", defaults.db_max_overflow)
+            ),
             run_workers=environ.get("THREADLINE_RUN_WORKERS", "1") not in ("0", "false"),
             lease_s=float(environ.get("THREADLINE_LEASE_S", defaults.lease_s)),
             heartbeat_s=float(environ.get("THREADLINE_HEARTBEAT_S", defaults.heartbeat_s)),

@@ -33,7 +33,11 @@ class AppContext:
     @classmethod
     async def open(cls, settings: Settings) -> AppContext:
         """Connect, check (or create) the schema, load the graphs."""
-        db = Database(settings.database_url)
+        db = Database(
+            settings.database_url,
+            pool_size=settings.db_pool_size,
+            max_overflow=settings.db_max_overflow,
+        )
         try:
             auth = authenticator(settings, db)
             await db.prepare()

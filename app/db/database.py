@@ -16,9 +16,11 @@ class SchemaOutdatedError(RuntimeError):
 
 
 class Database:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, pool_size: int = 10, max_overflow: int = 20) -> None:
         self.url = normalize_url(url)
-        self.engine: AsyncEngine = create_engine(self.url)
+        self.engine: AsyncEngine = create_engine(
+            self.url, pool_size=pool_size, max_overflow=max_overflow
+        )
         # On SQLite a transaction that will write takes the write lock when it begins,
         # so two writers never deadlock upgrading from a read lock.
         self._writer = async_sessionmaker(
