@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
+import psycopg
 import pytest
 from sqlalchemy import text
 
+from engine.checkpoint.sql import url as url_module
 from engine.checkpoint.sql.url import create_engine, normalize_url
 
 
@@ -37,3 +40,27 @@ async def test_sqlite_file_gets_its_directory_and_pragmas(tmp_path: Path) -> Non
         await engine.dispose()
     assert path.exists()
     assert pragmas == {"journal_mode": "wal", "busy_timeout": 30000, "foreign_keys": 1}
+
+
+async def test_a_connection_dropped_while_idle_is_replaced_and_a_busy_one_is_not_pinged(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = create_engine(postgres_url, pool_size=1, max_overflow=0)
+    pings: list[object] = []
+    ping = engine.dialect.do_ping
+    monkeypatch.setattr(engine.dialect, "do_ping", lambda c: pings.append(c) or ping(c))
+    try:
+        async with engine.connect() as conn:
+            pid = await conn.scalar(text("SELECT pg_backend_pid()"))
+        async with engine.connect() as conn:  # back at once: no ping
+            assert await conn.scalar(text("SELECT pg_backend_pid()")) == pid
+        assert pings == []
+        async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as db:
+            await db.execute("SELECT pg_terminate_backend(%s)", [pid])
+        monkeypatch.setattr(url_module, "PING_AFTER_IDLE_S", 0.05)
+        await asyncio.sleep(0.1)
+        async with engine.connect() as conn:  # idle, and dead: pinged, replaced
+            assert await conn.scalar(text("SELECT pg_backend_pid()")) != pid
+        assert len(pings) == 1
+    finally:
+        await engine.dispose()

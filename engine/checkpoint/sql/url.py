@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
@@ -16,6 +17,7 @@ from typing import Any
 
 from sqlalchemy import URL, event, make_url
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
@@ -23,6 +25,9 @@ from sqlalchemy.pool import NullPool
 # at BEGIN, so two writers queue on busy_timeout instead of one failing when it upgrades
 # a read snapshot that went stale (SQLITE_BUSY_SNAPSHOT cannot be waited out).
 WRITE_OPTION = "threadline_write"
+# A pooled connection idle this long is pinged before use (see `_ping_when_idle`).
+PING_AFTER_IDLE_S = 1.0
+_IDLE_SINCE = "threadline_idle_since"
 
 # asyncpg costs less CPU per statement than psycopg; both work when named explicitly.
 _ASYNC_DRIVERS = {"postgresql": "postgresql+asyncpg", "postgres": "postgresql+asyncpg"}
@@ -64,8 +69,10 @@ def create_engine(
 ) -> AsyncEngine:
     """An async engine ready for the saver.
 
-    Every dialect gets pool_pre_ping, so a connection the server dropped (restart, idle
-    timeout, pg_terminate_backend) is replaced at checkout instead of failing the call.
+    A connection that sat in the pool for a while is pinged at checkout, so one the
+    server dropped meanwhile (restart, idle timeout, pg_terminate_backend) is replaced
+    instead of failing the call; a busy pool hands out connections without the round
+    trips of a ping.
     PostgreSQL also gets the pool limits and recycling. A SQLite file gets its parent
     directory, WAL, a busy timeout and foreign keys, and SQLAlchemy (not the sqlite3
     module) emits BEGIN, so writers can take the write lock up front.
@@ -76,7 +83,6 @@ def create_engine(
     """
     parsed = normalize_url(url)
     options: dict[str, Any] = {
-        "pool_pre_ping": True,
         "echo": echo,
         "json_serializer": _compact_json,
     }
@@ -95,9 +101,32 @@ def create_engine(
             pool_recycle=pool_recycle,
         )
     engine = create_async_engine(parsed, **options)
+    _ping_when_idle(engine)
     if is_sqlite:
         _configure_sqlite(engine)
     return engine
+
+
+def _ping_when_idle(engine: AsyncEngine) -> None:
+    """`pool_pre_ping` for connections idle longer than `PING_AFTER_IDLE_S` only: a ping
+    costs a transaction's round trips, and a busy server checks out thousands of
+    connections a second that were in use a moment ago."""
+    dialect = engine.dialect
+
+    @event.listens_for(engine.sync_engine, "checkin")
+    def on_checkin(_dbapi_connection: Any, record: Any) -> None:
+        record.info[_IDLE_SINCE] = time.monotonic()
+
+    @event.listens_for(engine.sync_engine, "checkout")
+    def on_checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        idle_since = record.info.pop(_IDLE_SINCE, None)
+        if idle_since is None or time.monotonic() - idle_since < PING_AFTER_IDLE_S:
+            return
+        try:
+            dialect.do_ping(dbapi_connection)
+        except Exception as exc:
+            # The pool drops this connection and checks out another (a new one, if need be).
+            raise DisconnectionError("the pooled connection is gone") from exc
 
 
 def _configure_sqlite(engine: AsyncEngine) -> None:
