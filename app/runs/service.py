@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
+from collections import Counter
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
@@ -44,7 +44,6 @@ log = logging.getLogger(__name__)
 FINAL = frozenset({"success", "error", "timeout", "interrupted"})
 # A user at their queue limit may retry once some of their runs had time to start.
 QUEUE_RETRY_AFTER_S = 5
-KEEP_OUTCOMES = 1024
 
 # The run's row while one attempt holds it (bound with `_holder(run)`). Once its lease
 # went to another worker (this process lost the database for too long), that attempt's
@@ -129,9 +128,11 @@ class RunService:
         self.cancel_actions: dict[str, str] = {}
         # Runs recording their outcome: too late to stop them.
         self.finishing: set[str] = set()
-        # The results of the last runs that ended here, for the clients waiting on them
-        # here (as most do): the row need not be read again.
-        self.outcomes: OrderedDict[str, Any] = OrderedDict()
+        # Clients waiting here on each run, and the results of those runs once they ended
+        # here (as most do): the row need not be read again. Only awaited results are
+        # kept, and only while awaited: a long chat's result is its whole state.
+        self.awaited: Counter[str] = Counter()
+        self.outcomes: dict[str, Any] = {}
 
     # Creating.
 
@@ -354,9 +355,17 @@ class RunService:
         """The result of a run the caller may read, once it has ended."""
         if run.status in FINAL:
             return run.result
-        await self.wait_done(run.run_id)
-        if run.run_id in self.outcomes:
-            return self.outcomes[run.run_id]
+        key = run.run_id
+        self.awaited[key] += 1
+        try:
+            await self.wait_done(key)
+            if key in self.outcomes:
+                return self.outcomes[key]
+        finally:
+            self.awaited[key] -= 1
+            if not self.awaited[key]:
+                del self.awaited[key]
+                self.outcomes.pop(key, None)
         async with self.db.read() as session:
             ended = await session.execute(select(Run.result).where(Run.run_id == run.run_id))
             row = ended.first()
@@ -618,9 +627,8 @@ class RunService:
                 return
             await settle(session, run.thread_id, resting, values=values, interrupts=interrupts)
             await self.broker.notifier.announce(session, run_key(run.run_id))
-        self.outcomes[run.run_id] = result
-        if len(self.outcomes) > KEEP_OUTCOMES:
-            self.outcomes.popitem(last=False)
+        if run.run_id in self.awaited:
+            self.outcomes[run.run_id] = result
         await self.broker.close(run.run_id)
         if run.kwargs.get("on_completion") == "delete":
             # The run row stays, so whoever waits on the run still reads its result.
