@@ -36,7 +36,7 @@ async def until(event: asyncio.Event, timeout: float) -> None:
 
 
 class Notifier:
-    """The in-process base: `announce` is a no-op and waits end at their timeout."""
+    """The in-process base: `announce` is a no-op; only this process's `fire` wakes."""
 
     def __init__(self) -> None:
         self._events: dict[str, asyncio.Event] = {}
@@ -57,9 +57,6 @@ class Notifier:
         """An event the next `fire(key)` sets. Take it before checking what `key` would
         announce, so that a notification arriving during the check is not lost."""
         return self._events.setdefault(key, asyncio.Event())
-
-    async def wait(self, key: str, timeout: float) -> None:
-        await until(self.listen(key), timeout)
 
     def fire(self, key: str) -> None:
         if key == QUEUE and self.on_queue is not None:

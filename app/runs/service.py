@@ -30,7 +30,7 @@ from app.errors import Conflict, Invalid, NotFound, TooManyRequests
 from app.graphs import GraphRegistry
 from app.runs.broker import POLL_EVERY_S, Event, StreamBroker
 from app.runs.events import EventMapper, engine_modes
-from app.runs.notify import QUEUE, run_key
+from app.runs.notify import QUEUE, run_key, until
 from app.runs.worker import LeaseLost, WorkerPool
 from app.schemas.runs import RunCreate
 from app.schemas.runs import Send as SendModel
@@ -384,6 +384,7 @@ class RunService:
         """Every event of every run on the thread, run after run, while the client stays."""
         followed: set[str] = set()
         while True:
+            queued = self.broker.notifier.listen(QUEUE)
             async with self.db.read() as session:
                 run_id = await session.scalar(
                     select(Run.run_id)
@@ -396,7 +397,7 @@ class RunService:
                     .limit(1)
                 )
             if run_id is None:
-                await self.broker.notifier.wait(QUEUE, POLL_EVERY_S)
+                await until(queued, POLL_EVERY_S)
                 continue
             followed.add(run_id)
             async for event in self.broker.follow(run_id):
