@@ -23,13 +23,15 @@ import traceback
 from collections.abc import Callable
 from dataclasses import astuple, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import compare
 import plot_storage
 import scaling
 import streams
 from load import LoadResult
+
+T = TypeVar("T")
 
 BENCH = Path(__file__).resolve().parent
 MB_PER_MIB = 1.048576  # the memory goal is in MB (10^6 bytes); RSS is read in MiB
@@ -110,6 +112,25 @@ def guarded(title: str, part: Callable[[], Any], failed: list[str]) -> Any:
         traceback.print_exc()
         failed.append(title)
         return None
+
+
+def reported(
+    title: str,
+    run: Callable[[], T],
+    report: Callable[[T], str],
+    summary: Callable[[T], list[Row]],
+    failed: list[str],
+) -> list[Row]:
+    """A guarded part whose result is printed, then summarised into rows (none if it
+    crashed)."""
+
+    def part() -> T:
+        result = run()
+        print(report(result))
+        return result
+
+    result = guarded(title, part, failed)
+    return [] if result is None else summary(result)
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -261,32 +282,27 @@ def main() -> int:
 
         guarded("storage plot (bench/plot_storage.py)", plot, failed)
 
-    def side_by_side() -> compare.Comparison:
-        result = compare.run_compare(plan.users, plan.turns, plan.request_timeout)
-        print(compare.format_comparison(result))
-        return result
-
-    comparison = guarded("side by side (bench/compare.py)", side_by_side, failed)
-    if comparison is not None:
-        rows += comparison_rows(comparison)
-
-    def scale() -> scaling.Scaling:
-        result = scaling.run_scaling(plan.sizes, control_turns=plan.control_turns)
-        print(scaling.format_scaling(result))
-        return result
-
-    scaled = guarded("scaling (bench/scaling.py)", scale, failed)
-    if scaled is not None:
-        rows += scaling_rows(scaled)
-
-    def many_streams() -> streams.StreamsResult:
-        result = streams.run_streams(plan.streams)
-        print(streams.format_streams(result))
-        return result
-
-    stream_result = guarded("streams (bench/streams.py)", many_streams, failed)
-    if stream_result is not None:
-        rows += streams_rows(stream_result)
+    rows += reported(
+        "side by side (bench/compare.py)",
+        lambda: compare.run_compare(plan.users, plan.turns, plan.request_timeout),
+        compare.format_comparison,
+        comparison_rows,
+        failed,
+    )
+    rows += reported(
+        "scaling (bench/scaling.py)",
+        lambda: scaling.run_scaling(plan.sizes, control_turns=plan.control_turns),
+        scaling.format_scaling,
+        scaling_rows,
+        failed,
+    )
+    rows += reported(
+        "streams (bench/streams.py)",
+        lambda: streams.run_streams(plan.streams),
+        streams.format_streams,
+        streams_rows,
+        failed,
+    )
 
     section(f"summary{' (--quick: indicative only)' if args.quick else ''}")
     print(format_summary(rows))
