@@ -68,11 +68,19 @@ class StreamBroker:
                 last = await session.scalar(
                     select(func.max(RunEvent.seq)).where(RunEvent.run_id == run_id)
                 )
-        stream = self.streams.setdefault(run_id, RunStream())
+        stream = self.open(run_id)
         if last is not None and not stream.events:
             stream.base = last + 1
-        # Readers that were waiting on the table switch to memory.
-        self.notifier.fire(run_key(run_id))
+
+    def open(self, run_id: str) -> RunStream:
+        """The stream in memory of a run about to execute here (its first attempt, or
+        attached), so readers wait on memory, not on the table."""
+        stream = self.streams.get(run_id)
+        if stream is None:
+            stream = self.streams[run_id] = RunStream()
+            # Readers that were waiting on the table switch to memory.
+            self.notifier.fire(run_key(run_id))
+        return stream
 
     def publish(self, run_id: str, event: str, data: Any) -> None:
         stream = self.streams.setdefault(run_id, RunStream())

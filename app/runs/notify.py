@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 log = logging.getLogger(__name__)
 CHANNEL = "threadline"
 QUEUE = "queue"  # a run became pending
+STARTED = "started"  # a run was created already running: readers wake, workers need not
 RECONNECT_S = 1.0
 _NOTIFY = text("SELECT pg_notify(:channel, :key)")
 
@@ -61,6 +62,8 @@ class Notifier:
     def fire(self, key: str) -> None:
         if key == QUEUE and self.on_queue is not None:
             self.on_queue()
+        if key == STARTED:
+            key = QUEUE  # readers of a thread wait on QUEUE for any new run
         event = self._events.pop(key, None)
         if event is not None:
             event.set()

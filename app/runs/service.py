@@ -2,7 +2,8 @@
 
 A run is a row first: creating one is a transaction that checks the thread, applies the
 multitask strategy and inserts the run as pending; a worker claims it when the thread
-is free. Its stream is recorded by the broker, its outcome on the row and the thread.
+is free. (A run on a free thread that this process has room for is inserted already
+held here, and starts without a claim.) Its stream is recorded by the broker, its outcome on the row and the thread.
 
 A run belongs to the user who created it, on their own thread: every read, cancel and
 delete names the owner, and another user's run is answered exactly as a missing one.
@@ -18,7 +19,7 @@ from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import and_, bindparam, delete, func, select, true, update
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import defer
 
@@ -30,7 +31,7 @@ from app.errors import Conflict, Invalid, NotFound, TooManyRequests
 from app.graphs import GraphRegistry
 from app.runs.broker import POLL_EVERY_S, Event, StreamBroker
 from app.runs.events import EventMapper, engine_modes
-from app.runs.notify import QUEUE, run_key, until
+from app.runs.notify import QUEUE, STARTED, run_key, until
 from app.runs.worker import LeaseLost, WorkerPool
 from app.schemas.runs import RunCreate
 from app.schemas.runs import Send as SendModel
@@ -133,6 +134,8 @@ class RunService:
         # kept, and only while awaited: a long chat's result is its whole state.
         self.awaited: Counter[str] = Counter()
         self.outcomes: dict[str, Any] = {}
+        # The assistant of each run created and started here, until it executes.
+        self.starting: dict[str, Assistant] = {}
 
     # Creating.
 
@@ -171,9 +174,51 @@ class RunService:
                 assistant.graph_id, graph, key, checkpoint_id, body.command.resume
             )
         run = self._new_run(key, assistant, body, modes, checkpoint_id, stateless, owner)
-        cancel: list[str] = []
+        # A run this process can start at once is inserted already held by it: its
+        # first events then wait for no claim. Two creations racing on one thread both
+        # try; the index on running runs lets one through, and the other queues.
+        direct = not body.after_seconds and self.pool.reserve()
+        try:
+            cancel = await self._insert(run, body, assistant, owner, create=create, direct=direct)
+        except IntegrityError:
+            if not direct:
+                raise
+            self.pool.release(run)
+            direct = False
+            run = self._new_run(key, assistant, body, modes, checkpoint_id, stateless, owner)
+            cancel = await self._insert(run, body, assistant, owner, create=create, direct=False)
+        except BaseException:
+            if direct:
+                self.pool.release(run)
+            raise
+        if run.status == "running":
+            self.starting[run.run_id] = assistant
+            self.broker.open(run.run_id)
+            self.pool.adopt(run)
+        elif direct:
+            self.pool.release(run)
+        for other in cancel:
+            await self.cancel(key, other, body.multitask_strategy, owner=owner)
+        # Wakes this process's readers (and workers, for a queued run) now; other
+        # processes get the notification.
+        self.broker.notifier.fire(QUEUE if run.status == "pending" else STARTED)
+        return run
+
+    async def _insert(
+        self,
+        run: Run,
+        body: RunCreate,
+        assistant: Assistant,
+        owner: str,
+        *,
+        create: bool,
+        direct: bool,
+    ) -> list[str]:
+        """Insert `run` in one transaction with the multitask strategy applied; return
+        the runs to cancel. With `direct`, a run that may start now is inserted held by
+        this process (its place reserved)."""
+        key = run.thread_id
         async with self.db.write() as session:
-            await self._check_queue(session, owner)
             # Not its values: a long chat's are big, and the run changes them anyway.
             thread = await session.get(Thread, key, options=[defer(Thread.values, raiseload=True)])
             _refuse_foreign(thread, key, owner, create=create)
@@ -186,8 +231,10 @@ class RunService:
                     f"Thread '{key}' is busy with run '{active[0].run_id}' "
                     "and multitask_strategy is 'reject'."
                 )
-            if body.multitask_strategy in ("interrupt", "rollback"):
-                cancel = [r.run_id for r in active]
+            if direct and not active:
+                self.pool.hold(run)  # it does not queue: the queue limit does not apply
+            else:
+                await self._check_queue(session, owner)
             thread.metadata_ = {
                 **(thread.metadata_ or {}),
                 "graph_id": assistant.graph_id,
@@ -196,12 +243,12 @@ class RunService:
             thread.status = "busy"
             thread.updated_at = now()
             session.add(run)
-            await self.broker.notifier.announce(session, QUEUE)
-        for other in cancel:
-            await self.cancel(key, other, body.multitask_strategy, owner=owner)
-        # Wakes this process's workers and readers now; others get the notification.
-        self.broker.notifier.fire(QUEUE)
-        return run
+            await self.broker.notifier.announce(
+                session, QUEUE if run.status == "pending" else STARTED
+            )
+        if body.multitask_strategy in ("interrupt", "rollback"):
+            return [r.run_id for r in active]
+        return []
 
     async def _check_queue(self, session: AsyncSession, owner: str) -> None:
         """429 when the owner already has as many pending runs as a user may."""
@@ -436,6 +483,7 @@ class RunService:
                 current.cancel_action = action
                 pending_done = False
         if pending_done:
+            self.pool.wake()  # a run queued behind it may start now
             await self.broker.close(run.run_id)
             return None if action == "rollback" else run
         self._stop_local(run.run_id, action)
@@ -492,8 +540,10 @@ class RunService:
     async def _execute(self, run: Run) -> None:
         logs.bind(run_id=run.run_id, thread_id=run.thread_id)
         kwargs = run.kwargs
-        async with self.db.read() as session:
-            assistant = await session.get(Assistant, run.assistant_id)
+        assistant = self.starting.pop(run.run_id, None)
+        if assistant is None:
+            async with self.db.read() as session:
+                assistant = await session.get(Assistant, run.assistant_id)
         if assistant is None:
             await self._finish(run, None, "error", LookupError("The run's assistant was deleted."))
             return
@@ -626,8 +676,12 @@ class RunService:
             if recorded.rowcount != 1:  # type: ignore[attr-defined]
                 self._lost(run)
                 return
-            await settle(session, run.thread_id, resting, values=values, interrupts=interrupts)
+            waiting = await settle(
+                session, run.thread_id, resting, values=values, interrupts=interrupts
+            )
             await self.broker.notifier.announce(session, run_key(run.run_id))
+        if waiting:
+            self.pool.wake()  # the thread's next run may start now
         if run.run_id in self.awaited:
             self.outcomes[run.run_id] = result
         await self.broker.close(run.run_id)
@@ -672,7 +726,11 @@ class RunService:
             await session.execute(delete(RunEvent).where(RunEvent.run_id == run.run_id))
             await session.execute(delete(Run).where(Run.run_id == run.run_id))
             resting, values, interrupts = head_of(state)
-            await settle(session, run.thread_id, resting, values=values, interrupts=interrupts)
+            waiting = await settle(
+                session, run.thread_id, resting, values=values, interrupts=interrupts
+            )
+        if waiting:
+            self.pool.wake()
         self.broker.discard(run.run_id)
 
     async def _requeue(self, run: Run) -> None:

@@ -78,7 +78,12 @@ class WorkerPool:
         self._beating: asyncio.Task[None] | None = None
         self._wakeup = asyncio.Event()
         self._loops: list[asyncio.Task[None]] = []
-        self._claiming = True
+        self._claiming = False
+        # The claimer stopped for want of room: a run ending here must wake it. Otherwise
+        # runs that end wake it only when their thread has another run waiting.
+        self._full = False
+        # Places held for runs being created here to start at once (see `reserve`).
+        self.reserved = 0
 
     def start(self) -> None:
         self._claiming = True
@@ -91,6 +96,9 @@ class WorkerPool:
         """Stop claiming; give runs in flight `grace_s` to finish, then stop them (their
         owner re-queues them, so another worker continues from their last checkpoint)."""
         self._claiming = False
+        # The claimer stopped for want of room: a run ending here must wake it. Otherwise
+        # runs that end wake it only when their thread has another run waiting.
+        self._full = False
         self.wake()
         if self.running:
             await asyncio.wait(list(self.running.values()), timeout=grace_s)
@@ -106,6 +114,38 @@ class WorkerPool:
     def wake(self) -> None:
         self._wakeup.set()
 
+    @property
+    def room(self) -> int:
+        return self.concurrency - len(self.running) - self.reserved
+
+    def reserve(self) -> bool:
+        """Hold a place for a run that the process creating it will start itself, so
+        its first events need no claim: False when this process takes no runs or is
+        full. The place is given back by `adopt` or `release`."""
+        if not self._claiming or self.room <= 0:
+            return False
+        self.reserved += 1
+        return True
+
+    def hold(self, run: Run) -> None:
+        """Make a new run, for which a place was reserved, held here under a fresh lease."""
+        run.status = "running"
+        run.worker_id = self.worker_id
+        run.lease_expires_at = now() + self.lease
+        run.attempt = 1
+        self.renewed[run.run_id] = asyncio.get_running_loop().time()
+
+    def release(self, run: Run) -> None:
+        """Give back the place of a run that was not inserted after all."""
+        self.reserved -= 1
+        self.renewed.pop(run.run_id, None)
+        self.wake()  # the place may serve a queued run
+
+    def adopt(self, run: Run) -> None:
+        """Execute a run that was inserted held here."""
+        self.reserved -= 1
+        self.running[run.run_id] = asyncio.create_task(self._run(run))
+
     async def _dispatch(self) -> None:
         """One claimer per process: it takes runs while there is room, then sleeps until
         a run is created or finishes here (or, as a safety net for runs created by other
@@ -113,8 +153,8 @@ class WorkerPool:
         while self._claiming:
             # Cleared before claiming, so a wake-up during a claim is not lost.
             self._wakeup.clear()
-            while self._claiming and len(self.running) < self.concurrency:
-                room = self.concurrency - len(self.running)
+            while self._claiming and self.room > 0:
+                room = self.room
                 taken_at = asyncio.get_running_loop().time()
                 try:
                     runs = await self.claim(room)
@@ -126,6 +166,7 @@ class WorkerPool:
                     self.renewed[run.run_id] = taken_at
                 if len(runs) < room:
                     break  # nothing more to take now
+            self._full = self._claiming and self.room <= 0
             await self.sleep()
 
     async def sleep(self) -> None:
@@ -138,7 +179,8 @@ class WorkerPool:
         finally:
             self.running.pop(run.run_id, None)
             self.renewed.pop(run.run_id, None)
-            self.wake()
+            if self._full:
+                self.wake()
 
     async def claim(self, room: int) -> list[Run]:
         """Take up to `room` runs that may start now (or whose worker died), oldest

@@ -100,16 +100,18 @@ def _settle_statement(changed: tuple[str, ...]) -> Any:
             updated_at=bindparam("now"),
             **{name: bindparam(f"new_{name}") for name in changed},
         )
+        .returning(Thread.status)
         .execution_options(synchronize_session=False)
     )
 
 
 async def settle(
     session: AsyncSession, thread_id: str, status: ThreadStatus, **changes: Any
-) -> None:
+) -> bool:
     """Set what a finished run leaves, in one statement (the row, whose values can be a
-    long chat, is not read); the thread stays busy while other runs wait."""
-    await session.execute(
+    long chat, is not read); the thread stays busy while other runs wait. True when
+    other runs wait: one of them may start now."""
+    settled = await session.scalar(
         _settle_statement(tuple(sorted(changes))),
         {
             "settled_thread": thread_id,
@@ -118,6 +120,7 @@ async def settle(
             **{f"new_{name}": value for name, value in changes.items()},
         },
     )
+    return settled == "busy"
 
 
 def head_of(state: StateSnapshot) -> tuple[ThreadStatus, dict[str, Any] | None, dict[str, Any]]:

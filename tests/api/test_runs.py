@@ -285,6 +285,26 @@ async def test_concurrent_enqueued_runs_never_overlap(client: LangGraphClient) -
     assert statuses == {"success"}
 
 
+async def test_a_run_on_a_free_thread_starts_at_once(client: LangGraphClient) -> None:
+    """The process creating a run on a free thread holds it from the start (no claim);
+    of runs created together on one thread one starts so, the others queue behind it."""
+    thread_id = new_thread()
+    await client.threads.create(thread_id=thread_id)
+    runs = await asyncio.gather(
+        *(client.runs.create(thread_id, "slow", input={"delay": 0.05}) for _ in range(4))
+    )
+    assert sorted(r["status"] for r in runs) == ["pending", "pending", "pending", "running"]
+    for run in runs:
+        await client.runs.join(thread_id, run["run_id"])
+    state = await client.threads.get_state(thread_id)
+    assert state["values"]["log"] == ["step", "step2"] * 4
+    # Once the thread is free again, the next run starts at once too.
+    later = await client.runs.create(thread_id, "slow", input={"delay": 0})
+    assert later["status"] == "running"
+    await client.runs.join(thread_id, later["run_id"])
+    assert (await client.runs.get(thread_id, later["run_id"]))["status"] == "success"
+
+
 async def test_bad_requests_are_clear_4xx(client: LangGraphClient, server: str) -> None:
     thread_id = new_thread()
     await client.runs.wait(thread_id, "echo", input=HELLO, if_not_exists="create")
