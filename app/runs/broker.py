@@ -136,17 +136,18 @@ class StreamBroker:
             stream.changed.set()
         self.notifier.fire(run_key(run_id))
 
-    async def follow(self, run_id: str, after: int = -1) -> AsyncIterator[Event]:
-        """Events with seq > `after`, then live ones until the run ends."""
+    async def follow(self, run_id: str, after: int = -1) -> AsyncIterator[list[Event]]:
+        """Events with seq > `after`, then live ones until the run ends, in batches of
+        those ready at once (a reader sends a batch in one write)."""
         next_seq = after + 1
         while True:
             stream = self.streams.get(run_id)
             if stream is not None and next_seq >= stream.base:
                 # Held, not looked up again: a stream that ended leaves the dict.
                 while True:
-                    while next_seq < stream.end:
-                        yield stream.events[next_seq - stream.base]
-                        next_seq += 1
+                    if next_seq < stream.end:
+                        yield stream.events[next_seq - stream.base :]
+                        next_seq = stream.end
                     if stream.done:
                         break
                     await stream.changed.wait()
@@ -154,15 +155,15 @@ class StreamBroker:
                     return
                 continue  # the run left this process: it goes on elsewhere
             stored = await self._stored(run_id, next_seq)
-            for event in stored:
-                yield event
-                next_seq = event.seq + 1
+            if stored:
+                yield stored
+                next_seq = stored[-1].seq + 1
             if stream is not None or run_id in self.streams:
                 continue
             woken = self.notifier.listen(run_key(run_id))
             if await self._is_final(run_id):
-                for event in await self._stored(run_id, next_seq):
-                    yield event
+                if stored := await self._stored(run_id, next_seq):
+                    yield stored
                 return
             if run_id not in self.streams:  # else it started here during the check
                 await until(woken, POLL_EVERY_S)

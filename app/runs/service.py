@@ -3,7 +3,8 @@
 A run is a row first: creating one is a transaction that checks the thread, applies the
 multitask strategy and inserts the run as pending; a worker claims it when the thread
 is free. (A run on a free thread that this process has room for is inserted already
-held here, and starts without a claim.) Its stream is recorded by the broker, its outcome on the row and the thread.
+held here, and starts without a claim.) Its stream is recorded by the broker, its
+outcome on the row and the thread.
 
 A run belongs to the user who created it, on their own thread: every read, cancel and
 delete names the owner, and another user's run is answered exactly as a missing one.
@@ -427,8 +428,9 @@ class RunService:
             owned(await session.get(Thread, tid), thread_id, owner)
         return tid
 
-    async def follow_thread(self, tid: str) -> AsyncIterator[Event]:
-        """Every event of every run on the thread, run after run, while the client stays."""
+    async def follow_thread(self, tid: str) -> AsyncIterator[list[Event]]:
+        """Every event of every run on the thread, run after run, while the client stays
+        (in batches, as `StreamBroker.follow`)."""
         followed: set[str] = set()
         while True:
             queued = self.broker.notifier.listen(QUEUE)
@@ -447,8 +449,8 @@ class RunService:
                 await until(queued, POLL_EVERY_S)
                 continue
             followed.add(run_id)
-            async for event in self.broker.follow(run_id):
-                yield event
+            async for batch in self.broker.follow(run_id):
+                yield batch
 
     async def wait_done(self, run_id: str) -> None:
         """Return once the run has ended (or is gone)."""
