@@ -11,10 +11,13 @@ import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine import CompiledGraph, StateGraph
 from engine.checkpoint.base import BaseCheckpointSaver
+
+if TYPE_CHECKING:
+    from app.db.models import Assistant
 
 SYSTEM_NAMESPACE = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
 DEFAULT_GRAPHS = {"agent": "app.agents.reminders:graph"}
@@ -78,6 +81,9 @@ def _compiled(target: Any, path: str, saver: BaseCheckpointSaver) -> CompiledGra
 class GraphRegistry:
     graphs: dict[str, CompiledGraph]
     resume_checks: dict[str, ResumeCheck] = field(default_factory=dict)
+    # The system assistants' rows by id, read once: nobody may change them (see
+    # app/services/assistants.py), so every run need not read its assistant again.
+    system_rows: dict[str, Assistant] = field(default_factory=dict)
 
     @classmethod
     def load(cls, spec: dict[str, str], saver: BaseCheckpointSaver) -> GraphRegistry:

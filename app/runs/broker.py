@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import func, insert, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.database import Database
 from app.db.models import RunEvent
@@ -96,27 +97,39 @@ class StreamBroker:
         await asyncio.sleep(FLUSH_EVERY_S)
         await self.flush()
 
-    async def flush(self, run_id: str | None = None) -> None:
-        rows = []
-        flushed: list[str] = []
+    def _take(self, run_ids: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
+        """The rows of the events of `run_ids` not in the table yet (they count as saved
+        from now on), and the runs they belong to."""
+        rows: list[dict[str, Any]] = []
+        taken: list[str] = []
         now = datetime.now(UTC)
-        targets = [run_id] if run_id is not None else list(self.streams)
-        for rid in targets:
+        for rid in run_ids:
             stream = self.streams.get(rid)
             if stream is None or not stream.unsaved:
                 continue
             pending = stream.events[len(stream.events) - stream.unsaved :]
             stream.unsaved = 0
-            flushed.append(rid)
+            taken.append(rid)
             rows += [
                 {"run_id": rid, "seq": e.seq, "event": e.event, "data": e.data, "created_at": now}
                 for e in pending
             ]
+        return rows, taken
+
+    async def flush(self, run_id: str | None = None) -> None:
+        rows, flushed = self._take([run_id] if run_id is not None else list(self.streams))
         if rows:
             async with self.db.write() as session:
                 await session.execute(_ADD_EVENTS, rows)
                 for rid in flushed:
                     await self.notifier.announce(session, run_key(rid))
+
+    async def record_rest(self, session: AsyncSession, run_id: str) -> None:
+        """Save the run's last events in `session`'s transaction, the one that records
+        its outcome (which announces it), rather than in a transaction of their own."""
+        rows, _ = self._take([run_id])
+        if rows:
+            await session.execute(_ADD_EVENTS, rows)
 
     async def close(self, run_id: str) -> None:
         """The run reached a final status: record the rest and release live readers."""

@@ -19,15 +19,14 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, func, select, true, update
+from sqlalchemy import and_, bindparam, delete, func, insert, select, true, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import defer
 
 from app import logs
 from app.config import Settings
 from app.db.database import Database
-from app.db.models import Assistant, Run, RunEvent, Thread
+from app.db.models import Assistant, Run, RunEvent, Thread, columns_of
 from app.errors import Conflict, Invalid, NotFound, TooManyRequests
 from app.graphs import GraphRegistry
 from app.runs.broker import POLL_EVERY_S, Event, StreamBroker
@@ -72,6 +71,20 @@ _REQUEUE = (
     .execution_options(synchronize_session=False)
 )
 _HOLDS = select(func.count()).select_from(Run).where(_HELD)
+# A thread's owner and metadata with its active runs: a row per run (none: one row
+# whose run_id is null), or no row when the thread does not exist.
+_THREAD_AND_ACTIVE = (
+    select(Thread.owner, Thread.metadata_.label("metadata"), Run.run_id)
+    .select_from(Thread)
+    .outerjoin(Run, and_(Run.thread_id == Thread.thread_id, Run.status.in_(("pending", "running"))))
+    .where(Thread.thread_id == bindparam("thread"))
+    .order_by(Run.run_id)
+)
+_BUSY = (
+    update(Thread.__table__)
+    .where(Thread.__table__.c.thread_id == bindparam("thread"))
+    .values(status="busy", metadata=bindparam("metadata"), updated_at=bindparam("now"))
+)
 _QUEUED = (
     select(func.count())
     .select_from(Run)
@@ -79,13 +92,13 @@ _QUEUED = (
 )
 
 
-def _refuse_foreign(thread: Thread | None, key: str, owner: str, *, create: bool) -> None:
-    """The same 404 for a missing thread (unless the run creates it) and for another
-    user's; 409 when asked to create a thread whose id another user's thread has."""
-    foreign = thread is not None and thread.owner != owner
+def _refuse_foreign(thread_owner: str | None, key: str, owner: str, *, create: bool) -> None:
+    """The same 404 for a missing thread (no owner; unless the run creates it) and for
+    another user's; 409 when asked to create a thread whose id another user's thread has."""
+    foreign = thread_owner is not None and thread_owner != owner
     if foreign and create:
         raise taken(key)
-    if foreign or (thread is None and not create):
+    if foreign or (thread_owner is None and not create):
         raise NotFound(f"Thread '{key}' not found; pass if_not_exists='create' to create it.")
 
 
@@ -159,7 +172,8 @@ class RunService:
         if not stateless and (checkpoint_id or body.command is not None):
             # Before anything reads the thread's checkpoints: a foreign thread tells nothing.
             async with self.db.read() as session:
-                _refuse_foreign(await session.get(Thread, key), key, owner, create=create)
+                thread = await session.get(Thread, key)
+                _refuse_foreign(thread and thread.owner, key, owner, create=create)
         assistant = await assistants.resolve(self.db, self.graphs, body.assistant_id, owner=owner)
         graph = self.graph_of(assistant)
         for field in ("interrupt_before", "interrupt_after"):
@@ -220,36 +234,37 @@ class RunService:
         this process (its place reserved)."""
         key = run.thread_id
         async with self.db.write() as session:
-            # Not its values: a long chat's are big, and the run changes them anyway.
-            thread = await session.get(Thread, key, options=[defer(Thread.values, raiseload=True)])
-            _refuse_foreign(thread, key, owner, create=create)
-            if thread is None:
-                thread = new_thread(key, None, owner)
-                session.add(thread)
-            active = await self._active(session, key)
+            # The thread (not its values: a long chat's are big) and its active runs.
+            rows = (await session.execute(_THREAD_AND_ACTIVE, {"thread": key})).all()
+            _refuse_foreign(rows[0].owner if rows else None, key, owner, create=create)
+            active = [row.run_id for row in rows if row.run_id is not None]
             if active and body.multitask_strategy == "reject":
                 raise Conflict(
-                    f"Thread '{key}' is busy with run '{active[0].run_id}' "
+                    f"Thread '{key}' is busy with run '{active[0]}' "
                     "and multitask_strategy is 'reject'."
                 )
             if direct and not active:
                 self.pool.hold(run)  # it does not queue: the queue limit does not apply
             else:
                 await self._check_queue(session, owner)
-            thread.metadata_ = {
-                **(thread.metadata_ or {}),
+            metadata = {
+                **((rows[0].metadata if rows else None) or {}),
                 "graph_id": assistant.graph_id,
                 "assistant_id": assistant.assistant_id,
             }
-            thread.status = "busy"
-            thread.updated_at = now()
-            session.add(run)
+            if rows:
+                await session.execute(
+                    _BUSY, {"thread": key, "metadata": metadata, "now": run.created_at}
+                )
+            else:
+                thread = new_thread(key, metadata, owner)
+                thread.status = "busy"
+                await session.execute(insert(Thread.__table__).values(columns_of(thread)))
+            await session.execute(insert(Run.__table__).values(columns_of(run)))
             await self.broker.notifier.announce(
                 session, QUEUE if run.status == "pending" else STARTED
             )
-        if body.multitask_strategy in ("interrupt", "rollback"):
-            return [r.run_id for r in active]
-        return []
+        return active if body.multitask_strategy in ("interrupt", "rollback") else []
 
     async def _check_queue(self, session: AsyncSession, owner: str) -> None:
         """429 when the owner already has as many pending runs as a user may."""
@@ -356,14 +371,6 @@ class RunService:
                 check(pending[interrupt_id], answer)  # type: ignore[misc]
             except ValueError as exc:
                 raise Invalid(f"Cannot resume: {exc}") from None
-
-    async def _active(self, session: AsyncSession, thread_id: str) -> list[Run]:
-        rows = await session.scalars(
-            select(Run)
-            .where(Run.thread_id == thread_id, Run.status.in_(("pending", "running")))
-            .order_by(Run.run_id)
-        )
-        return list(rows)
 
     # Reading.
 
@@ -681,6 +688,7 @@ class RunService:
             waiting = await settle(
                 session, run.thread_id, resting, values=values, interrupts=interrupts
             )
+            await self.broker.record_rest(session, run.run_id)
             await self.broker.notifier.announce(session, run_key(run.run_id))
         if waiting:
             self.pool.wake()  # the thread's next run may start now

@@ -32,26 +32,28 @@ if TYPE_CHECKING:
 
 
 async def ensure_system_assistants(db: Database, graphs: GraphRegistry) -> None:
-    """One assistant per graph, with the id clients derive from the graph id."""
+    """One assistant per graph, with the id clients derive from the graph id; their rows
+    are kept in the registry."""
     async with db.write() as session:
         for graph_id, assistant_id in graphs.system_assistants().items():
-            if await session.get(Assistant, assistant_id) is None:
+            row = await session.get(Assistant, assistant_id)
+            if row is None:
                 stamp = now()
-                session.add(
-                    Assistant(
-                        assistant_id=assistant_id,
-                        graph_id=graph_id,
-                        name=graph_id,
-                        description=None,
-                        config={},
-                        context={},
-                        metadata_={"created_by": "system"},
-                        version=1,
-                        owner=None,
-                        created_at=stamp,
-                        updated_at=stamp,
-                    )
+                row = Assistant(
+                    assistant_id=assistant_id,
+                    graph_id=graph_id,
+                    name=graph_id,
+                    description=None,
+                    config={},
+                    context={},
+                    metadata_={"created_by": "system"},
+                    version=1,
+                    owner=None,
+                    created_at=stamp,
+                    updated_at=stamp,
                 )
+                session.add(row)
+            graphs.system_rows[assistant_id] = row
 
 
 def _visible(owner: str) -> ColumnElement[bool]:
@@ -72,8 +74,10 @@ async def resolve(
                 f"a graph id (graphs: {sorted(graphs.graphs)})."
             ) from None
         key = system_assistant_id(assistant_id)
-    async with db.read() as session:
-        found = await session.get(Assistant, key)
+    found = graphs.system_rows.get(key)
+    if found is None:
+        async with db.read() as session:
+            found = await session.get(Assistant, key)
     if found is None or found.owner not in (None, owner):
         raise NotFound(f"Assistant '{assistant_id}' not found.")
     return found
