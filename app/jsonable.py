@@ -7,6 +7,7 @@ import base64
 import dataclasses
 import datetime
 import enum
+import json
 import uuid
 from decimal import Decimal
 from typing import Any
@@ -16,32 +17,50 @@ from engine.types import Interrupt, Send
 
 
 def jsonable(value: Any) -> Any:
+    """`value` as plain JSON types (dict keys as strings)."""
     if value is None or isinstance(value, str | bool | int | float):
         return value
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
+    if isinstance(value, list | tuple):
         return [jsonable(v) for v in value]
+    return jsonable(_plain(value))
+
+
+def to_json(value: Any) -> str:
+    """`value` as compact JSON text, like `json.dumps(jsonable(value))`. The C encoder
+    walks the containers and calls back only for other objects: a stream event (a
+    token's metadata, a state of many messages) costs no Python walk of its own."""
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_plain)
+    except TypeError:  # a dict key that is not a string or a number
+        return json.dumps(jsonable(value), separators=(",", ":"), ensure_ascii=False)
+
+
+def _plain(value: Any) -> Any:
+    """One object that is not a JSON type, as something nearer to one."""
     if isinstance(value, BaseMessage):
-        return jsonable(message_to_dict(value))
+        return message_to_dict(value)
     if isinstance(value, Interrupt):
-        return {"value": jsonable(value.value), "id": value.id}
+        return {"value": value.value, "id": value.id}
     if isinstance(value, Send):
-        return {"node": value.node, "arg": jsonable(value.arg)}
+        return {"node": value.node, "arg": value.arg}
+    if isinstance(value, set | frozenset):
+        return list(value)
     if isinstance(value, datetime.datetime | datetime.date | datetime.time):
         return value.isoformat()
     if isinstance(value, uuid.UUID):
         return str(value)
     if isinstance(value, enum.Enum):
-        return jsonable(value.value)
+        return value.value
     if isinstance(value, Decimal):
         return float(value)
     if isinstance(value, bytes):
         return base64.b64encode(value).decode()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return jsonable({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
     if hasattr(value, "model_dump"):
-        return jsonable(value.model_dump())
+        return value.model_dump()
     if isinstance(value, BaseException):
         return {"error": type(value).__name__, "message": str(value)}
     return repr(value)

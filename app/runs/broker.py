@@ -9,7 +9,6 @@ a client reads when it rejoins after the run left memory (or from another proces
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.database import Database
 from app.db.models import RunEvent
+from app.jsonable import to_json
 from app.runs.notify import Notifier, run_key, until
 
 FLUSH_EVERY_S = 0.05
@@ -85,7 +85,7 @@ class StreamBroker:
 
     def publish(self, run_id: str, event: str, data: Any) -> None:
         stream = self.streams.setdefault(run_id, RunStream())
-        encoded = json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str)
+        encoded = to_json(data)
         stream.events.append(Event(stream.end, event, encoded))
         stream.unsaved += 1
         stream.changed.set()

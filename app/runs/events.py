@@ -1,11 +1,11 @@
-"""From engine stream parts to the API's SSE events (names and JSON payloads)."""
+"""From engine stream parts to the API's SSE events: names and payloads (which the broker
+encodes with `app.jsonable.to_json` as it records them)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
-from app.jsonable import jsonable
 from engine.graph.messages import AIMessageChunk, BaseMessage
 
 # API stream mode -> the engine mode that feeds it.
@@ -43,7 +43,7 @@ class EventMapper:
         if mode == "messages":
             message, metadata = payload
             if "messages-tuple" in self.modes:
-                yield "messages" + suffix, [jsonable(message), jsonable(metadata)]
+                yield "messages" + suffix, [message, metadata]
             if "messages" in self.modes:
                 yield from self._message(message, metadata, suffix)
             return
@@ -51,21 +51,21 @@ class EventMapper:
             yield from self._complete(payload, suffix)
             if "updates" not in self.modes:
                 return
-        yield mode + suffix, jsonable(payload)
+        yield mode + suffix, payload
 
     def _message(self, message: Any, metadata: Any, suffix: str) -> Iterator[tuple[str, Any]]:
         mid = getattr(message, "id", None) or ""
         if mid not in self.announced:
             self.announced.add(mid)
-            yield "messages/metadata" + suffix, {mid: {"metadata": jsonable(metadata)}}
+            yield "messages/metadata" + suffix, {mid: {"metadata": metadata}}
         if isinstance(message, AIMessageChunk):
             so_far = self.partial.get(mid)
             so_far = message if so_far is None else so_far + message
             self.partial[mid] = so_far
-            yield "messages/partial" + suffix, [jsonable(so_far.to_message())]
+            yield "messages/partial" + suffix, [so_far.to_message()]
         else:
             self.partial.pop(mid, None)
-            yield "messages/complete" + suffix, [jsonable(message)]
+            yield "messages/complete" + suffix, [message]
 
     def _complete(self, update: Any, suffix: str) -> Iterator[tuple[str, Any]]:
         if not isinstance(update, dict):
@@ -78,4 +78,4 @@ class EventMapper:
                     mid = getattr(item, "id", None)
                     if isinstance(item, BaseMessage) and mid in self.partial:
                         del self.partial[mid]
-                        yield "messages/complete" + suffix, [jsonable(item)]
+                        yield "messages/complete" + suffix, [item]

@@ -1,0 +1,61 @@
+"""Graph values on the wire: `to_json` (the stream's encoder) writes what `jsonable`
+(the plain-JSON conversion) gives, for every kind of value a graph may hold."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import enum
+import json
+import uuid
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from app.jsonable import jsonable, to_json
+from engine.graph.messages import AIMessage, AIMessageChunk, HumanMessage
+from engine.types import Interrupt, Send
+
+
+class Color(enum.Enum):
+    RED = "red"
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: list[Any]
+
+
+class Model(BaseModel):
+    name: str
+    when: datetime.date
+
+
+VALUES: list[Any] = [
+    {"messages": [HumanMessage(content="hi", id="1"), AIMessage(content="hello", id="2")]},
+    [AIMessageChunk(content="tok", id="3"), {"langgraph_node": "model", "langgraph_step": 1}],
+    {"__interrupt__": (Interrupt(value={"question": "ok?"}, id="i1"),)},
+    {"sends": [Send("tools", {"call": 1})]},
+    {"when": datetime.datetime(2026, 11, 30, 12, 0, tzinfo=datetime.UTC), "id": uuid.UUID(int=7)},
+    {"color": Color.RED, "price": Decimal("1.5"), "raw": b"\x00\xff", "tags": {"a"}},
+    {"point": Point(1, [Point(2, [])]), "model": Model(name="m", when=datetime.date(2026, 1, 2))},
+    {1: "int key", "nested": {2: [None, True, 1.5]}},
+    {"error": ValueError("bad")},
+    {"other": object},
+]
+
+
+@pytest.mark.parametrize("value", VALUES)
+def test_to_json_writes_what_jsonable_gives(value: Any) -> None:
+    assert json.loads(to_json(value)) == json.loads(json.dumps(jsonable(value)))
+
+
+def test_keys_json_cannot_write_fall_back_to_text() -> None:
+    assert json.loads(to_json({("a", 1): 1})) == {"('a', 1)": 1}
+
+
+def test_to_json_is_compact_and_keeps_unicode() -> None:
+    assert to_json({"text": "héllo", "n": [1, 2]}) == '{"text":"héllo","n":[1,2]}'
