@@ -1,5 +1,6 @@
-"""Side by side over HTTP: our server on SQLite, on PostgreSQL (1 process, and 2 API + 2
-worker processes) and LangGraph's development server, on the same graph and load.
+"""Side by side over HTTP: our server on SQLite, on PostgreSQL (1 process; 2 processes that
+each serve the API and run workers; 2 API + 2 worker processes) and LangGraph's
+development server, on the same graph and load.
 
     .venv/bin/python bench/compare.py [--users 20,100] [--turns 5]
 
@@ -8,7 +9,7 @@ Ours serves the reminder agent (`agent`, scripted model); the reference is `lang
 serving bench/lg_agent, the same agent written against LangGraph. Each load is K users
 (--users, each level in turn) on their own threads, each sending T turns of "hello there",
 first with `runs/wait`, then with `runs/stream` (bench/load.py); with two API processes the
-users are split between them. The ratios divide ours by the reference.
+users are split between them (round robin). The ratios divide ours by the reference.
 """
 
 from __future__ import annotations
@@ -56,6 +57,11 @@ class Setup:
 SETUPS = (
     Setup("sqlite", "ours, SQLite, 1 process", _ours_sqlite),
     Setup("pg", "ours, PostgreSQL, 1 process", _ours_postgres),
+    Setup(
+        "pg2",
+        "ours, PostgreSQL, 2 processes (API + worker each)",
+        functools.partial(_ours_postgres, 2),
+    ),
     Setup("pg2x2", "ours, PostgreSQL, 2 API + 2 worker", functools.partial(_ours_postgres, 2, 2)),
     Setup(REFERENCE, "langgraph dev (reference)", start_langgraph_dev),
 )

@@ -146,7 +146,11 @@ def comparison_rows(c: compare.Comparison) -> list[Row]:
     users = c.users[0]
     reference = c.get(compare.REFERENCE, users, "stream")
     rows = []
-    for key, label in (("pg", "PG 1 process"), ("pg2x2", "PG 2 API + 2 workers")):
+    for key, label in (
+        ("pg", "PG 1 process"),
+        ("pg2", "PG 2 processes"),
+        ("pg2x2", "PG 2 API + 2 workers"),
+    ):
         ours = c.get(key, users, "stream")
         pair = [
             _ratio_row(f"turns/s, {users} users, {label}", ours, reference, "turns_per_s", 3.0),
@@ -156,7 +160,7 @@ def comparison_rows(c: compare.Comparison) -> list[Row]:
             for row in pair:
                 row.ours = "failed"
         rows += pair
-    for key, label in (("pg", "PG 1 process"), ("sqlite", "SQLite")):
+    for key, label in (("pg", "PG 1 process"), ("pg2", "PG 2 processes"), ("sqlite", "SQLite")):
         ours = c.get(key, users, "stream")
         ttft = None if ours is None else ours.ttft_p50_ms
         ref_ttft = None if reference is None else reference.ttft_p50_ms
