@@ -79,8 +79,9 @@ class WorkerPool:
         self._wakeup = asyncio.Event()
         self._loops: list[asyncio.Task[None]] = []
         self._claiming = False
-        # The claimer stopped for want of room: a run ending here must wake it. Otherwise
-        # runs that end wake it only when their thread has another run waiting.
+        # The claimer stopped for want of room: a run ending here must wake it (otherwise
+        # runs that end wake it only when their thread has another run waiting), and runs
+        # may be queued, so new ones queue too rather than start at once ahead of them.
         self._full = False
         # Places held for runs being created here to start at once (see `reserve`).
         self.reserved = 0
@@ -96,9 +97,6 @@ class WorkerPool:
         """Stop claiming; give runs in flight `grace_s` to finish, then stop them (their
         owner re-queues them, so another worker continues from their last checkpoint)."""
         self._claiming = False
-        # The claimer stopped for want of room: a run ending here must wake it. Otherwise
-        # runs that end wake it only when their thread has another run waiting.
-        self._full = False
         self.wake()
         if self.running:
             await asyncio.wait(list(self.running.values()), timeout=grace_s)
@@ -120,9 +118,10 @@ class WorkerPool:
 
     def reserve(self) -> bool:
         """Hold a place for a run that the process creating it will start itself, so
-        its first events need no claim: False when this process takes no runs or is
-        full. The place is given back by `adopt` or `release`."""
-        if not self._claiming or self.room <= 0:
+        its first events need no claim: False when this process takes no runs, is
+        full, or was full when it last claimed (runs may be queued: a new run must not
+        pass them). The place is given back by `adopt` or `release`."""
+        if not self._claiming or self._full or self.room <= 0:
             return False
         self.reserved += 1
         return True
