@@ -4,7 +4,8 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from typing import Any
 
 import uvicorn
 from sqlalchemy import make_url
@@ -14,6 +15,17 @@ from app.config import Settings, get_settings
 from app.db.database import Database
 from app.worker import run_worker
 from engine.checkpoint.sql.migrations import migrate
+
+
+def run_loop(main: Coroutine[Any, Any, None]) -> None:
+    """Run a long-lived process on uvloop, as uvicorn runs the API server, where it is
+    installed (`uvicorn[standard]` brings it on Linux and macOS)."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main)
+    else:
+        uvloop.run(main)
 
 
 def build_parser(settings: Settings) -> argparse.ArgumentParser:
@@ -71,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"threadline users {args.action}: {exc}", file=sys.stderr)
             return 1
     elif args.command == "worker":
-        asyncio.run(run_worker(settings))
+        run_loop(run_worker(settings))
     elif args.command == "serve":
         if args.no_worker:
             # The app factory reads settings from the environment in the server process.
