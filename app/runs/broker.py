@@ -25,7 +25,9 @@ from app.runs.notify import Notifier, run_key, until
 FLUSH_EVERY_S = 0.05
 # Readers in other processes are woken by a notification; this is the safety net.
 POLL_EVERY_S = 1.0
-_ADD_EVENTS = insert(RunEvent)
+# Core, not ORM, statements on the hot path: the ORM's bulk machinery costs more than the
+# insert.
+_ADD_EVENTS = insert(RunEvent.__table__)
 
 
 @dataclass(slots=True)

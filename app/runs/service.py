@@ -56,19 +56,19 @@ _HELD = and_(
     Run.attempt == bindparam("held_attempt"),
 )
 # Built once, as each run executes them: building a statement costs more than running it.
+# Core statements on the table, not ORM ones: the ORM's bulk machinery cost more than
+# the statements.
 _RECORD = (
-    update(Run)
+    update(Run.__table__)
     .where(_HELD)
     .values(
         status=bindparam("outcome"), result=bindparam("outcome_result"), updated_at=bindparam("now")
     )
-    .execution_options(synchronize_session=False)
 )
 _REQUEUE = (
-    update(Run)
+    update(Run.__table__)
     .where(_HELD)
     .values(status="pending", worker_id=None, lease_expires_at=None, updated_at=bindparam("now"))
-    .execution_options(synchronize_session=False)
 )
 _HOLDS = select(func.count()).select_from(Run).where(_HELD)
 # A thread's owner and metadata with its active runs: a row per run (none: one row

@@ -303,19 +303,19 @@ class WorkerPool:
         ids = {
             op.metadata.get("run_id") for op in ops if isinstance(op, PutCheckpoint)
         } & self.running.keys()
-        if not ids:
-            return
-        held = await conn.execute(
-            self._fence_statement, {"ids": sorted(ids), "worker": self.worker_id}
-        )
-        lost = ids - set(held.scalars())
-        if lost:
-            raise LeaseLost(f"Run {sorted(lost)[0]} is held by another worker now.")
+        # One run's saves, nearly always: a statement per run keeps it cached whole (an
+        # expanding IN list is rendered anew on every call).
+        for run_id in sorted(ids):
+            held = await conn.scalar(
+                self._fence_statement, {"run": run_id, "worker": self.worker_id}
+            )
+            if held is None:
+                raise LeaseLost(f"Run {run_id} is held by another worker now.")
 
     @functools.cached_property
     def _fence_statement(self) -> Any:
         query = select(Run.run_id).where(
-            Run.run_id.in_(bindparam("ids", expanding=True)),
+            Run.run_id == bindparam("run"),
             Run.worker_id == bindparam("worker"),
             Run.status == "running",
         )

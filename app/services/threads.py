@@ -93,7 +93,7 @@ def _settle_statement(changed: tuple[str, ...]) -> Any:
     waiting = exists().where(Run.thread_id == thread_id, Run.status.in_(("pending", "running")))
     resting = bindparam("resting", type_=Thread.__table__.c.status.type)
     return (
-        sql_update(Thread)
+        sql_update(Thread.__table__)
         .where(Thread.thread_id == thread_id)
         .values(
             status=case((waiting, "busy"), else_=resting),
@@ -101,7 +101,6 @@ def _settle_statement(changed: tuple[str, ...]) -> Any:
             **{name: bindparam(f"new_{name}") for name in changed},
         )
         .returning(Thread.status)
-        .execution_options(synchronize_session=False)
     )
 
 
