@@ -123,8 +123,7 @@ class StreamBroker:
         if rows:
             async with self.db.write() as session:
                 await session.execute(_ADD_EVENTS, rows)
-                for rid in flushed:
-                    await self.notifier.announce(session, run_key(rid))
+                await self.notifier.announce(session, *map(run_key, flushed))
 
     async def record_rest(self, session: AsyncSession, run_id: str) -> None:
         """Save the run's last events in `session`'s transaction, the one that records

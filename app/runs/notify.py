@@ -23,6 +23,8 @@ CHANNEL = "threadline"
 QUEUE = "queue"  # a run became pending
 STARTED = "started"  # a run was created already running: readers wake, workers need not
 RECONNECT_S = 1.0
+# PostgreSQL takes payloads shorter than 8,000 bytes; keys are ASCII.
+MAX_PAYLOAD = 7_900
 _NOTIFY = text("SELECT pg_notify(:channel, :key)")
 
 
@@ -50,8 +52,8 @@ class Notifier:
     async def close(self) -> None:
         return None
 
-    async def announce(self, session: AsyncSession, key: str) -> None:
-        """Tell other processes about `key` once `session` commits."""
+    async def announce(self, session: AsyncSession, *keys: str) -> None:
+        """Tell other processes about `keys` once `session` commits."""
         return None
 
     def listen(self, key: str) -> asyncio.Event:
@@ -84,8 +86,17 @@ class PostgresNotifier(Notifier):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
-    async def announce(self, session: AsyncSession, key: str) -> None:
-        await session.execute(_NOTIFY, {"channel": CHANNEL, "key": key})
+    async def announce(self, session: AsyncSession, *keys: str) -> None:
+        """As few notifications as hold the keys, space-separated (keys have no spaces):
+        a flush of many runs' events is one statement, not one per run."""
+        payload = ""
+        for key in keys:
+            if payload and len(payload) + 1 + len(key) > MAX_PAYLOAD:
+                await session.execute(_NOTIFY, {"channel": CHANNEL, "key": payload})
+                payload = ""
+            payload = f"{payload} {key}" if payload else key
+        if payload:
+            await session.execute(_NOTIFY, {"channel": CHANNEL, "key": payload})
 
     async def _listen(self) -> None:
         """Keep one listening connection; after a drop (a database restart), reconnect and
@@ -97,7 +108,8 @@ class PostgresNotifier(Notifier):
                     await conn.execute(f"LISTEN {CHANNEL}")
                     self._fire_all()
                     async for note in conn.notifies():
-                        self.fire(note.payload)
+                        for key in note.payload.split(" "):
+                            self.fire(key)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
