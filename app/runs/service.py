@@ -148,8 +148,6 @@ class RunService:
         # kept, and only while awaited: a long chat's result is its whole state.
         self.awaited: Counter[str] = Counter()
         self.outcomes: dict[str, Any] = {}
-        # The assistant of each run created and started here, until it executes.
-        self.starting: dict[str, Assistant] = {}
 
     # Creating.
 
@@ -192,26 +190,22 @@ class RunService:
         # A run this process can start at once is inserted already held by it: its
         # first events then wait for no claim. Two creations racing on one thread both
         # try; the index on running runs lets one through, and the other queues.
-        direct = not body.after_seconds and self.pool.reserve()
+        start = not body.after_seconds
         try:
-            cancel = await self._insert(run, body, assistant, owner, create=create, direct=direct)
+            cancel = await self._insert(run, body, assistant, owner, create=create, start=start)
         except IntegrityError:
-            if not direct:
+            if run.status != "running":
                 raise
             self.pool.release(run)
-            direct = False
             run = self._new_run(key, assistant, body, modes, checkpoint_id, stateless, owner)
-            cancel = await self._insert(run, body, assistant, owner, create=create, direct=False)
+            cancel = await self._insert(run, body, assistant, owner, create=create, start=False)
         except BaseException:
-            if direct:
+            if run.status == "running":
                 self.pool.release(run)
             raise
         if run.status == "running":
-            self.starting[run.run_id] = assistant
             self.broker.open(run.run_id)
-            self.pool.adopt(run)
-        elif direct:
-            self.pool.release(run)
+            self.pool.adopt(run, self._execute(run, assistant))
         for other in cancel:
             await self.cancel(key, other, body.multitask_strategy, owner=owner)
         # Wakes this process's readers (and workers, for a queued run) now; other
@@ -227,11 +221,11 @@ class RunService:
         owner: str,
         *,
         create: bool,
-        direct: bool,
+        start: bool,
     ) -> list[str]:
         """Insert `run` in one transaction with the multitask strategy applied; return
-        the runs to cancel. With `direct`, a run that may start now is inserted held by
-        this process (its place reserved)."""
+        the runs to cancel. With `start`, a run on a free thread is inserted held by this
+        process if it has room (see `WorkerPool.take`)."""
         key = run.thread_id
         async with self.db.write() as session:
             # The thread (not its values: a long chat's are big) and its active runs.
@@ -243,9 +237,8 @@ class RunService:
                     f"Thread '{key}' is busy with run '{active[0]}' "
                     "and multitask_strategy is 'reject'."
                 )
-            if direct and not active:
-                self.pool.hold(run)  # it does not queue: the queue limit does not apply
-            else:
+            if not (start and not active and self.pool.take(run)):
+                # Only a run that queues counts toward the queue limit.
                 await self._check_queue(session, owner)
             metadata = {
                 **((rows[0].metadata if rows else None) or {}),
@@ -546,10 +539,10 @@ class RunService:
 
     # Executing.
 
-    async def _execute(self, run: Run) -> None:
+    async def _execute(self, run: Run, assistant: Assistant | None = None) -> None:
+        """Execute a run held here; `assistant` when the caller has it already."""
         logs.bind(run_id=run.run_id, thread_id=run.thread_id)
         kwargs = run.kwargs
-        assistant = self.starting.pop(run.run_id, None)
         if assistant is None:
             async with self.db.read() as session:
                 assistant = await session.get(Assistant, run.assistant_id)

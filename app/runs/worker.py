@@ -83,7 +83,7 @@ class WorkerPool:
         # runs that end wake it only when their thread has another run waiting), and runs
         # may be queued, so new ones queue too rather than start at once ahead of them.
         self._full = False
-        # Places held for runs being created here to start at once (see `reserve`).
+        # Places held for runs being created here to start at once (see `take`).
         self.reserved = 0
 
     def start(self) -> None:
@@ -116,23 +116,20 @@ class WorkerPool:
     def room(self) -> int:
         return self.concurrency - len(self.running) - self.reserved
 
-    def reserve(self) -> bool:
-        """Hold a place for a run that the process creating it will start itself, so
-        its first events need no claim: False when this process takes no runs, is
-        full, or was full when it last claimed (runs may be queued: a new run must not
-        pass them). The place is given back by `adopt` or `release`."""
+    def take(self, run: Run) -> bool:
+        """Make a new run held here under a fresh lease, for the process creating it to
+        start at once (its first events need no claim). False when this process takes
+        no runs, is full, or was full when it last claimed (runs may be queued: a new
+        run must not pass them). Its place is kept until `adopt` or `release`."""
         if not self._claiming or self._full or self.room <= 0:
             return False
         self.reserved += 1
-        return True
-
-    def hold(self, run: Run) -> None:
-        """Make a new run, for which a place was reserved, held here under a fresh lease."""
         run.status = "running"
         run.worker_id = self.worker_id
         run.lease_expires_at = now() + self.lease
         run.attempt = 1
         self.renewed[run.run_id] = asyncio.get_running_loop().time()
+        return True
 
     def release(self, run: Run) -> None:
         """Give back the place of a run that was not inserted after all."""
@@ -140,10 +137,10 @@ class WorkerPool:
         self.renewed.pop(run.run_id, None)
         self.wake()  # the place may serve a queued run
 
-    def adopt(self, run: Run) -> None:
-        """Execute a run that was inserted held here."""
+    def adopt(self, run: Run, work: Coroutine[Any, Any, None]) -> None:
+        """Execute a run that was inserted held here (`take`), by running `work`."""
         self.reserved -= 1
-        self.running[run.run_id] = asyncio.create_task(self._run(run))
+        self.running[run.run_id] = asyncio.create_task(self._run(run, work))
 
     async def _dispatch(self) -> None:
         """One claimer per process: it takes runs while there is room, then sleeps until
@@ -161,7 +158,8 @@ class WorkerPool:
                     log.exception("claiming runs failed")
                     runs = []
                 for run in runs:
-                    self.running[run.run_id] = asyncio.create_task(self._run(run))
+                    work = self.execute(run)
+                    self.running[run.run_id] = asyncio.create_task(self._run(run, work))
                     self.renewed[run.run_id] = taken_at
                 if len(runs) < room:
                     break  # nothing more to take now
@@ -172,9 +170,9 @@ class WorkerPool:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._wakeup.wait(), IDLE_POLL_S)
 
-    async def _run(self, run: Run) -> None:
+    async def _run(self, run: Run, work: Coroutine[Any, Any, None]) -> None:
         try:
-            await self.execute(run)
+            await work
         finally:
             self.running.pop(run.run_id, None)
             self.renewed.pop(run.run_id, None)
