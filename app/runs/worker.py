@@ -5,10 +5,11 @@ older pending run (or of a running run whose lease expired: its worker died). A 
 index on running runs per thread makes the database refuse a second running run on a
 thread, whatever the number of workers and processes.
 
-While runs execute, one heartbeat per process renews their leases in one statement and
-reads back cancel requests, so a cancel made through any API process reaches the run
-within a heartbeat. The heartbeat runs on the same event loop as the runs: a process
-whose loop is stuck stops renewing, and its runs go to another worker.
+While runs execute, one heartbeat per process reads their rows back, so a cancel made
+through any API process reaches the run within a heartbeat, and renews the leases that
+are due: a lease is renewed once a quarter of it has passed, so a run shorter than that
+(a chat turn) is never updated. The heartbeat runs on the same event loop as the runs: a
+process whose loop is stuck stops renewing, and its runs go to another worker.
 
 A process that cannot renew (the database is unreachable, or slow) stops its runs
 itself before their leases may have expired: once another worker may have claimed a
@@ -73,8 +74,10 @@ class WorkerPool:
         self.running: dict[str, asyncio.Task[None]] = {}
         # Loop time at which each running run's lease was last taken or renewed.
         self.renewed: dict[str, float] = {}
-        # Stop a run this long after its last renewal, a margin before its lease ends.
-        self.hold_s = lease_s - max(heartbeat_s, lease_s / 4)
+        # Renew a lease this long after it was taken or last renewed, and stop the run
+        # here if that has not succeeded by `hold_s`, a margin before the lease ends.
+        self.renew_s = max(heartbeat_s, lease_s / 4)
+        self.hold_s = lease_s - self.renew_s
         self._beating: asyncio.Task[None] | None = None
         self._wakeup = asyncio.Event()
         self._loops: list[asyncio.Task[None]] = []
@@ -267,31 +270,42 @@ class WorkerPool:
             log.exception("renewing leases failed")
 
     async def beat(self) -> None:
-        """Renew the leases of this process's runs; stop the ones cancelled or lost."""
+        """Stop the runs cancelled or lost here, and renew the leases that are due.
+
+        The rows are read, not updated, unless a lease is due: renewing every running row
+        on every beat had the UPDATE wait for the share locks their saves hold (`fence`),
+        and hold up, while it waited, the saves of the rows it had already locked."""
         ids = list(self.running)
         started = asyncio.get_running_loop().time()
-        stamp = now()
-        async with self.db.write() as session:
-            rows = await session.execute(
-                update(Run)
-                .where(
-                    Run.run_id.in_(ids),
-                    Run.worker_id == self.worker_id,
-                    Run.status == "running",
+        due = [i for i in ids if started - self.renewed.get(i, started) >= self.renew_s]
+        held = and_(Run.worker_id == self.worker_id, Run.status == "running")
+        kept: dict[str, str | None] = {}
+        if len(due) < len(ids):
+            async with self.db.read() as session:
+                rows = await session.execute(
+                    select(Run.run_id, Run.cancel_action).where(
+                        Run.run_id.in_(set(ids).difference(due)), held
+                    )
                 )
-                .values(lease_expires_at=stamp + self.lease)
-                .returning(Run.run_id, Run.cancel_action)
-            )
-            kept = dict(rows.all())
+                kept.update(rows.all())
+        if due:
+            async with self.db.write() as session:
+                rows = await session.execute(
+                    update(Run)
+                    .where(Run.run_id.in_(due), held)
+                    .values(lease_expires_at=now() + self.lease)
+                    .returning(Run.run_id, Run.cancel_action)
+                )
+                renewed = dict(rows.all())
+            kept.update(renewed)
+            for run_id in renewed.keys() & self.renewed.keys():
+                self.renewed[run_id] = started
         for run_id in ids:
             if run_id not in self.running:
                 continue
             if run_id not in kept:
                 self.on_stop(run_id, "abandon")
-                continue
-            if run_id in self.renewed:
-                self.renewed[run_id] = started
-            if kept[run_id]:
+            elif kept[run_id]:
                 self.on_stop(run_id, kept[run_id])
 
     async def fence(self, conn: AsyncConnection, ops: Sequence[SaveOp]) -> None:
