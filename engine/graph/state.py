@@ -356,6 +356,7 @@ class _Compiler:
             read=lambda channels: channels[START].get(),
             write=write,
             hidden=True,
+            inline=True,
         )
 
     def _node(self, name: str, spec: NodeSpec, joins: list[str]) -> Node:

@@ -465,7 +465,7 @@ class Loop:
                             "astream, or give the node a sync function."
                         )
                     output = await node.call(task.input, config, pad.writer)
-                elif inline:
+                elif inline or node.inline:
                     output = node.call(task.input, config, pad.writer)
                 else:
                     output = await asyncio.to_thread(node.call, task.input, config, pad.writer)

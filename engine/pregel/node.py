@@ -33,6 +33,10 @@ class Node:
     hidden: bool = False
     # Whether `call` uses its config argument; otherwise the loop passes None.
     wants_config: bool = False
+    # A sync `call` made by the engine, running no user code: the loop calls it in place
+    # rather than in a worker thread, whose hop cost a turn's first token several
+    # milliseconds on a busy process (the thread waits for the GIL).
+    inline: bool = False
 
 
 def adapt(fn: Callable[..., Any]) -> tuple[Callable[..., Any], bool, bool]:
