@@ -11,7 +11,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from engine.checkpoint.base import BaseCheckpointSaver, Checkpoint, Config, checkpoint_config
+from engine.checkpoint.base import (
+    BaseCheckpointSaver,
+    Checkpoint,
+    Config,
+    PutCheckpoint,
+    checkpoint_config,
+)
 from engine.checkpoint.ids import new_checkpoint_id
 
 State = tuple[dict[str, Any], dict[str, Any]]  # (channel_versions, channel_values)
@@ -33,7 +39,19 @@ class History:
     states: dict[str, State] = field(default_factory=dict)
     head: str | None = None
 
-    async def put(
+    async def put(self, changes: dict[str, Any], **how: Any) -> str:
+        """Save a child of `parent` (the last put by default) with `changes` applied."""
+        head = self.head
+        op = self.put_op(changes, **how)
+        try:
+            saved = await self.saver.aput(op.config, op.checkpoint, op.metadata, op.new_versions)
+        except BaseException:
+            self.head = head
+            raise
+        assert saved == checkpoint_config(self.thread_id, self.ns, op.checkpoint["id"])
+        return op.checkpoint["id"]
+
+    def put_op(
         self,
         changes: dict[str, Any],
         *,
@@ -42,8 +60,8 @@ class History:
         source: str = "loop",
         step: int = 0,
         **metadata: Any,
-    ) -> str:
-        """Save a child of `parent` (the last put by default) with `changes` applied."""
+    ) -> PutCheckpoint:
+        """The save `put` makes, for a batch (`abatch`); the history's head moves to it."""
         parent_id = self.head if parent == "head" else parent
         versions, values = self.states[parent_id] if parent_id else ({}, {})
         versions, values = dict(versions), dict(values)
@@ -68,11 +86,9 @@ class History:
             else {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": self.ns}}
         )
         full_metadata = {"source": source, "step": step, "parents": {}, **metadata}
-        saved = await self.saver.aput(config, checkpoint, full_metadata, new_versions)
-        assert saved == checkpoint_config(self.thread_id, self.ns, checkpoint["id"])
         self.states[checkpoint["id"]] = (versions, values)
         self.head = checkpoint["id"]
-        return checkpoint["id"]
+        return PutCheckpoint(config, checkpoint, full_metadata, new_versions)  # type: ignore[arg-type]
 
     def config(self, checkpoint_id: str | None = None) -> Config:
         if checkpoint_id is None:

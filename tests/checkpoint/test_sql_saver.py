@@ -13,6 +13,7 @@ import psycopg
 import pytest
 from sqlalchemy import event, func, select, text, update
 
+from engine.checkpoint.base import PutWrites, checkpoint_config
 from engine.checkpoint.sql.models import blob_table, item_table, thread_table
 from engine.checkpoint.sql.saver import SQLSaver, ThreadDeletedError
 from tests.checkpoint.chat import bytes_on_disk, run_chat
@@ -81,6 +82,42 @@ async def test_head_of_a_long_thread_is_read_with_two_queries(pg_saver: SQLSaver
         await reader.aget_tuple(chat.config)
         timings.append(time.perf_counter() - started)
     assert statistics.median(timings) < 0.025
+
+
+async def test_a_batch_claims_its_thread_row_once(sql_saver: SQLSaver) -> None:
+    """A step's writes and the next checkpoints, saved in one batch as the loop does, claim
+    the thread's row in one statement; the puts still count one by one, so the saver's
+    cache stays usable for the next save."""
+    h = History(sql_saver, "batched")
+    start = await h.put({"__start__": {"messages": ["hi"]}}, source="input", step=-1)
+    statements: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(statement)
+
+    ops = [
+        PutWrites(checkpoint_config("batched", "", start), [("messages", ["hi"])], "start"),
+        h.put_op({"messages": ["hi"]}, emptied=("__start__",), step=0),
+        PutWrites(checkpoint_config("batched", "", h.head), [("messages", ["hello"])], "chat"),
+        h.put_op({"messages": ["hi", "hello"]}, step=1),
+    ]
+    event.listen(sql_saver.engine.sync_engine, "before_cursor_execute", record)
+    try:
+        await sql_saver.abatch(ops)
+        assert sum("checkpoint_threads" in statement for statement in statements) == 1
+        statements.clear()
+        await h.put({"messages": ["hi", "hello", "bye"]}, step=2)
+        # The cache knew the batch's head: the put read nothing before writing.
+        assert not [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+    finally:
+        event.remove(sql_saver.engine.sync_engine, "before_cursor_execute", record)
+    async with sql_saver.engine.connect() as conn:
+        put_count = await conn.scalar(select(thread_table.c.put_count))
+    assert put_count == 4
+    loaded = await sql_saver.aget_tuple(h.config())
+    assert loaded is not None
+    assert loaded.checkpoint["channel_values"]["messages"] == ["hi", "hello", "bye"]
+    assert [(w[0], w[2]) for w in loaded.pending_writes] == []
 
 
 async def test_caches_follow_what_other_processes_delete(sql_saver: SQLSaver) -> None:

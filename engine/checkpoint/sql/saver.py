@@ -154,10 +154,22 @@ class _Vanished(Exception):
 class _Txn:
     """What a write transaction did so far, for its later saves: the threads whose row
     it locked (thread id -> key), and what its puts left each thread as (the shared cache
-    learns that only at the commit)."""
+    learns that only at the commit). `puts` counts the puts it holds per thread: the
+    first save of such a thread claims its row once for all of them."""
 
+    puts: Counter[str] = field(default_factory=Counter)
     locked: dict[str, int] = field(default_factory=dict)
+    claims: dict[str, _Holding] = field(default_factory=dict)
     caches: dict[str, _ThreadCache] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class _Holding:
+    """A thread row as one put sees it: its key, the put_count that put made, its epoch."""
+
+    id: int
+    put_count: int
+    epoch: int
 
 
 # A save inside a write transaction; it returns what to remember once the transaction
@@ -476,10 +488,11 @@ class SQLSaver(BaseCheckpointSaver):
         steps = [step for step in steps if step is not None]
         if not steps:
             return
+        puts = Counter(thread_key(op.config)[0] for op in ops if isinstance(op, PutCheckpoint))
 
         async def run() -> None:
             done: list[Callable[[], None]] = []
-            txn = _Txn()
+            txn = _Txn(puts)
             async with write_transaction(self.engine) as conn:
                 if self.fence is not None:
                     await self.fence(conn, ops)
@@ -511,8 +524,8 @@ class SQLSaver(BaseCheckpointSaver):
         }
 
         async def put(conn: AsyncConnection, txn: _Txn) -> Callable[[], None]:
-            thread = await self._claim(conn, thread_id, bump=True)
-            key = txn.locked[thread_id] = thread.id
+            thread = await self._hold(conn, txn, thread_id)
+            key = thread.id
             cache = self._current_cache(thread_id, key, thread.put_count, txn)
             parent = await self._parent(conn, cache, key, ns, parent_id)
             plan = await self._plan(conn, cache, thread, ns, checkpoint, new_versions, parent)
@@ -563,9 +576,11 @@ class SQLSaver(BaseCheckpointSaver):
             return None
 
         async def put_writes(conn: AsyncConnection, txn: _Txn) -> None:
-            # A put earlier in the transaction holds the thread's row already.
+            # A put of the transaction holds, or is about to hold, the thread's row.
             key = txn.locked.get(thread_id)
-            if key is None:
+            if key is None and txn.puts[thread_id]:
+                key = (await self._hold(conn, txn, thread_id, put=False)).id
+            elif key is None:
                 key = txn.locked[thread_id] = await self._share(conn, thread_id)
             special = [{**r, "thread": key} for r in rows if r["idx"] < 0]
             ordinary = [{**r, "thread": key} for r in rows if r["idx"] >= 0]
@@ -628,7 +643,7 @@ class SQLSaver(BaseCheckpointSaver):
                 locked = {}
                 for thread_id in sorted({source_id, target_id}):  # one lock order: no deadlock
                     locked[thread_id] = await (
-                        self._claim(conn, thread_id, bump=True)
+                        self._claim(conn, thread_id, bump=1)
                         if thread_id == target_id
                         else self._shared(conn, thread_id)
                     )
@@ -792,14 +807,31 @@ class SQLSaver(BaseCheckpointSaver):
 
     # The write path.
 
-    async def _claim(self, conn: AsyncConnection, thread_id: str, *, bump: bool) -> Row[Any]:
+    async def _claim(self, conn: AsyncConnection, thread_id: str, *, bump: int) -> Row[Any]:
         """Lock the thread's row for this transaction (creating it on the first write) and
         return its id (the thread's key), put_count and epoch; refuse a deleted thread."""
-        params = {"thread_id": thread_id, "bump": int(bump), "now": datetime.now(UTC)}
+        params = {"thread_id": thread_id, "bump": bump, "now": datetime.now(UTC)}
         row = (await conn.execute(self._claim_thread, params)).one()
         if row.deleted_at is not None:
             raise ThreadDeletedError(thread_id)
         return row
+
+    async def _hold(
+        self, conn: AsyncConnection, txn: _Txn, thread_id: str, *, put: bool = True
+    ) -> _Holding:
+        """The thread's row as the transaction's next put of it sees it. Its first save
+        claims the row for every put of the thread in the transaction at once, and each
+        put then counts one up from where the row was."""
+        claim = txn.claims.get(thread_id)
+        if claim is None:
+            puts = txn.puts[thread_id]
+            row = await self._claim(conn, thread_id, bump=puts)
+            txn.locked[thread_id] = row.id
+            claim = _Holding(row.id, row.put_count - puts, row.epoch)
+        if put:
+            claim = _Holding(claim.id, claim.put_count + 1, claim.epoch)
+        txn.claims[thread_id] = claim
+        return claim
 
     async def _shared(self, conn: AsyncConnection, thread_id: str) -> Row[Any] | None:
         """The thread's row (id, deleted_at), locked against a concurrent delete but not
@@ -817,7 +849,7 @@ class SQLSaver(BaseCheckpointSaver):
         concurrent delete, not each other (parallel tasks of one step save at once)."""
         row = await self._shared(conn, thread_id)
         if row is None:
-            return (await self._claim(conn, thread_id, bump=False)).id
+            return (await self._claim(conn, thread_id, bump=0)).id
         if row.deleted_at is not None:
             raise ThreadDeletedError(thread_id)
         return row.id
@@ -906,7 +938,7 @@ class SQLSaver(BaseCheckpointSaver):
         self,
         conn: AsyncConnection,
         cache: _ThreadCache | None,
-        thread: Row[Any],
+        thread: _Holding,
         ns: str,
         checkpoint: Checkpoint,
         new_versions: dict[str, Version],
@@ -1049,7 +1081,7 @@ class SQLSaver(BaseCheckpointSaver):
 
     # The cache.
 
-    def _remember_put(self, thread_id: str, thread: Row[Any], ns: str, plan: _Plan) -> None:
+    def _remember_put(self, thread_id: str, thread: _Holding, ns: str, plan: _Plan) -> None:
         key, put_count = thread.id, thread.put_count
         cache = self._current_cache(thread_id, key, put_count) or _ThreadCache(
             key, put_count, {}, {}
