@@ -556,6 +556,7 @@ class RunService:
         await self.broker.attach(run.run_id, retry=run.attempt > 1)
         self.broker.publish(run.run_id, "metadata", {"run_id": run.run_id, "attempt": run.attempt})
         status, error = "success", None
+        final: list[StateSnapshot] = []
         config = self._config(run, assistant)
         graph_input = self._input(kwargs)
         if run.attempt > 1 and await self._has_started(run):
@@ -572,6 +573,7 @@ class RunService:
                 durability=kwargs.get("durability"),
                 interrupt_before=kwargs.get("interrupt_before"),
                 interrupt_after=kwargs.get("interrupt_after"),
+                final_state=final.append,
             ):
                 for event, data in mapper.events(ns, mode, payload):
                     self.broker.publish(run.run_id, event, data)
@@ -597,7 +599,7 @@ class RunService:
             self.broker.publish(
                 run.run_id, "error", {"error": type(exc).__name__, "message": str(exc)}
             )
-        await self._finish(run, graph, status, error)
+        await self._finish(run, graph, status, error, final[0] if final else None)
 
     async def _has_started(self, run: Run) -> bool:
         config = {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}}
@@ -645,22 +647,35 @@ class RunService:
         }
 
     async def _finish(
-        self, run: Run, graph: CompiledGraph | None, status: str, error: BaseException | None
+        self,
+        run: Run,
+        graph: CompiledGraph | None,
+        status: str,
+        error: BaseException | None,
+        state: StateSnapshot | None = None,
     ) -> None:
+        """Record the run's outcome; `state` is the thread's state after it when the run
+        knows it (it ended at END), else it is read back."""
         self.finishing.add(run.run_id)
         try:
-            await self._record(run, graph, status, error)
+            await self._record(run, graph, status, error, state)
         finally:
             self.finishing.discard(run.run_id)
 
     async def _record(
-        self, run: Run, graph: CompiledGraph | None, status: str, error: BaseException | None
+        self,
+        run: Run,
+        graph: CompiledGraph | None,
+        status: str,
+        error: BaseException | None,
+        state: StateSnapshot | None,
     ) -> None:
         values: Any = None
         interrupts: dict[str, Any] = {}
         resting = "idle"
         if graph is not None:
-            state = await self._final_state(run, graph, failed=error is not None)
+            if state is None:
+                state = await self._final_state(run, graph, failed=error is not None)
             resting, values, interrupts = head_of(state)
         if error is not None:
             result: Any = {"__error__": {"error": type(error).__name__, "message": str(error)}}

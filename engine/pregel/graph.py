@@ -15,6 +15,7 @@ from engine.channels import Channel
 from engine.checkpoint.base import (
     BaseCheckpointSaver,
     CheckpointTuple,
+    checkpoint_config,
 )
 from engine.errors import GraphInterrupt, InvalidUpdateError
 from engine.pregel import context
@@ -216,9 +217,12 @@ class CompiledGraph:
         durability: Durability | None = None,
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
+        final_state: Callable[[StateSnapshot], None] | None = None,
         _inline_sync: bool = False,
         **_ignored: Any,
     ) -> AsyncIterator[Any]:
+        """Stream a run. `final_state`, when given, is called with the thread's state once
+        the run has ended at END, built from memory: what `aget_state` would read back."""
         single = isinstance(stream_mode, str) or stream_mode is None
         modes = [stream_mode or "updates"] if single else list(stream_mode)  # type: ignore[list-item]
         unknown = [m for m in modes if m not in _ALL_MODES]
@@ -265,6 +269,8 @@ class CompiledGraph:
             while buffer:
                 yield buffer.popleft()
             runner.result()
+            if final_state is not None and loop.status == "done" and loop.head_saved_at:
+                final_state(self._final_snapshot(loop))
         finally:
             if not runner.done():
                 runner.cancel()
@@ -407,6 +413,22 @@ class CompiledGraph:
             parent_config=saved.parent_config,
             tasks=tuple(shown),
             interrupts=tuple(i for t in shown for i in t.interrupts),
+        )
+
+    def _final_snapshot(self, loop: Loop) -> StateSnapshot:
+        """The head a run that ended at END saved: no task is due there and no write is
+        pending, so its values are the loop's channels."""
+        parent = loop.saved_parent
+        return StateSnapshot(
+            values=self.read_state(loop.channels),
+            next=(),
+            config=checkpoint_config(loop.thread_id, loop.ns_str, loop.checkpoint_id),
+            metadata=loop.head_metadata,
+            created_at=loop.head_saved_at,
+            parent_config=checkpoint_config(loop.thread_id, loop.ns_str, parent)
+            if parent
+            else None,
+            tasks=(),
         )
 
     def _reader_loop(self, saved: CheckpointTuple) -> Loop:

@@ -116,6 +116,8 @@ class Loop:
         self.parent_id: str | None = None
         self.head_metadata: dict[str, Any] = {}
         self.head_parent: str | None = None
+        # When this call saved the head version (not when it only read it).
+        self.head_saved_at: str | None = None
         self.saved_versions: dict[str, int] = {}
         self.updated: set[str] | None = None
         self.pending: list[tuple[str, str, Any]] = []
@@ -516,6 +518,12 @@ class Loop:
 
     # Checkpoints.
 
+    @property
+    def saved_parent(self) -> str | None:
+        """The parent of the head as saved: under `exit` durability the versions between
+        the last saved one and the head are never saved."""
+        return self._exit_parent if self.durability == "exit" else self.head_parent
+
     def _config(self) -> dict[str, Any]:
         return checkpoint_config(self.thread_id, self.ns_str, self.checkpoint_id)
 
@@ -563,6 +571,7 @@ class Loop:
         else:
             await self._save(PutCheckpoint(parent_config, checkpoint, metadata, new_versions))
         self.head_metadata, self.head_parent = metadata, parent
+        self.head_saved_at = checkpoint["ts"]
         if "checkpoints" in self.modes or "debug" in self.modes:
             self.step += 1
             try:
