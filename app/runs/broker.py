@@ -60,6 +60,8 @@ class StreamBroker:
         # Coroutine function: run_id -> True when the run reached a final status.
         self._is_final = is_final
         self._flushing: asyncio.Task[None] | None = None
+        # Keys to announce with the next flush (`announce_later`).
+        self._later: set[str] = set()
 
     async def attach(self, run_id: str, *, retry: bool) -> None:
         """Before a run executes here: a retry continues numbering after what an earlier
@@ -92,6 +94,15 @@ class StreamBroker:
         stream.unsaved += 1
         stream.changed.set()
         stream.changed = asyncio.Event()
+        self._schedule_flush()
+
+    def announce_later(self, key: str) -> None:
+        """Tell other processes about `key` with the next flush of events, within
+        FLUSH_EVERY_S, rather than with a statement of its own."""
+        self._later.add(key)
+        self._schedule_flush()
+
+    def _schedule_flush(self) -> None:
         if self._flushing is None or self._flushing.done():
             self._flushing = asyncio.ensure_future(self._flush_soon())
 
@@ -120,17 +131,24 @@ class StreamBroker:
 
     async def flush(self, run_id: str | None = None) -> None:
         rows, flushed = self._take([run_id] if run_id is not None else list(self.streams))
-        if rows:
+        keys = [*map(run_key, flushed), *self._later]
+        self._later.clear()
+        if rows or keys:
             async with self.db.write() as session:
-                await session.execute(_ADD_EVENTS, rows)
-                await self.notifier.announce(session, *map(run_key, flushed))
+                if rows:
+                    await session.execute(_ADD_EVENTS, rows)
+                await self.notifier.announce(session, *keys)
 
     async def record_rest(self, session: AsyncSession, run_id: str) -> None:
-        """Save the run's last events in `session`'s transaction, the one that records
-        its outcome (which announces it), rather than in a transaction of their own."""
+        """Save the run's last events and announce the run (with any key waiting for a
+        flush) in `session`'s transaction, the one that records its outcome, rather than
+        in a transaction of their own."""
         rows, _ = self._take([run_id])
         if rows:
             await session.execute(_ADD_EVENTS, rows)
+        keys = [run_key(run_id), *self._later]
+        self._later.clear()
+        await self.notifier.announce(session, *keys)
 
     async def close(self, run_id: str) -> None:
         """The run reached a final status: record the rest and release live readers."""

@@ -21,7 +21,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 log = logging.getLogger(__name__)
 CHANNEL = "threadline"
 QUEUE = "queue"  # a run became pending
-STARTED = "started"  # a run was created already running: readers wake, workers need not
+# A run was created already running: readers wake, workers need not. Sent with the run's
+# first events (StreamBroker.announce_later), not in the transaction that created it.
+STARTED = "started"
 RECONNECT_S = 1.0
 # PostgreSQL takes payloads shorter than 8,000 bytes; keys are ASCII.
 MAX_PAYLOAD = 7_900

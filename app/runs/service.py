@@ -31,7 +31,7 @@ from app.errors import Conflict, Invalid, NotFound, TooManyRequests
 from app.graphs import GraphRegistry
 from app.runs.broker import POLL_EVERY_S, Event, StreamBroker
 from app.runs.events import EventMapper, engine_modes
-from app.runs.notify import QUEUE, STARTED, run_key, until
+from app.runs.notify import QUEUE, STARTED, until
 from app.runs.worker import LeaseLost, WorkerPool
 from app.schemas.runs import RunCreate
 from app.schemas.runs import Send as SendModel
@@ -71,19 +71,25 @@ _REQUEUE = (
     .values(status="pending", worker_id=None, lease_expires_at=None, updated_at=bindparam("now"))
 )
 _HOLDS = select(func.count()).select_from(Run).where(_HELD)
-# A thread's owner and metadata with its active runs: a row per run (none: one row
-# whose run_id is null), or no row when the thread does not exist.
-_THREAD_AND_ACTIVE = (
-    select(Thread.owner, Thread.metadata_.label("metadata"), Run.run_id)
-    .select_from(Thread)
-    .outerjoin(Run, and_(Run.thread_id == Thread.thread_id, Run.status.in_(("pending", "running"))))
-    .where(Thread.thread_id == bindparam("thread"))
-    .order_by(Run.run_id)
+# Marks the thread busy and returns its owner, metadata and active runs (their ids,
+# space-separated, or null): no row when the thread does not exist. One statement, not a
+# read and then an update, on the path to a run's first token.
+_ACTIVE = (
+    select(func.aggregate_strings(Run.run_id, " "))
+    .where(Run.thread_id == Thread.thread_id, Run.status.in_(("pending", "running")))
+    .scalar_subquery()
 )
 _BUSY = (
+    update(Thread)
+    .where(Thread.thread_id == bindparam("thread"))
+    .values(status="busy", updated_at=bindparam("now"))
+    .returning(Thread.owner, Thread.metadata_.label("metadata"), _ACTIVE.label("active"))
+    .execution_options(synchronize_session=False)
+)
+_SET_METADATA = (
     update(Thread.__table__)
     .where(Thread.__table__.c.thread_id == bindparam("thread"))
-    .values(status="busy", metadata=bindparam("metadata"), updated_at=bindparam("now"))
+    .values(metadata=bindparam("metadata"))
 )
 _QUEUED = (
     select(func.count())
@@ -205,6 +211,8 @@ class RunService:
             raise
         if run.status == "running":
             self.broker.open(run.run_id)
+            # Readers of the thread in other processes: with the run's first events.
+            self.broker.announce_later(STARTED)
             self.pool.adopt(run, self._execute(run, assistant))
         for other in cancel:
             await self.cancel(key, other, body.multitask_strategy, owner=owner)
@@ -229,9 +237,9 @@ class RunService:
         key = run.thread_id
         async with self.db.write() as session:
             # The thread (not its values: a long chat's are big) and its active runs.
-            rows = (await session.execute(_THREAD_AND_ACTIVE, {"thread": key})).all()
-            _refuse_foreign(rows[0].owner if rows else None, key, owner, create=create)
-            active = [row.run_id for row in rows if row.run_id is not None]
+            found = (await session.execute(_BUSY, {"thread": key, "now": run.created_at})).first()
+            _refuse_foreign(found and found.owner, key, owner, create=create)
+            active = sorted(found.active.split()) if found and found.active else []
             if active and body.multitask_strategy == "reject":
                 raise Conflict(
                     f"Thread '{key}' is busy with run '{active[0]}' "
@@ -240,23 +248,21 @@ class RunService:
             if not (start and not active and self.pool.take(run)):
                 # Only a run that queues counts toward the queue limit.
                 await self._check_queue(session, owner)
+            known = (found and found.metadata) or {}
             metadata = {
-                **((rows[0].metadata if rows else None) or {}),
+                **known,
                 "graph_id": assistant.graph_id,
                 "assistant_id": assistant.assistant_id,
             }
-            if rows:
-                await session.execute(
-                    _BUSY, {"thread": key, "metadata": metadata, "now": run.created_at}
-                )
-            else:
+            if found and metadata != known:
+                await session.execute(_SET_METADATA, {"thread": key, "metadata": metadata})
+            elif not found:
                 thread = new_thread(key, metadata, owner)
                 thread.status = "busy"
                 await session.execute(insert(Thread.__table__).values(columns_of(thread)))
             await session.execute(insert(Run.__table__).values(columns_of(run)))
-            await self.broker.notifier.announce(
-                session, QUEUE if run.status == "pending" else STARTED
-            )
+            if run.status == "pending":
+                await self.broker.notifier.announce(session, QUEUE)
         return active if body.multitask_strategy in ("interrupt", "rollback") else []
 
     async def _check_queue(self, session: AsyncSession, owner: str) -> None:
@@ -697,7 +703,6 @@ class RunService:
                 session, run.thread_id, resting, values=values, interrupts=interrupts
             )
             await self.broker.record_rest(session, run.run_id)
-            await self.broker.notifier.announce(session, run_key(run.run_id))
         if waiting:
             self.pool.wake()  # the thread's next run may start now
         if run.run_id in self.awaited:
