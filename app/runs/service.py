@@ -74,18 +74,21 @@ _HOLDS = select(func.count()).select_from(Run).where(_HELD)
 # Marks the thread busy and returns its owner, metadata and active runs (their ids,
 # space-separated, or null): no row when the thread does not exist. One statement, not a
 # read and then an update, on the path to a run's first token.
+# Statements on the tables' columns, not on ORM attributes: an ORM-enabled statement is
+# copied on every execution, and its cache key computed anew.
+_THREADS, _RUNS = Thread.__table__.c, Run.__table__.c
 _ACTIVE = (
-    select(func.aggregate_strings(Run.run_id, " "))
-    .where(Run.thread_id == Thread.thread_id, Run.status.in_(("pending", "running")))
+    select(func.aggregate_strings(_RUNS.run_id, " "))
+    .where(_RUNS.thread_id == _THREADS.thread_id, _RUNS.status.in_(("pending", "running")))
     .scalar_subquery()
 )
 _BUSY = (
-    update(Thread)
-    .where(Thread.thread_id == bindparam("thread"))
+    update(Thread.__table__)
+    .where(_THREADS.thread_id == bindparam("thread"))
     .values(status="busy", updated_at=bindparam("now"))
-    .returning(Thread.owner, Thread.metadata_.label("metadata"), _ACTIVE.label("active"))
-    .execution_options(synchronize_session=False)
+    .returning(_THREADS.owner, _THREADS.metadata, _ACTIVE.label("active"))
 )
+_ADD_RUN = insert(Run.__table__)
 _SET_METADATA = (
     update(Thread.__table__)
     .where(Thread.__table__.c.thread_id == bindparam("thread"))
@@ -260,7 +263,7 @@ class RunService:
                 thread = new_thread(key, metadata, owner)
                 thread.status = "busy"
                 await session.execute(insert(Thread.__table__).values(columns_of(thread)))
-            await session.execute(insert(Run.__table__).values(columns_of(run)))
+            await session.execute(_ADD_RUN, columns_of(run))
             if run.status == "pending":
                 await self.broker.notifier.announce(session, QUEUE)
         return active if body.multitask_strategy in ("interrupt", "rollback") else []

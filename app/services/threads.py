@@ -89,18 +89,21 @@ async def active_runs(session: AsyncSession, thread_id: str) -> int:
 @functools.cache
 def _settle_statement(changed: tuple[str, ...]) -> Any:
     """Built once per set of changed columns: a run ends with one, every time."""
+    # Columns of the tables, not ORM attributes: an ORM-enabled statement is copied on
+    # every execution, and its cache key computed anew.
+    threads, runs = Thread.__table__.c, Run.__table__.c
     thread_id = bindparam("settled_thread")
-    waiting = exists().where(Run.thread_id == thread_id, Run.status.in_(("pending", "running")))
-    resting = bindparam("resting", type_=Thread.__table__.c.status.type)
+    waiting = exists().where(runs.thread_id == thread_id, runs.status.in_(("pending", "running")))
+    resting = bindparam("resting", type_=threads.status.type)
     return (
         sql_update(Thread.__table__)
-        .where(Thread.thread_id == thread_id)
+        .where(threads.thread_id == thread_id)
         .values(
             status=case((waiting, "busy"), else_=resting),
             updated_at=bindparam("now"),
             **{name: bindparam(f"new_{name}") for name in changed},
         )
-        .returning(Thread.status)
+        .returning(threads.status)
     )
 
 
