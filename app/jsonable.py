@@ -32,9 +32,9 @@ def to_json(value: Any) -> str:
     walks the containers and calls back only for other objects: a stream event (a
     token's metadata, a state of many messages) costs no Python walk of its own."""
     try:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_plain)
+        return _encode_objects(value)
     except TypeError:  # a dict key that is not a string or a number
-        return json.dumps(jsonable(value), separators=(",", ":"), ensure_ascii=False)
+        return _encode(jsonable(value))
 
 
 def _plain(value: Any) -> Any:
@@ -64,3 +64,8 @@ def _plain(value: Any) -> Any:
     if isinstance(value, BaseException):
         return {"error": type(value).__name__, "message": str(value)}
     return repr(value)
+
+
+# Built once: json.dumps with options builds an encoder on every call.
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_encode_objects = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=_plain).encode

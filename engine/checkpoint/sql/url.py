@@ -52,9 +52,9 @@ def normalize_url(url: str | URL) -> URL:
     return parsed
 
 
-def _compact_json(value: Any) -> str:
-    # The default separators add two bytes per key to every stored JSON column.
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+# The default separators add two bytes per key to every stored JSON column; built once,
+# as json.dumps with options builds an encoder on every call.
+_compact_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 def create_engine(
