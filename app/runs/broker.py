@@ -23,6 +23,8 @@ from app.jsonable import to_json
 from app.runs.notify import Notifier, run_key, until
 
 FLUSH_EVERY_S = 0.05
+# A live reader sends at most one write per this long (see `follow`).
+COALESCE_S = 0.005
 # Readers in other processes are woken by a notification; this is the safety net.
 POLL_EVERY_S = 1.0
 # Core, not ORM, statements on the hot path: the ORM's bulk machinery costs more than the
@@ -172,17 +174,24 @@ class StreamBroker:
         """Events with seq > `after`, then live ones until the run ends, in batches of
         those ready at once (a reader sends a batch in one write)."""
         next_seq = after + 1
+        clock = asyncio.get_running_loop().time
         while True:
             stream = self.streams.get(run_id)
             if stream is not None and next_seq >= stream.base:
                 # Held, not looked up again: a stream that ended leaves the dict.
+                sent = -COALESCE_S
                 while True:
                     if next_seq < stream.end:
                         yield stream.events[next_seq - stream.base :]
-                        next_seq = stream.end
+                        next_seq, sent = stream.end, clock()
                     if stream.done:
                         break
                     await stream.changed.wait()
+                    # Events closer together than COALESCE_S (a reply streamed token by
+                    # token) go out together; one after a pause goes out at once.
+                    gap = sent + COALESCE_S - clock()
+                    if gap > 0 and not stream.done:
+                        await asyncio.sleep(gap)
                 if stream.final:
                     return
                 continue  # the run left this process: it goes on elsewhere
