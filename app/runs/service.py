@@ -565,7 +565,7 @@ class RunService:
         await self.broker.attach(run.run_id, retry=run.attempt > 1)
         self.broker.publish(run.run_id, "metadata", {"run_id": run.run_id, "attempt": run.attempt})
         status, error = "success", None
-        final: list[StateSnapshot] = []
+        final: StateSnapshot | None = None
         config = self._config(run, assistant)
         graph_input = self._input(kwargs)
         if run.attempt > 1 and await self._has_started(run):
@@ -573,19 +573,22 @@ class RunService:
             # checkpoint: finished tasks are not re-run, the input not applied twice.
             graph_input = None
             config["configurable"].pop("checkpoint_id", None)
+
+        def publish(part: tuple[tuple[str, ...], str, Any]) -> None:
+            for event, data in mapper.events(*part):
+                self.broker.publish(run.run_id, event, data)
+
         try:
-            async for ns, mode, payload in graph.astream(
+            final = await graph.arun(
                 graph_input,
                 config,
+                publish,
                 stream_mode=engine_modes(modes),
                 subgraphs=True,
                 durability=kwargs.get("durability"),
                 interrupt_before=kwargs.get("interrupt_before"),
                 interrupt_after=kwargs.get("interrupt_after"),
-                final_state=final.append,
-            ):
-                for event, data in mapper.events(ns, mode, payload):
-                    self.broker.publish(run.run_id, event, data)
+            )
         except asyncio.CancelledError:
             action = self.cancel_actions.pop(run.run_id, "interrupt")
             if action == "abandon":
@@ -608,7 +611,7 @@ class RunService:
             self.broker.publish(
                 run.run_id, "error", {"error": type(exc).__name__, "message": str(exc)}
             )
-        await self._finish(run, graph, status, error, final[0] if final else None)
+        await self._finish(run, graph, status, error, final)
 
     async def _has_started(self, run: Run) -> bool:
         config = {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}}

@@ -217,17 +217,10 @@ class CompiledGraph:
         durability: Durability | None = None,
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
-        final_state: Callable[[StateSnapshot], None] | None = None,
         _inline_sync: bool = False,
         **_ignored: Any,
     ) -> AsyncIterator[Any]:
-        """Stream a run. `final_state`, when given, is called with the thread's state once
-        the run has ended at END, built from memory: what `aget_state` would read back."""
-        single = isinstance(stream_mode, str) or stream_mode is None
-        modes = [stream_mode or "updates"] if single else list(stream_mode)  # type: ignore[list-item]
-        unknown = [m for m in modes if m not in _ALL_MODES]
-        if unknown:
-            raise ValueError(f"Unknown stream mode {unknown[0]!r}; known: {sorted(_ALL_MODES)}.")
+        single, modes = _stream_modes(stream_mode)
         # A deque and an event rather than a queue: graphs invoked inside sync nodes run
         # in worker threads and stream into this run from there.
         buffer: deque[Any] = deque()
@@ -235,12 +228,7 @@ class CompiledGraph:
         owner = asyncio.get_running_loop()
         home = threading.get_ident()
 
-        def emit(ns: tuple[str, ...], mode: str, payload: Any) -> None:
-            if ns and not subgraphs:
-                return
-            part: Any = payload if single else (mode, payload)
-            if subgraphs:
-                part = (ns, payload) if single else (ns, mode, payload)
+        def deliver(part: Any) -> None:
             buffer.append(part)
             if threading.get_ident() == home:
                 wakeup.set()
@@ -249,7 +237,7 @@ class CompiledGraph:
 
         loop = self._loop(
             config,
-            emit=emit,
+            emit=_emitter(single, subgraphs, deliver),
             modes=frozenset(modes),
             durability=durability,
             interrupt_before=interrupt_before,
@@ -269,13 +257,54 @@ class CompiledGraph:
             while buffer:
                 yield buffer.popleft()
             runner.result()
-            if final_state is not None and loop.status == "done" and loop.head_saved_at:
-                final_state(self._final_snapshot(loop))
         finally:
             if not runner.done():
                 runner.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await runner
+
+    async def arun(
+        self,
+        input: Any,
+        config: dict[str, Any] | None,
+        on_part: Callable[[Any], None],
+        *,
+        stream_mode: str | Sequence[str] | None = None,
+        subgraphs: bool = False,
+        durability: Durability | None = None,
+        interrupt_before: Sequence[str] | None = None,
+        interrupt_after: Sequence[str] | None = None,
+    ) -> StateSnapshot | None:
+        """Run in this task, handing each stream part (as `astream` would yield it) to
+        `on_part` as it is made: a consumer of `astream` is woken once per part, a task
+        switch per token of a streamed reply. Parts made in a worker thread (a graph
+        invoked inside a sync node) are handed over on the event loop.
+
+        Returns the thread's state when the run ended at END, built from memory (what
+        `aget_state` would read back); None when it stopped anywhere else."""
+        single, modes = _stream_modes(stream_mode)
+        owner = asyncio.get_running_loop()
+        home = threading.get_ident()
+
+        def deliver(part: Any) -> None:
+            if threading.get_ident() == home:
+                on_part(part)
+            else:
+                owner.call_soon_threadsafe(on_part, part)
+
+        loop = self._loop(
+            config,
+            emit=_emitter(single, subgraphs, deliver),
+            modes=frozenset(modes),
+            durability=durability,
+            interrupt_before=interrupt_before,
+            interrupt_after=interrupt_after,
+            inline_sync=False,
+        )
+        await self._drive(loop, input)
+        if loop.status == "done" and loop.head_saved_at:
+            return self._final_snapshot(loop)
+        return None
 
     def stream(
         self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any
@@ -548,6 +577,32 @@ def _lookup(config: dict[str, Any]) -> dict[str, Any]:
     if conf.get("checkpoint_id"):
         out["checkpoint_id"] = conf["checkpoint_id"]
     return {"configurable": out}
+
+
+def _stream_modes(stream_mode: str | Sequence[str] | None) -> tuple[bool, list[str]]:
+    """Whether one mode was asked for (parts are then bare payloads), and the modes."""
+    single = isinstance(stream_mode, str) or stream_mode is None
+    modes = [stream_mode or "updates"] if single else list(stream_mode)  # type: ignore[list-item]
+    unknown = [m for m in modes if m not in _ALL_MODES]
+    if unknown:
+        raise ValueError(f"Unknown stream mode {unknown[0]!r}; known: {sorted(_ALL_MODES)}.")
+    return single, modes
+
+
+def _emitter(
+    single: bool, subgraphs: bool, deliver: Callable[[Any], None]
+) -> Callable[[tuple[str, ...], str, Any], None]:
+    """The loop's emit: each part shaped as a stream of these options yields it."""
+
+    def emit(ns: tuple[str, ...], mode: str, payload: Any) -> None:
+        if ns and not subgraphs:
+            return
+        part: Any = payload if single else (mode, payload)
+        if subgraphs:
+            part = (ns, payload) if single else (ns, mode, payload)
+        deliver(part)
+
+    return emit
 
 
 def _names(
