@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
+from sqlalchemy import Executable, Row
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from engine.checkpoint.sql.migrations import check_schema, migrate
@@ -27,6 +29,7 @@ class Database:
             self.engine.execution_options(**{WRITE_OPTION: True}), expire_on_commit=False
         )
         self._reader = async_sessionmaker(self.engine, expire_on_commit=False)
+        self._autocommit = self.engine.execution_options(isolation_level="AUTOCOMMIT")
 
     @property
     def dialect(self) -> str:
@@ -41,6 +44,13 @@ class Database:
         """A transaction that commits when the block ends without an error."""
         async with write_gate(self.engine), self._writer() as session, session.begin():
             yield session
+
+    async def write_one(self, statement: Executable, params: dict[str, Any]) -> list[Row[Any]]:
+        """One statement as a transaction of its own, in autocommit mode: one round trip
+        rather than BEGIN, the statement and COMMIT. Its rows, if it returns any."""
+        async with write_gate(self.engine), self._autocommit.connect() as conn:
+            result = await conn.execute(statement, params)
+            return list(result.all()) if result.returns_rows else []
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:

@@ -135,9 +135,11 @@ class WorkerPool:
         return True
 
     def release(self, run: Run) -> None:
-        """Give back the place of a run that was not inserted after all."""
+        """Give back the place of a run that was not inserted after all (held by `take`;
+        it is pending again, as it was)."""
         self.reserved -= 1
         self.renewed.pop(run.run_id, None)
+        run.status, run.worker_id, run.lease_expires_at, run.attempt = "pending", None, None, 0
         self.wake()  # the place may serve a queued run
 
     def adopt(self, run: Run, work: Coroutine[Any, Any, None]) -> None:

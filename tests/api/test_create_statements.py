@@ -1,7 +1,9 @@
-"""What creating a run costs the database, on both dialects: a run that starts at once on
-an idle thread is one update of the thread (which also reads its owner, metadata and
-active runs) and the run's insert. Every statement there is a round trip on the path to
-the run's first token; other processes hear of the run with its first events."""
+"""What creating a run costs the database: on PostgreSQL a chat's next turn is one
+statement in autocommit mode (it marks the thread busy and inserts the run, started at
+once); on SQLite, and on PostgreSQL when that does not apply, one update of the thread
+(which also reads its owner, metadata and active runs) and the run's insert. Every round
+trip there is on the path to the run's first token; other processes hear of the run
+with its first events."""
 
 from __future__ import annotations
 
@@ -17,34 +19,56 @@ from tests.api.conftest import ServeApp
 from tests.api.graphs import GRAPHS
 
 # Statements of the server's own tables and notifications (not the run's checkpoints).
-WATCHED = ("UPDATE threads", "SELECT threads", "INSERT INTO threads", "INSERT INTO runs")
+WATCHED = (
+    "UPDATE threads",
+    "SELECT threads",
+    "INSERT INTO threads",
+    "INSERT INTO runs",
+    "WITH busy AS (UPDATE threads",
+)
 
 
-async def test_a_run_on_an_idle_thread_is_created_in_two_statements(
+async def test_a_chat_turn_is_created_in_one_statement_or_two(
     serve_app: ServeApp, database_url: str
 ) -> None:
     app = create_app(Settings(database_url=database_url, graphs=json.dumps(GRAPHS), workers=8))
     url = serve_app(app)
     engine = app.state.ctx.db.engine.sync_engine
-    body = {"assistant_id": "echo", "input": {"messages": [{"role": "user", "content": "hi"}]}}
     seen: list[str] = []
 
     def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         text = " ".join(statement.split())
         if text.startswith(WATCHED) or "pg_notify" in text:
-            seen.append(text)
+            seen.append(text.split(" (")[0].split(" SET")[0].split(" AS")[0])
+
+    def body(assistant: str) -> dict[str, Any]:
+        return {
+            "assistant_id": assistant,
+            "input": {"messages": [{"role": "user", "content": "hi"}]},
+        }
 
     async with httpx.AsyncClient(base_url=url, timeout=30) as client:
         thread_id = (await client.post("/threads", json={})).json()["thread_id"]
-        (await client.post(f"/threads/{thread_id}/runs/wait", json=body)).raise_for_status()
-        event.listen(engine, "before_cursor_execute", record)
-        try:
-            created = await client.post(f"/threads/{thread_id}/runs", json=body)
-        finally:
-            event.remove(engine, "before_cursor_execute", record)
-        created.raise_for_status()
-        await client.get(f"/threads/{thread_id}/runs/{created.json()['run_id']}/join")
-    assert [s.split(" (")[0].split(" SET")[0] for s in seen] == [
-        "UPDATE threads",
-        "INSERT INTO runs",
-    ], seen
+
+        async def turn(assistant: str) -> list[str]:
+            seen.clear()
+            event.listen(engine, "before_cursor_execute", record)
+            try:
+                created = await client.post(f"/threads/{thread_id}/runs", json=body(assistant))
+            finally:
+                event.remove(engine, "before_cursor_execute", record)
+            created.raise_for_status()
+            await client.get(f"/threads/{thread_id}/runs/{created.json()['run_id']}/join")
+            return list(seen)
+
+        first = await turn("echo")  # the thread's metadata learns its assistant
+        again = await turn("echo")
+        other = await turn("asker")
+    general = ["UPDATE threads", "UPDATE threads", "INSERT INTO runs"]
+    if app.state.ctx.db.dialect == "postgresql":
+        # Tried first, it writes nothing when the thread is not as it expects.
+        assert first == other == ["WITH busy", *general]
+        assert again == ["WITH busy"]
+    else:
+        assert first == other == general
+        assert again == ["UPDATE threads", "INSERT INTO runs"]
