@@ -20,7 +20,20 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, exists, func, insert, select, true, update
+from sqlalchemy import (
+    JSON,
+    and_,
+    bindparam,
+    cast,
+    delete,
+    exists,
+    func,
+    insert,
+    select,
+    true,
+    update,
+)
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -94,23 +107,25 @@ _ADD_RUN = insert(Run.__table__)
 
 @functools.cache
 def _start_at_once_statement(columns: tuple[str, ...]) -> Any:
-    """PostgreSQL, one statement: mark the thread busy and insert the run (with
-    `columns`, as `run_<column>` parameters) if the thread is the caller's, idle, and
-    last ran this assistant; no row when it is not so. No other parameter may be named
-    like a column of `runs`: an INSERT takes such a parameter as that column's value."""
+    """PostgreSQL, one statement: mark the thread busy, add the run's graph and assistant
+    to its metadata, and insert the run (with `columns`, as `run_<column>` parameters)
+    if the thread is the caller's and idle; no row when it is not so. No other
+    parameter may be named like a column of `runs`: an INSERT takes such a parameter as
+    that column's value."""
+    known = cast(_THREADS.metadata, JSONB)
+    metadata = known.op("||")(bindparam("thread_patch", type_=JSONB))
     busy = (
         update(Thread.__table__)
         .where(
             _THREADS.thread_id == bindparam("thread"),
             _THREADS.owner == bindparam("thread_owner"),
-            _THREADS.metadata["graph_id"].as_string() == bindparam("thread_graph"),
-            _THREADS.metadata["assistant_id"].as_string() == bindparam("thread_assistant"),
+            func.jsonb_typeof(known) == "object",  # else `||` would not merge
             ~exists().where(
                 _RUNS.thread_id == _THREADS.thread_id,
                 _RUNS.status.in_(("pending", "running")),
             ),
         )
-        .values(status="busy", updated_at=bindparam("now"))
+        .values(status="busy", updated_at=bindparam("now"), metadata=cast(metadata, JSON))
         .returning(_THREADS.thread_id)
         .cte("busy")
     )
@@ -263,18 +278,20 @@ class RunService:
         return run
 
     async def _start_at_once(self, run: Run, assistant: Assistant, owner: str) -> bool:
-        """The usual turn of a chat, on PostgreSQL: the caller's idle thread, which last
-        ran this assistant, gets the run started here in one statement in autocommit
-        mode, one round trip on the way to its first token where the general path
-        (`_insert`) takes four. False, with nothing written, when it does not apply."""
+        """The usual turn of a chat, on PostgreSQL: the caller's idle thread gets the run
+        started here in one statement in autocommit mode, one round trip on the way to
+        its first token where the general path (`_insert`) takes four. False, with
+        nothing written, when it does not apply."""
         if self.db.dialect != "postgresql" or not self.pool.take(run):
             return False
         values = columns_of(run)
         params = {
             "thread": run.thread_id,
             "thread_owner": owner,
-            "thread_graph": assistant.graph_id,
-            "thread_assistant": assistant.assistant_id,
+            "thread_patch": {
+                "graph_id": assistant.graph_id,
+                "assistant_id": assistant.assistant_id,
+            },
             "now": run.created_at,
             **{f"run_{name}": value for name, value in values.items()},
         }
