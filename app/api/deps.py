@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Annotated
 
 from fastapi import Depends, Request, Security
@@ -42,13 +42,13 @@ async def current_user(
 CurrentUser = Annotated[Principal, Depends(current_user)]
 
 
-async def stream_slot(ctx: Ctx, user: CurrentUser) -> AsyncIterator[None]:
-    """One of the caller's open streams, held until the response ends (429 when all are
-    taken), so that one user cannot hold every connection of the server."""
-    with ctx.streams.hold(user.user_id):
-        yield
+async def stream_slot(ctx: Ctx, user: CurrentUser) -> AsyncIterator[Callable[[], None]]:
+    """One of the caller's open streams (429 when all are taken), so that one user cannot
+    hold every connection of the server. The stream gives it back with its last event
+    (`event_stream`); one that never started streams gives it back after the response."""
+    with ctx.streams.hold(user.user_id) as release:
+        yield release
 
 
-# Taken before the handler runs (no run starts on a refused stream), given back after
-# the response has been sent, however it ended.
-StreamSlot = Depends(stream_slot, scope="request")
+# Taken before the handler runs (no run starts on a refused stream).
+StreamSlot = Annotated[Callable[[], None], Depends(stream_slot, scope="request")]

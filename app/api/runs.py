@@ -50,16 +50,16 @@ async def create_run(
     "/threads/{thread_id}/runs/stream",
     response_class=EventSourceResponse,
     responses=STREAM_RESPONSES,
-    dependencies=[StreamSlot],
 )
 async def stream_run(
-    thread_id: str, body: RunCreate, ctx: Ctx, user: CurrentUser
+    thread_id: str, body: RunCreate, ctx: Ctx, user: CurrentUser, slot: StreamSlot
 ) -> EventSourceResponse:
     """Start a run and stream its events."""
     run = await ctx.runs.create(thread_id, body, owner=user.user_id)
     return run_stream(
         ctx.runs,
         run,
+        slot,
         cancel_on_disconnect=body.on_disconnect == "cancel",
         headers=run_headers(run),
     )
@@ -110,13 +110,13 @@ async def join_run(thread_id: str, run_id: str, ctx: Ctx, user: CurrentUser) -> 
     "/threads/{thread_id}/runs/{run_id}/stream",
     response_class=EventSourceResponse,
     responses=STREAM_RESPONSES,
-    dependencies=[StreamSlot],
 )
 async def join_stream(
     thread_id: str,
     run_id: str,
     ctx: Ctx,
     user: CurrentUser,
+    slot: StreamSlot,
     last_event_id: Annotated[str | None, Header()] = None,
     cancel_on_disconnect: bool = False,
     stream_mode: Annotated[list[str] | None, Query()] = None,
@@ -125,7 +125,12 @@ async def join_stream(
     after = parse_last_event_id(last_event_id)
     run = await ctx.runs.get(thread_id, run_id, owner=user.user_id)
     return run_stream(
-        ctx.runs, run, after=after, cancel_on_disconnect=cancel_on_disconnect, modes=stream_mode
+        ctx.runs,
+        run,
+        slot,
+        after=after,
+        cancel_on_disconnect=cancel_on_disconnect,
+        modes=stream_mode,
     )
 
 
@@ -133,17 +138,17 @@ async def join_stream(
     "/threads/{thread_id}/stream",
     response_class=EventSourceResponse,
     responses=STREAM_RESPONSES,
-    dependencies=[StreamSlot],
 )
 async def thread_stream(
     thread_id: str,
     ctx: Ctx,
     user: CurrentUser,
+    slot: StreamSlot,
     stream_mode: Annotated[list[str] | None, Query()] = None,
 ) -> EventSourceResponse:
     """Follow every run of a thread as it comes, for as long as the client listens."""
     tid = await ctx.runs.thread_key(thread_id, owner=user.user_id)
-    return event_stream(ctx.runs.follow_thread(tid), stream_mode)
+    return event_stream(ctx.runs.follow_thread(tid), slot, stream_mode)
 
 
 @router.post("/threads/{thread_id}/runs/{run_id}/cancel")
@@ -189,12 +194,17 @@ async def create_stateless(
     "/runs/stream",
     response_class=EventSourceResponse,
     responses=STREAM_RESPONSES,
-    dependencies=[StreamSlot],
 )
-async def stream_stateless(body: RunCreate, ctx: Ctx, user: CurrentUser) -> EventSourceResponse:
+async def stream_stateless(
+    body: RunCreate, ctx: Ctx, user: CurrentUser, slot: StreamSlot
+) -> EventSourceResponse:
     run = await ctx.runs.create(None, body, owner=user.user_id)
     return run_stream(
-        ctx.runs, run, cancel_on_disconnect=body.on_disconnect == "cancel", headers=run_headers(run)
+        ctx.runs,
+        run,
+        slot,
+        cancel_on_disconnect=body.on_disconnect == "cancel",
+        headers=run_headers(run),
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
@@ -41,25 +41,35 @@ class StreamSlots:
         self.open: Counter[str] = Counter()
 
     @contextmanager
-    def hold(self, owner: str) -> Iterator[None]:
-        """One slot of `owner` for the block; 429 with Retry-After when all are taken."""
+    def hold(self, owner: str) -> Iterator[Callable[[], None]]:
+        """One slot of `owner` for the block, or until the function it gives is called
+        (once or more); 429 with Retry-After when all are taken."""
         if self.limit and self.open[owner] >= self.limit:
             raise TooManyRequests(
                 f"Too many open streams: at most {self.limit} per user; close one first.",
                 retry_after_s=STREAM_RETRY_AFTER_S,
             )
         self.open[owner] += 1
+        held = True
+
+        def release() -> None:
+            nonlocal held
+            if held:
+                held = False
+                self.open[owner] -= 1
+                if not self.open[owner]:
+                    del self.open[owner]
+
         try:
-            yield
+            yield release
         finally:
-            self.open[owner] -= 1
-            if not self.open[owner]:
-                del self.open[owner]
+            release()
 
 
 def run_stream(
     runs: RunService,
     run: Run,
+    release: Callable[[], None],
     *,
     after: int = -1,
     cancel_on_disconnect: bool = False,
@@ -82,12 +92,17 @@ def run_stream(
                 )
 
     return event_stream(
-        events(), modes, with_ids=bool(run.kwargs.get("stream_resumable")), headers=headers
+        events(),
+        release,
+        modes,
+        with_ids=bool(run.kwargs.get("stream_resumable")),
+        headers=headers,
     )
 
 
 def event_stream(
     batches: AsyncIterator[list[Event]],
+    release: Callable[[], None],
     modes: list[str] | None = None,
     *,
     with_ids: bool = False,
@@ -95,19 +110,24 @@ def event_stream(
 ) -> EventSourceResponse:
     """Recorded events as SSE; `modes` keeps only events of those stream modes. The
     events ready at once go out in one write: a reply streamed token by token would
-    otherwise cost a send through every middleware per token."""
+    otherwise cost a send through every middleware per token. `release` gives the
+    caller's stream slot back once the last event is out, before the response ends: a
+    client that opens its next stream as soon as this one ends finds the slot free."""
 
     async def frames() -> AsyncIterator[bytes]:
-        async for batch in batches:
-            chunk = b"".join(
-                ServerSentEvent(
-                    data=event.data, event=event.event, id=str(event.seq) if with_ids else None
-                ).encode()
-                for event in batch
-                if not modes or event.event == "metadata" or event.event.split("|")[0] in modes
-            )
-            if chunk:
-                yield chunk
+        try:
+            async for batch in batches:
+                chunk = b"".join(
+                    ServerSentEvent(
+                        data=event.data, event=event.event, id=str(event.seq) if with_ids else None
+                    ).encode()
+                    for event in batch
+                    if not modes or event.event == "metadata" or event.event.split("|")[0] in modes
+                )
+                if chunk:
+                    yield chunk
+        finally:
+            release()
 
     return EventSourceResponse(
         frames(),

@@ -85,12 +85,12 @@ _REQUEUE = (
     .values(status="pending", worker_id=None, lease_expires_at=None, updated_at=bindparam("now"))
 )
 _HOLDS = select(func.count()).select_from(Run).where(_HELD)
-# Marks the thread busy and returns its owner, metadata and active runs (their ids,
-# space-separated, or null): no row when the thread does not exist. One statement, not a
-# read and then an update, on the path to a run's first token.
 # Statements on the tables' columns, not on ORM attributes: an ORM-enabled statement is
 # copied on every execution, and its cache key computed anew.
 _THREADS, _RUNS = Thread.__table__.c, Run.__table__.c
+# Marks the thread busy and returns its owner, metadata and active runs (their ids,
+# space-separated, or null): no row when the thread does not exist. One statement, not a
+# read and then an update, on the path to a run's first token.
 _ACTIVE = (
     select(func.aggregate_strings(_RUNS.run_id, " "))
     .where(_RUNS.thread_id == _THREADS.thread_id, _RUNS.status.in_(("pending", "running")))
@@ -251,7 +251,7 @@ class RunService:
         # try; the index on running runs lets one through, and the other queues.
         start = not body.after_seconds
         try:
-            if start and await self._start_at_once(run, assistant, owner):
+            if start and not stateless and await self._start_at_once(run, assistant, owner):
                 cancel = []
             else:
                 cancel = await self._insert(run, body, assistant, owner, create=create, start=start)
