@@ -220,31 +220,33 @@ class CompiledGraph:
         _inline_sync: bool = False,
         **_ignored: Any,
     ) -> AsyncIterator[Any]:
-        single, modes = _stream_modes(stream_mode)
-        # A deque and an event rather than a queue: graphs invoked inside sync nodes run
-        # in worker threads and stream into this run from there.
         buffer: deque[Any] = deque()
         wakeup = asyncio.Event()
+
         owner = asyncio.get_running_loop()
         home = threading.get_ident()
 
-        def deliver(part: Any) -> None:
+        def deliver(part: Any) -> None:  # from any thread
             buffer.append(part)
             if threading.get_ident() == home:
                 wakeup.set()
             else:
                 owner.call_soon_threadsafe(wakeup.set)
 
-        loop = self._loop(
-            config,
-            emit=_emitter(single, subgraphs, deliver),
-            modes=frozenset(modes),
-            durability=durability,
-            interrupt_before=interrupt_before,
-            interrupt_after=interrupt_after,
-            inline_sync=_inline_sync,
+        runner = asyncio.ensure_future(
+            self.arun(
+                input,
+                config,
+                deliver,
+                stream_mode=stream_mode,
+                subgraphs=subgraphs,
+                durability=durability,
+                interrupt_before=interrupt_before,
+                interrupt_after=interrupt_after,
+                _inline_sync=_inline_sync,
+                _from_any_thread=True,
+            )
         )
-        runner = asyncio.ensure_future(self._drive(loop, input))
         runner.add_done_callback(lambda _: wakeup.set())
         try:
             while True:
@@ -274,6 +276,10 @@ class CompiledGraph:
         durability: Durability | None = None,
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
+        _inline_sync: bool = False,
+        # `on_part` may be called from the thread that made the part (astream's buffer):
+        # parts of a graph invoked in a sync node then keep their order with the rest.
+        _from_any_thread: bool = False,
     ) -> StateSnapshot | None:
         """Run in this task, handing each stream part (as `astream` would yield it) to
         `on_part` as it is made: a consumer of `astream` is woken once per part, a task
@@ -286,20 +292,20 @@ class CompiledGraph:
         owner = asyncio.get_running_loop()
         home = threading.get_ident()
 
-        def deliver(part: Any) -> None:
-            if threading.get_ident() == home:
+        def hand_over(part: Any) -> None:
+            if _from_any_thread or threading.get_ident() == home:
                 on_part(part)
             else:
                 owner.call_soon_threadsafe(on_part, part)
 
         loop = self._loop(
             config,
-            emit=_emitter(single, subgraphs, deliver),
+            emit=_emitter(single, subgraphs, hand_over),
             modes=frozenset(modes),
             durability=durability,
             interrupt_before=interrupt_before,
             interrupt_after=interrupt_after,
-            inline_sync=False,
+            inline_sync=_inline_sync,
         )
         await self._drive(loop, input)
         if loop.status == "done" and loop.head_saved_at:
