@@ -40,9 +40,14 @@ class Database:
         return self.url.set(drivername="postgresql").render_as_string(hide_password=False)
 
     @asynccontextmanager
-    async def write(self) -> AsyncIterator[AsyncSession]:
-        """A transaction that commits when the block ends without an error."""
-        async with write_gate(self.engine), self._writer() as session, session.begin():
+    async def write(self, *, urgent: bool = False) -> AsyncIterator[AsyncSession]:
+        """A transaction that commits when the block ends without an error. An `urgent`
+        one goes before the other writers waiting for SQLite's one writer."""
+        async with (
+            write_gate(self.engine, urgent=urgent),
+            self._writer() as session,
+            session.begin(),
+        ):
             yield session
 
     async def write_one(self, statement: Executable, params: dict[str, Any]) -> list[Row[Any]]:

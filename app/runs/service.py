@@ -318,7 +318,9 @@ class RunService:
         the runs to cancel. With `start`, a run on a free thread is inserted held by this
         process if it has room (see `WorkerPool.take`)."""
         key = run.thread_id
-        async with self.db.write() as session:
+        # Urgent: on SQLite the run's first token waits for this transaction, which
+        # would otherwise queue behind the saves and outcomes of every other run.
+        async with self.db.write(urgent=True) as session:
             found = (await session.execute(_THREAD, {"thread": key})).first()
             _refuse_foreign(found and found.owner, key, owner, create=create)
             active = sorted(found.active.split()) if found and found.active else []

@@ -10,6 +10,7 @@ import asyncio
 import json
 import time
 import weakref
+from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from pathlib import Path
@@ -144,26 +145,71 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if writer else "BEGIN")
 
 
-# Per engine and event loop: an asyncio lock belongs to one loop, and a sync `invoke()`
+class WriteGate:
+    """SQLite's one writer, in this process: writers take turns here in the order they
+    came, except that an urgent one (creating a run: a user waits for its first token)
+    goes before the others waiting."""
+
+    def __init__(self) -> None:
+        self._held = False
+        self._urgent: deque[asyncio.Future[None]] = deque()
+        self._others: deque[asyncio.Future[None]] = deque()
+
+    @asynccontextmanager
+    async def hold(self, *, urgent: bool = False) -> AsyncIterator[None]:
+        await self._acquire(urgent)
+        try:
+            yield
+        finally:
+            self._release()
+
+    async def _acquire(self, urgent: bool) -> None:
+        if not (self._held or self._urgent or self._others):
+            self._held = True
+            return
+        queue = self._urgent if urgent else self._others
+        turn = asyncio.get_running_loop().create_future()
+        queue.append(turn)
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self._release()  # handed the gate as the waiter was cancelled: pass it on
+            else:
+                queue.remove(turn)
+            raise
+
+    def _release(self) -> None:
+        """Hand the gate to the next waiter (it stays held), or free it."""
+        for queue in (self._urgent, self._others):
+            while queue:
+                turn = queue.popleft()
+                if not turn.done():
+                    turn.set_result(None)
+                    return
+        self._held = False
+
+
+# Per engine and event loop: a gate's futures belong to one loop, and a sync `invoke()`
 # runs each call on a new one.
-_write_locks: weakref.WeakKeyDictionary[
-    Engine, weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock]
+_write_gates: weakref.WeakKeyDictionary[
+    Engine, weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, WriteGate]
 ] = weakref.WeakKeyDictionary()
 
 
-def write_gate(engine: AsyncEngine) -> AbstractAsyncContextManager[Any]:
+def write_gate(engine: AsyncEngine, *, urgent: bool = False) -> AbstractAsyncContextManager[Any]:
     """Held around every write transaction on `engine`. SQLite has one writer at a time:
-    this process's writers queue here, in order, rather than in SQLite's busy handler,
-    whose sleeps grow to 100 ms and make a busy server slow. PostgreSQL writers do not
-    wait for each other."""
+    this process's writers queue here rather than in SQLite's busy handler, whose sleeps
+    grow to 100 ms and make a busy server slow; `urgent` ones first (see `WriteGate`).
+    PostgreSQL writers do not wait for each other."""
     if engine.dialect.name != "sqlite":
         return nullcontext()
-    by_loop = _write_locks.setdefault(engine.sync_engine, weakref.WeakKeyDictionary())
+    by_loop = _write_gates.setdefault(engine.sync_engine, weakref.WeakKeyDictionary())
     loop = asyncio.get_running_loop()
-    lock = by_loop.get(loop)
-    if lock is None:
-        lock = by_loop[loop] = asyncio.Lock()
-    return lock
+    gate = by_loop.get(loop)
+    if gate is None:
+        gate = by_loop[loop] = WriteGate()
+    return gate.hold(urgent=urgent)
 
 
 @asynccontextmanager
