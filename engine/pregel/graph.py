@@ -223,15 +223,9 @@ class CompiledGraph:
         buffer: deque[Any] = deque()
         wakeup = asyncio.Event()
 
-        owner = asyncio.get_running_loop()
-        home = threading.get_ident()
-
-        def deliver(part: Any) -> None:  # from any thread
+        def deliver(part: Any) -> None:
             buffer.append(part)
-            if threading.get_ident() == home:
-                wakeup.set()
-            else:
-                owner.call_soon_threadsafe(wakeup.set)
+            wakeup.set()
 
         runner = asyncio.ensure_future(
             self.arun(
@@ -244,7 +238,6 @@ class CompiledGraph:
                 interrupt_before=interrupt_before,
                 interrupt_after=interrupt_after,
                 _inline_sync=_inline_sync,
-                _from_any_thread=True,
             )
         )
         runner.add_done_callback(lambda _: wakeup.set())
@@ -277,14 +270,12 @@ class CompiledGraph:
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
         _inline_sync: bool = False,
-        # `on_part` may be called from the thread that made the part (astream's buffer):
-        # parts of a graph invoked in a sync node then keep their order with the rest.
-        _from_any_thread: bool = False,
     ) -> StateSnapshot | None:
         """Run in this task, handing each stream part (as `astream` would yield it) to
         `on_part` as it is made: a consumer of `astream` is woken once per part, a task
         switch per token of a streamed reply. Parts made in a worker thread (a graph
-        invoked inside a sync node) are handed over on the event loop.
+        invoked inside a sync node) are handed over on the event loop, in the order they
+        were made.
 
         Returns the thread's state when the run ended at END, built from memory (what
         `aget_state` would read back); None when it stopped anywhere else."""
@@ -292,11 +283,21 @@ class CompiledGraph:
         owner = asyncio.get_running_loop()
         home = threading.get_ident()
 
+        # Parts made in other threads wait here, in order, until the loop's thread hands
+        # them over: before any part it makes itself, or when woken.
+        made_elsewhere: deque[Any] = deque()
+
+        def hand_over_waiting() -> None:
+            while made_elsewhere:
+                on_part(made_elsewhere.popleft())
+
         def hand_over(part: Any) -> None:
-            if _from_any_thread or threading.get_ident() == home:
+            if threading.get_ident() == home:
+                hand_over_waiting()
                 on_part(part)
             else:
-                owner.call_soon_threadsafe(on_part, part)
+                made_elsewhere.append(part)
+                owner.call_soon_threadsafe(hand_over_waiting)
 
         loop = self._loop(
             config,
@@ -307,7 +308,10 @@ class CompiledGraph:
             interrupt_after=interrupt_after,
             inline_sync=_inline_sync,
         )
-        await self._drive(loop, input)
+        try:
+            await self._drive(loop, input)
+        finally:
+            hand_over_waiting()
         if loop.status == "done" and loop.head_saved_at:
             return self._final_snapshot(loop)
         return None
