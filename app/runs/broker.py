@@ -133,13 +133,19 @@ class StreamBroker:
 
     async def flush(self, run_id: str | None = None) -> None:
         rows, flushed = self._take([run_id] if run_id is not None else list(self.streams))
-        keys = [*map(run_key, flushed), *self._later]
-        self._later.clear()
+        keys = self._keys(flushed)
         if rows or keys:
             async with self.db.write() as session:
                 if rows:
                     await session.execute(_ADD_EVENTS, rows)
                 await self.notifier.announce(session, *keys)
+
+    def _keys(self, run_ids: list[str]) -> list[str]:
+        """What a transaction saving `run_ids`' events announces: them, and the keys
+        waiting for a flush (`announce_later`), which it takes."""
+        keys = [*map(run_key, run_ids), *self._later]
+        self._later.clear()
+        return keys
 
     async def record_rest(self, session: AsyncSession, run_id: str) -> None:
         """Save the run's last events and announce the run (with any key waiting for a
@@ -148,9 +154,7 @@ class StreamBroker:
         rows, _ = self._take([run_id])
         if rows:
             await session.execute(_ADD_EVENTS, rows)
-        keys = [run_key(run_id), *self._later]
-        self._later.clear()
-        await self.notifier.announce(session, *keys)
+        await self.notifier.announce(session, *self._keys([run_id]))
 
     async def close(self, run_id: str) -> None:
         """The run reached a final status: record the rest and release live readers."""
