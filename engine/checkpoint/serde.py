@@ -90,6 +90,22 @@ def _decode_message(obj: dict[str, Any]) -> Any:
     return message_from_dict(obj["v"])
 
 
+def _is_message_class(cls: type) -> bool:
+    return cls.__module__ == _MESSAGES_MODULE and cls.__name__ in _MESSAGE_CLASSES
+
+
+def _message_class_decoder(name: str) -> Callable[[dict[str, Any]], Any]:
+    """Reads a message stored under its class name with every field, as graphs whose
+    schema names message classes stored them before those kept the "msg" form."""
+
+    def decode(obj: dict[str, Any]) -> Any:
+        import engine.graph.messages
+
+        return getattr(engine.graph.messages, name)(**obj["v"])
+
+    return decode
+
+
 _BUILTIN_DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "tuple": lambda o: tuple(o["v"]),
     "set": lambda o: set(o["v"]),
@@ -105,6 +121,7 @@ _BUILTIN_DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "msg": _decode_message,
     "interrupt": lambda o: Interrupt(value=o["v"], id=o["id"]),
     "send": lambda o: Send(node=o["node"], arg=o["v"]),
+    **{f"{_MESSAGES_MODULE}:{name}": _message_class_decoder(name) for name in _MESSAGE_CLASSES},
 }
 
 
@@ -133,8 +150,13 @@ class JsonSerializer:
         self._allowed: dict[str, Callable[[dict[str, Any]], Any]] = {}
 
     def allow(self, *classes: type) -> None:
-        """Admit schema classes (dataclasses, pydantic models, Enums) by module:qualname."""
+        """Admit schema classes (dataclasses, pydantic models, Enums) by module:qualname.
+
+        Message classes (a schema's `list[AnyMessage]`) are always admitted and keep
+        their own compact form."""
         for cls in classes:
+            if isinstance(cls, type) and _is_message_class(cls):
+                continue
             encode, decode = self._class_codec(cls)
             name = _type_name(cls)
             self._encoders[cls] = encode
@@ -207,11 +229,11 @@ class JsonSerializer:
         return obj if out is None else out
 
     def _find_encoder(self, cls: type) -> Callable[[Any], Any]:
-        if cls.__module__ == _MESSAGES_MODULE and cls.__name__ in _MESSAGE_CLASSES:
-            from engine.graph.messages import message_to_dict
+        if _is_message_class(cls):
+            from engine.graph.messages import message_to_stored_dict
 
             def encode_message(message: Any) -> dict[str, Any]:
-                return {TAG: "msg", "v": self._encode_dict(message_to_dict(message))}
+                return {TAG: "msg", "v": self._encode_dict(message_to_stored_dict(message))}
 
             self._encoders[cls] = encode_message
             return encode_message

@@ -9,7 +9,7 @@ reducer over the whole history).
 
 import json
 import uuid
-from dataclasses import KW_ONLY, dataclass, field, fields
+from dataclasses import KW_ONLY, MISSING, dataclass, field, fields
 from operator import attrgetter
 from typing import Annotated, Any, ClassVar, Literal, TypeAlias, TypedDict
 
@@ -30,6 +30,7 @@ __all__ = [
     "convert_to_messages",
     "message_from_dict",
     "message_to_dict",
+    "message_to_stored_dict",
 ]
 
 REMOVE_ALL_MESSAGES = "__remove_all__"
@@ -627,11 +628,32 @@ _CLASS_BY_TYPE: dict[str, type[BaseMessage]] = {
 _FIELDS_BY_CLASS: dict[type[BaseMessage], frozenset[str]] = {
     cls: frozenset(f.name for f in fields(cls)) for cls in _CLASS_BY_TYPE.values()
 }
+# Content is always kept, empty or not: a stored message should read as one.
+_DEFAULTS_BY_CLASS: dict[type[BaseMessage], dict[str, Any]] = {
+    cls: {
+        f.name: f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
+        for f in fields(cls)
+        if f.name != "content" and (f.default is not MISSING or f.default_factory is not MISSING)
+    }
+    for cls in _CLASS_BY_TYPE.values()
+}
 
 
 def message_to_dict(m: BaseMessage) -> dict[str, Any]:
     """JSON shape identical to LangChain's ``model_dump()`` for the same message."""
     return m.to_dict()
+
+
+def message_to_stored_dict(m: BaseMessage) -> dict[str, Any]:
+    """``message_to_dict`` without the fields that hold their default, which
+    ``message_from_dict`` fills in again: most fields of a chat message are empty, and
+    they would otherwise be stored with every message (a third of a short one)."""
+    defaults = _DEFAULTS_BY_CLASS[type(m)]
+    return {
+        key: value
+        for key, value in m.to_dict().items()
+        if key not in defaults or value != defaults[key]
+    }
 
 
 def message_from_dict(d: dict[str, Any]) -> BaseMessage:

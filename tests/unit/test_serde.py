@@ -326,3 +326,56 @@ def test_lists_of_messages_decode_whatever_they_hold(extra: dict[str, Any]) -> N
         assert repr(got) == repr(values)  # NaN is not equal to itself
     mixed = default_serializer.loads(default_serializer.dumps([*values, (1, 2)]))
     assert mixed[-1] == (1, 2) and repr(mixed[:-1]) == repr(values)
+
+
+def test_messages_are_stored_without_their_empty_fields() -> None:
+    messages = pytest.importorskip("engine.graph.messages")
+    values = [
+        messages.AIMessage(content="hello", id="2"),
+        messages.ToolMessage(content="no", tool_call_id="c1", status="error", artifact=[1]),
+        messages.AIMessageChunk(content="", chunk_position="last", response_metadata={"a": 1}),
+        messages.HumanMessage(content="", name=""),
+    ]
+    stored = json.loads(default_serializer.dumps(values))
+    assert [m["v"] for m in stored] == [
+        {"content": "hello", "type": "ai", "id": "2"},
+        {
+            "content": "no",
+            "type": "tool",
+            "tool_call_id": "c1",
+            "artifact": [1],
+            "status": "error",
+        },
+        {
+            "content": "",
+            "response_metadata": {"a": 1},
+            "type": "AIMessageChunk",
+            "chunk_position": "last",
+        },
+        {"content": "", "type": "human", "name": ""},  # "" is not the default None
+    ]
+    assert default_serializer.loads(default_serializer.dumps(values)) == values
+
+
+def test_allowing_message_classes_keeps_their_own_form() -> None:
+    # A graph's schema names them (`list[AnyMessage]`), so the graph allows them; the
+    # class-name form would be bigger and miss the chat-history fast path.
+    messages = pytest.importorskip("engine.graph.messages")
+    serializer = JsonSerializer()
+    serializer.allow(messages.AIMessage, messages.HumanMessage)
+    data = serializer.dumps([messages.AIMessage(content="hi", id="1")])
+    assert data == b'[{"$t":"msg","v":{"content":"hi","type":"ai","id":"1"}}]'
+
+
+def test_messages_stored_under_their_class_name_still_read() -> None:
+    messages = pytest.importorskip("engine.graph.messages")
+    fields = '"additional_kwargs":{},"response_metadata":{},"name":null,"id":"1"'
+    data = (
+        f'[{{"$t":"engine.graph.messages:HumanMessage","v":{{"content":"hi",{fields}}}}},'
+        f'{{"$t":"engine.graph.messages:AIMessage","v":{{"content":"yo",{fields},'
+        '"tool_calls":[],"invalid_tool_calls":[],"usage_metadata":null}}]'
+    )
+    assert JsonSerializer().loads(data) == [
+        messages.HumanMessage(content="hi", id="1"),
+        messages.AIMessage(content="yo", id="1"),
+    ]
