@@ -74,20 +74,20 @@ def _decode_datetime(obj: dict[str, Any]) -> dt.datetime:
 def _plain_messages(data: bytes | str, tags: int) -> list[Any] | None:
     """A list of messages with no other tagged value in it (a chat's history), decoded
     without calling a hook for every object; None when `data` is anything else."""
-    from engine.graph.messages import message_from_dict
+    from engine.graph.messages import message_from_parsed
 
     value = _loads(data)
     if type(value) is not list or len(value) != tags:
         return None  # some tag is not a message's at the top
     if not all(type(m) is dict and m.get(TAG) == "msg" and len(m) == 2 for m in value):
         return None
-    return [message_from_dict(m["v"]) for m in value]
+    return [message_from_parsed(m["v"]) for m in value]
 
 
 def _decode_message(obj: dict[str, Any]) -> Any:
-    from engine.graph.messages import message_from_dict
+    from engine.graph.messages import message_from_parsed
 
-    return message_from_dict(obj["v"])
+    return message_from_parsed(obj["v"])
 
 
 def _is_message_class(cls: type) -> bool:

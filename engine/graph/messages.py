@@ -29,6 +29,7 @@ __all__ = [
     "coerce_message",
     "convert_to_messages",
     "message_from_dict",
+    "message_from_parsed",
     "message_to_dict",
     "message_to_stored_dict",
 ]
@@ -654,6 +655,20 @@ def message_to_stored_dict(m: BaseMessage) -> dict[str, Any]:
         for key, value in m.to_dict().items()
         if key not in defaults or value != defaults[key]
     }
+
+
+def message_from_parsed(d: dict[str, Any]) -> BaseMessage:
+    """``message_from_dict`` for a dict the caller owns, fresh from a JSON parse, which it
+    takes apart instead of copying; a bad key fails the constructor and is then reported
+    as ``message_from_dict`` reports it. (Reading a long chat rebuilds thousands.)"""
+    cls = _CLASS_BY_TYPE.get(d.get("type"))  # type: ignore[arg-type]
+    if cls is not None and cls is not RemoveMessage:
+        msg_type = d.pop("type")
+        try:
+            return cls(**d)
+        except TypeError:
+            d["type"] = msg_type
+    return message_from_dict(d)
 
 
 def message_from_dict(d: dict[str, Any]) -> BaseMessage:

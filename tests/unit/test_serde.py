@@ -7,6 +7,7 @@ import dataclasses
 import datetime as dt
 import enum
 import json
+import re
 import sys
 import zoneinfo
 from typing import Any
@@ -379,3 +380,18 @@ def test_messages_stored_under_their_class_name_still_read() -> None:
         messages.HumanMessage(content="hi", id="1"),
         messages.AIMessage(content="yo", id="1"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("stored", "error"),
+    [
+        ('{"content":"x","type":"ai","bogus":1}', "Unknown keys for a 'ai' message: ['bogus']"),
+        ('{"content":"x","type":"tool"}', "Bad fields for a 'tool' message"),
+        ('{"content":"x","type":"robot"}', "Unknown message type 'robot'"),
+        ('{"type":"remove"}', "A 'remove' message needs an 'id'"),
+    ],
+)
+def test_a_bad_stored_message_says_what_is_wrong(stored: str, error: str) -> None:
+    for data in (f'[{{"$t":"msg","v":{stored}}}]', f'{{"m":{{"$t":"msg","v":{stored}}}}}'):
+        with pytest.raises(SerializationError, match=re.escape(error)):
+            default_serializer.loads(data)
