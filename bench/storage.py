@@ -46,8 +46,8 @@ from tests.checkpoint.chat import run_chat, turn_texts  # noqa: E402
 from tests.pg import create_database, throwaway_cluster  # noqa: E402
 
 HEAD_READS = 50
-DISK_QUERY = (
-    "SELECT coalesce(sum(pg_total_relation_size(oid)), 0) FROM pg_class"
+TABLES_QUERY = (
+    "SELECT relname, pg_total_relation_size(oid) FROM pg_class"
     " WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace"
 )
 
@@ -141,15 +141,23 @@ Driver = Callable[[Any, Library, int], Awaitable[Chat]]
 @dataclass
 class Result:
     raw_bytes: int
-    empty_bytes: int
-    disk_bytes: int
+    empty: dict[str, int]  # bytes on disk per table, before the chat
+    tables: dict[str, int]  # and after it
     value_bytes: int
     turn_ms: float
     head_ms: float
 
     @property
+    def disk_bytes(self) -> int:
+        return sum(self.tables.values())
+
+    @property
     def growth(self) -> int:
-        return self.disk_bytes - self.empty_bytes
+        return self.disk_bytes - sum(self.empty.values())
+
+    def table_growth(self) -> dict[str, int]:
+        grown = {name: size - self.empty.get(name, 0) for name, size in self.tables.items()}
+        return {name: size for name, size in grown.items() if size}
 
 
 def scalar(url: str, query: str) -> int:
@@ -158,9 +166,14 @@ def scalar(url: str, query: str) -> int:
     return int(row[0]) if row else 0
 
 
+def table_sizes(url: str) -> dict[str, int]:
+    with psycopg.connect(url) as conn:
+        return {name: int(size) for name, size in conn.execute(TABLES_QUERY)}
+
+
 async def measure(url: str, library: Library, drive: Driver, turns: int) -> Result:
     async with library.open_saver(url) as saver:
-        empty = scalar(url, DISK_QUERY)
+        empty = table_sizes(url)
         chat = await drive(saver, library, turns)
         timings = []
         for _ in range(HEAD_READS):
@@ -169,8 +182,8 @@ async def measure(url: str, library: Library, drive: Driver, turns: int) -> Resu
             timings.append(time.perf_counter() - started)
     return Result(
         raw_bytes=chat.raw_bytes,
-        empty_bytes=empty,
-        disk_bytes=scalar(url, DISK_QUERY),
+        empty=empty,
+        tables=table_sizes(url),
         value_bytes=scalar(url, library.value_bytes),
         turn_ms=statistics.mean(chat.turn_seconds) * 1000,
         head_ms=statistics.median(timings) * 1000,
@@ -191,6 +204,9 @@ def report(title: str, turns: int, us: Result, them: Result) -> None:
     row("stored value bytes", us.value_bytes, them.value_bytes, ",")
     row("mean turn (ms)", us.turn_ms, them.turn_ms, ".2f")
     row("head read (ms, median)", us.head_ms, them.head_ms, ".2f")
+    for name, result in ((OURS.name, us), (LANGGRAPH.name, them)):
+        grown = sorted(result.table_growth().items(), key=lambda item: -item[1])
+        print(f"  {name} per turn: " + ", ".join(f"{t} {b / turns:,.0f}" for t, b in grown))
 
 
 @contextlib.contextmanager
@@ -206,7 +222,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="a PostgreSQL server to create the databases on")
     parser.add_argument("--turns", default="200,1000", help="saver chat lengths")
-    parser.add_argument("--graph-turns", default="200", help="graph chat lengths")
+    parser.add_argument("--graph-turns", default="200,1000", help="graph chat lengths")
     args = parser.parse_args()
     scenarios: list[tuple[str, Driver, str]] = [
         ("saver", saver_chat, args.turns),
