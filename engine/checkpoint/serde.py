@@ -22,15 +22,16 @@ import uuid
 import zoneinfo
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine.types import Interrupt, Send
 
-__all__ = ["TAG", "JsonSerializer", "SerializationError", "default_serializer"]
+__all__ = ["TAG", "JsonSerializer", "Prepared", "SerializationError", "default_serializer"]
 
 TAG = "$t"
 _TAG_TEXT = '"$t"'
 _TAG_BYTES = _TAG_TEXT.encode()
+_MESSAGE = '{"$t":"msg","v":{'
 _MESSAGE_LIST = '[{"$t":"msg","v":'
 _MESSAGE_LIST_BYTES = _MESSAGE_LIST.encode()
 _MESSAGES_MODULE = "engine.graph.messages"
@@ -46,6 +47,17 @@ _loads = json.loads
 
 class SerializationError(ValueError):
     """Stored bytes that cannot be decoded: malformed, or naming a type not allowed."""
+
+
+class Prepared(NamedTuple):
+    """A stored value that holds no mutable container, ready to be rebuilt without
+    parsing its text again: `cls(**value)`, or `value` itself when `cls` is None."""
+
+    cls: type | None
+    value: Any
+
+    def build(self) -> Any:
+        return self.value if self.cls is None else self.cls(**self.value)
 
 
 def _type_name(cls: type) -> str:
@@ -188,6 +200,31 @@ class JsonSerializer:
             raise
         except Exception as exc:  # whatever broke, the caller learns the bytes are bad
             raise SerializationError(f"Cannot decode stored value: {exc!r}") from exc
+
+    def prepare(self, elements: list[str]) -> list[Prepared | str]:
+        """What rebuilds each stored element of a list without parsing it again, for a
+        cache of stored rows: a JSON scalar, or a message whose fields are scalars (most
+        of a chat); any other element stays its text, to be parsed on every read so that
+        every caller gets containers of its own."""
+        from engine.graph.messages import message_class
+
+        prepared: list[Prepared | str] = []
+        for text, value in zip(elements, _loads("[" + ",".join(elements) + "]"), strict=True):
+            if type(value) is not dict:
+                prepared.append(text if type(value) is list else Prepared(None, value))
+                continue
+            fields = value.get("v")
+            cls = (
+                message_class(fields)
+                if value.get(TAG) == "msg" and len(value) == 2 and type(fields) is dict
+                else None
+            )
+            if cls is None or not _SCALARS.issuperset(map(type, fields.values())):  # type: ignore[union-attr]
+                prepared.append(text)
+            else:
+                del fields["type"]  # type: ignore[index]  # the parse made it: it is ours
+                prepared.append(Prepared(cls, fields))
+        return prepared
 
     # Encoding. Containers that hold only plain JSON come back as the same object, so a
     # plain tree is handed to the C encoder without being copied.

@@ -629,6 +629,9 @@ _CLASS_BY_TYPE: dict[str, type[BaseMessage]] = {
 _FIELDS_BY_CLASS: dict[type[BaseMessage], frozenset[str]] = {
     cls: frozenset(f.name for f in fields(cls)) for cls in _CLASS_BY_TYPE.values()
 }
+_STORED_KEYS: dict[type[BaseMessage], frozenset[str]] = {
+    cls: names | {"type"} for cls, names in _FIELDS_BY_CLASS.items()
+}
 # Content is always kept, empty or not: a stored message should read as one.
 _DEFAULTS_BY_CLASS: dict[type[BaseMessage], dict[str, Any]] = {
     cls: {
@@ -655,6 +658,15 @@ def message_to_stored_dict(m: BaseMessage) -> dict[str, Any]:
         for key, value in m.to_dict().items()
         if key not in defaults or value != defaults[key]
     }
+
+
+def message_class(d: dict[str, Any]) -> type[BaseMessage] | None:
+    """The class that ``cls(**fields)`` rebuilds the stored message `d` with (its fields
+    less "type"), or None when only ``message_from_dict`` can (or can say what is wrong)."""
+    cls = _CLASS_BY_TYPE.get(d.get("type"))  # type: ignore[arg-type]
+    if cls is None or cls is RemoveMessage or not _STORED_KEYS[cls].issuperset(d):
+        return None
+    return cls
 
 
 def message_from_parsed(d: dict[str, Any]) -> BaseMessage:

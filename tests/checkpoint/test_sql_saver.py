@@ -16,6 +16,7 @@ from sqlalchemy import event, func, select, text, update
 from engine.checkpoint.base import PutWrites, checkpoint_config
 from engine.checkpoint.sql.models import blob_table, item_table, thread_table
 from engine.checkpoint.sql.saver import SQLSaver, ThreadDeletedError
+from engine.graph.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
 from tests.checkpoint.chat import bytes_on_disk, run_chat
 from tests.checkpoint.history import History, message_list
 from tests.pg import PostgresCluster
@@ -143,6 +144,46 @@ async def test_caches_follow_what_other_processes_delete(sql_saver: SQLSaver) ->
     again = await fresh.put({"messages": message_list(3, start=20)})
     mine = History(sql_saver, "t1", states=fresh.states)
     await mine.assert_readable(again)
+
+
+async def test_every_read_builds_objects_of_its_own(sql_saver: SQLSaver) -> None:
+    """A saver prepares each item row once, yet no two reads share a message or a
+    container: for the saver that wrote the rows and for one that reads them first, for
+    messages of plain fields and others, and where a version ends inside a row."""
+    call = {"name": "f", "args": {"x": [1]}, "id": "c1", "type": "tool_call"}
+    first = [
+        HumanMessage("hi", id="1"),
+        AIMessage("", id="2", tool_calls=[call]),
+        7,
+        "text",
+        {"plain": [1]},
+    ]
+    more = [
+        AIMessage("bye", id="3", response_metadata={"n": 1}),
+        ToolMessage("ok", tool_call_id="c1", id="4", name=None),
+        RemoveMessage(id="1"),
+        (1, 2),
+        None,
+    ]
+    h = History(sql_saver, "t1")
+    one = await h.put({"messages": first})
+    two = await h.put({"messages": [*first, *more]})
+    cut = await h.put({"messages": [*first[:3], HumanMessage("again", id="5")]}, parent=one)
+    for saver in (sql_saver, SQLSaver(sql_saver.engine)):
+        for checkpoint_id in (two, cut, one):
+            reads = []
+            for _ in range(2):
+                loaded = await saver.aget_tuple(h.config(checkpoint_id))
+                assert loaded is not None
+                reads.append(loaded.checkpoint["channel_values"]["messages"])
+            assert reads[0] == reads[1] == h.values(checkpoint_id)["messages"]
+            for a, b in zip(*reads, strict=True):
+                assert a is not b or isinstance(a, int | str | tuple | type(None))
+            reads[0][0].additional_kwargs["seen"] = True
+            reads[0][1].tool_calls[0]["args"]["x"].append(2)
+            again = await saver.aget_tuple(h.config(checkpoint_id))
+            assert again is not None
+            assert again.checkpoint["channel_values"]["messages"] == reads[1]
 
 
 # Pruning.

@@ -8,7 +8,9 @@ message once; a version of the list is a short list of [start, end) ranges of po
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 Segments = list[list[int]]  # [[start, end), ...] into one channel's item log, in list order
 Chunks = dict[int, tuple[int, str]]  # a log's rows: seq -> (count, elements joined by SEP)
@@ -62,17 +64,23 @@ def missing(cached: Chunks, ranges: Segments) -> Segments:
     return gaps
 
 
-def parts(chunks: Chunks, segments: Segments) -> list[str]:
-    """The elements of a list version, as runs of elements joined by SEP. Raises KeyError
-    if a row is missing. (Ranges always start where a row starts: appends start new rows,
-    and versions only ever cut ranges short.)"""
-    found = []
+def rows(chunks: Chunks, segments: Segments) -> Iterator[tuple[int, int, int, str]]:
+    """The rows of a list version: (seq, count, how many of its elements the version
+    takes, data). Raises KeyError if a row is missing. (Ranges always start where a row
+    starts: appends start new rows, and versions only ever cut ranges short.)"""
     for a, b in segments:
         while a < b:
             count, data = chunks[a]
-            found.append(data if a + count <= b else SEP.join(data.split(SEP)[: b - a]))
+            yield a, count, min(count, b - a), data
             a += count
-    return found
+
+
+def parts(chunks: Chunks, segments: Segments) -> list[str]:
+    """The elements of a list version, as runs of elements joined by SEP."""
+    return [
+        data if taken == count else SEP.join(data.split(SEP)[:taken])
+        for _, count, taken, data in rows(chunks, segments)
+    ]
 
 
 def array(runs: list[str]) -> str:
@@ -88,6 +96,8 @@ def array(runs: list[str]) -> str:
 @dataclass(slots=True)
 class _Logs:
     chunks: dict[tuple[str, str], Chunks] = field(default_factory=dict)
+    # The elements of rows, prepared by `ItemCache.prepared`, by (ns, channel, seq).
+    prepared: dict[tuple[str, str, int], list[Any]] = field(default_factory=dict)
     size: int = 0
 
 
@@ -96,8 +106,10 @@ class ItemCache:
 
     A thread's item rows never change within an epoch (logs only grow; whatever deletes
     rows starts a new epoch), so a read of the head fetches only the rows it has not seen,
-    typically those of the last turn. The text is still parsed on every read, so callers
-    never share objects. Bounded in characters; the least recently used threads go first.
+    typically those of the last turn, and each row's elements are prepared once: those
+    with no mutable container in them (a chat message of plain fields) are rebuilt on
+    every read without parsing, the rest parsed on every read, so callers never share a
+    container. Bounded in characters; the least recently used threads go first.
     """
 
     def __init__(self, budget: int) -> None:
@@ -118,6 +130,27 @@ class ItemCache:
         log = logs.chunks.setdefault((ns, channel), {})
         added = sum(len(data) for seq, (_, data) in rows.items() if seq not in log)
         log.update(rows)
+        self._grow(logs, added)
+
+    def prepared(self, key: tuple[int, int, str, str, int]) -> list[Any] | None:
+        """What `keep_prepared` kept for the row at (thread, epoch, ns, channel, seq)."""
+        thread, epoch, ns, channel, seq = key
+        logs = self._threads.get((thread, epoch))
+        return None if logs is None else logs.prepared.get((ns, channel, seq))
+
+    def keep_prepared(self, key: tuple[int, int, str, str], rows: dict[int, list[Any]]) -> None:
+        """Keep the prepared elements of the rows (by seq) of the log at (thread, epoch,
+        ns, channel) with those rows while they are cached (counted as big again)."""
+        thread, epoch, ns, channel = key
+        logs = self._threads.get((thread, epoch))
+        if logs is None:
+            return
+        cached = logs.chunks.get((ns, channel), {})
+        kept = {seq: elements for seq, elements in rows.items() if seq in cached}
+        logs.prepared.update({(ns, channel, seq): elements for seq, elements in kept.items()})
+        self._grow(logs, sum(len(cached[seq][1]) for seq in kept))
+
+    def _grow(self, logs: _Logs, added: int) -> None:
         logs.size += added
         self._size += added
         while self._size > self._budget and self._threads:

@@ -70,6 +70,7 @@ from engine.checkpoint.sql.logs import (
     merge,
     missing,
     parts,
+    rows,
     truncate,
 )
 from engine.checkpoint.sql.models import (
@@ -394,14 +395,13 @@ class SQLSaver(BaseCheckpointSaver):
             elif channel in stored:
                 ref = stored[channel]
                 try:
-                    text = (
-                        blob_data[(thread, ns, channel, ref)]
+                    values[channel] = (
+                        parse(blob_data[(thread, ns, channel, ref)])
                         if isinstance(ref, str)
-                        else array(parts(logs[(thread, ns, channel)], ref) if ref else [])
+                        else self._list(row, channel, logs[(thread, ns, channel)], ref)
                     )
                 except KeyError as gone:  # deleted after the row was read
                     raise _Vanished from gone
-                values[channel] = parse(text)
         checkpoint: Checkpoint = {
             "v": row.v,
             "id": row.checkpoint_id,
@@ -419,6 +419,30 @@ class SQLSaver(BaseCheckpointSaver):
             parent_config=checkpoint_config(row.thread_id, ns, parent_id) if parent_id else None,
             pending_writes=pending.get((thread, ns, row.checkpoint_id), []),
         )
+
+    def _list(self, row: Row[Any], channel: str, chunks: Chunks, segments: Segments) -> list[Any]:
+        """A version of a list channel. Each row's elements are prepared once and kept by
+        the item cache: those it could prepare are rebuilt, the others parsed together
+        (fresh containers for every read)."""
+        key = (row.thread, row.epoch, row.checkpoint_ns, channel)
+        found = [
+            (self._items.prepared((*key, seq)), seq, taken, data)
+            for seq, _, taken, data in rows(chunks, segments)
+        ]
+        unprepared = {seq: data.split(SEP) for done, seq, _, data in found if done is None}
+        made: dict[int, list[Any]] = {}
+        if unprepared:  # one parse for all of them: a chat's rows hold a message or two
+            fresh = iter(self.serializer.prepare([e for row in unprepared.values() for e in row]))
+            made = {seq: [next(fresh) for _ in row] for seq, row in unprepared.items()}
+            self._items.keep_prepared(key, made)
+        elements: list[Any] = []
+        for done, seq, taken, _ in found:
+            elements += (made[seq] if done is None else done)[:taken]
+        texts = [e for e in elements if type(e) is str]
+        if not texts:
+            return [e.build() for e in elements]
+        parsed = iter(self._parse(array(texts)))
+        return [next(parsed) if type(e) is str else e.build() for e in elements]
 
     def _metadata(self, row: Row[Any]) -> CheckpointMetadata:
         metadata = {key: row._mapping[key] for key in _COLUMN_KEYS}
