@@ -19,6 +19,8 @@ Chunks = dict[int, tuple[int, str]]  # a log's rows: seq -> (count, elements joi
 # inside an element, and with the comma it is valid JSON between two array elements.
 SEP = ",\n"
 MAX_SEGMENTS = 16  # ranges a version may have before it is written out as one range
+# A prepared row none of whose elements could be prepared: the row's text is parsed as it is.
+ALL_TEXT: list[Any] = []
 
 
 def truncate(segments: Segments, length: int) -> Segments:
@@ -96,8 +98,10 @@ def array(runs: list[str]) -> str:
 @dataclass(slots=True)
 class _Logs:
     chunks: dict[tuple[str, str], Chunks] = field(default_factory=dict)
-    # The elements of rows, prepared by `ItemCache.prepared`, by (ns, channel, seq).
-    prepared: dict[tuple[str, str, int], list[Any]] = field(default_factory=dict)
+    # The prepared elements of rows: (ns, channel) -> seq -> elements.
+    prepared: dict[tuple[str, str], dict[int, list[Any]]] = field(default_factory=dict)
+    # How many of a log's prepared rows have an element that is not text.
+    object_rows: dict[tuple[str, str], int] = field(default_factory=dict)
     size: int = 0
 
 
@@ -132,11 +136,21 @@ class ItemCache:
         log.update(rows)
         self._grow(logs, added)
 
-    def prepared(self, key: tuple[int, int, str, str, int]) -> list[Any] | None:
-        """What `keep_prepared` kept for the row at (thread, epoch, ns, channel, seq)."""
-        thread, epoch, ns, channel, seq = key
+    def prepared(self, thread: int, epoch: int, ns: str, channel: str) -> dict[int, list[Any]]:
+        """The prepared elements of the log's cached rows, by seq (see `keep_prepared`)."""
         logs = self._threads.get((thread, epoch))
-        return None if logs is None else logs.prepared.get((ns, channel, seq))
+        return {} if logs is None else logs.prepared.get((ns, channel), {})
+
+    def all_text(self, thread: int, epoch: int, ns: str, channel: str) -> bool:
+        """Whether every cached row of the log is prepared and none has an element that
+        is not text (a list of plain dicts): such a version is parsed as it is stored."""
+        logs = self._threads.get((thread, epoch))
+        if logs is None:
+            return False
+        prepared = logs.prepared.get((ns, channel), {})
+        return not logs.object_rows.get((ns, channel)) and len(prepared) == len(
+            logs.chunks.get((ns, channel), {})
+        )
 
     def keep_prepared(self, key: tuple[int, int, str, str], rows: dict[int, list[Any]]) -> None:
         """Keep the prepared elements of the rows (by seq) of the log at (thread, epoch,
@@ -147,7 +161,10 @@ class ItemCache:
             return
         cached = logs.chunks.get((ns, channel), {})
         kept = {seq: elements for seq, elements in rows.items() if seq in cached}
-        logs.prepared.update({(ns, channel, seq): elements for seq, elements in kept.items()})
+        prepared = logs.prepared.setdefault((ns, channel), {})
+        objects = sum(1 for seq, row in kept.items() if row is not ALL_TEXT and seq not in prepared)
+        logs.object_rows[(ns, channel)] = logs.object_rows.get((ns, channel), 0) + objects
+        prepared.update(kept)
         self._grow(logs, sum(len(cached[seq][1]) for seq in kept))
 
     def _grow(self, logs: _Logs, added: int) -> None:

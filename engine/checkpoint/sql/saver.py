@@ -60,6 +60,7 @@ from engine.checkpoint.base import (
 )
 from engine.checkpoint.serde import JsonSerializer, default_serializer
 from engine.checkpoint.sql.logs import (
+    ALL_TEXT,
     MAX_SEGMENTS,
     SEP,
     Chunks,
@@ -421,28 +422,41 @@ class SQLSaver(BaseCheckpointSaver):
         )
 
     def _list(self, row: Row[Any], channel: str, chunks: Chunks, segments: Segments) -> list[Any]:
-        """A version of a list channel. Each row's elements are prepared once and kept by
-        the item cache: those it could prepare are rebuilt, the others parsed together
-        (fresh containers for every read)."""
+        """A version of a list channel: the elements its rows' preparation kept are
+        rebuilt, the others parsed together (fresh containers for every read)."""
         key = (row.thread, row.epoch, row.checkpoint_ns, channel)
-        found = [
-            (self._items.prepared((*key, seq)), seq, taken, data)
-            for seq, _, taken, data in rows(chunks, segments)
-        ]
-        unprepared = {seq: data.split(SEP) for done, seq, _, data in found if done is None}
-        made: dict[int, list[Any]] = {}
-        if unprepared:  # one parse for all of them: a chat's rows hold a message or two
-            fresh = iter(self.serializer.prepare([e for row in unprepared.values() for e in row]))
-            made = {seq: [next(fresh) for _ in row] for seq, row in unprepared.items()}
-            self._items.keep_prepared(key, made)
+        if self._items.all_text(*key):  # plain JSON (dicts): parsed all at once, as stored
+            return self._parse(array(parts(chunks, segments)))
+        spans = list(rows(chunks, segments))
+        prepared = self._prepared(key, spans)
         elements: list[Any] = []
-        for done, seq, taken, _ in found:
-            elements += (made[seq] if done is None else done)[:taken]
+        for (_, _, taken, data), p in zip(spans, prepared, strict=True):
+            elements += (data.split(SEP) if p is ALL_TEXT else p)[:taken]
         texts = [e for e in elements if type(e) is str]
         if not texts:
             return [e.build() for e in elements]
         parsed = iter(self._parse(array(texts)))
         return [next(parsed) if type(e) is str else e.build() for e in elements]
+
+    def _prepared(
+        self, key: tuple[int, int, str, str], spans: list[tuple[int, int, int, str]]
+    ) -> list[list[Any]]:
+        """The prepared elements of each row in `spans`, from the item cache or prepared
+        now (all in one parse: a chat's rows hold a message or two each) and kept there."""
+        kept = self._items.prepared(*key)
+        found = [kept.get(seq) for seq, *_ in spans]
+        unprepared = {
+            span[0]: span[3].split(SEP) for span, p in zip(spans, found, strict=True) if p is None
+        }
+        if not unprepared:
+            return found  # type: ignore[return-value]
+        fresh = iter(self.serializer.prepare([e for row in unprepared.values() for e in row]))
+        made: dict[int, list[Any]] = {}
+        for seq, texts in unprepared.items():
+            elements = [next(fresh) for _ in texts]
+            made[seq] = ALL_TEXT if all(type(e) is str for e in elements) else elements
+        self._items.keep_prepared(key, made)
+        return [made[span[0]] if p is None else p for span, p in zip(spans, found, strict=True)]
 
     def _metadata(self, row: Row[Any]) -> CheckpointMetadata:
         metadata = {key: row._mapping[key] for key in _COLUMN_KEYS}
