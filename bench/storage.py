@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import statistics
 import sys
 import time
@@ -175,11 +176,16 @@ async def measure(url: str, library: Library, drive: Driver, turns: int) -> Resu
     async with library.open_saver(url) as saver:
         empty = table_sizes(url)
         chat = await drive(saver, library, turns)
+        # As a server does once started: what is loaded stays out of full collections,
+        # which reads of long chats (thousands of new objects each) keep triggering.
+        gc.collect()
+        gc.freeze()
         timings = []
         for _ in range(HEAD_READS):
             started = time.perf_counter()
             await saver.aget_tuple(chat.config)
             timings.append(time.perf_counter() - started)
+        gc.unfreeze()
     return Result(
         raw_bytes=chat.raw_bytes,
         empty=empty,
