@@ -4,6 +4,7 @@ up through dropped connections and a server restart, on SQLite and a real Postgr
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
 import time
 from datetime import UTC, datetime, timedelta
@@ -14,6 +15,7 @@ import pytest
 from sqlalchemy import event, func, select, text, update
 
 from engine.checkpoint.base import PutWrites, checkpoint_config
+from engine.checkpoint.serde import SerializationError
 from engine.checkpoint.sql.models import blob_table, item_table, thread_table
 from engine.checkpoint.sql.saver import SQLSaver, ThreadDeletedError
 from engine.graph.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
@@ -184,6 +186,22 @@ async def test_every_read_builds_objects_of_its_own(sql_saver: SQLSaver) -> None
             again = await saver.aget_tuple(h.config(checkpoint_id))
             assert again is not None
             assert again.checkpoint["channel_values"]["messages"] == reads[1]
+
+
+async def test_a_stored_message_its_class_refuses_is_reported_as_bad_data(
+    sql_saver: SQLSaver,
+) -> None:
+    h = History(sql_saver, "t1")
+    content = "a tool's long output " * 10  # long enough for the item log
+    first = await h.put({"messages": [ToolMessage(content, tool_call_id="c1", id="1")]})
+    stored = {"$t": "msg", "v": {"content": content, "type": "tool", "tool_call_id": None}}
+    async with sql_saver.engine.begin() as conn:
+        changed = await conn.execute(update(item_table).values(data=json.dumps(stored)))
+    assert changed.rowcount == 1
+    for saver in (SQLSaver(sql_saver.engine), SQLSaver(sql_saver.engine)):
+        for _ in range(2):  # as the rows are prepared, and once they are
+            with pytest.raises(SerializationError, match="tool_call_id must be a str"):
+                await saver.aget_tuple(h.config(first))
 
 
 # Pruning.

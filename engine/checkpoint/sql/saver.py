@@ -433,10 +433,12 @@ class SQLSaver(BaseCheckpointSaver):
         for (_, _, taken, data), p in zip(spans, prepared, strict=True):
             elements += (data.split(SEP) if p is ALL_TEXT else p)[:taken]
         texts = [e for e in elements if type(e) is str]
-        if not texts:
-            return [e.build() for e in elements]
-        parsed = iter(self._parse(array(texts)))
-        return [next(parsed) if type(e) is str else e.build() for e in elements]
+        parsed = iter(self._parse(array(texts)) if texts else ())
+        try:
+            return [next(parsed) if type(e) is str else e.build() for e in elements]
+        except (TypeError, ValueError):
+            # A stored message its class refuses: the serializer says what is wrong.
+            return self._parse(array(parts(chunks, segments)))
 
     def _prepared(
         self, key: tuple[int, int, str, str], spans: list[tuple[int, int, int, str]]
