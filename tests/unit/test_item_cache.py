@@ -21,11 +21,11 @@ def test_a_log_is_all_text_only_while_every_cached_row_is_prepared_as_text() -> 
 
 
 def test_prepared_rows_count_against_the_budget_and_go_with_their_thread() -> None:
-    cache = ItemCache(budget=100)
+    cache = ItemCache(budget=150)
     first, second = (1, 0, "", "m"), (2, 0, "", "m")
     cache.add(*first, {0: (1, "x" * 40)})
     cache.keep_prepared(first, {0: ALL_TEXT, 1: ALL_TEXT})  # row 1 is not cached: not kept
-    assert cache.prepared(*first) == {0: ALL_TEXT}
-    cache.add(*second, {0: (1, "y" * 40)})  # 40 + 40 + 40 > 100: the first thread goes
+    assert cache.prepared(*first) == {0: ALL_TEXT}  # 40 + 2 x 40 so far
+    cache.add(*second, {0: (1, "y" * 40)})  # 120 + 40 > 150: the first thread goes
     assert cache.get(*first) == {} and cache.prepared(*first) == {}
     assert cache.get(*second) == {0: (1, "y" * 40)}

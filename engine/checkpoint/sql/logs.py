@@ -154,7 +154,8 @@ class ItemCache:
 
     def keep_prepared(self, key: tuple[int, int, str, str], rows: dict[int, list[Any]]) -> None:
         """Keep the prepared elements of the rows (by seq) of the log at (thread, epoch,
-        ns, channel) with those rows while they are cached (counted as big again)."""
+        ns, channel) with those rows while they are cached, counted as twice their text:
+        a message's class, fields and strings take about 1.6 times its JSON."""
         thread, epoch, ns, channel = key
         logs = self._threads.get((thread, epoch))
         if logs is None:
@@ -165,7 +166,7 @@ class ItemCache:
         objects = sum(1 for seq, row in kept.items() if row is not ALL_TEXT and seq not in prepared)
         logs.object_rows[(ns, channel)] = logs.object_rows.get((ns, channel), 0) + objects
         prepared.update(kept)
-        self._grow(logs, sum(len(cached[seq][1]) for seq in kept))
+        self._grow(logs, 2 * sum(len(cached[seq][1]) for seq in kept))
 
     def _grow(self, logs: _Logs, added: int) -> None:
         logs.size += added
