@@ -671,10 +671,10 @@ def message_class(d: dict[str, Any]) -> type[BaseMessage] | None:
 
 def message_from_parsed(d: dict[str, Any]) -> BaseMessage:
     """``message_from_dict`` for a dict the caller owns, fresh from a JSON parse, which it
-    takes apart instead of copying; a bad key fails the constructor and is then reported
-    as ``message_from_dict`` reports it. (Reading a long chat rebuilds thousands.)"""
-    cls = _CLASS_BY_TYPE.get(d.get("type"))  # type: ignore[arg-type]
-    if cls is not None and cls is not RemoveMessage:
+    takes apart instead of copying; a message its class refuses is then reported as
+    ``message_from_dict`` reports it. (Reading a long chat rebuilds thousands.)"""
+    cls = message_class(d)
+    if cls is not None:
         msg_type = d.pop("type")
         try:
             return cls(**d)

@@ -152,11 +152,12 @@ class ItemCache:
             logs.chunks.get((ns, channel), {})
         )
 
-    def keep_prepared(self, key: tuple[int, int, str, str], rows: dict[int, list[Any]]) -> None:
-        """Keep the prepared elements of the rows (by seq) of the log at (thread, epoch,
-        ns, channel) with those rows while they are cached, counted as twice their text:
-        a message's class, fields and strings take about 1.6 times its JSON."""
-        thread, epoch, ns, channel = key
+    def keep_prepared(
+        self, thread: int, epoch: int, ns: str, channel: str, rows: dict[int, list[Any]]
+    ) -> None:
+        """Keep the prepared elements of the log's `rows` (by seq) with those rows while
+        they are cached, counted as twice their text: a message's class, fields and
+        strings take about 1.6 times its JSON."""
         logs = self._threads.get((thread, epoch))
         if logs is None:
             return

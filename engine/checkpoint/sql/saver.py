@@ -446,19 +446,16 @@ class SQLSaver(BaseCheckpointSaver):
         """The prepared elements of each row in `spans`, from the item cache or prepared
         now (all in one parse: a chat's rows hold a message or two each) and kept there."""
         kept = self._items.prepared(*key)
-        found = [kept.get(seq) for seq, *_ in spans]
-        unprepared = {
-            span[0]: span[3].split(SEP) for span, p in zip(spans, found, strict=True) if p is None
-        }
-        if not unprepared:
-            return found  # type: ignore[return-value]
-        fresh = iter(self.serializer.prepare([e for row in unprepared.values() for e in row]))
-        made: dict[int, list[Any]] = {}
-        for seq, texts in unprepared.items():
-            elements = [next(fresh) for _ in texts]
-            made[seq] = ALL_TEXT if all(type(e) is str for e in elements) else elements
-        self._items.keep_prepared(key, made)
-        return [made[span[0]] if p is None else p for span, p in zip(spans, found, strict=True)]
+        unprepared = {seq: data.split(SEP) for seq, _, _, data in spans if seq not in kept}
+        if unprepared:
+            fresh = iter(self.serializer.prepare([e for row in unprepared.values() for e in row]))
+            made: dict[int, list[Any]] = {}
+            for seq, texts in unprepared.items():
+                elements = [next(fresh) for _ in texts]
+                made[seq] = ALL_TEXT if all(type(e) is str for e in elements) else elements
+            self._items.keep_prepared(*key, made)
+            kept = {**kept, **made}
+        return [kept[seq] for seq, *_ in spans]
 
     def _metadata(self, row: Row[Any]) -> CheckpointMetadata:
         metadata = {key: row._mapping[key] for key in _COLUMN_KEYS}
