@@ -150,8 +150,9 @@ async def test_caches_follow_what_other_processes_delete(sql_saver: SQLSaver) ->
 
 async def test_every_read_builds_objects_of_its_own(sql_saver: SQLSaver) -> None:
     """A saver prepares each item row once, yet no two reads share a message or a
-    container: for the saver that wrote the rows and for one that reads them first, for
-    messages of plain fields and others, and where a version ends inside a row."""
+    container: for the saver that wrote the rows, for one that reads them first and for
+    one that keeps nothing, for messages of plain fields and others, and where a version
+    ends inside a row or takes rows that are apart."""
     call = {"name": "f", "args": {"x": [1]}, "id": "c1", "type": "tool_call"}
     first = [
         HumanMessage("hi", id="1"),
@@ -171,8 +172,9 @@ async def test_every_read_builds_objects_of_its_own(sql_saver: SQLSaver) -> None
     one = await h.put({"messages": first})
     two = await h.put({"messages": [*first, *more]})
     cut = await h.put({"messages": [*first[:3], HumanMessage("again", id="5")]}, parent=one)
-    for saver in (sql_saver, SQLSaver(sql_saver.engine)):
-        for checkpoint_id in (two, cut, one):
+    fresh, forgetful = SQLSaver(sql_saver.engine), SQLSaver(sql_saver.engine, cache_text=0)
+    for saver in (sql_saver, fresh, forgetful):
+        for checkpoint_id in (cut, two, one):
             reads = []
             for _ in range(2):
                 loaded = await saver.aget_tuple(h.config(checkpoint_id))

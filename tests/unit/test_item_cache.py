@@ -1,7 +1,7 @@
 """The item cache of the SQL saver: rows by thread and epoch, and their prepared elements."""
 
 from engine.checkpoint.serde import Prepared
-from engine.checkpoint.sql.logs import ALL_TEXT, ItemCache
+from engine.checkpoint.sql.logs import UNPREPARED, ItemCache, pick
 
 
 def test_a_log_is_all_text_only_while_every_cached_row_is_prepared_as_text() -> None:
@@ -9,23 +9,40 @@ def test_a_log_is_all_text_only_while_every_cached_row_is_prepared_as_text() -> 
     key = (1, 0, "", "messages")
     cache.add(*key, {0: (2, '{"a":1},\n{"b":2}'), 2: (1, '{"c":3}')})
     assert not cache.all_text(*key)  # nothing prepared yet
-    cache.keep_prepared(*key, {0: ALL_TEXT})
+    cache.keep_prepared(*key, 0, ['{"a":1}', '{"b":2}'])
     assert not cache.all_text(*key)  # row 2 is not
-    cache.keep_prepared(*key, {2: ALL_TEXT})
+    cache.keep_prepared(*key, 2, ['{"c":3}'])
     assert cache.all_text(*key)
     cache.add(*key, {3: (1, '{"$t":"msg","v":{"content":"x","type":"ai"}}')})
     assert not cache.all_text(*key)  # a new row, not prepared
-    cache.keep_prepared(*key, {3: [Prepared(None, 1)]})
+    cache.keep_prepared(*key, 3, [Prepared(None, 1)])
     assert not cache.all_text(*key)  # and not text
-    assert cache.prepared(*key) == {0: ALL_TEXT, 2: ALL_TEXT, 3: [Prepared(None, 1)]}
+    assert cache.elements(*key) == ['{"a":1}', '{"b":2}', '{"c":3}', Prepared(None, 1)]
+
+
+def test_elements_are_kept_by_position_for_whole_cached_rows_only() -> None:
+    cache = ItemCache(budget=1_000)
+    key = (1, 0, "", "m")
+    cache.add(*key, {0: (1, "0"), 1: (2, "1,\n2"), 5: (1, "5")})
+    cache.keep_prepared(*key, 1, [Prepared(None, 1)])  # half of row 1: not kept
+    cache.keep_prepared(*key, 3, [Prepared(None, 3)])  # no row 3
+    assert cache.elements(*key) == []
+    cache.keep_prepared(*key, 5, [Prepared(None, 5)])
+    cache.keep_prepared(*key, 0, [Prepared(None, 0), Prepared(None, 1), Prepared(None, 2)])
+    elements = cache.elements(*key)
+    assert elements[:3] == [Prepared(None, 0), Prepared(None, 1), Prepared(None, 2)]
+    assert elements[3] is UNPREPARED and elements[4] is UNPREPARED
+    assert pick(elements, [[0, 1], [5, 6]]) == [Prepared(None, 0), Prepared(None, 5)]
+    cache.keep_prepared(*key, 5, [Prepared(None, "again")])  # prepared once only
+    assert elements[5] == Prepared(None, 5)
 
 
 def test_prepared_rows_count_against_the_budget_and_go_with_their_thread() -> None:
     cache = ItemCache(budget=150)
     first, second = (1, 0, "", "m"), (2, 0, "", "m")
     cache.add(*first, {0: (1, "x" * 40)})
-    cache.keep_prepared(*first, {0: ALL_TEXT, 1: ALL_TEXT})  # row 1 is not cached: not kept
-    assert cache.prepared(*first) == {0: ALL_TEXT}  # 40 + 2 x 40 so far
+    cache.keep_prepared(*first, 0, ["x" * 40])  # 40 + 2 x 40 so far
+    assert cache.elements(*first) == ["x" * 40]
     cache.add(*second, {0: (1, "y" * 40)})  # 120 + 40 > 150: the first thread goes
-    assert cache.get(*first) == {} and cache.prepared(*first) == {}
+    assert cache.get(*first) == {} and cache.elements(*first) == []
     assert cache.get(*second) == {0: (1, "y" * 40)}

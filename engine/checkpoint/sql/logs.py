@@ -19,8 +19,8 @@ Chunks = dict[int, tuple[int, str]]  # a log's rows: seq -> (count, elements joi
 # inside an element, and with the comma it is valid JSON between two array elements.
 SEP = ",\n"
 MAX_SEGMENTS = 16  # ranges a version may have before it is written out as one range
-# A prepared row none of whose elements could be prepared: the row's text is parsed as it is.
-ALL_TEXT: list[Any] = []
+# A position of a log whose row has not been prepared yet.
+UNPREPARED: Any = object()
 
 
 def truncate(segments: Segments, length: int) -> Segments:
@@ -95,13 +95,29 @@ def array(runs: list[str]) -> str:
     return ",".join(runs)
 
 
+def pick(elements: list[Any], segments: Segments) -> list[Any]:
+    """The entries of a version's positions in a list indexed by log position."""
+    if len(segments) == 1:
+        a, b = segments[0]
+        return elements[a:b]
+    picked: list[Any] = []
+    for a, b in segments:
+        picked += elements[a:b]
+    return picked
+
+
+LogId = tuple[str, str]  # (ns, channel) within a thread
+
+
 @dataclass(slots=True)
 class _Logs:
-    chunks: dict[tuple[str, str], Chunks] = field(default_factory=dict)
-    # The prepared elements of rows: (ns, channel) -> seq -> elements.
-    prepared: dict[tuple[str, str], dict[int, list[Any]]] = field(default_factory=dict)
-    # How many of a log's prepared rows have an element that is not text.
-    object_rows: dict[tuple[str, str], int] = field(default_factory=dict)
+    chunks: dict[LogId, Chunks] = field(default_factory=dict)
+    # Each log's prepared elements by position, UNPREPARED where their row is not.
+    elements: dict[LogId, list[Any]] = field(default_factory=dict)
+    # Per log: elements in cached rows, elements prepared, and prepared ones not text.
+    cached: dict[LogId, int] = field(default_factory=dict)
+    prepared: dict[LogId, int] = field(default_factory=dict)
+    objects: dict[LogId, int] = field(default_factory=dict)
     size: int = 0
 
 
@@ -113,7 +129,8 @@ class ItemCache:
     typically those of the last turn, and each row's elements are prepared once: those
     with no mutable container in them (a chat message of plain fields) are rebuilt on
     every read without parsing, the rest parsed on every read, so callers never share a
-    container. Bounded in characters; the least recently used threads go first.
+    container. Prepared elements are kept by log position, so a version's are a slice or
+    two. Bounded in characters; the least recently used threads go first.
     """
 
     def __init__(self, budget: int) -> None:
@@ -132,14 +149,17 @@ class ItemCache:
         logs = self._threads.setdefault((thread, epoch), _Logs())
         self._threads.move_to_end((thread, epoch))
         log = logs.chunks.setdefault((ns, channel), {})
-        added = sum(len(data) for seq, (_, data) in rows.items() if seq not in log)
-        log.update(rows)
-        self._grow(logs, added)
+        new = {seq: row for seq, row in rows.items() if seq not in log}
+        log.update(new)
+        count = sum(count for count, _ in new.values())
+        logs.cached[(ns, channel)] = logs.cached.get((ns, channel), 0) + count
+        self._grow(logs, sum(len(data) for _, data in new.values()))
 
-    def prepared(self, thread: int, epoch: int, ns: str, channel: str) -> dict[int, list[Any]]:
-        """The prepared elements of the log's cached rows, by seq (see `keep_prepared`)."""
+    def elements(self, thread: int, epoch: int, ns: str, channel: str) -> list[Any]:
+        """The log's prepared elements by position (see `keep_prepared`): a `Prepared`,
+        the text of an element to parse, or UNPREPARED. Not a copy: slice it."""
         logs = self._threads.get((thread, epoch))
-        return {} if logs is None else logs.prepared.get((ns, channel), {})
+        return [] if logs is None else logs.elements.get((ns, channel), [])
 
     def all_text(self, thread: int, epoch: int, ns: str, channel: str) -> bool:
         """Whether every cached row of the log is prepared and none has an element that
@@ -147,27 +167,37 @@ class ItemCache:
         logs = self._threads.get((thread, epoch))
         if logs is None:
             return False
-        prepared = logs.prepared.get((ns, channel), {})
-        return not logs.object_rows.get((ns, channel)) and len(prepared) == len(
-            logs.chunks.get((ns, channel), {})
-        )
+        log = (ns, channel)
+        return not logs.objects.get(log) and logs.prepared.get(log, 0) == logs.cached.get(log)
 
     def keep_prepared(
-        self, thread: int, epoch: int, ns: str, channel: str, rows: dict[int, list[Any]]
+        self, thread: int, epoch: int, ns: str, channel: str, start: int, elements: list[Any]
     ) -> None:
-        """Keep the prepared elements of the log's `rows` (by seq) with those rows while
-        they are cached, counted as twice their text: a message's class, fields and
-        strings take about 1.6 times its JSON."""
+        """Keep the prepared elements of the log's positions from `start` on, whole rows
+        not prepared before, while those rows are cached; counted as twice their text: a
+        message's class, fields and strings take about 1.6 times its JSON."""
         logs = self._threads.get((thread, epoch))
         if logs is None:
             return
-        cached = logs.chunks.get((ns, channel), {})
-        kept = {seq: elements for seq, elements in rows.items() if seq in cached}
-        prepared = logs.prepared.setdefault((ns, channel), {})
-        objects = sum(1 for seq, row in kept.items() if row is not ALL_TEXT and seq not in prepared)
-        logs.object_rows[(ns, channel)] = logs.object_rows.get((ns, channel), 0) + objects
-        prepared.update(kept)
-        self._grow(logs, 2 * sum(len(cached[seq][1]) for seq in kept))
+        log = (ns, channel)
+        cached = logs.chunks.get(log, {})
+        end, seq, size = start + len(elements), start, 0
+        while seq < end:
+            row = cached.get(seq)
+            if row is None:  # not cached (any more): nothing to keep them with
+                return
+            seq += row[0]
+            size += len(row[1])
+        kept = logs.elements.setdefault(log, [])
+        if seq != end or (start < len(kept) and kept[start] is not UNPREPARED):
+            return
+        if len(kept) < end:
+            kept += [UNPREPARED] * (end - len(kept))
+        kept[start:end] = elements
+        logs.prepared[log] = logs.prepared.get(log, 0) + len(elements)
+        objects = sum(1 for e in elements if type(e) is not str)
+        logs.objects[log] = logs.objects.get(log, 0) + objects
+        self._grow(logs, 2 * size)
 
     def _grow(self, logs: _Logs, added: int) -> None:
         logs.size += added

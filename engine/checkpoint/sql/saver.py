@@ -60,9 +60,9 @@ from engine.checkpoint.base import (
 )
 from engine.checkpoint.serde import JsonSerializer, default_serializer
 from engine.checkpoint.sql.logs import (
-    ALL_TEXT,
     MAX_SEGMENTS,
     SEP,
+    UNPREPARED,
     Chunks,
     ItemCache,
     Segments,
@@ -71,6 +71,7 @@ from engine.checkpoint.sql.logs import (
     merge,
     missing,
     parts,
+    pick,
     rows,
     truncate,
 )
@@ -427,11 +428,9 @@ class SQLSaver(BaseCheckpointSaver):
         key = (row.thread, row.epoch, row.checkpoint_ns, channel)
         if self._items.all_text(*key):  # plain JSON (dicts): parsed all at once, as stored
             return self._parse(array(parts(chunks, segments)))
-        spans = list(rows(chunks, segments))
-        prepared = self._prepared(key, spans)
-        elements: list[Any] = []
-        for (_, _, taken, data), p in zip(spans, prepared, strict=True):
-            elements += (data.split(SEP) if p is ALL_TEXT else p)[:taken]
+        elements = pick(self._items.elements(*key), segments)
+        if len(elements) != sum(b - a for a, b in segments) or UNPREPARED in elements:
+            elements = self._prepare(key, chunks, segments)
         texts = [e for e in elements if type(e) is str]
         parsed = iter(self._parse(array(texts)) if texts else ())
         try:
@@ -440,22 +439,40 @@ class SQLSaver(BaseCheckpointSaver):
             # A stored message its class refuses: the serializer says what is wrong.
             return self._parse(array(parts(chunks, segments)))
 
-    def _prepared(
-        self, key: tuple[int, int, str, str], spans: list[tuple[int, int, int, str]]
-    ) -> list[list[Any]]:
-        """The prepared elements of each row in `spans`, from the item cache or prepared
-        now (all in one parse: a chat's rows hold a message or two each) and kept there."""
-        kept = self._items.prepared(*key)
-        unprepared = {seq: data.split(SEP) for seq, _, _, data in spans if seq not in kept}
-        if unprepared:
-            fresh = iter(self.serializer.prepare([e for row in unprepared.values() for e in row]))
-            made: dict[int, list[Any]] = {}
-            for seq, texts in unprepared.items():
-                elements = [next(fresh) for _ in texts]
-                made[seq] = ALL_TEXT if all(type(e) is str for e in elements) else elements
-            self._items.keep_prepared(*key, made)
-            kept = {**kept, **made}
-        return [kept[seq] for seq, *_ in spans]
+    def _prepare(
+        self, key: tuple[int, int, str, str], chunks: Chunks, segments: Segments
+    ) -> list[Any]:
+        """The prepared elements of a list version whose rows are not all prepared yet:
+        those that are not are prepared now, all in one parse, and kept in the item cache
+        by runs of consecutive rows (a chat's rows hold a message or two each)."""
+        kept = self._items.elements(*key)
+        runs: list[tuple[int, list[str]]] = []  # (first position, rows' text)
+        end = -1
+        for seq, count, _, data in rows(chunks, segments):
+            if seq < len(kept) and kept[seq] is not UNPREPARED:
+                continue
+            if seq == end:
+                runs[-1][1].append(data)
+            else:
+                runs.append((seq, [data]))
+            end = seq + count
+        texts = [SEP.join(data).split(SEP) for _, data in runs]
+        fresh = self.serializer.prepare([text for run in texts for text in run])
+        made: list[tuple[int, list[Any]]] = []
+        offset = 0
+        for (start, _), run in zip(runs, texts, strict=True):
+            made.append((start, fresh[offset : offset + len(run)]))
+            offset += len(run)
+            self._items.keep_prepared(*key, *made[-1])
+        elements = pick(self._items.elements(*key), segments)
+        if len(elements) == sum(b - a for a, b in segments) and UNPREPARED not in elements:
+            return elements
+        # The cache did not keep them (the thread was evicted): put them together here.
+        flat = list(self._items.elements(*key))
+        for start, prepared in made:
+            flat += [UNPREPARED] * (start + len(prepared) - len(flat))
+            flat[start : start + len(prepared)] = prepared
+        return pick(flat, segments)
 
     def _metadata(self, row: Row[Any]) -> CheckpointMetadata:
         metadata = {key: row._mapping[key] for key in _COLUMN_KEYS}
@@ -948,15 +965,13 @@ class SQLSaver(BaseCheckpointSaver):
             logs[(thread, ns, channel)] = found = dict(cached)
             if gaps:
                 result = await conn.execute(
-                    select(c.seq, c.count, c.data)
-                    .where(
+                    select(c.seq, c.count, c.data).where(
                         c.thread == thread,
                         c.checkpoint_ns == ns,
                         c.channel == channel,
                         _in_ranges(c.seq, gaps),
                     )
-                    .order_by(c.seq)
-                )
+                )  # in no order: rows are looked up by seq (a sort would copy them all)
                 fetched = {seq: (count, data) for seq, count, data in result}
                 self._items.add(thread, epochs[thread], ns, channel, fetched)
                 found.update(fetched)
