@@ -13,11 +13,12 @@ from typing import Any
 import psycopg
 import pytest
 from sqlalchemy import event, func, select, text, update
+from sqlalchemy.dialects import postgresql
 
 from engine.checkpoint.base import PutWrites, checkpoint_config
 from engine.checkpoint.serde import SerializationError
 from engine.checkpoint.sql.models import blob_table, item_table, thread_table
-from engine.checkpoint.sql.saver import SQLSaver, ThreadDeletedError
+from engine.checkpoint.sql.saver import _LATEST, SQLSaver, ThreadDeletedError
 from engine.graph.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
 from tests.checkpoint.chat import bytes_on_disk, run_chat
 from tests.checkpoint.history import History, message_list
@@ -85,6 +86,30 @@ async def test_head_of_a_long_thread_is_read_with_two_queries(pg_saver: SQLSaver
         await reader.aget_tuple(chat.config)
         timings.append(time.perf_counter() - started)
     assert statistics.median(timings) < 0.025
+
+
+async def test_the_head_row_is_read_from_a_few_pages_however_long_the_thread(
+    pg_saver: SQLSaver,
+) -> None:
+    """Finding the newest checkpoint and whether it has pending writes reads a few pages,
+    not every pending write: as an EXISTS, PostgreSQL planned that check as a hash of
+    every write in the table, built on each head read."""
+    h = History(pg_saver, "long")
+    for _ in range(10):
+        ops: list[Any] = []
+        for _ in range(100):
+            ops.append(h.put_op({"count": len(h.states)}))
+            ops.append(PutWrites(h.config(h.head), [("note", "a task's output " * 20)], "task"))
+        await pg_saver.abatch(ops)
+    query = _LATEST.params(thread_id="long", checkpoint_ns="", param_1=1)
+    sql = str(query.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
+    async with pg_saver.engine.connect() as conn:
+        await conn.exec_driver_sql("ANALYZE")
+        plan = (
+            await conn.exec_driver_sql(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}")
+        ).scalar()
+    top = (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
+    assert top["Shared Hit Blocks"] + top["Shared Read Blocks"] < 20, top
 
 
 async def test_a_batch_claims_its_thread_row_once(sql_saver: SQLSaver) -> None:

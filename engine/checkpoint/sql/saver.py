@@ -1208,15 +1208,20 @@ def _rows(thread_id: ColumnElement[str] | None) -> Select[Any]:
     """
     t, c, w = thread_table.c, checkpoint_table.c, write_table.c
     # Most checkpoints have no pending writes: this saves their query (a round trip).
-    has_writes = (
-        exists()
+    # A probe with LIMIT rather than EXISTS, which PostgreSQL may plan as a hash of all
+    # the thread's writes (it costs the subquery for every row of the scan, not the one
+    # the LIMIT keeps): O(thread) for a head read.
+    has_writes = func.coalesce(
+        select(literal(True))
         .where(
             w.thread == c.thread,
             w.checkpoint_ns == c.checkpoint_ns,
             w.checkpoint_id == c.checkpoint_id,
         )
-        .label("has_writes")
-    )
+        .limit(1)
+        .scalar_subquery(),
+        False,
+    ).label("has_writes")
     if thread_id is None:
         return select(t.thread_id, t.put_count, t.epoch, has_writes, checkpoint_table).join(
             thread_table, t.id == c.thread
