@@ -205,11 +205,19 @@ class JsonSerializer:
         """What rebuilds each stored element of a list without parsing it again, for a
         cache of stored rows: a JSON scalar, or a message whose fields are scalars (most
         of a chat); any other element stays its text, to be parsed on every read so that
-        every caller gets containers of its own."""
+        every caller gets containers of its own. Only elements that may be one of those
+        are parsed here: a list of plain dicts is not parsed twice on its first read."""
         from engine.graph.messages import message_class
 
+        maybe = [text.startswith(_MESSAGE) or text[0] not in "{[" for text in elements]
+        candidates = [text for text, m in zip(elements, maybe, strict=True) if m]
+        parsed = iter(_loads("[" + ",".join(candidates) + "]"))
         prepared: list[Prepared | str] = []
-        for text, value in zip(elements, _loads("[" + ",".join(elements) + "]"), strict=True):
+        for text, m in zip(elements, maybe, strict=True):
+            if not m:
+                prepared.append(text)
+                continue
+            value = next(parsed)
             if type(value) is not dict:
                 prepared.append(text if type(value) is list else Prepared(None, value))
                 continue

@@ -17,7 +17,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.checkpoint.serde import TAG, JsonSerializer, SerializationError, default_serializer
+from engine.checkpoint.serde import (
+    TAG,
+    JsonSerializer,
+    Prepared,
+    SerializationError,
+    default_serializer,
+)
+from engine.graph.messages import AIMessage, HumanMessage
 from engine.types import Interrupt, Send
 
 
@@ -395,3 +402,19 @@ def test_a_bad_stored_message_says_what_is_wrong(stored: str, error: str) -> Non
     for data in (f'[{{"$t":"msg","v":{stored}}}]', f'{{"m":{{"$t":"msg","v":{stored}}}}}'):
         with pytest.raises(SerializationError, match=re.escape(error)):
             default_serializer.loads(data)
+
+
+def test_prepare_keeps_scalars_and_plain_messages_and_leaves_the_rest_unread() -> None:
+    """Prepared elements rebuild without a parse; the others stay text for each read to
+    parse, and dicts and lists that are not messages are not even parsed here."""
+    s = default_serializer
+    plain = HumanMessage("hi", id="1")
+    with_call = AIMessage("", id="2", tool_calls=[{"name": "f", "args": {}, "id": "c"}])
+    texts = [s.dumps(v).decode() for v in (plain, with_call, 7, "text", None, (1, 2))]
+    unread = ['{"not": "parsed"', "[1, 2"]  # malformed: a parse would raise
+    prepared = s.prepare([*texts, *unread])
+    assert prepared[0] == Prepared(HumanMessage, {"content": "hi", "id": "1"})
+    assert prepared[0].build() == plain
+    assert prepared[1] == texts[1]  # a container: text, parsed on every read
+    assert prepared[2:5] == [Prepared(None, 7), Prepared(None, "text"), Prepared(None, None)]
+    assert prepared[5:] == [texts[5], *unread]
