@@ -446,23 +446,27 @@ class SQLSaver(BaseCheckpointSaver):
         those that are not are prepared now, all in one parse, and kept in the item cache
         by runs of consecutive rows (a chat's rows hold a message or two each)."""
         kept = self._items.elements(*key)
-        runs: list[tuple[int, list[str]]] = []  # (first position, rows' text)
+        runs: list[tuple[int, int]] = []  # (first position, elements)
+        texts: list[str] = []  # of their elements
         end = -1
         for seq, count, _, data in rows(chunks, segments):
             if seq < len(kept) and kept[seq] is not UNPREPARED:
                 continue
             if seq == end:
-                runs[-1][1].append(data)
+                runs[-1] = (runs[-1][0], runs[-1][1] + count)
             else:
-                runs.append((seq, [data]))
+                runs.append((seq, count))
             end = seq + count
-        texts = [SEP.join(data).split(SEP) for _, data in runs]
-        fresh = self.serializer.prepare([text for run in texts for text in run])
+            if count == 1:
+                texts.append(data)
+            else:
+                texts += data.split(SEP)
+        fresh = self.serializer.prepare(texts)
         made: list[tuple[int, list[Any]]] = []
         offset = 0
-        for (start, _), run in zip(runs, texts, strict=True):
-            made.append((start, fresh[offset : offset + len(run)]))
-            offset += len(run)
+        for start, count in runs:
+            made.append((start, fresh[offset : offset + count]))
+            offset += count
             self._items.keep_prepared(*key, *made[-1])
         elements = pick(self._items.elements(*key), segments)
         if len(elements) == sum(b - a for a, b in segments) and UNPREPARED not in elements:
