@@ -4,22 +4,6 @@ from engine.checkpoint.serde import Prepared
 from engine.checkpoint.sql.logs import UNPREPARED, ItemCache, pick
 
 
-def test_a_log_is_all_text_only_while_every_cached_row_is_prepared_as_text() -> None:
-    cache = ItemCache(budget=1_000)
-    key = (1, 0, "", "messages")
-    cache.add(*key, {0: (2, '{"a":1},\n{"b":2}'), 2: (1, '{"c":3}')})
-    assert not cache.all_text(*key)  # nothing prepared yet
-    cache.keep_prepared(*key, 0, ['{"a":1}', '{"b":2}'])
-    assert not cache.all_text(*key)  # row 2 is not
-    cache.keep_prepared(*key, 2, ['{"c":3}'])
-    assert cache.all_text(*key)
-    cache.add(*key, {3: (1, '{"$t":"msg","v":{"content":"x","type":"ai"}}')})
-    assert not cache.all_text(*key)  # a new row, not prepared
-    cache.keep_prepared(*key, 3, [Prepared(None, 1)])
-    assert not cache.all_text(*key)  # and not text
-    assert cache.elements(*key) == ['{"a":1}', '{"b":2}', '{"c":3}', Prepared(None, 1)]
-
-
 def test_elements_are_kept_by_position_for_whole_cached_rows_only() -> None:
     cache = ItemCache(budget=1_000)
     key = (1, 0, "", "m")

@@ -114,10 +114,6 @@ class _Logs:
     chunks: dict[LogId, Chunks] = field(default_factory=dict)
     # Each log's prepared elements by position, UNPREPARED where their row is not.
     elements: dict[LogId, list[Any]] = field(default_factory=dict)
-    # Per log: elements in cached rows, elements prepared, and prepared ones not text.
-    cached: dict[LogId, int] = field(default_factory=dict)
-    prepared: dict[LogId, int] = field(default_factory=dict)
-    objects: dict[LogId, int] = field(default_factory=dict)
     size: int = 0
 
 
@@ -149,26 +145,15 @@ class ItemCache:
         logs = self._threads.setdefault((thread, epoch), _Logs())
         self._threads.move_to_end((thread, epoch))
         log = logs.chunks.setdefault((ns, channel), {})
-        new = {seq: row for seq, row in rows.items() if seq not in log}
-        log.update(new)
-        count = sum(count for count, _ in new.values())
-        logs.cached[(ns, channel)] = logs.cached.get((ns, channel), 0) + count
-        self._grow(logs, sum(len(data) for _, data in new.values()))
+        added = sum(len(data) for seq, (_, data) in rows.items() if seq not in log)
+        log.update(rows)
+        self._grow(logs, added)
 
     def elements(self, thread: int, epoch: int, ns: str, channel: str) -> list[Any]:
         """The log's prepared elements by position (see `keep_prepared`): a `Prepared`,
         the text of an element to parse, or UNPREPARED. Not a copy: slice it."""
         logs = self._threads.get((thread, epoch))
         return [] if logs is None else logs.elements.get((ns, channel), [])
-
-    def all_text(self, thread: int, epoch: int, ns: str, channel: str) -> bool:
-        """Whether every cached row of the log is prepared and none has an element that
-        is not text (a list of plain dicts): such a version is parsed as it is stored."""
-        logs = self._threads.get((thread, epoch))
-        if logs is None:
-            return False
-        log = (ns, channel)
-        return not logs.objects.get(log) and logs.prepared.get(log, 0) == logs.cached.get(log)
 
     def keep_prepared(
         self, thread: int, epoch: int, ns: str, channel: str, start: int, elements: list[Any]
@@ -194,9 +179,6 @@ class ItemCache:
         if len(kept) < end:
             kept += [UNPREPARED] * (end - len(kept))
         kept[start:end] = elements
-        logs.prepared[log] = logs.prepared.get(log, 0) + len(elements)
-        objects = sum(1 for e in elements if type(e) is not str)
-        logs.objects[log] = logs.objects.get(log, 0) + objects
         self._grow(logs, 2 * size)
 
     def _grow(self, logs: _Logs, added: int) -> None:

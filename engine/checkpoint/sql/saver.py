@@ -426,12 +426,12 @@ class SQLSaver(BaseCheckpointSaver):
         """A version of a list channel: the elements its rows' preparation kept are
         rebuilt, the others parsed together (fresh containers for every read)."""
         key = (row.thread, row.epoch, row.checkpoint_ns, channel)
-        if self._items.all_text(*key):  # plain JSON (dicts): parsed all at once, as stored
-            return self._parse(array(parts(chunks, segments)))
         elements = pick(self._items.elements(*key), segments)
         if len(elements) != sum(b - a for a, b in segments) or UNPREPARED in elements:
             elements = self._prepare(key, chunks, segments)
         texts = [e for e in elements if type(e) is str]
+        if len(texts) == len(elements):  # plain JSON values (dicts): parsed all at once
+            return self._parse(array(texts))
         parsed = iter(self._parse(array(texts)) if texts else ())
         try:
             return [next(parsed) if type(e) is str else e.build() for e in elements]
