@@ -16,7 +16,7 @@ from sqlalchemy import event, func, select, text, update
 from sqlalchemy.dialects import postgresql
 
 from engine.checkpoint.base import PutWrites, checkpoint_config
-from engine.checkpoint.serde import SerializationError
+from engine.checkpoint.serde import SerializationError, default_serializer
 from engine.checkpoint.sql.models import blob_table, item_table, thread_table
 from engine.checkpoint.sql.saver import _LATEST, SQLSaver, ThreadDeletedError
 from engine.graph.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
@@ -213,6 +213,26 @@ async def test_every_read_builds_objects_of_its_own(sql_saver: SQLSaver) -> None
             again = await saver.aget_tuple(h.config(checkpoint_id))
             assert again is not None
             assert again.checkpoint["channel_values"]["messages"] == reads[1]
+
+
+async def test_a_read_that_outgrows_the_item_cache_still_builds_its_list(
+    sql_saver: SQLSaver,
+) -> None:
+    """A thread whose rows fit the item cache, but not once the new ones are prepared, is
+    dropped from it in the middle of a read: the read still has the rows it prepared
+    before and returns the whole list."""
+    first, second = HumanMessage("a question " * 10, id="1"), AIMessage("an answer " * 10, id="2")
+    first_text, second_text = (len(default_serializer.dumps(m)) for m in (first, second))
+    h = History(sql_saver, "t1")
+    one = await h.put({"messages": [first]})
+    # Room for the first row prepared (three times its text) and the second row's text.
+    small = SQLSaver(sql_saver.engine, cache_text=3 * first_text + second_text)
+    loaded = await small.aget_tuple(h.config(one))
+    assert loaded is not None and loaded.checkpoint["channel_values"]["messages"] == [first]
+    two = await h.put({"messages": [first, second]})
+    loaded = await small.aget_tuple(h.config(two))
+    assert loaded is not None
+    assert loaded.checkpoint["channel_values"]["messages"] == [first, second]
 
 
 async def test_a_stored_message_its_class_refuses_is_reported_as_bad_data(

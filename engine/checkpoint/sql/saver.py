@@ -471,8 +471,9 @@ class SQLSaver(BaseCheckpointSaver):
         elements = pick(self._items.elements(*key), segments)
         if len(elements) == sum(b - a for a, b in segments) and UNPREPARED not in elements:
             return elements
-        # The cache did not keep them (the thread was evicted): put them together here.
-        flat = list(self._items.elements(*key))
+        # The cache did not keep them, or dropped the thread to make room for them: put
+        # them together with those kept before (the cache drops a list, never empties it).
+        flat = list(kept)
         for start, prepared in made:
             flat += [UNPREPARED] * (start + len(prepared) - len(flat))
             flat[start : start + len(prepared)] = prepared
