@@ -468,11 +468,8 @@ class SQLSaver(BaseCheckpointSaver):
             made.append((start, fresh[offset : offset + count]))
             offset += count
             self._items.keep_prepared(*key, *made[-1])
-        elements = pick(self._items.elements(*key), segments)
-        if len(elements) == sum(b - a for a, b in segments) and UNPREPARED not in elements:
-            return elements
-        # The cache did not keep them, or dropped the thread to make room for them: put
-        # them together with those kept before (the cache drops a list, never empties it).
+        # Put together here: the cache may not have kept them, or have dropped the thread
+        # to make room for them (it drops the list of those kept before, never empties it).
         flat = list(kept)
         for start, prepared in made:
             flat += [UNPREPARED] * (start + len(prepared) - len(flat))
