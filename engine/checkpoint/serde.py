@@ -32,6 +32,7 @@ TAG = "$t"
 _TAG_TEXT = '"$t"'
 _TAG_BYTES = _TAG_TEXT.encode()
 _MESSAGE = '{"$t":"msg","v":{'
+_NOT_PREPARED = ("[", '{"$t"')  # how lists and tagged values start
 _MESSAGE_LIST = '[{"$t":"msg","v":'
 _MESSAGE_LIST_BYTES = _MESSAGE_LIST.encode()
 _MESSAGES_MODULE = "engine.graph.messages"
@@ -203,13 +204,16 @@ class JsonSerializer:
 
     def prepare(self, elements: list[str]) -> list[Prepared | str]:
         """What rebuilds each stored element of a list without parsing it again, for a
-        cache of stored rows: a JSON scalar, or a message whose fields are scalars (most
-        of a chat); any other element stays its text, to be parsed on every read so that
-        every caller gets containers of its own. Only elements that may be one of those
-        are parsed here: a list of plain dicts is not parsed twice on its first read."""
+        cache of stored rows: a JSON scalar, or a message or plain dict whose values are
+        scalars (most of a chat: rebuilt as a new object or a copy); any other element
+        stays its text, to be parsed on every read so that every caller gets containers
+        of its own. Elements that cannot be one of those (lists, tagged values other
+        than messages) are not parsed here."""
         from engine.graph.messages import message_class
 
-        maybe = [text.startswith(_MESSAGE) or text[0] not in "{[" for text in elements]
+        maybe = [
+            text.startswith(_MESSAGE) or not text.startswith(_NOT_PREPARED) for text in elements
+        ]
         candidates = [text for text, m in zip(elements, maybe, strict=True) if m]
         parsed = iter(_loads("[" + ",".join(candidates) + "]"))
         prepared: list[Prepared | str] = []
@@ -218,19 +222,24 @@ class JsonSerializer:
                 prepared.append(text)
                 continue
             value = next(parsed)
-            if type(value) is not dict:
-                prepared.append(text if type(value) is list else Prepared(None, value))
+            if type(value) is not dict:  # a scalar
+                prepared.append(Prepared(None, value))
                 continue
-            fields = value.get("v")
-            cls = (
-                message_class(fields)
-                if value.get(TAG) == "msg" and len(value) == 2 and type(fields) is dict
-                else None
-            )
+            if TAG not in value:  # a plain dict: its keys are str
+                cls: type | None = dict
+                fields = value
+            else:
+                fields = value.get("v")
+                cls = (
+                    message_class(fields)
+                    if value.get(TAG) == "msg" and len(value) == 2 and type(fields) is dict
+                    else None
+                )
             if cls is None or not _SCALARS.issuperset(map(type, fields.values())):  # type: ignore[union-attr]
                 prepared.append(text)
             else:
-                del fields["type"]  # type: ignore[index]  # the parse made it: it is ours
+                if cls is not dict:
+                    del fields["type"]  # type: ignore[index]  # the parse made it: it is ours
                 prepared.append(Prepared(cls, fields))
         return prepared
 

@@ -185,6 +185,7 @@ async def test_every_read_builds_objects_of_its_own(sql_saver: SQLSaver) -> None
         7,
         "text",
         {"plain": [1]},
+        {"role": "user", "n": 1},
     ]
     more = [
         AIMessage("bye", id="3", response_metadata={"n": 1}),
@@ -210,6 +211,9 @@ async def test_every_read_builds_objects_of_its_own(sql_saver: SQLSaver) -> None
                 assert a is not b or isinstance(a, int | str | tuple | type(None))
             reads[0][0].additional_kwargs["seen"] = True
             reads[0][1].tool_calls[0]["args"]["x"].append(2)
+            for element in reads[0]:
+                if isinstance(element, dict):
+                    element["seen"] = True
             again = await saver.aget_tuple(h.config(checkpoint_id))
             assert again is not None
             assert again.checkpoint["channel_values"]["messages"] == reads[1]

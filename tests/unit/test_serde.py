@@ -404,17 +404,21 @@ def test_a_bad_stored_message_says_what_is_wrong(stored: str, error: str) -> Non
             default_serializer.loads(data)
 
 
-def test_prepare_keeps_scalars_and_plain_messages_and_leaves_the_rest_unread() -> None:
+def test_prepare_keeps_scalars_plain_messages_and_dicts_and_leaves_the_rest_unread() -> None:
     """Prepared elements rebuild without a parse; the others stay text for each read to
-    parse, and dicts and lists that are not messages are not even parsed here."""
+    parse, and lists and tagged values other than messages are not even parsed here."""
     s = default_serializer
     plain = HumanMessage("hi", id="1")
     with_call = AIMessage("", id="2", tool_calls=[{"name": "f", "args": {}, "id": "c"}])
-    texts = [s.dumps(v).decode() for v in (plain, with_call, 7, "text", None, (1, 2))]
-    unread = ['{"not": "parsed"', "[1, 2"]  # malformed: a parse would raise
+    values = (plain, with_call, 7, "text", None, {"role": "user", "n": 1}, {"a": [1]})
+    texts = [s.dumps(v).decode() for v in values]
+    unread = ["[1, 2", '{"$t":"tuple","v":[1,']  # malformed: a parse would raise
     prepared = s.prepare([*texts, *unread])
     assert prepared[0] == Prepared(HumanMessage, {"content": "hi", "id": "1"})
     assert prepared[0].build() == plain
     assert prepared[1] == texts[1]  # a container: text, parsed on every read
     assert prepared[2:5] == [Prepared(None, 7), Prepared(None, "text"), Prepared(None, None)]
-    assert prepared[5:] == [texts[5], *unread]
+    assert prepared[5] == Prepared(dict, {"role": "user", "n": 1})
+    assert prepared[5].build() == {"role": "user", "n": 1}
+    assert prepared[5].build() is not prepared[5].build()
+    assert prepared[6:] == [texts[6], *unread]
