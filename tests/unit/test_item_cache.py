@@ -1,7 +1,7 @@
 """The item cache of the SQL saver: rows by thread and epoch, and their prepared elements."""
 
 from engine.checkpoint.serde import Prepared
-from engine.checkpoint.sql.logs import UNPREPARED, ItemCache, pick
+from engine.checkpoint.sql.logs import UNPREPARED, ItemCache, pick, unprepared
 
 
 def test_elements_are_kept_by_position_for_whole_cached_rows_only() -> None:
@@ -30,3 +30,12 @@ def test_prepared_rows_count_against_the_budget_and_go_with_their_thread() -> No
     cache.add(*second, {0: (1, "y" * 40)})  # 120 + 40 > 150: the first thread goes
     assert cache.get(*first) == {} and cache.elements(*first) == []
     assert cache.get(*second) == {0: (1, "y" * 40)}
+
+
+def test_the_rows_to_prepare_start_at_the_first_position_not_prepared() -> None:
+    p, u = Prepared(None, 1), UNPREPARED
+    assert unprepared([], [[0, 3], [12, 13]]) == [[0, 3], [12, 13]]
+    assert unprepared([p, p, p], [[0, 5]]) == [[3, 5]]  # a turn's new rows only
+    assert unprepared([p, p, p], [[0, 3]]) == []
+    assert unprepared([p, u, u, p], [[0, 4], [6, 8]]) == [[1, 4], [6, 8]]
+    assert unprepared([p, p, p, p], [[0, 2], [3, 4]]) == []

@@ -106,6 +106,22 @@ def pick(elements: list[Any], segments: Segments) -> list[Any]:
     return picked
 
 
+def unprepared(elements: list[Any], segments: Segments) -> Segments:
+    """The parts of `segments` from the first position in each that is not prepared in
+    `elements` (a list indexed by log position): where the rows to prepare are, after a
+    turn only its own. Rows are prepared whole, so each part starts where a row starts."""
+    parts: Segments = []
+    for a, b in segments:
+        end = max(a, min(b, len(elements)))
+        try:
+            first = elements.index(UNPREPARED, a, end)
+        except ValueError:  # all prepared up to `end`
+            first = end
+        if first < b:
+            parts.append([first, b])
+    return parts
+
+
 LogId = tuple[str, str]  # (ns, channel) within a thread
 
 

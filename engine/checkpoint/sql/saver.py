@@ -74,6 +74,7 @@ from engine.checkpoint.sql.logs import (
     pick,
     rows,
     truncate,
+    unprepared,
 )
 from engine.checkpoint.sql.models import (
     blob_table,
@@ -449,7 +450,7 @@ class SQLSaver(BaseCheckpointSaver):
         runs: list[tuple[int, int]] = []  # (first position, elements)
         texts: list[str] = []  # of their elements
         end = -1
-        for seq, count, _, data in rows(chunks, segments):
+        for seq, count, _, data in rows(chunks, unprepared(kept, segments)):
             if seq < len(kept) and kept[seq] is not UNPREPARED:
                 continue
             if seq == end:
