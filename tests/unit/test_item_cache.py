@@ -25,11 +25,19 @@ def test_prepared_rows_count_against_the_budget_and_go_with_their_thread() -> No
     cache = ItemCache(budget=150)
     first, second = (1, 0, "", "m"), (2, 0, "", "m")
     cache.add(*first, {0: (1, "x" * 40)})
-    cache.keep_prepared(*first, 0, ["x" * 40])  # 40 + 2 x 40 so far
+    cache.keep_prepared(*first, 0, ["x" * 40])  # 40 + 2 x 40 + 8 (its slot) so far
     assert cache.elements(*first) == ["x" * 40]
     cache.add(*second, {0: (1, "y" * 40)})  # 120 + 40 > 150: the first thread goes
     assert cache.get(*first) == {} and cache.elements(*first) == []
     assert cache.get(*second) == {0: (1, "y" * 40)}
+
+
+def test_the_slots_before_a_log_s_first_kept_row_count_against_the_budget() -> None:
+    cache = ItemCache(budget=10_000)
+    key = (1, 0, "", "m")  # a list written out whole far into its log, after many edits
+    cache.add(*key, {2_000: (1, "z")})
+    cache.keep_prepared(*key, 2_000, ["z"])  # 2,001 slots of 8 bytes: over the budget
+    assert cache.get(*key) == {} and cache.elements(*key) == []
 
 
 def test_the_rows_to_prepare_start_at_the_first_position_not_prepared() -> None:

@@ -192,10 +192,10 @@ class ItemCache:
         kept = logs.elements.setdefault(log, [])
         if seq != end or (start < len(kept) and kept[start] is not UNPREPARED):
             return
-        if len(kept) < end:
-            kept += [UNPREPARED] * (end - len(kept))
+        grown = max(0, end - len(kept))  # slots, 8 bytes each (a log may start far in)
+        kept += [UNPREPARED] * grown
         kept[start:end] = elements
-        self._grow(logs, 2 * size)
+        self._grow(logs, 2 * size + 8 * grown)
 
     def _grow(self, logs: _Logs, added: int) -> None:
         logs.size += added
