@@ -1211,9 +1211,9 @@ def _rows(thread_id: ColumnElement[str] | None) -> Select[Any]:
     """
     t, c, w = thread_table.c, checkpoint_table.c, write_table.c
     # Most checkpoints have no pending writes: this saves their query (a round trip).
-    # A probe with LIMIT rather than EXISTS, which PostgreSQL may plan as a hash of all
-    # the thread's writes (it costs the subquery for every row of the scan, not the one
-    # the LIMIT keeps): O(thread) for a head read.
+    # A probe with LIMIT rather than EXISTS, which PostgreSQL may plan as a hash of every
+    # pending write in the table (it costs the subquery for every row of the scan, not
+    # the one the LIMIT keeps), built on each head read.
     has_writes = func.coalesce(
         select(literal(True))
         .where(
