@@ -84,6 +84,7 @@ def batches(url: str, turns: int) -> Iterator[dict[str, Any]]:
             "c": [second],
             "w": writes.get(first["checkpoint_id"], []),
             "i": [items[2 * turn + 1]],
+            "b": [],
         }
 
 
@@ -93,7 +94,7 @@ def document(batch: dict[str, Any], slim: bool, once: bool, compress: bool) -> b
         "c": [{k: v for k, v in c.items() if k not in lifted} for c in batch["c"]],
         "w": [[*write[:-1], json.loads(write[-1])] for write in batch["w"]],
         "i": [json.loads(item) for item in batch["i"]],
-        "b": [json.loads(blob) for blob in batch.get("b", [])],
+        "b": [json.loads(blob) for blob in batch["b"]],
     }
     if once:
         doc = text_once(doc, {})

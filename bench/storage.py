@@ -246,6 +246,7 @@ def server(url: str | None) -> Iterator[str]:
         yield cluster.url()
 
 
+LIBRARIES = {library.name: library for library in (OURS, LANGGRAPH)}
 DRIVERS: dict[str, Driver] = {"saver": saver_chat, "graph": graph_chat}
 
 
@@ -258,8 +259,7 @@ def measure_apart(url: str, library: str, driver: str, turns: int) -> Result:
 
 
 def _measure(url: str, library: str, driver: str, turns: int) -> Result:
-    chosen = next(lib for lib in (OURS, LANGGRAPH) if lib.name == library)
-    return asyncio.run(measure(url, chosen, DRIVERS[driver], turns))
+    return asyncio.run(measure(url, LIBRARIES[library], DRIVERS[driver], turns))
 
 
 def main() -> None:
@@ -278,7 +278,7 @@ def main() -> None:
                         driver,
                         turns,
                     )
-                    for lib in (OURS, LANGGRAPH)
+                    for lib in LIBRARIES.values()
                 )
                 report(f"{turns}-turn chat driven by the {driver}", turns, us, them)
 

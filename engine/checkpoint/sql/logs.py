@@ -122,6 +122,15 @@ def unprepared(elements: list[Any], segments: Segments) -> Segments:
     return parts
 
 
+def place(elements: list[Any], start: int, prepared: list[Any]) -> int:
+    """Put `prepared` at the positions from `start` of a list indexed by log position,
+    padding it with UNPREPARED as needed; returns how many slots it grew by."""
+    grown = max(0, start + len(prepared) - len(elements))
+    elements += [UNPREPARED] * grown
+    elements[start : start + len(prepared)] = prepared
+    return grown
+
+
 LogId = tuple[str, str]  # (ns, channel) within a thread
 
 
@@ -192,9 +201,7 @@ class ItemCache:
         kept = logs.elements.setdefault(log, [])
         if seq != end or (start < len(kept) and kept[start] is not UNPREPARED):
             return
-        grown = max(0, end - len(kept))  # slots, 8 bytes each (a log may start far in)
-        kept += [UNPREPARED] * grown
-        kept[start:end] = elements
+        grown = place(kept, start, elements)  # slots, 8 bytes each (a log may start far in)
         self._grow(logs, 2 * size + 8 * grown)
 
     def _grow(self, logs: _Logs, added: int) -> None:

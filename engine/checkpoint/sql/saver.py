@@ -72,6 +72,7 @@ from engine.checkpoint.sql.logs import (
     missing,
     parts,
     pick,
+    place,
     rows,
     truncate,
     unprepared,
@@ -473,8 +474,7 @@ class SQLSaver(BaseCheckpointSaver):
         # to make room for them (it drops the list of those kept before, never empties it).
         flat = list(kept)
         for start, prepared in made:
-            flat += [UNPREPARED] * (start + len(prepared) - len(flat))
-            flat[start : start + len(prepared)] = prepared
+            place(flat, start, prepared)
         return pick(flat, segments)
 
     def _metadata(self, row: Row[Any]) -> CheckpointMetadata:
