@@ -15,12 +15,14 @@ import pytest
 from sqlalchemy import event, func, select, text, update
 from sqlalchemy.dialects import postgresql
 
+from engine import END, START, MessagesState, StateGraph
 from engine.checkpoint.base import PutWrites, checkpoint_config
 from engine.checkpoint.serde import SerializationError, default_serializer
-from engine.checkpoint.sql.models import blob_table, item_table, thread_table
-from engine.checkpoint.sql.saver import _LATEST, SQLSaver, ThreadDeletedError
+from engine.checkpoint.sql.models import save_table, thread_table
+from engine.checkpoint.sql.records import Record, decode, encode
+from engine.checkpoint.sql.saver import _CATCH_UP, SQLSaver, ThreadDeletedError
 from engine.graph.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
-from tests.checkpoint.chat import bytes_on_disk, run_chat
+from tests.checkpoint.chat import bytes_on_disk, run_chat, turn_texts
 from tests.checkpoint.history import History, message_list
 from tests.pg import PostgresCluster
 
@@ -30,31 +32,76 @@ async def count_rows(saver: SQLSaver, table: Any) -> int:
         return int(await conn.scalar(select(func.count()).select_from(table)))
 
 
+async def stored_records(saver: SQLSaver) -> list[Record]:
+    """Every save record in the database, decoded."""
+    async with saver.engine.connect() as conn:
+        found = await conn.execute(select(save_table.c.summary, save_table.c.body))
+        return [decode(summary, body) for summary, body in found]
+
+
 # Storage grows with what changed.
 
 
 async def test_chat_storage_stays_within_three_times_the_message_text(sql_saver: SQLSaver) -> None:
     """A 200-turn chat adds at most 3x its message text to the database (measured as the
     growth of tables that already hold a conversation, so the fixed cost of empty tables
-    and pages is not counted), and one item row per turn."""
+    and pages is not counted), and one record per turn."""
     await run_chat(sql_saver, "warm-up", 20, seed=1)
     async with sql_saver.engine.connect() as conn:
         before = await bytes_on_disk(conn)
-    items_before = await count_rows(sql_saver, item_table)
+    records_before = await count_rows(sql_saver, save_table)
     chat = await run_chat(sql_saver, "chat", 200)
     async with sql_saver.engine.connect() as conn:
         grown = await bytes_on_disk(conn) - before
-    assert await count_rows(sql_saver, item_table) - items_before == 200
+    assert await count_rows(sql_saver, save_table) - records_before == 200
     assert grown <= 3 * chat.raw_bytes, f"{grown} bytes on disk for {chat.raw_bytes} of text"
     loaded = await sql_saver.aget_tuple(chat.config)
     assert loaded is not None
     assert loaded.checkpoint["channel_values"]["messages"] == chat.messages
 
 
+async def test_a_graph_s_chat_stays_within_three_times_the_message_text(
+    sql_saver: SQLSaver,
+) -> None:
+    """What a server stores: a chat graph's turn is an input checkpoint and two step
+    checkpoints with their pending writes, yet 200 turns add at most 3x their message
+    text, in two records a turn."""
+    answers: list[str] = []
+
+    def chat(state: dict[str, Any]) -> dict[str, Any]:
+        return {"messages": [AIMessage(answers.pop())]}
+
+    graph = (
+        StateGraph(MessagesState)
+        .add_node("chat", chat)
+        .add_edge(START, "chat")
+        .add_edge("chat", END)
+        .compile(checkpointer=sql_saver)
+    )
+    await run_chat(sql_saver, "warm-up", 20, seed=1)
+    async with sql_saver.engine.connect() as conn:
+        before = await bytes_on_disk(conn)
+    records_before = await count_rows(sql_saver, save_table)
+    config = {"configurable": {"thread_id": "graph"}}
+    text = 0
+    for human, ai in turn_texts(200):
+        answers.append(ai)
+        await graph.ainvoke({"messages": [{"role": "user", "content": human}]}, config)
+        text += len(human.encode()) + len(ai.encode())
+    async with sql_saver.engine.connect() as conn:
+        grown = await bytes_on_disk(conn) - before
+    assert await count_rows(sql_saver, save_table) - records_before == 400
+    assert grown <= 3 * text, f"{grown} bytes on disk for {text} of text"
+    state = await graph.aget_state(config)
+    assert [m.content for m in state.values["messages"]] == [
+        t for pair in turn_texts(200) for t in pair
+    ]
+
+
 @pytest.mark.slow
-async def test_head_of_a_long_thread_is_read_with_two_queries(pg_saver: SQLSaver) -> None:
-    """The head of a 1,000-turn thread: its row, then its item rows; read again after a
-    turn, only the new turn's row travels.
+async def test_head_of_a_long_thread_is_read_with_one_query(pg_saver: SQLSaver) -> None:
+    """The head of a 1,000-turn thread: its thread row and its records in one statement;
+    read again after a turn, only the new turn's record travels.
 
     The time bound only guards against regressions on a busy test machine;
     bench/storage.py measures head reads against the 5 ms target."""
@@ -70,13 +117,13 @@ async def test_head_of_a_long_thread_is_read_with_two_queries(pg_saver: SQLSaver
         loaded = await reader.aget_tuple(chat.config)
         assert loaded is not None
         assert loaded.checkpoint["channel_values"]["messages"] == chat.messages
-        assert rows_read == [1, 1000]
+        assert rows_read == [1000]
         await chat.turn("one more question", "one more answer")
         rows_read.clear()
         loaded = await reader.aget_tuple(chat.config)
         assert loaded is not None
         assert loaded.checkpoint["channel_values"]["messages"] == chat.messages
-        assert rows_read == [1, 1]
+        assert rows_read == [1]
     finally:
         event.remove(pg_saver.engine.sync_engine, "after_cursor_execute", record)
 
@@ -88,12 +135,11 @@ async def test_head_of_a_long_thread_is_read_with_two_queries(pg_saver: SQLSaver
     assert statistics.median(timings) < 0.025
 
 
-async def test_the_head_row_is_read_from_a_few_pages_however_long_the_thread(
+async def test_a_read_after_a_turn_reads_a_few_pages_however_long_the_thread(
     pg_saver: SQLSaver,
 ) -> None:
-    """Finding the newest checkpoint and whether it has pending writes reads a few pages,
-    not every pending write: as an EXISTS, PostgreSQL planned that check as a hash of
-    every write in the table, built on each head read."""
+    """A saver that has read a thread before fetches the records written since by walking
+    the primary key from its last one: a few pages, not the thread's history."""
     h = History(pg_saver, "long")
     for _ in range(10):
         ops: list[Any] = []
@@ -101,7 +147,8 @@ async def test_the_head_row_is_read_from_a_few_pages_however_long_the_thread(
             ops.append(h.put_op({"count": len(h.states)}))
             ops.append(PutWrites(h.config(h.head), [("note", "a task's output " * 20)], "task"))
         await pg_saver.abatch(ops)
-    query = _LATEST.params(thread_id="long", checkpoint_ns="", param_1=1)
+        await h.put({"count": len(h.states)})  # a record of one checkpoint after each batch
+    query = _CATCH_UP.params(thread_id="long", after=15)
     sql = str(query.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
     async with pg_saver.engine.connect() as conn:
         await conn.exec_driver_sql("ANALYZE")
@@ -109,13 +156,14 @@ async def test_the_head_row_is_read_from_a_few_pages_however_long_the_thread(
             await conn.exec_driver_sql(f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {sql}")
         ).scalar()
     top = (json.loads(plan) if isinstance(plan, str) else plan)[0]["Plan"]
+    assert top["Actual Rows"] == 5
     assert top["Shared Hit Blocks"] + top["Shared Read Blocks"] < 20, top
 
 
 async def test_a_batch_claims_its_thread_row_once(sql_saver: SQLSaver) -> None:
     """A step's writes and the next checkpoints, saved in one batch as the loop does, claim
-    the thread's row in one statement; the puts still count one by one, so the saver's
-    cache stays usable for the next save."""
+    the thread's row in one statement and make one record; the saver's journal of the
+    thread stays usable for the next save, which reads nothing."""
     h = History(sql_saver, "batched")
     start = await h.put({"__start__": {"messages": ["hi"]}}, source="input", step=-1)
     statements: list[str] = []
@@ -133,6 +181,7 @@ async def test_a_batch_claims_its_thread_row_once(sql_saver: SQLSaver) -> None:
     try:
         await sql_saver.abatch(ops)
         assert sum("checkpoint_threads" in statement for statement in statements) == 1
+        assert sum("checkpoint_saves" in statement for statement in statements) == 1
         statements.clear()
         await h.put({"messages": ["hi", "hello", "bye"]}, step=2)
         # The cache knew the batch's head: the put read nothing before writing.
@@ -141,7 +190,7 @@ async def test_a_batch_claims_its_thread_row_once(sql_saver: SQLSaver) -> None:
         event.remove(sql_saver.engine.sync_engine, "before_cursor_execute", record)
     async with sql_saver.engine.connect() as conn:
         put_count = await conn.scalar(select(thread_table.c.put_count))
-    assert put_count == 4
+    assert put_count == 3  # a record each: the input, the batch, the last put
     loaded = await sql_saver.aget_tuple(h.config())
     assert loaded is not None
     assert loaded.checkpoint["channel_values"]["messages"] == ["hi", "hello", "bye"]
@@ -149,8 +198,8 @@ async def test_a_batch_claims_its_thread_row_once(sql_saver: SQLSaver) -> None:
 
 
 async def test_caches_follow_what_other_processes_delete(sql_saver: SQLSaver) -> None:
-    """Rows another saver deletes (rollback, delete) free positions that new rows reuse;
-    this saver's caches must notice instead of serving the text it saw before."""
+    """Records another saver rewrites or deletes (rollback, delete) free positions that new
+    items reuse; this saver's journal must notice instead of serving what it saw before."""
     h = History(sql_saver, "t1")
     await h.put({"messages": message_list(2)}, run_id="r1")
     await h.put({"messages": message_list(4)}, run_id="r2")
@@ -219,12 +268,9 @@ async def test_every_read_builds_objects_of_its_own(sql_saver: SQLSaver) -> None
             assert again.checkpoint["channel_values"]["messages"] == reads[1]
 
 
-async def test_a_read_that_outgrows_the_item_cache_still_builds_its_list(
-    sql_saver: SQLSaver,
-) -> None:
-    """A thread whose rows fit the item cache, but not once the new ones are prepared, is
-    dropped from it in the middle of a read: the read still has the rows it prepared
-    before and returns the whole list."""
+async def test_a_saver_with_little_room_still_builds_whole_lists(sql_saver: SQLSaver) -> None:
+    """A thread that fits the saver's cache, but not once its new rows are prepared, stays
+    whole for the read that grows it; another thread's read then evicts it."""
     first, second = HumanMessage("a question " * 10, id="1"), AIMessage("an answer " * 10, id="2")
     first_text, second_text = (len(default_serializer.dumps(m)) for m in (first, second))
     h = History(sql_saver, "t1")
@@ -237,6 +283,11 @@ async def test_a_read_that_outgrows_the_item_cache_still_builds_its_list(
     loaded = await small.aget_tuple(h.config(two))
     assert loaded is not None
     assert loaded.checkpoint["channel_values"]["messages"] == [first, second]
+    await History(sql_saver, "t2").put({"messages": [second]})
+    assert await small.aget_tuple(History(sql_saver, "t2").config()) is not None
+    loaded = await small.aget_tuple(h.config(two))  # decoded again
+    assert loaded is not None
+    assert loaded.checkpoint["channel_values"]["messages"] == [first, second]
 
 
 async def test_a_stored_message_its_class_refuses_is_reported_as_bad_data(
@@ -247,8 +298,15 @@ async def test_a_stored_message_its_class_refuses_is_reported_as_bad_data(
     first = await h.put({"messages": [ToolMessage(content, tool_call_id="c1", id="1")]})
     stored = {"$t": "msg", "v": {"content": content, "type": "tool", "tool_call_id": None}}
     async with sql_saver.engine.begin() as conn:
-        changed = await conn.execute(update(item_table).values(data=json.dumps(stored)))
-    assert changed.rowcount == 1
+        (summary, body), *others = (
+            await conn.execute(select(save_table.c.summary, save_table.c.body))
+        ).all()
+        record = decode(summary, body)
+        assert not others and len(record.items) == 1
+        ns, channel, seq, count, _ = record.items[0]
+        record.items = [(ns, channel, seq, count, json.dumps(stored))]
+        summary, body = encode(record)
+        await conn.execute(update(save_table).values(summary=summary, body=body))
     for saver in (SQLSaver(sql_saver.engine), SQLSaver(sql_saver.engine)):
         for _ in range(2):  # as the rows are prepared, and once they are
             with pytest.raises(SerializationError, match="tool_call_id must be a str"):
@@ -285,7 +343,7 @@ async def test_prune_keeps_latest_turns_branches_and_interrupts(sql_saver: SQLSa
     t5 = await chat_turn(h, 5)
     other = History(sql_saver, "t2")
     await chat_turn(other, 1)
-    items_before = await count_rows(sql_saver, item_table)
+    items_before = sum(len(r.items) for r in await stored_records(sql_saver))
 
     assert await sql_saver.aprune(["t1"], keep_last_turns=2) == 7
 
@@ -307,8 +365,9 @@ async def test_prune_keeps_latest_turns_branches_and_interrupts(sql_saver: SQLSa
     assert interrupted.pending_writes == [("task", "__interrupt__", ["sure?"])]
     # Values only deleted checkpoints used are gone: the inputs of turns 1 to 3 (turns 4
     # and 5 and the other thread keep theirs); every message is still in some state.
-    assert await count_rows(sql_saver, blob_table) == 3
-    assert await count_rows(sql_saver, item_table) == items_before
+    kept_records = await stored_records(sql_saver)
+    assert sum(len(r.blobs) for r in kept_records) == 3
+    assert sum(len(r.items) for r in kept_records) == items_before
 
     await chat_turn(h, 6)  # the thread goes on
     await h.assert_readable(h.head)

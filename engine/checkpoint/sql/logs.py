@@ -7,9 +7,7 @@ message once; a version of the list is a short list of [start, end) ranges of po
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 Segments = list[list[int]]  # [[start, end), ...] into one channel's item log, in list order
@@ -50,20 +48,6 @@ def merge(spans: Segments) -> Segments:
         else:
             merged.append([a, b])
     return merged
-
-
-def missing(cached: Chunks, ranges: Segments) -> Segments:
-    """The parts of `ranges` whose rows are not in `cached` (each starts at a row)."""
-    gaps: Segments = []
-    for a, b in ranges:
-        while a < b:
-            if a in cached:
-                a += cached[a][0]
-            else:
-                gap_end = min((seq for seq in cached if a < seq < b), default=b)
-                gaps.append([a, gap_end])
-                a = gap_end
-    return gaps
 
 
 def rows(chunks: Chunks, segments: Segments) -> Iterator[tuple[int, int, int, str]]:
@@ -129,84 +113,3 @@ def place(elements: list[Any], start: int, prepared: list[Any]) -> int:
     elements += [UNPREPARED] * grown
     elements[start : start + len(prepared)] = prepared
     return grown
-
-
-LogId = tuple[str, str]  # (ns, channel) within a thread
-
-
-@dataclass(slots=True)
-class _Logs:
-    chunks: dict[LogId, Chunks] = field(default_factory=dict)
-    # Each log's prepared elements by position, UNPREPARED where their row is not.
-    elements: dict[LogId, list[Any]] = field(default_factory=dict)
-    size: int = 0
-
-
-class ItemCache:
-    """The text of item rows this process read or wrote, by thread and epoch.
-
-    A thread's item rows never change within an epoch (logs only grow; whatever deletes
-    rows starts a new epoch), so a read of the head fetches only the rows it has not seen,
-    typically those of the last turn, and each row's elements are prepared once: those
-    with no mutable container in them (a chat message of plain fields) are rebuilt on
-    every read without parsing, the rest parsed on every read, so callers never share a
-    container. Prepared elements are kept by log position, so a version's are a slice or
-    two. Bounded in characters; the least recently used threads go first.
-    """
-
-    def __init__(self, budget: int) -> None:
-        self._budget = budget
-        self._size = 0
-        self._threads: OrderedDict[tuple[int, int], _Logs] = OrderedDict()
-
-    def get(self, thread: int, epoch: int, ns: str, channel: str) -> Chunks:
-        logs = self._threads.get((thread, epoch))
-        if logs is None:
-            return {}
-        self._threads.move_to_end((thread, epoch))
-        return logs.chunks.get((ns, channel), {})
-
-    def add(self, thread: int, epoch: int, ns: str, channel: str, rows: Chunks) -> None:
-        logs = self._threads.setdefault((thread, epoch), _Logs())
-        self._threads.move_to_end((thread, epoch))
-        log = logs.chunks.setdefault((ns, channel), {})
-        added = sum(len(data) for seq, (_, data) in rows.items() if seq not in log)
-        log.update(rows)
-        self._grow(logs, added)
-
-    def elements(self, thread: int, epoch: int, ns: str, channel: str) -> list[Any]:
-        """The log's prepared elements by position (see `keep_prepared`): a `Prepared`,
-        the text of an element to parse, or UNPREPARED. Not a copy: slice it."""
-        logs = self._threads.get((thread, epoch))
-        return [] if logs is None else logs.elements.get((ns, channel), [])
-
-    def keep_prepared(
-        self, thread: int, epoch: int, ns: str, channel: str, start: int, elements: list[Any]
-    ) -> None:
-        """Keep the prepared elements of the log's positions from `start` on, whole rows
-        not prepared before, while those rows are cached; counted as twice their text: a
-        message's class, fields and strings take about 1.6 times its JSON."""
-        logs = self._threads.get((thread, epoch))
-        if logs is None:
-            return
-        log = (ns, channel)
-        cached = logs.chunks.get(log, {})
-        end, seq, size = start + len(elements), start, 0
-        while seq < end:
-            row = cached.get(seq)
-            if row is None:  # not cached (any more): nothing to keep them with
-                return
-            seq += row[0]
-            size += len(row[1])
-        kept = logs.elements.setdefault(log, [])
-        if seq != end or (start < len(kept) and kept[start] is not UNPREPARED):
-            return
-        grown = place(kept, start, elements)  # slots, 8 bytes each (a log may start far in)
-        self._grow(logs, 2 * size + 8 * grown)
-
-    def _grow(self, logs: _Logs, added: int) -> None:
-        logs.size += added
-        self._size += added
-        while self._size > self._budget and self._threads:
-            _, evicted = self._threads.popitem(last=False)
-            self._size -= evicted.size

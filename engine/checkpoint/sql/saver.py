@@ -1,54 +1,35 @@
 """The SQL saver: checkpoints on SQLAlchemy 2 (async), one code path for SQLite and PostgreSQL.
 
-Storage grows with what changed (docs/storage.md): small values live in the checkpoint
-row, big values in `checkpoint_blobs` once per version, and list values (the messages of
-a chat) in an append-only item log that each version addresses by a few ranges, so a turn
-that adds two messages stores two items and not the whole conversation again.
+Storage grows with what changed (docs/storage.md): each write transaction stores one
+compressed record per thread it saved to, holding its checkpoints' bookkeeping, their
+pending writes, small values inline, big values once per version, and the elements that
+list values (the messages of a chat) added to an append-only item log, which each
+version addresses by a few ranges. A turn that adds two messages stores two messages.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import (
-    ColumnElement,
-    Row,
-    Select,
-    Text,
-    and_,
-    bindparam,
-    cast,
-    delete,
-    exists,
-    func,
-    literal,
-    or_,
-    select,
-    tuple_,
-    update,
-)
+from sqlalchemy import Row, Text, and_, bindparam, delete, exists, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from engine.checkpoint.base import (
-    INTERRUPT,
     SPECIAL_WRITES,
     BaseCheckpointSaver,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
     Config,
-    PendingWrite,
     PutCheckpoint,
     PutWrites,
     SaveOp,
@@ -59,17 +40,15 @@ from engine.checkpoint.base import (
     thread_key,
 )
 from engine.checkpoint.serde import JsonSerializer, default_serializer
+from engine.checkpoint.sql.journal import Journal, Journals, Known, Log, Place, prune_plan
 from engine.checkpoint.sql.logs import (
     MAX_SEGMENTS,
     SEP,
     UNPREPARED,
     Chunks,
-    ItemCache,
     Segments,
     array,
     extend,
-    merge,
-    missing,
     parts,
     pick,
     place,
@@ -77,12 +56,14 @@ from engine.checkpoint.sql.logs import (
     truncate,
     unprepared,
 )
-from engine.checkpoint.sql.models import (
-    blob_table,
-    checkpoint_table,
-    item_table,
-    thread_table,
-    write_table,
+from engine.checkpoint.sql.models import save_table, thread_table
+from engine.checkpoint.sql.records import (
+    CheckpointEntry,
+    Record,
+    Summary,
+    decode,
+    decode_summary,
+    encode,
 )
 from engine.checkpoint.sql.url import create_engine, write_transaction
 
@@ -93,19 +74,28 @@ T = TypeVar("T")
 # them (their writer lost the right to write: another process took its run over), and
 # may lock what decides that right until the commit, so the check cannot go stale.
 Fence = Callable[[AsyncConnection, Sequence[SaveOp]], Awaitable[None]]
-LogKey = tuple[int, str, str]  # (thread, checkpoint_ns, channel)
 
-INLINE_MAX = 128  # characters of JSON up to which a value is kept in the checkpoint row
-PAGE_SIZE = 64  # checkpoints per query when listing
-_CHUNK = 500  # keys per IN list or insert batch, under every driver's parameter limit
-# Metadata keys kept in their own typed columns instead of the JSON.
-_COLUMN_KEYS: dict[str, type] = {"source": str, "step": int, "run_id": str}
-_ROW_KEY = ("thread", "checkpoint_ns", "checkpoint_id")
-# What a change other than a put does to its thread's row: every cache of it goes stale.
+INLINE_MAX = 128  # characters of JSON up to which a value is kept in the checkpoint entry
+# What a change other than a save does to its thread's row: every journal of it is stale.
 _CHANGED = {"put_count": thread_table.c.put_count + 1, "epoch": thread_table.c.epoch + 1}
 # SQLSTATE classes worth another attempt: connection lost, transaction rolled back by the
 # server (deadlock, serialization), out of resources, server shutting down or starting.
 _TRANSIENT_SQLSTATES = ("08", "40", "53", "57P")
+
+# A thread's row with the records after :after, in order: what a saver needs to bring
+# its journal of the thread up to date, in one statement.
+_t, _s = thread_table.c, save_table.c
+_CATCH_UP = (
+    select(_t.id, _t.epoch, _t.deleted_at, _s.seq, _s.summary, _s.body)
+    .outerjoin(save_table, and_(_s.thread == _t.id, _s.seq > bindparam("after")))
+    .where(_t.thread_id == bindparam("thread_id", type_=Text()))
+    .order_by(_s.seq)
+)
+_SUMMARIES = (
+    select(_t.thread_id, _s.summary)
+    .join(save_table, _s.thread == _t.id)
+    .where(_t.deleted_at.is_(None))
+)
 
 
 class ThreadDeletedError(LookupError):
@@ -117,83 +107,48 @@ class ThreadDeletedError(LookupError):
 
 
 @dataclass(slots=True)
-class _Known:
-    """Where one checkpoint's values live: all that a child needs to share them."""
+class _Draft:
+    """The record a write transaction is building for one thread, over the thread's
+    journal: later saves of the transaction see what earlier ones added, while the
+    journal (which readers use) learns of it only at the commit."""
 
-    checkpoint_id: str
-    channel_versions: dict[str, Version]
-    inline: dict[str, str]  # channel -> serialized small value
-    stored: dict[str, str | Segments]  # channel -> blob version key, or item-log segments
-    # Item-log channel -> the element objects of that version (handed to aput, or returned
-    # by aget_tuple), so the next put finds the unchanged prefix by identity, not by text.
-    elements: dict[str, list[Any]] = field(default_factory=dict)
+    journal: Journal
+    seq: int
+    record: Record = field(default_factory=Record)
+    checkpoints: dict[Place, CheckpointEntry] = field(default_factory=dict)
+    logs: dict[Log, Chunks] = field(default_factory=dict)
+    log_ends: dict[Log, int] = field(default_factory=dict)
+    blobs: dict[tuple[str, str, str], str] = field(default_factory=dict)
+    known: dict[str, Known] = field(default_factory=dict)
 
+    def checkpoint(self, ns: str, checkpoint_id: str) -> CheckpointEntry | None:
+        place = (ns, checkpoint_id)
+        return self.checkpoints.get(place) or self.journal.checkpoints.get(place)
 
-@dataclass(slots=True)
-class _ThreadCache:
-    """What this saver knows of a thread as of `put_count`; trusted only while the
-    thread's put_count proves that nobody changed the thread since."""
+    def chunks(self, log: Log) -> Chunks:
+        return {**self.journal.logs.get(log, {}), **self.logs.get(log, {})}
 
-    key: int
-    put_count: int
-    known: dict[str, _Known]  # checkpoint_ns -> the last checkpoint put or read
-    log_ends: dict[tuple[str, str], int]  # (checkpoint_ns, channel) -> next free seq
+    def blob(self, key: tuple[str, str, str]) -> str | None:
+        found = self.blobs.get(key)
+        return self.journal.blobs.get(key) if found is None else found
 
-
-@dataclass(slots=True)
-class _Plan:
-    """A checkpoint's values sorted into its row, new blobs and new items."""
-
-    known: _Known
-    blobs: list[dict[str, Any]] = field(default_factory=list)
-    items: list[dict[str, Any]] = field(default_factory=list)
-    log_ends: dict[tuple[str, str], int] = field(default_factory=dict)
-
-
-class _Vanished(Exception):
-    """A read found its checkpoint's rows deleted meanwhile (rollback, prune): read again."""
-
-
-# One save inside a batch's transaction; what it returns runs after the commit.
-@dataclass(slots=True)
-class _Txn:
-    """What a write transaction did so far, for its later saves: the threads whose row
-    it locked (thread id -> key), and what its puts left each thread as (the shared cache
-    learns that only at the commit). `puts` counts the puts it holds per thread: the
-    first save of such a thread claims its row once for all of them."""
-
-    puts: Counter[str] = field(default_factory=Counter)
-    locked: dict[str, int] = field(default_factory=dict)
-    claims: dict[str, _Holding] = field(default_factory=dict)
-    caches: dict[str, _ThreadCache] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class _Holding:
-    """A thread row as one put sees it: its key, the put_count that put made, its epoch."""
-
-    id: int
-    put_count: int
-    epoch: int
-
-
-# A save inside a write transaction; it returns what to remember once the transaction
-# commits.
-_Step = Callable[[AsyncConnection, _Txn], Awaitable[Callable[[], None] | None]]
+    def commit(self) -> None:
+        self.journal.apply(self.seq, self.record)
+        self.journal.known.update(self.known)
 
 
 class SQLSaver(BaseCheckpointSaver):
     """Checkpoints in the tables of the Alembic migrations (`threadline migrate`).
 
-    Many writers can work at once: a write transaction locks only its own thread's row
+    Many writers can work at once: a write transaction locks only its own threads' rows
     in `checkpoint_threads`. Transient database errors (a dropped connection, a server
-    restart) are retried for up to `retry_for` seconds; every write is an upsert, so a
-    retried commit whose first attempt did land stores nothing twice.
+    restart) are retried for up to `retry_for` seconds; a retried save whose first
+    attempt did land stores its record again, which changes nothing when applied.
 
-    Two per-process caches, both checked against the thread row on every use: where the
-    values of the last `cache_threads` threads' latest checkpoints live (so a put needs
-    no read), and up to `cache_text` characters of item rows (so a read fetches only new
-    rows).
+    Each saver keeps the threads it serves decoded in memory (`Journals`: up to
+    `cache_threads` threads and `cache_text` characters), checked against the thread's
+    row on every use: a read fetches only the records it has not seen, and a put needs
+    no read at all.
     """
 
     def __init__(
@@ -215,16 +170,14 @@ class SQLSaver(BaseCheckpointSaver):
         self._reader = engine.execution_options(isolation_level="AUTOCOMMIT")
         self._dialect = engine.dialect.name
         self._insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
-        # The write path's statements, built once: building one (and its cache key) costs
-        # 0.1-0.25 ms, several times per checkpoint.
-        insert = self._insert
-        now, bump = bindparam("now"), bindparam("bump")
+        now = bindparam("now")
+        # Built once: building a statement (and its cache key) costs 0.1-0.25 ms.
         self._claim_thread = (
-            insert(thread_table)
-            .values(thread_id=bindparam("thread_id"), put_count=bump, epoch=0, last_write_at=now)
+            self._insert(thread_table)
+            .values(thread_id=bindparam("thread_id"), put_count=1, epoch=0, last_write_at=now)
             .on_conflict_do_update(
                 index_elements=["thread_id"],
-                set_={"last_write_at": now, "put_count": thread_table.c.put_count + bump},
+                set_={"last_write_at": now, "put_count": thread_table.c.put_count + 1},
             )
             .returning(
                 thread_table.c.id,
@@ -233,18 +186,8 @@ class SQLSaver(BaseCheckpointSaver):
                 thread_table.c.deleted_at,
             )
         )
-        self._replace = {
-            table.name: _on_conflict_replace(insert(table), table)
-            for table in (checkpoint_table, blob_table, write_table)
-        }
-        self._add_blobs = (
-            insert(blob_table).on_conflict_do_nothing().returning(blob_table.c.channel)
-        )
-        self._add_writes = insert(write_table).on_conflict_do_nothing()
-        self._add_items = item_table.insert()
-        self._cache: OrderedDict[str, _ThreadCache] = OrderedDict()
-        self._cache_threads = cache_threads
-        self._items = ItemCache(cache_text)
+        self._add_save = save_table.insert()
+        self._journals = Journals(cache_text, cache_threads)
         self._retry_for = retry_for
         self._owns_engine = owns_engine
 
@@ -262,13 +205,17 @@ class SQLSaver(BaseCheckpointSaver):
     async def aget_tuple(self, config: Config) -> CheckpointTuple | None:
         thread_id, ns = thread_key(config)
         checkpoint_id = config["configurable"].get("checkpoint_id")
-        params = {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint_id}
-        query = _BY_ID if checkpoint_id else _LATEST
-        rows, loaded = await self._retry(lambda: self._read(query, lambda rows: rows, params))
-        if not rows:
+        journal = await self._retry(lambda: self._read_journal(thread_id))
+        if journal is None:
             return None
-        self._remember_read(rows[0], loaded[0])
-        return loaded[0]
+        entry = (
+            journal.checkpoints.get((ns, checkpoint_id)) if checkpoint_id else journal.latest(ns)
+        )
+        if entry is None:
+            return None
+        loaded = self._tuple(thread_id, journal, entry)
+        self._remember_read(journal, entry, loaded)
+        return loaded
 
     async def alist(
         self,
@@ -281,156 +228,154 @@ class SQLSaver(BaseCheckpointSaver):
         """Newest first over every branch; no config means every thread, a config without
         checkpoint_ns every namespace, one with checkpoint_id just that one.
 
-        The filter runs in SQL on the metadata columns; values SQL cannot compare exactly
-        (lists, objects) are checked on the row's metadata, never by loading state.
+        The filter is checked on each checkpoint's metadata, never by decoding values:
+        for one thread on its journal, for every thread on the records' summaries.
         """
         conf = (config or {}).get("configurable", {})
-        c = checkpoint_table.c
         thread_id = None if conf.get("thread_id") is None else str(conf["thread_id"])
-        query = _rows(None if thread_id is None else literal(thread_id))
-        if conf.get("checkpoint_ns") is not None:
-            query = query.where(c.checkpoint_ns == conf["checkpoint_ns"])
-        if conf.get("checkpoint_id"):
-            query = query.where(c.checkpoint_id == conf["checkpoint_id"])
+        ns, checkpoint_id = conf.get("checkpoint_ns"), conf.get("checkpoint_id")
         before_id = (before or {}).get("configurable", {}).get("checkpoint_id")
-        if before_id:
-            query = query.where(c.checkpoint_id < before_id)
-        conditions, exact = self._filter_conditions(filter or {})
-        order = [c.checkpoint_id, thread_table.c.thread_id, c.checkpoint_ns]
+
+        def wanted(found_ns: str, found_id: str, metadata: Any) -> bool:
+            return (
+                (ns is None or found_ns == ns)
+                and (not checkpoint_id or found_id == checkpoint_id)
+                and (not before_id or found_id < before_id)
+                and self._matches(metadata, filter)
+            )
+
         if thread_id is not None:
-            del order[1]
-        query = query.where(*conditions).order_by(*(column.desc() for column in order))
+            found = await self._retry(lambda: self._read_journal(thread_id))
+            journals = {} if found is None else {thread_id: found}
+            candidates = [
+                (entry.id, thread_id, entry.ns)
+                for journal in journals.values()
+                for entry in journal.checkpoints.values()
+                if wanted(entry.ns, entry.id, entry.metadata)
+            ]
+        else:
+            journals = {}
+            candidates = [
+                (summary.id, found_thread, summary.ns)
+                for found_thread, summary in await self._retry(self._summaries)
+                if wanted(summary.ns, summary.id, summary.metadata)
+            ]
+        candidates.sort(reverse=True)
+        for checkpoint_id_, found_thread, found_ns in candidates[:limit]:
+            journal = journals.get(found_thread)
+            if journal is None:
+                journal = await self._retry(lambda t=found_thread: self._read_journal(t))
+                if journal is None:
+                    continue
+                journals[found_thread] = journal
+            entry = journal.checkpoints.get((found_ns, checkpoint_id_))
+            if entry is not None:
+                yield self._tuple(found_thread, journal, entry)
 
-        def matching(rows: list[Row[Any]]) -> list[Row[Any]]:
-            return [r for r in rows if not filter or matches_filter(self._metadata(r), filter)]
+    async def alist_versions(self, thread_id: str, checkpoint_ns: str = "") -> list[VersionInfo]:
+        """From the checkpoints' bookkeeping: no value is decoded."""
+        journal = await self._retry(lambda: self._read_journal(str(thread_id)))
+        if journal is None:
+            return []
+        versions = []
+        for checkpoint_id in journal.ids.get(checkpoint_ns, []):
+            entry = journal.checkpoints[(checkpoint_ns, checkpoint_id)]
+            metadata = entry.metadata if isinstance(entry.metadata, dict) else {}
+            source, run_id = metadata.get("source"), metadata.get("run_id")
+            versions.append(VersionInfo(entry.id, entry.parent, source, run_id, entry.ts))
+        return versions
 
-        remaining = limit
-        cursor: tuple[str, ...] | None = None
-        while remaining is None or remaining > 0:
-            size = PAGE_SIZE if remaining is None or not exact else min(PAGE_SIZE, remaining)
-            page = (query if cursor is None else query.where(tuple_(*order) < cursor)).limit(size)
-            rows, loaded = await self._retry(
-                lambda page=page, left=remaining: self._read(
-                    page, lambda found, left=left: matching(found)[:left]
-                )
-            )
-            for item in loaded:
-                yield item
-            if remaining is not None:
-                remaining -= len(loaded)
-            if len(rows) < size:
-                return
-            cursor = tuple(getattr(rows[-1], column.name) for column in order)
-
-    async def _read(
-        self,
-        query: Select[Any],
-        pick: Callable[[list[Row[Any]]], list[Row[Any]]],
-        params: dict[str, Any] | None = None,
-    ) -> tuple[list[Row[Any]], list[CheckpointTuple]]:
-        """The rows of `query`, and the checkpoints of those `pick` chooses. Rows deleted
-        between the two statements (by a rollback or prune) make it read again."""
+    async def _read_journal(self, thread_id: str) -> Journal | None:
         async with self._reader.connect() as conn:
-            for _ in range(3):
-                rows = list((await conn.execute(query, params)).all())
-                with contextlib.suppress(_Vanished):
-                    return rows, await self._load(conn, pick(rows))
-        raise RuntimeError("Stored values of the checkpoints being read are missing")
+            return await self._journal(conn, thread_id)
 
-    async def _load(self, conn: AsyncConnection, rows: Sequence[Row[Any]]) -> list[CheckpointTuple]:
-        """Whole checkpoints for `rows`: one query per item log, and one for the blobs and
-        one for the pending writes where any row has some."""
-        spans: dict[LogKey, Segments] = {}
-        blob_keys: set[tuple[int, str, str, str]] = set()
-        for row in rows:
-            for channel, ref in (row.stored_values or {}).items():
-                if isinstance(ref, str):
-                    blob_keys.add((row.thread, row.checkpoint_ns, channel, ref))
-                else:
-                    spans.setdefault((row.thread, row.checkpoint_ns, channel), []).extend(ref)
-        logs = await self._fetch_chunks(conn, spans, {row.thread: row.epoch for row in rows})
-        blob_data: dict[tuple[Any, ...], str] = {}
-        blob_columns = (
-            blob_table.c.thread,
-            blob_table.c.checkpoint_ns,
-            blob_table.c.channel,
-            blob_table.c.version,
-        )
-        for chunk in _chunks(sorted(blob_keys)):
-            result = await conn.execute(
-                select(*blob_columns, blob_table.c.data).where(tuple_(*blob_columns).in_(chunk))
+    async def _journal(
+        self, conn: AsyncConnection, thread_id: str, *, keep: bool = True
+    ) -> Journal | None:
+        """The thread's journal brought up to date with the records this process has not
+        applied yet (one statement; two when the thread's epoch moved on); None if the
+        thread has no row or was deleted. With `keep=False` it is decoded anew and not
+        cached (a transaction that is about to rewrite the records)."""
+        cached = self._journals.get(thread_id) if keep else None
+        after = cached.seq if cached is not None else 0
+        found = (await conn.execute(_CATCH_UP, {"thread_id": thread_id, "after": after})).all()
+        if (
+            found
+            and cached is not None
+            and (found[0].id, found[0].epoch)
+            != (
+                cached.key,
+                cached.epoch,
             )
-            blob_data.update({tuple(r[:4]): r.data for r in result})
-        pending: dict[tuple[Any, ...], list[PendingWrite]] = {}
-        write_columns = (
-            write_table.c.thread,
-            write_table.c.checkpoint_ns,
-            write_table.c.checkpoint_id,
-        )
-        parse = self._parse
-        with_writes = {tuple(getattr(r, k) for k in _ROW_KEY) for r in rows if r.has_writes}
-        for chunk in _chunks(sorted(with_writes)):
-            result = await conn.execute(
-                select(
-                    *write_columns, write_table.c.task_id, write_table.c.channel, write_table.c.data
-                )
-                .where(tuple_(*write_columns).in_(chunk))
-                .order_by(write_table.c.task_id, write_table.c.idx)
-            )
-            for r in result:
-                pending.setdefault(tuple(r[:3]), []).append((r.task_id, r.channel, parse(r.data)))
-        return [self._tuple(row, logs, blob_data, pending) for row in rows]
+        ):
+            cached = None  # rewritten or deleted meanwhile: decode it anew
+            found = (await conn.execute(_CATCH_UP, {"thread_id": thread_id, "after": 0})).all()
+        if not found or found[0].deleted_at is not None:
+            self._journals.drop(thread_id)
+            return None
+        # Another task may have caught up meanwhile: apply skips what it has.
+        journal = self._journals.get(thread_id) if keep else None
+        if journal is None or (journal.key, journal.epoch) != (found[0].id, found[0].epoch):
+            journal = cached or Journal(found[0].id, found[0].epoch)
+        for row in found:
+            if row.seq is not None and row.seq > journal.seq:
+                journal.apply(row.seq, decode(row.summary, row.body))
+        if keep:
+            self._journals.keep(thread_id, journal)
+        return journal
 
-    def _tuple(
-        self,
-        row: Row[Any],
-        logs: dict[LogKey, Chunks],
-        blob_data: dict[tuple[Any, ...], str],
-        pending: dict[tuple[Any, ...], list[PendingWrite]],
-    ) -> CheckpointTuple:
+    async def _summaries(self) -> list[tuple[str, Summary]]:
+        async with self._reader.connect() as conn:
+            return [
+                (thread_id, summary)
+                for thread_id, data in await conn.execute(_SUMMARIES)
+                for summary in decode_summary(data)
+            ]
+
+    def _tuple(self, thread_id: str, journal: Journal, entry: CheckpointEntry) -> CheckpointTuple:
         parse = self._parse
-        inline = parse(row.inline_values) if row.inline_values else {}
-        stored = row.stored_values or {}
-        thread, ns = row.thread, row.checkpoint_ns
+        ns = entry.ns
+        inline = parse(entry.inline) if entry.inline else {}
         values: dict[str, Any] = {}
-        for channel in row.channel_versions:
+        for channel in entry.channel_versions:
             if channel in inline:
                 values[channel] = inline[channel]
-            elif channel in stored:
-                ref = stored[channel]
-                try:
-                    values[channel] = (
-                        parse(blob_data[(thread, ns, channel, ref)])
-                        if isinstance(ref, str)
-                        else self._list(row, channel, logs[(thread, ns, channel)], ref)
-                    )
-                except KeyError as gone:  # deleted after the row was read
-                    raise _Vanished from gone
+            elif channel in entry.stored:
+                ref = entry.stored[channel]
+                values[channel] = (
+                    parse(journal.blobs[(ns, channel, ref)])
+                    if isinstance(ref, str)
+                    else self._list(journal, (ns, channel), ref)
+                )
         checkpoint: Checkpoint = {
-            "v": row.v,
-            "id": row.checkpoint_id,
-            "ts": row.ts,
+            "v": entry.v,
+            "id": entry.id,
+            "ts": entry.ts,
             "channel_values": values,
-            "channel_versions": row.channel_versions,
-            "versions_seen": row.versions_seen,
-            "updated_channels": row.updated_channels,
+            "channel_versions": dict(entry.channel_versions),
+            "versions_seen": {node: dict(seen) for node, seen in entry.versions_seen.items()},
+            "updated_channels": (
+                None if entry.updated_channels is None else list(entry.updated_channels)
+            ),
         }
-        parent_id = row.parent_checkpoint_id
+        parent = entry.parent
         return CheckpointTuple(
-            config=checkpoint_config(row.thread_id, ns, row.checkpoint_id),
+            config=checkpoint_config(thread_id, ns, entry.id),
             checkpoint=checkpoint,
-            metadata=self._metadata(row),
-            parent_config=checkpoint_config(row.thread_id, ns, parent_id) if parent_id else None,
-            pending_writes=pending.get((thread, ns, row.checkpoint_id), []),
+            metadata=self._metadata(entry.metadata),
+            parent_config=checkpoint_config(thread_id, ns, parent) if parent else None,
+            pending_writes=[
+                (task_id, channel, parse(data))
+                for task_id, channel, data in journal.pending(ns, entry.id)
+            ],
         )
 
-    def _list(self, row: Row[Any], channel: str, chunks: Chunks, segments: Segments) -> list[Any]:
-        """A version of a list channel: the elements its rows' preparation kept are
-        rebuilt, the others parsed together (fresh containers for every read)."""
-        key = (row.thread, row.epoch, row.checkpoint_ns, channel)
-        elements = pick(self._items.elements(*key), segments)
+    def _list(self, journal: Journal, log: Log, segments: Segments) -> list[Any]:
+        """A version of a list channel: prepared elements are rebuilt, the others parsed
+        together (fresh containers for every read)."""
+        elements = pick(journal.elements.get(log, []), segments)
         if len(elements) != sum(b - a for a, b in segments) or UNPREPARED in elements:
-            elements = self._prepare(key, chunks, segments)
+            elements = self._prepare(journal, log, segments)
         texts = [e for e in elements if type(e) is str]
         if len(texts) == len(elements):  # plain JSON values (dicts): parsed all at once
             return self._parse(array(texts))
@@ -439,82 +384,43 @@ class SQLSaver(BaseCheckpointSaver):
             return [next(parsed) if type(e) is str else e.build() for e in elements]
         except (TypeError, ValueError):
             # A stored message its class refuses: the serializer says what is wrong.
-            return self._parse(array(parts(chunks, segments)))
+            return self._parse(array(parts(journal.logs[log], segments)))
 
-    def _prepare(
-        self, key: tuple[int, int, str, str], chunks: Chunks, segments: Segments
-    ) -> list[Any]:
-        """The prepared elements of a list version whose rows are not all prepared yet:
-        those that are not are prepared now, all in one parse, and kept in the item cache
-        by runs of consecutive rows (a chat's rows hold a message or two each)."""
-        kept = self._items.elements(*key)
-        runs: list[tuple[int, int]] = []  # (first position, elements)
-        texts: list[str] = []  # of their elements
-        end = -1
-        for seq, count, _, data in rows(chunks, unprepared(kept, segments)):
+    def _prepare(self, journal: Journal, log: Log, segments: Segments) -> list[Any]:
+        """Prepare the elements of a list version whose rows are not all prepared yet, all
+        in one parse, and keep them by position: an element that holds no mutable
+        container but itself (a chat message, a plain dict of scalars) is kept as its
+        class and fields, any other as its text, parsed on every read."""
+        kept = journal.elements.setdefault(log, [])
+        found: list[tuple[int, int]] = []  # (first position, elements) of each row
+        texts: list[str] = []
+        for seq, count, _, data in rows(journal.logs[log], unprepared(kept, segments)):
             if seq < len(kept) and kept[seq] is not UNPREPARED:
                 continue
-            if seq == end:
-                runs[-1] = (runs[-1][0], runs[-1][1] + count)
-            else:
-                runs.append((seq, count))
-            end = seq + count
-            if count == 1:
-                texts.append(data)
-            else:
-                texts += data.split(SEP)
+            found.append((seq, count))
+            texts += [data] if count == 1 else data.split(SEP)
         fresh = self.serializer.prepare(texts)
-        made: list[tuple[int, list[Any]]] = []
-        offset = 0
-        for start, count in runs:
-            made.append((start, fresh[offset : offset + count]))
+        offset, size = 0, 0
+        for start, count in found:
+            # Objects of a message's class and fields take about 1.6 times its JSON.
+            grown = place(kept, start, fresh[offset : offset + count])
+            size += 8 * grown
             offset += count
-            self._items.keep_prepared(*key, *made[-1])
-        # Put together here: the cache may not have kept them, or have dropped the thread
-        # to make room for them (it drops the list of those kept before, never empties it).
-        flat = list(kept)
-        for start, prepared in made:
-            place(flat, start, prepared)
-        return pick(flat, segments)
+        journal.size += size + 2 * sum(map(len, texts))
+        return pick(kept, segments)
 
-    def _metadata(self, row: Row[Any]) -> CheckpointMetadata:
-        metadata = {key: row._mapping[key] for key in _COLUMN_KEYS}
-        metadata = {key: value for key, value in metadata.items() if value is not None}
-        if row.metadata is not None:
-            metadata.update(self._parse(json.dumps(row.metadata)))
-        return metadata  # type: ignore[return-value]
+    def _metadata(self, metadata: Any) -> CheckpointMetadata:
+        return self._parse(json.dumps(metadata))  # type: ignore[no-any-return]
 
-    def _filter_conditions(self, filter: dict[str, Any]) -> tuple[list[ColumnElement[bool]], bool]:
-        """SQL conditions for `filter`, and whether they are exact; if not, the caller also
-        checks each row's metadata and cannot push LIMIT into SQL."""
-        conditions: list[ColumnElement[bool]] = []
-        exact = True
-        for key, value in filter.items():
-            kind = _COLUMN_KEYS.get(key)
-            if kind is not None and type(value) is kind:
-                conditions.append(checkpoint_table.c[key] == value)
-                continue
-            condition = self._json_condition(key, value)
-            if condition is None:
-                exact = False
-            elif kind is not None and value is None:  # None there means: in neither place
-                conditions.append(and_(checkpoint_table.c[key].is_(None), condition))
-            else:
-                conditions.append(condition)
-        return conditions, exact
-
-    def _json_condition(self, key: str, value: Any) -> ColumnElement[bool] | None:
-        if type(value) not in (str, int, float, bool, type(None)):
-            return None
-        if self._dialect == "postgresql":
-            document = cast(checkpoint_table.c.metadata, JSONB)
-            if value is None:
-                return or_(~document.has_key(key), document.contains({key: None}))
-            return document.contains({key: value})
-        if '"' in key or "\\" in key:  # cannot be written as a SQLite JSON path
-            return None
-        extracted = func.json_extract(checkpoint_table.c.metadata, f'$."{key}"')
-        return extracted.is_(None) if value is None else extracted == value
+    def _matches(self, metadata: Any, filter: dict[str, Any] | None) -> bool:
+        """Whether stored metadata (the serializer's JSON tree) matches `filter`. Plain
+        JSON values are compared on the tree as it is; others need it decoded."""
+        if not filter:
+            return True
+        plain = all(type(v) in (str, int, float, bool, type(None)) for v in filter.values())
+        if plain and not matches_filter(metadata, filter):
+            return False
+        return matches_filter(self._metadata(metadata), filter)
 
     # Writes.
 
@@ -537,474 +443,121 @@ class SQLSaver(BaseCheckpointSaver):
         await self.abatch([PutWrites(config, writes, task_id, task_path)])
 
     async def abatch(self, ops: Sequence[SaveOp]) -> None:
-        """Every save in one transaction (serialized up front, outside it)."""
-        steps = [
-            self._put_step(op) if isinstance(op, PutCheckpoint) else self._writes_step(op)
-            for op in ops
-        ]
-        steps = [step for step in steps if step is not None]
-        if not steps:
+        """Every save in one transaction, one record per thread (values serialized up
+        front, outside it)."""
+        saves: dict[str, list[Callable[[_Draft], None]]] = {}
+        for op in ops:
+            save = self._put(op) if isinstance(op, PutCheckpoint) else self._writes(op)
+            if save is not None:
+                saves.setdefault(thread_key(op.config)[0], []).append(save)
+        if not saves:
             return
-        puts = Counter(thread_key(op.config)[0] for op in ops if isinstance(op, PutCheckpoint))
 
         async def run() -> None:
-            done: list[Callable[[], None]] = []
-            txn = _Txn(puts)
+            drafts = []
             async with write_transaction(self.engine) as conn:
                 if self.fence is not None:
                     await self.fence(conn, ops)
-                for step in steps:
-                    remember = await step(conn, txn)
-                    if remember is not None:
-                        done.append(remember)
-            for remember in done:
-                remember()
+                for thread_id in sorted(saves):  # one lock order: no deadlock
+                    claim = await self._claim(conn, thread_id)
+                    journal = self._journals.get(thread_id)
+                    if journal is None or (journal.key, journal.epoch, journal.seq) != (
+                        claim.id,
+                        claim.epoch,
+                        claim.put_count - 1,
+                    ):  # another process wrote since: catch up (the lock holds it back now)
+                        journal = await self._journal(conn, thread_id)
+                    if journal is None or journal.seq >= claim.put_count:
+                        raise RuntimeError(f"Thread {thread_id!r} changed under its lock")
+                    draft = _Draft(journal, claim.put_count)
+                    for save in saves[thread_id]:
+                        save(draft)
+                    summary, body = encode(draft.record)
+                    await conn.execute(
+                        self._add_save,
+                        {"thread": claim.id, "seq": draft.seq, "summary": summary, "body": body},
+                    )
+                    drafts.append(draft)
+            for draft in drafts:
+                draft.commit()
 
         await self._retry(run)
 
-    def _put_step(self, op: PutCheckpoint) -> _Step:
-        thread_id, ns = thread_key(op.config)
+    def _put(self, op: PutCheckpoint) -> Callable[[_Draft], None]:
+        _, ns = thread_key(op.config)
         checkpoint, new_versions = op.checkpoint, op.new_versions
         parent_id = op.config["configurable"].get("checkpoint_id")
-        columns, rest = self._split_metadata(op.metadata)
-        row = {
-            "checkpoint_ns": ns,
-            "checkpoint_id": checkpoint["id"],
-            "parent_checkpoint_id": parent_id,
-            "v": checkpoint["v"],
-            "ts": checkpoint["ts"],
-            **{key: columns.get(key) for key in _COLUMN_KEYS},
-            "metadata": rest,
-            "channel_versions": checkpoint["channel_versions"],
-            "versions_seen": checkpoint["versions_seen"],
-            "updated_channels": checkpoint.get("updated_channels"),
-        }
+        metadata = json.loads(self.serializer.dumps(op.metadata))
 
-        async def put(conn: AsyncConnection, txn: _Txn) -> Callable[[], None]:
-            thread = await self._hold(conn, txn, thread_id)
-            key = thread.id
-            cache = self._current_cache(thread_id, key, thread.put_count, txn)
-            parent = await self._parent(conn, cache, key, ns, parent_id)
-            plan = await self._plan(conn, cache, thread, ns, checkpoint, new_versions, parent)
-            base = cache or _ThreadCache(key, thread.put_count, {}, {})
-            txn.caches[thread_id] = _ThreadCache(
-                key,
-                thread.put_count,
-                {**base.known, ns: plan.known},
-                {**base.log_ends, **plan.log_ends},
+        def put(draft: _Draft) -> None:
+            known = self._plan(
+                draft, ns, checkpoint, new_versions, self._parent(draft, ns, parent_id)
             )
-            await self._insert_values(conn, key, ns, checkpoint["id"], plan)
-            stored = plan.known.stored
-            await self._upsert(
-                conn,
-                checkpoint_table,
-                [
-                    {
-                        **row,
-                        "thread": key,
-                        "inline_values": _join_object(plan.known.inline),
-                        "stored_values": stored or None,
-                    }
-                ],
+            entry = CheckpointEntry(
+                ns=ns,
+                id=checkpoint["id"],
+                parent=parent_id,
+                metadata=metadata,
+                v=checkpoint["v"],
+                ts=checkpoint["ts"],
+                channel_versions=checkpoint["channel_versions"],
+                versions_seen=checkpoint["versions_seen"],
+                updated_channels=checkpoint.get("updated_channels"),
+                inline=_join_object(known.inline),
+                stored=known.stored,
             )
-            return lambda: self._remember_put(thread_id, thread, ns, plan)
+            draft.record.checkpoints.append(entry)
+            draft.checkpoints[(ns, entry.id)] = entry
+            draft.known[ns] = known
 
         return put
 
-    def _writes_step(self, op: PutWrites) -> _Step | None:
-        thread_id, ns = thread_key(op.config)
+    def _writes(self, op: PutWrites) -> Callable[[_Draft], None] | None:
+        _, ns = thread_key(op.config)
         checkpoint_id = op.config["configurable"].get("checkpoint_id")
         if not checkpoint_id:
             raise ValueError("Writes belong to a checkpoint: the config needs a checkpoint_id")
         dump = self._dump
-        rows = [
-            {
-                "checkpoint_ns": ns,
-                "checkpoint_id": checkpoint_id,
-                "task_id": op.task_id,
-                "idx": SPECIAL_WRITES.get(channel, idx),
-                "channel": channel,
-                "task_path": op.task_path,
-                "data": dump(value),
-            }
+        writes = [
+            (
+                ns,
+                checkpoint_id,
+                op.task_id,
+                SPECIAL_WRITES.get(channel, idx),
+                channel,
+                op.task_path,
+                dump(value),
+            )
             for idx, (channel, value) in enumerate(op.writes)
         ]
-        if not rows:
+        if not writes:
             return None
+        return lambda draft: draft.record.writes.extend(writes)
 
-        async def put_writes(conn: AsyncConnection, txn: _Txn) -> None:
-            # A put of the transaction holds, or is about to hold, the thread's row.
-            key = txn.locked.get(thread_id)
-            if key is None and txn.puts[thread_id]:
-                key = (await self._hold(conn, txn, thread_id, put=False)).id
-            elif key is None:
-                key = txn.locked[thread_id] = await self._share(conn, thread_id)
-            special = [{**r, "thread": key} for r in rows if r["idx"] < 0]
-            ordinary = [{**r, "thread": key} for r in rows if r["idx"] >= 0]
-            if special:
-                await self._upsert(conn, write_table, special)
-            if ordinary:
-                await conn.execute(self._add_writes, ordinary)
-
-        return put_writes
-
-    async def alist_versions(self, thread_id: str, checkpoint_ns: str = "") -> list[VersionInfo]:
-        """From the checkpoint rows' own columns: no value is read."""
-        c, t = checkpoint_table.c, thread_table.c
-        query = (
-            select(c.checkpoint_id, c.parent_checkpoint_id, c.source, c.run_id, c.ts)
-            .join(thread_table, t.id == c.thread)
-            .where(
-                t.thread_id == str(thread_id),
-                t.deleted_at.is_(None),
-                c.checkpoint_ns == checkpoint_ns,
-            )
-        )
-
-        async def read() -> list[VersionInfo]:
-            async with self.engine.connect() as conn:
-                return [VersionInfo(*row) for row in await conn.execute(query)]
-
-        return await self._retry(read)
-
-    async def adelete_thread(self, thread_id: str) -> None:
-        """Delete every checkpoint and write of the thread and leave a tombstone, so a
-        late write from a run that was still finishing raises ThreadDeletedError instead
-        of bringing the thread back."""
-        thread_id = str(thread_id)
-
-        async def delete_thread() -> None:
-            async with write_transaction(self.engine) as conn:
-                now = datetime.now(UTC)
-                tombstone = self._insert(thread_table).values(
-                    thread_id=thread_id, put_count=1, epoch=1, last_write_at=now, deleted_at=now
-                )
-                key = await conn.scalar(
-                    tombstone.on_conflict_do_update(
-                        index_elements=["thread_id"], set_={"deleted_at": now, **_CHANGED}
-                    ).returning(thread_table.c.id)
-                )
-                await _purge(conn, key)
-
-        await self._retry(delete_thread)
-        self._cache.pop(thread_id, None)
-
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        """Copy every checkpoint, value and write to a thread that has no checkpoints, under
-        the same ids; metadata that records the source thread id names the target instead.
-        Raises ValueError if the target has checkpoints (a copy never merges histories)."""
-        source_id, target_id = str(source_thread_id), str(target_thread_id)
-
-        async def copy_thread() -> None:
-            async with write_transaction(self.engine) as conn:
-                locked = {}
-                for thread_id in sorted({source_id, target_id}):  # one lock order: no deadlock
-                    locked[thread_id] = await (
-                        self._claim(conn, thread_id, bump=1)
-                        if thread_id == target_id
-                        else self._shared(conn, thread_id)
-                    )
-                source = locked[source_id]
-                if source is not None and source.deleted_at is None:
-                    await self._copy(conn, source.id, locked[target_id].id, source_id, target_id)
-
-        await self._retry(copy_thread)
-        self._cache.pop(target_id, None)
-
-    async def _copy(
-        self, conn: AsyncConnection, source: int, target: int, source_id: str, target_id: str
-    ) -> None:
-        c = checkpoint_table.c
-        if await conn.scalar(select(exists().where(c.thread == target))):
-            raise ValueError(f"Thread {target_id!r} has checkpoints: copy into a new thread")
-        await conn.execute(update(thread_table).where(thread_table.c.id == target).values(_CHANGED))
-        await _purge(conn, target)
-        for table in (item_table, blob_table, write_table):
-            rows_of_target = select(
-                *(literal(target, col.type) if col.name == "thread" else col for col in table.c)
-            ).where(table.c.thread == source)
-            await conn.execute(table.insert().from_select(list(table.c.keys()), rows_of_target))
-        rows = []
-        for row in await conn.execute(select(checkpoint_table).where(c.thread == source)):
-            metadata = row.metadata
-            if isinstance(metadata, dict) and metadata.get("thread_id") == source_id:
-                metadata = {**metadata, "thread_id": target_id}
-            rows.append({**row._asdict(), "thread": target, "metadata": metadata})
-        for chunk in _chunks(rows):
-            await conn.execute(checkpoint_table.insert(), list(chunk))
-
-    async def _upsert(self, conn: AsyncConnection, table: Any, rows: list[dict[str, Any]]) -> None:
-        """Insert rows, replacing those with the same primary key."""
-        for chunk in _chunks(rows):
-            await conn.execute(self._replace[table.name], list(chunk))
-
-    # Pruning.
-
-    async def aprune(self, thread_ids: Iterable[str] | None = None, *, keep_last_turns: int) -> int:
-        """Keep the latest `keep_last_turns` turns of each thread (a turn starts at an input
-        checkpoint) and delete the older checkpoints except branch points, branch tips
-        (the last state of an abandoned branch) and checkpoints with an interrupt, so every
-        branch stays visible and pruning again changes nothing. A kept checkpoint whose
-        parent goes is linked to its nearest kept ancestor; values no kept checkpoint uses
-        are deleted. No thread_ids means every thread with more turns. Returns how many
-        checkpoints were deleted."""
-        if keep_last_turns < 1:
-            raise ValueError("keep_last_turns must be at least 1: the latest turn is the state")
-        if thread_ids is None:
-            query = (
-                select(thread_table.c.thread_id)
-                .join(checkpoint_table, thread_table.c.id == checkpoint_table.c.thread)
-                .where(checkpoint_table.c.source == "input")
-                .group_by(thread_table.c.thread_id, checkpoint_table.c.checkpoint_ns)
-                .having(func.count() > keep_last_turns)
-            )
-            thread_ids = sorted(set(await self._retry(lambda: self._scalars(query))))
-        deleted = 0
-        for thread_id in thread_ids:
-            deleted += await self._retry(lambda t=str(thread_id): self._prune(t, keep_last_turns))
-            self._cache.pop(str(thread_id), None)
-        return deleted
-
-    async def adelete_idle_threads(self, idle_for: timedelta) -> list[str]:
-        """Delete (and tombstone) every thread with no checkpoint written for `idle_for`;
-        returns their ids. A thread written to meanwhile is spared."""
-        cutoff = datetime.now(UTC) - idle_for
-        idle = and_(thread_table.c.deleted_at.is_(None), thread_table.c.last_write_at < cutoff)
-        candidates = await self._retry(
-            lambda: self._scalars(select(thread_table.c.thread_id).where(idle))
-        )
-        deleted = []
-        for thread_id in candidates:
-
-            async def delete_if_idle(thread_id: str = thread_id) -> bool:
-                async with write_transaction(self.engine) as conn:
-                    key = await conn.scalar(
-                        update(thread_table)
-                        .where(thread_table.c.thread_id == thread_id, idle)
-                        .values(deleted_at=datetime.now(UTC), **_CHANGED)
-                        .returning(thread_table.c.id)
-                    )
-                    if key is not None:
-                        await _purge(conn, key)
-                    return key is not None
-
-            if await self._retry(delete_if_idle):
-                self._cache.pop(thread_id, None)
-                deleted.append(thread_id)
-        return deleted
-
-    async def _scalars(self, query: Select[Any]) -> list[Any]:
-        async with self._reader.connect() as conn:
-            return list((await conn.execute(query)).scalars())
-
-    async def _prune(self, thread_id: str, keep_last_turns: int) -> int:
-        c = checkpoint_table.c
-        async with write_transaction(self.engine) as conn:
-            key = await _change(conn, thread_id)
-            if key is None:
-                return 0
-            rows = await conn.execute(
-                select(c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.source).where(
-                    c.thread == key
-                )
-            )
-            interrupted = await conn.execute(
-                select(write_table.c.checkpoint_ns, write_table.c.checkpoint_id)
-                .where(write_table.c.thread == key, write_table.c.channel == INTERRUPT)
-                .distinct()
-            )
-            doomed, relinked = _prune_plan(
-                rows.all(), {tuple(r) for r in interrupted}, keep_last_turns
-            )
-            for (ns, checkpoint_id), parent_id in relinked.items():
-                await conn.execute(
-                    update(checkpoint_table)
-                    .where(c.thread == key, c.checkpoint_ns == ns, c.checkpoint_id == checkpoint_id)
-                    .values(parent_checkpoint_id=parent_id)
-                )
-            await _delete_checkpoints(conn, key, doomed)
-            return len(doomed)
-
-    async def adelete_run(self, thread_id: str, run_id: str) -> None:
-        """Remove the checkpoints whose metadata names `run_id`, with their pending writes
-        and the values only they used: what a rolled-back run wrote. Writes it saved on a
-        checkpoint it did not create (a resume's answers) stay."""
-        thread_id = str(thread_id)
-        c = checkpoint_table.c
-
-        async def delete_run() -> None:
-            async with write_transaction(self.engine) as conn:
-                key = await _change(conn, thread_id)
-                if key is not None:
-                    doomed = await conn.execute(
-                        select(c.checkpoint_ns, c.checkpoint_id).where(
-                            c.thread == key, c.run_id == run_id
-                        )
-                    )
-                    await _delete_checkpoints(conn, key, {tuple(r) for r in doomed})
-
-        await self._retry(delete_run)
-        self._cache.pop(thread_id, None)
-
-    async def arevive_thread(self, thread_id: str) -> None:
-        """Let a deleted thread's id be written again, for a client that deliberately
-        creates a new thread under the old id. (Until then its tombstone refuses writes,
-        so a run of the deleted thread that is still finishing cannot bring it back.)"""
-        thread_id = str(thread_id)
-
-        async def revive() -> None:
-            async with write_transaction(self.engine) as conn:
-                await conn.execute(
-                    update(thread_table)
-                    .where(thread_table.c.thread_id == thread_id)
-                    .values(deleted_at=None, **_CHANGED)
-                )
-
-        await self._retry(revive)
-
-    # The write path.
-
-    async def _claim(self, conn: AsyncConnection, thread_id: str, *, bump: int) -> Row[Any]:
-        """Lock the thread's row for this transaction (creating it on the first write) and
-        return its id (the thread's key), put_count and epoch; refuse a deleted thread."""
-        params = {"thread_id": thread_id, "bump": bump, "now": datetime.now(UTC)}
-        row = (await conn.execute(self._claim_thread, params)).one()
-        if row.deleted_at is not None:
-            raise ThreadDeletedError(thread_id)
-        return row
-
-    async def _hold(
-        self, conn: AsyncConnection, txn: _Txn, thread_id: str, *, put: bool = True
-    ) -> _Holding:
-        """The thread's row as the transaction's next put of it sees it. Its first save
-        claims the row for every put of the thread in the transaction at once, and each
-        put then counts one up from where the row was."""
-        claim = txn.claims.get(thread_id)
-        if claim is None:
-            puts = txn.puts[thread_id]
-            row = await self._claim(conn, thread_id, bump=puts)
-            txn.locked[thread_id] = row.id
-            claim = _Holding(row.id, row.put_count - puts, row.epoch)
-        if put:
-            claim = _Holding(claim.id, claim.put_count + 1, claim.epoch)
-        txn.claims[thread_id] = claim
-        return claim
-
-    async def _shared(self, conn: AsyncConnection, thread_id: str) -> Row[Any] | None:
-        """The thread's row (id, deleted_at), locked against a concurrent delete but not
-        against other writers that only share it; None if the thread was never written."""
-        return (
-            await conn.execute(
-                select(thread_table.c.id, thread_table.c.deleted_at)
-                .where(thread_table.c.thread_id == thread_id)
-                .with_for_update(read=True)
-            )
-        ).first()
-
-    async def _share(self, conn: AsyncConnection, thread_id: str) -> int:
-        """Like `_claim` without changing the row: pending writes only have to exclude a
-        concurrent delete, not each other (parallel tasks of one step save at once)."""
-        row = await self._shared(conn, thread_id)
-        if row is None:
-            return (await self._claim(conn, thread_id, bump=0)).id
-        if row.deleted_at is not None:
-            raise ThreadDeletedError(thread_id)
-        return row.id
-
-    def _current_cache(
-        self, thread_id: str, key: int, put_count: int, txn: _Txn | None = None
-    ) -> _ThreadCache | None:
-        """The cached thread if no put happened since the cache was last brought up to date
-        (this put made put_count exactly one more), else None. An earlier put of the same
-        transaction counts, though the shared cache learns of it only at the commit."""
-        cache = txn.caches.get(thread_id) if txn is not None else None
-        if cache is None or cache.put_count != put_count - 1:
-            cache = self._cache.get(thread_id)
-        if cache is None or cache.key != key or cache.put_count != put_count - 1:
-            return None
-        return cache
-
-    async def _parent(
-        self,
-        conn: AsyncConnection,
-        cache: _ThreadCache | None,
-        key: int,
-        ns: str,
-        parent_id: str | None,
-    ) -> _Known | None:
+    def _parent(self, draft: _Draft, ns: str, parent_id: str | None) -> Known | None:
         if parent_id is None:
             return None
-        known = cache.known.get(ns) if cache else None
+        known = draft.known.get(ns) or draft.journal.known.get(ns)
         if known is not None and known.checkpoint_id == parent_id:
             return known
-        c = checkpoint_table.c
-        row = (
-            await conn.execute(
-                select(c.channel_versions, c.inline_values, c.stored_values).where(
-                    c.thread == key, c.checkpoint_ns == ns, c.checkpoint_id == parent_id
-                )
-            )
-        ).first()
-        if row is None:  # the parent is gone (pruned): store every value the child carries
+        entry = draft.checkpoint(ns, parent_id)
+        if entry is None:  # the parent is gone (pruned): store every value the child carries
             return None
-        return _Known(
-            parent_id,
-            row.channel_versions,
-            self._inline(row.inline_values),
-            row.stored_values or {},
-        )
+        return Known(parent_id, entry.channel_versions, self._inline(entry.inline), entry.stored)
 
-    async def _fetch_chunks(
-        self, conn: AsyncConnection, spans: dict[LogKey, Segments], epochs: dict[int, int]
-    ) -> dict[LogKey, Chunks]:
-        """The item rows of each log that start within its `spans`, read from the database
-        only where the item cache lacks them. (Ranges always start where a row starts:
-        appends start new rows, and versions only ever cut ranges short.)"""
-        logs: dict[LogKey, Chunks] = {}
-        c = item_table.c
-        for (thread, ns, channel), ranges in spans.items():
-            cached = self._items.get(thread, epochs[thread], ns, channel)
-            gaps = missing(cached, merge(ranges))
-            logs[(thread, ns, channel)] = found = dict(cached)
-            if gaps:
-                result = await conn.execute(
-                    select(c.seq, c.count, c.data).where(
-                        c.thread == thread,
-                        c.checkpoint_ns == ns,
-                        c.channel == channel,
-                        _in_ranges(c.seq, gaps),
-                    )
-                )  # in no order: rows are looked up by seq (a sort would copy them all)
-                fetched = {seq: (count, data) for seq, count, data in result}
-                self._items.add(thread, epochs[thread], ns, channel, fetched)
-                found.update(fetched)
-        return logs
-
-    def _inline(self, data: str | None) -> dict[str, str]:
-        return {c: self._dump(v) for c, v in self._parse(data).items()} if data else {}
-
-    def _dump(self, value: Any) -> str:
-        return self.serializer.dumps(value).decode()
-
-    def _parse(self, data: str) -> Any:
-        return self.serializer.loads(data)
-
-    async def _plan(
+    def _plan(
         self,
-        conn: AsyncConnection,
-        cache: _ThreadCache | None,
-        thread: _Holding,
+        draft: _Draft,
         ns: str,
         checkpoint: Checkpoint,
         new_versions: dict[str, Version],
-        parent: _Known | None,
-    ) -> _Plan:
+        parent: Known | None,
+    ) -> Known:
         """Sort each channel: shared with the parent when its version did not change, else
         inline, a blob, or new items appended to the channel's log."""
         values = checkpoint["channel_values"]
         dump = self._dump
-        plan = _Plan(_Known(checkpoint["id"], checkpoint["channel_versions"], {}, {}))
-        known = plan.known
+        known = Known(checkpoint["id"], checkpoint["channel_versions"], {}, {})
         for channel, version in known.channel_versions.items():
             unchanged = channel not in new_versions
             if parent and unchanged and parent.channel_versions.get(channel) == version:
@@ -1023,27 +576,38 @@ class SQLSaver(BaseCheckpointSaver):
             if type(value) is list and (data is None or len(data) > INLINE_MAX):
                 segments = previous if isinstance(previous, list) else []
                 elements = parent.elements.get(channel) if parent else None
-                log = (thread.id, ns, channel)
-                await self._append(conn, cache, thread.epoch, log, value, segments, elements, plan)
+                self._append(draft, (ns, channel), value, segments, elements, known)
             elif data is None or len(data) > INLINE_MAX:
-                known.stored[channel] = str(version)
-                plan.blobs.append(
-                    {"channel": channel, "version": str(version), "data": data or dump(value)}
+                known.stored[channel] = self._add_blob(
+                    draft, (ns, channel, str(version)), data or dump(value), checkpoint["id"]
                 )
             else:
                 known.inline[channel] = data
-        return plan
+        return known
 
-    async def _append(
+    def _add_blob(
+        self, draft: _Draft, key: tuple[str, str, str], data: str, checkpoint_id: str
+    ) -> str:
+        """Store a big value under its channel version, the key of the blob (a fork
+        counts versions up from its parent, so another branch may have taken it with a
+        different value: then the key is made unique with the checkpoint id)."""
+        taken = draft.blob(key)
+        if taken == data:
+            return key[2]
+        if taken is not None:
+            key = (key[0], key[1], f"{key[2]}#{checkpoint_id}")
+        draft.blobs[key] = data
+        draft.record.blobs.append((*key, data))
+        return key[2]
+
+    def _append(
         self,
-        conn: AsyncConnection,
-        cache: _ThreadCache | None,
-        epoch: int,
-        log: LogKey,
+        draft: _Draft,
+        log: Log,
         value: list[Any],
         segments: Segments,
         elements: list[Any] | None,
-        plan: _Plan,
+        known: Known,
     ) -> None:
         """Store a list version as the longest prefix it shares with the parent's version
         plus its new tail appended to the log: O(new elements) for a growing chat."""
@@ -1056,8 +620,7 @@ class SQLSaver(BaseCheckpointSaver):
         encoded: dict[int, str] = {}
         if same < common:  # no identity (fresh objects): compare with the stored text
             shared = truncate(segments, common)
-            logs = await self._fetch_chunks(conn, {log: shared}, {log[0]: epoch})
-            stored = [e for part in parts(logs[log], shared) for e in part.split(SEP)]
+            stored = [e for part in parts(draft.chunks(log), shared) for e in part.split(SEP)]
             while same < common:
                 encoded[same] = dump(value[same])
                 if encoded[same] != stored[same]:
@@ -1066,113 +629,270 @@ class SQLSaver(BaseCheckpointSaver):
         kept = truncate(segments, same)
         tail = range(same, len(value))
         if tail:
-            end = await self._log_end(conn, cache, log, plan)
+            end = draft.log_ends.get(log, draft.journal.log_ends.get(log, 0))
             kept = extend(kept, end, len(tail))
             if len(kept) > MAX_SEGMENTS:  # too fragmented to read fast: write it out whole
                 tail, kept = range(len(value)), [[end, end + len(value)]]
             data = SEP.join(encoded.get(i) or dump(value[i]) for i in tail)
-            plan.items.append({"channel": log[2], "seq": end, "count": len(tail), "data": data})
-            plan.log_ends[log[1:]] = end + len(tail)
-        plan.known.stored[log[2]] = kept
-        plan.known.elements[log[2]] = list(value)
+            draft.record.items.append((*log, end, len(tail), data))
+            draft.logs.setdefault(log, {})[end] = (len(tail), data)
+            draft.log_ends[log] = end + len(tail)
+        known.stored[log[1]] = kept
+        known.elements[log[1]] = list(value)
 
-    async def _log_end(
-        self, conn: AsyncConnection, cache: _ThreadCache | None, log: LogKey, plan: _Plan
-    ) -> int:
-        """The next free seq of a channel's log (the cache knows it on the hot path)."""
-        end = plan.log_ends.get(log[1:])
-        if end is None and cache is not None:
-            end = cache.log_ends.get(log[1:])
-        if end is None:
-            thread, ns, channel = log
-            last = await conn.scalar(
-                select(func.max(item_table.c.seq + item_table.c.count)).where(
-                    item_table.c.thread == thread,
-                    item_table.c.checkpoint_ns == ns,
-                    item_table.c.channel == channel,
-                )
-            )
-            end = last or 0
-        return end
-
-    async def _insert_values(
-        self, conn: AsyncConnection, key: int, ns: str, checkpoint_id: str, plan: _Plan
+    def _remember_read(
+        self, journal: Journal, entry: CheckpointEntry, loaded: CheckpointTuple
     ) -> None:
-        """Insert the plan's items and blobs.
-
-        A blob is keyed by its channel version, which a fork reuses for a different value
-        (versions count up from the parent on every branch). A colliding blob is stored
-        under a key made unique by the checkpoint id, and the row points there."""
-        place = {"thread": key, "checkpoint_ns": ns}
-        for chunk in _chunks(plan.items):
-            await conn.execute(self._add_items, [{**r, **place} for r in chunk])
-        if not plan.blobs:
-            return
-        rows = [{**r, **place} for r in plan.blobs]
-        inserted = await conn.execute(self._add_blobs, rows)
-        done = set(inserted.scalars())
-        collided = [
-            {**r, "version": f"{r['version']}#{checkpoint_id}"}
-            for r in rows
-            if r["channel"] not in done
-        ]
-        if collided:
-            await self._upsert(conn, blob_table, collided)
-            plan.known.stored = {
-                **plan.known.stored,
-                **{r["channel"]: r["version"] for r in collided},
-            }
-
-    def _split_metadata(self, metadata: CheckpointMetadata) -> tuple[dict[str, Any], Any]:
-        """The metadata values that have columns, and the rest as a JSON tree (or None)."""
-        columns: dict[str, Any] = {}
-        rest: dict[str, Any] = {}
-        for key, value in metadata.items():
-            if type(value) is _COLUMN_KEYS.get(key):
-                columns[key] = value
-            else:
-                rest[key] = value
-        return columns, json.loads(self.serializer.dumps(rest)) if rest else None
-
-    # The cache.
-
-    def _remember_put(self, thread_id: str, thread: _Holding, ns: str, plan: _Plan) -> None:
-        key, put_count = thread.id, thread.put_count
-        cache = self._current_cache(thread_id, key, put_count) or _ThreadCache(
-            key, put_count, {}, {}
-        )
-        cache.put_count = put_count
-        cache.known[ns] = plan.known
-        cache.log_ends.update(plan.log_ends)
-        self._store_cache(thread_id, cache)
-        for item in plan.items:
-            row = {item["seq"]: (item["count"], item["data"])}
-            self._items.add(key, thread.epoch, ns, item["channel"], row)
-
-    def _remember_read(self, row: Row[Any], loaded: CheckpointTuple) -> None:
         """Keep what a read returned, so the put of its child (the next step of the run
-        that loaded it) needs no read and finds shared elements by identity."""
-        cache = self._cache.get(row.thread_id)
-        if cache is not None and cache.key == row.thread and cache.put_count > row.put_count:
-            return  # the cache knows a newer state than this read saw
-        if cache is None or cache.key != row.thread or cache.put_count != row.put_count:
-            cache = _ThreadCache(row.thread, row.put_count, {}, {})
+        that loaded it) finds shared elements by identity."""
         values = loaded.checkpoint["channel_values"]
-        stored = row.stored_values or {}
-        cache.known[row.checkpoint_ns] = _Known(
-            row.checkpoint_id,
-            row.channel_versions,
-            self._inline(row.inline_values),
-            stored,
-            {c: list(values[c]) for c, ref in stored.items() if not isinstance(ref, str)},
+        journal.known[entry.ns] = Known(
+            entry.id,
+            entry.channel_versions,
+            self._inline(entry.inline),
+            entry.stored,
+            {c: list(values[c]) for c, ref in entry.stored.items() if not isinstance(ref, str)},
         )
-        self._store_cache(row.thread_id, cache)
 
-    def _store_cache(self, thread_id: str, cache: _ThreadCache) -> None:
-        self._cache[thread_id] = cache
-        self._cache.move_to_end(thread_id)
-        while len(self._cache) > self._cache_threads:
-            self._cache.popitem(last=False)
+    def _inline(self, data: str | None) -> dict[str, str]:
+        return {c: self._dump(v) for c, v in self._parse(data).items()} if data else {}
+
+    def _dump(self, value: Any) -> str:
+        return self.serializer.dumps(value).decode()
+
+    def _parse(self, data: str) -> Any:
+        return self.serializer.loads(data)
+
+    # Deleting, copying and pruning.
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Delete every checkpoint and write of the thread and leave a tombstone, so a
+        late write from a run that was still finishing raises ThreadDeletedError instead
+        of bringing the thread back."""
+        thread_id = str(thread_id)
+
+        async def delete_thread() -> None:
+            async with write_transaction(self.engine) as conn:
+                now = datetime.now(UTC)
+                tombstone = self._insert(thread_table).values(
+                    thread_id=thread_id, put_count=1, epoch=1, last_write_at=now, deleted_at=now
+                )
+                key = await conn.scalar(
+                    tombstone.on_conflict_do_update(
+                        index_elements=["thread_id"], set_={"deleted_at": now, **_CHANGED}
+                    ).returning(thread_table.c.id)
+                )
+                await conn.execute(delete(save_table).where(save_table.c.thread == key))
+
+        await self._retry(delete_thread)
+        self._journals.drop(thread_id)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy every checkpoint, value and write to a thread that has no checkpoints, under
+        the same ids; metadata that records the source thread id names the target instead.
+        Raises ValueError if the target has checkpoints (a copy never merges histories)."""
+        source_id, target_id = str(source_thread_id), str(target_thread_id)
+
+        async def copy_thread() -> None:
+            async with write_transaction(self.engine) as conn:
+                locked = {}
+                for thread_id in sorted({source_id, target_id}):  # one lock order: no deadlock
+                    locked[thread_id] = await (
+                        self._claim(conn, thread_id)
+                        if thread_id == target_id
+                        else self._locked(conn, thread_id)
+                    )
+                source, target = locked[source_id], locked[target_id]
+                if source is None or source.deleted_at is not None:
+                    return
+                if await conn.scalar(select(exists().where(save_table.c.thread == target.id))):
+                    raise ValueError(
+                        f"Thread {target_id!r} has checkpoints: copy into a new thread"
+                    )
+                records = await conn.execute(
+                    select(save_table.c.seq, save_table.c.summary, save_table.c.body).where(
+                        save_table.c.thread == source.id
+                    )
+                )
+                copies = [
+                    {
+                        "thread": target.id,
+                        "seq": seq,
+                        **self._renamed(summary, body, source_id, target_id),
+                    }
+                    for seq, summary, body in records
+                ]
+                if copies:
+                    await conn.execute(save_table.insert(), copies)
+                await conn.execute(
+                    update(thread_table)
+                    .where(thread_table.c.id == target.id)
+                    .values(
+                        put_count=max(source.put_count, target.put_count),
+                        epoch=thread_table.c.epoch + 1,
+                    )
+                )
+
+        await self._retry(copy_thread)
+        self._journals.drop(target_id)
+
+    def _renamed(
+        self, summary: bytes, body: bytes, source_id: str, target_id: str
+    ) -> dict[str, bytes]:
+        """A record's columns for the copy: re-encoded where metadata names the source."""
+        if not any(
+            isinstance(s.metadata, dict) and s.metadata.get("thread_id") == source_id
+            for s in decode_summary(summary)
+        ):
+            return {"summary": summary, "body": body}
+        record = decode(summary, body)
+        for entry in record.checkpoints:
+            if isinstance(entry.metadata, dict) and entry.metadata.get("thread_id") == source_id:
+                entry.metadata = {**entry.metadata, "thread_id": target_id}
+        summary, body = encode(record)
+        return {"summary": summary, "body": body}
+
+    async def aprune(self, thread_ids: Iterable[str] | None = None, *, keep_last_turns: int) -> int:
+        """Keep the latest `keep_last_turns` turns of each thread (a turn starts at an input
+        checkpoint) and delete the older checkpoints except branch points, branch tips
+        (the last state of an abandoned branch) and checkpoints with an interrupt, so every
+        branch stays visible and pruning again changes nothing. A kept checkpoint whose
+        parent goes is linked to its nearest kept ancestor; values no kept checkpoint uses
+        are deleted. No thread_ids means every thread with more turns. Returns how many
+        checkpoints were deleted."""
+        if keep_last_turns < 1:
+            raise ValueError("keep_last_turns must be at least 1: the latest turn is the state")
+        if thread_ids is None:
+            turns = Counter(
+                (thread_id, summary.ns)
+                for thread_id, summary in await self._retry(self._summaries)
+                if isinstance(summary.metadata, dict) and summary.metadata.get("source") == "input"
+            )
+            thread_ids = sorted({t for (t, _), n in turns.items() if n > keep_last_turns})
+        deleted = 0
+        for thread_id in thread_ids:
+            deleted += await self._rewrite(
+                str(thread_id), lambda journal: prune_plan(journal, keep_last_turns)
+            )
+        return deleted
+
+    async def adelete_run(self, thread_id: str, run_id: str) -> None:
+        """Remove the checkpoints whose metadata names `run_id`, with their pending writes
+        and the values only they used: what a rolled-back run wrote. Writes it saved on a
+        checkpoint it did not create (a resume's answers) stay."""
+
+        def plan(journal: Journal) -> tuple[set[Place], dict[Place, str | None]]:
+            doomed = {
+                place
+                for place, entry in journal.checkpoints.items()
+                if isinstance(entry.metadata, dict) and entry.metadata.get("run_id") == run_id
+            }
+            return doomed, {}
+
+        await self._rewrite(str(thread_id), plan)
+
+    async def _rewrite(
+        self,
+        thread_id: str,
+        plan: Callable[[Journal], tuple[set[Place], dict[Place, str | None]]],
+    ) -> int:
+        """Delete the checkpoints `plan` picks from the thread: its records are replaced by
+        one holding what is kept (a new epoch, which every saver's journal follows).
+        Returns how many were deleted."""
+
+        async def rewrite() -> int:
+            async with write_transaction(self.engine) as conn:
+                t = thread_table.c
+                seq = await conn.scalar(
+                    update(thread_table)
+                    .where(t.thread_id == thread_id, t.deleted_at.is_(None))
+                    .values(**_CHANGED)
+                    .returning(t.put_count)
+                )
+                journal = None if seq is None else await self._journal(conn, thread_id, keep=False)
+                if journal is None:
+                    return 0
+                doomed, relinked = plan(journal)
+                if doomed:
+                    summary, body = encode(journal.without(doomed, relinked))
+                    key = journal.key
+                    await conn.execute(delete(save_table).where(save_table.c.thread == key))
+                    await conn.execute(
+                        self._add_save,
+                        {"thread": key, "seq": seq, "summary": summary, "body": body},
+                    )
+                return len(doomed)
+
+        try:
+            return await self._retry(rewrite)
+        finally:
+            self._journals.drop(thread_id)
+
+    async def adelete_idle_threads(self, idle_for: timedelta) -> list[str]:
+        """Delete (and tombstone) every thread with no checkpoint written for `idle_for`;
+        returns their ids. A thread written to meanwhile is spared."""
+        cutoff = datetime.now(UTC) - idle_for
+        idle = and_(thread_table.c.deleted_at.is_(None), thread_table.c.last_write_at < cutoff)
+
+        async def candidates() -> list[str]:
+            async with self._reader.connect() as conn:
+                found = await conn.execute(select(thread_table.c.thread_id).where(idle))
+                return list(found.scalars())
+
+        deleted = []
+        for thread_id in await self._retry(candidates):
+
+            async def delete_if_idle(thread_id: str = thread_id) -> bool:
+                async with write_transaction(self.engine) as conn:
+                    key = await conn.scalar(
+                        update(thread_table)
+                        .where(thread_table.c.thread_id == thread_id, idle)
+                        .values(deleted_at=datetime.now(UTC), **_CHANGED)
+                        .returning(thread_table.c.id)
+                    )
+                    if key is not None:
+                        await conn.execute(delete(save_table).where(save_table.c.thread == key))
+                    return key is not None
+
+            if await self._retry(delete_if_idle):
+                self._journals.drop(thread_id)
+                deleted.append(thread_id)
+        return deleted
+
+    async def arevive_thread(self, thread_id: str) -> None:
+        """Let a deleted thread's id be written again, for a client that deliberately
+        creates a new thread under the old id. (Until then its tombstone refuses writes,
+        so a run of the deleted thread that is still finishing cannot bring it back.)"""
+        thread_id = str(thread_id)
+
+        async def revive() -> None:
+            async with write_transaction(self.engine) as conn:
+                await conn.execute(
+                    update(thread_table)
+                    .where(thread_table.c.thread_id == thread_id)
+                    .values(deleted_at=None, **_CHANGED)
+                )
+
+        await self._retry(revive)
+
+    # Transactions.
+
+    async def _claim(self, conn: AsyncConnection, thread_id: str) -> Row[Any]:
+        """Lock the thread's row for this transaction (creating it on the first write),
+        counting one more record, and return its id (the thread's key), put_count (the
+        new record's seq) and epoch; refuse a deleted thread."""
+        params = {"thread_id": thread_id, "now": datetime.now(UTC)}
+        row = (await conn.execute(self._claim_thread, params)).one()
+        if row.deleted_at is not None:
+            raise ThreadDeletedError(thread_id)
+        return row
+
+    async def _locked(self, conn: AsyncConnection, thread_id: str) -> Row[Any] | None:
+        """The thread's row, locked for this transaction without changing it; None if the
+        thread was never written."""
+        t = thread_table.c
+        query = select(t.id, t.put_count, t.deleted_at).where(t.thread_id == thread_id)
+        return (await conn.execute(query.with_for_update())).first()
 
     async def _retry(self, operation: Callable[[], Awaitable[T]]) -> T:
         """Run `operation` (one whole transaction) again after a transient database error,
@@ -1200,165 +920,6 @@ class SQLSaver(BaseCheckpointSaver):
         # No SQLSTATE: the server was not reached at all (refused, reset, starting up). On
         # SQLite such errors are local and final (the busy timeout already waited).
         return self._dialect != "sqlite" and isinstance(exc, OperationalError | InterfaceError)
-
-
-def _rows(thread_id: ColumnElement[str] | None) -> Select[Any]:
-    """Checkpoint rows with their thread's id, put_count and epoch: bookkeeping, never big
-    values.
-
-    For one thread, its key is looked up first, so PostgreSQL walks the primary key and
-    stops at the newest row; through a join it would sort all of the thread's rows.
-    """
-    t, c, w = thread_table.c, checkpoint_table.c, write_table.c
-    # Most checkpoints have no pending writes: this saves their query (a round trip).
-    # A probe with LIMIT rather than EXISTS, which PostgreSQL may plan as a hash of every
-    # pending write in the table (it costs the subquery for every row of the scan, not
-    # the one the LIMIT keeps), built on each head read.
-    has_writes = func.coalesce(
-        select(literal(True))
-        .where(
-            w.thread == c.thread,
-            w.checkpoint_ns == c.checkpoint_ns,
-            w.checkpoint_id == c.checkpoint_id,
-        )
-        .limit(1)
-        .scalar_subquery(),
-        False,
-    ).label("has_writes")
-    if thread_id is None:
-        return select(t.thread_id, t.put_count, t.epoch, has_writes, checkpoint_table).join(
-            thread_table, t.id == c.thread
-        )
-    key = select(t.id).where(t.thread_id == thread_id).scalar_subquery()
-    return select(
-        thread_id.label("thread_id"),
-        select(t.put_count).where(t.id == c.thread).scalar_subquery().label("put_count"),
-        select(t.epoch).where(t.id == c.thread).scalar_subquery().label("epoch"),
-        has_writes,
-        checkpoint_table,
-    ).where(c.thread == key)
-
-
-# The head reads, built once: building a statement costs more than running this one.
-_ONE_THREAD = _rows(bindparam("thread_id", type_=Text())).where(
-    checkpoint_table.c.checkpoint_ns == bindparam("checkpoint_ns")
-)
-_LATEST = _ONE_THREAD.order_by(checkpoint_table.c.checkpoint_id.desc()).limit(1)
-_BY_ID = _ONE_THREAD.where(checkpoint_table.c.checkpoint_id == bindparam("checkpoint_id"))
-
-
-def _on_conflict_replace(insert: Any, table: Any) -> Any:
-    key = [c.name for c in table.primary_key]
-    return insert.on_conflict_do_update(
-        index_elements=key,
-        set_={c.name: insert.excluded[c.name] for c in table.c if c.name not in key},
-    )
-
-
-async def _purge(conn: AsyncConnection, key: int) -> None:
-    for table in (checkpoint_table, blob_table, item_table, write_table):
-        await conn.execute(delete(table).where(table.c.thread == key))
-
-
-def _prune_plan(
-    rows: Sequence[Row[Any]], interrupted: set[tuple[Any, ...]], keep_last_turns: int
-) -> tuple[set[tuple[str, str]], dict[tuple[str, str], str | None]]:
-    """Which checkpoints to delete, and the new parent of each kept one whose parent goes."""
-    by_ns: dict[str, list[Row[Any]]] = {}
-    for row in rows:
-        by_ns.setdefault(row.checkpoint_ns, []).append(row)
-    doomed: set[tuple[str, str]] = set()
-    parents: dict[tuple[str, str], str | None] = {}
-    for ns, ns_rows in by_ns.items():
-        inputs = sorted((r.checkpoint_id for r in ns_rows if r.source == "input"), reverse=True)
-        if len(inputs) <= keep_last_turns:
-            continue
-        cutoff = inputs[keep_last_turns - 1]
-        children = Counter(r.parent_checkpoint_id for r in ns_rows)
-        for r in ns_rows:
-            parents[(ns, r.checkpoint_id)] = r.parent_checkpoint_id
-            if (
-                r.checkpoint_id < cutoff
-                and children[r.checkpoint_id] == 1  # neither a branch point nor a tip
-                and (ns, r.checkpoint_id) not in interrupted
-            ):
-                doomed.add((ns, r.checkpoint_id))
-    relinked: dict[tuple[str, str], str | None] = {}
-    for (ns, checkpoint_id), parent_id in parents.items():
-        if (ns, checkpoint_id) in doomed or (ns, parent_id) not in doomed:
-            continue
-        while parent_id is not None and (ns, parent_id) in doomed:
-            parent_id = parents[(ns, parent_id)]
-        relinked[(ns, checkpoint_id)] = parent_id
-    return doomed, relinked
-
-
-async def _change(conn: AsyncConnection, thread_id: str) -> int | None:
-    """Lock a live thread's row for a change other than a put that makes every cache of
-    the thread stale; returns its key, None if there is no such thread or it was deleted."""
-    return await conn.scalar(
-        update(thread_table)
-        .where(thread_table.c.thread_id == thread_id, thread_table.c.deleted_at.is_(None))
-        .values(**_CHANGED)
-        .returning(thread_table.c.id)
-    )
-
-
-async def _delete_checkpoints(
-    conn: AsyncConnection, key: int, doomed: set[tuple[str, str]]
-) -> None:
-    """Delete checkpoints (checkpoint_ns, checkpoint_id) of a thread with their pending
-    writes, then the blobs and items that no remaining checkpoint refers to."""
-    if not doomed:
-        return
-    for chunk in _chunks(sorted(doomed)):
-        for table in (checkpoint_table, write_table):
-            await conn.execute(
-                delete(table).where(
-                    table.c.thread == key,
-                    tuple_(table.c.checkpoint_ns, table.c.checkpoint_id).in_(chunk),
-                )
-            )
-    c = checkpoint_table.c
-    used_blobs: set[tuple[Any, ...]] = set()
-    used_spans: dict[tuple[str, str], Segments] = {}
-    for ns, stored in await conn.execute(
-        select(c.checkpoint_ns, c.stored_values).where(c.thread == key)
-    ):
-        for channel, ref in (stored or {}).items():
-            if isinstance(ref, str):
-                used_blobs.add((ns, channel, ref))
-            else:
-                used_spans.setdefault((ns, channel), []).extend(ref)
-    blob_key = (blob_table.c.checkpoint_ns, blob_table.c.channel, blob_table.c.version)
-    existing = await conn.execute(select(*blob_key).where(blob_table.c.thread == key))
-    for chunk in _chunks([tuple(r) for r in existing if tuple(r) not in used_blobs]):
-        await conn.execute(
-            delete(blob_table).where(blob_table.c.thread == key, tuple_(*blob_key).in_(chunk))
-        )
-    logs = await conn.execute(
-        select(item_table.c.checkpoint_ns, item_table.c.channel)
-        .where(item_table.c.thread == key)
-        .distinct()
-    )
-    for ns, channel in logs.all():
-        unused = and_(
-            item_table.c.thread == key,
-            item_table.c.checkpoint_ns == ns,
-            item_table.c.channel == channel,
-        )
-        spans = used_spans.get((ns, channel))
-        if spans:
-            unused = and_(unused, ~_in_ranges(item_table.c.seq, merge(spans)))
-        await conn.execute(delete(item_table).where(unused))
-
-
-def _in_ranges(column: Any, ranges: Segments) -> ColumnElement[bool]:
-    return or_(*(column.between(a, b - 1) for a, b in ranges))
-
-
-def _chunks(rows: Sequence[T]) -> Iterable[Sequence[T]]:
-    return (rows[i : i + _CHUNK] for i in range(0, len(rows), _CHUNK))
 
 
 def _join_object(values: dict[str, str]) -> str | None:

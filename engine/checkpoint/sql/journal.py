@@ -1,0 +1,206 @@
+"""A thread's save records applied in order: the saver's view of one thread in memory.
+
+Records only ever grow within an epoch (whatever rewrites or deletes them starts a new
+one), so a saver keeps each thread it serves decoded, reads only the records it has not
+applied yet (after a turn, the turn's), and answers reads from memory. The journal keeps
+values as their JSON text; list elements are also prepared once (see `Journal.elements`).
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from engine.checkpoint.base import INTERRUPT
+from engine.checkpoint.sql.logs import Chunks, Segments, merge
+from engine.checkpoint.sql.records import CheckpointEntry, Record
+
+Log = tuple[str, str]  # (checkpoint_ns, channel)
+BlobKey = tuple[str, str, str]  # (checkpoint_ns, channel, version key)
+Place = tuple[str, str]  # (checkpoint_ns, checkpoint_id)
+
+
+@dataclass(slots=True)
+class Known:
+    """Where one checkpoint's values live: all that a child needs to share them."""
+
+    checkpoint_id: str
+    channel_versions: dict[str, Any]
+    inline: dict[str, str]  # channel -> serialized small value
+    stored: dict[str, Any]  # channel -> blob version key, or item-log segments
+    # Item-log channel -> the element objects of that version (handed to a put, or
+    # returned by a read), so the next put finds the unchanged prefix by identity.
+    elements: dict[str, list[Any]] = field(default_factory=dict)
+
+
+class Journal:
+    """One thread (its key and epoch) as of record `seq`: checkpoints by namespace and
+    id, pending writes by checkpoint, item logs, blobs, and what was last put or read in
+    each namespace."""
+
+    def __init__(self, key: int, epoch: int) -> None:
+        self.key = key
+        self.epoch = epoch
+        self.seq = 0
+        self.checkpoints: dict[Place, CheckpointEntry] = {}
+        self.ids: dict[str, list[str]] = {}  # checkpoint_ns -> checkpoint ids, sorted
+        # (ns, checkpoint id) -> (task id, idx) -> (channel, task path, value as JSON)
+        self.writes: dict[Place, dict[tuple[str, int], tuple[str, str, str]]] = {}
+        self.logs: dict[Log, Chunks] = {}
+        self.log_ends: dict[Log, int] = {}
+        # Each log's prepared elements by position (`logs.UNPREPARED` where not yet).
+        self.elements: dict[Log, list[Any]] = {}
+        self.blobs: dict[BlobKey, str] = {}
+        self.known: dict[str, Known] = {}
+        self.size = 0  # characters of text held, and prepared elements at twice theirs
+
+    def apply(self, seq: int, record: Record) -> None:
+        """Apply the record numbered `seq` (one already applied is skipped). A checkpoint
+        put again replaces the first; an ordinary write keeps the first save of its task
+        and index (a retried save), a special one (idx < 0: interrupt, resume, error)
+        the last."""
+        if seq <= self.seq:
+            return
+        self.seq = seq
+        size = 0
+        for entry in record.checkpoints:
+            place = (entry.ns, entry.id)
+            if place not in self.checkpoints:
+                insort(self.ids.setdefault(entry.ns, []), entry.id)
+            self.checkpoints[place] = entry
+            size += 200 + len(entry.inline or "")
+        for ns, checkpoint_id, task_id, idx, channel, task_path, data in record.writes:
+            writes = self.writes.setdefault((ns, checkpoint_id), {})
+            if idx < 0 or (task_id, idx) not in writes:
+                writes[(task_id, idx)] = (channel, task_path, data)
+            size += len(data)
+        for ns, channel, start, count, data in record.items:
+            log = (ns, channel)
+            self.logs.setdefault(log, {})[start] = (count, data)
+            self.log_ends[log] = max(self.log_ends.get(log, 0), start + count)
+            size += len(data)
+        for ns, channel, version, data in record.blobs:
+            self.blobs[(ns, channel, version)] = data
+            size += len(data)
+        self.size += size
+
+    def latest(self, ns: str) -> CheckpointEntry | None:
+        ids = self.ids.get(ns)
+        return self.checkpoints[(ns, ids[-1])] if ids else None
+
+    def pending(self, ns: str, checkpoint_id: str) -> list[tuple[str, str, str]]:
+        """(task id, channel, value as JSON) of the checkpoint's pending writes, by task
+        and index."""
+        writes = self.writes.get((ns, checkpoint_id), {})
+        return [(task, writes[task, idx][0], writes[task, idx][2]) for task, idx in sorted(writes)]
+
+    def interrupted(self) -> set[Place]:
+        return {
+            place
+            for place, writes in self.writes.items()
+            if any(channel == INTERRUPT for channel, _, _ in writes.values())
+        }
+
+    def without(self, doomed: set[Place], relinked: dict[Place, str | None]) -> Record:
+        """The thread as one record, without the `doomed` checkpoints and their writes,
+        kept ones relinked to new parents, and only the blobs and item rows that a kept
+        checkpoint uses (item positions stay as they are)."""
+        kept = [
+            replace(entry, parent=relinked[place]) if place in relinked else entry
+            for place, entry in sorted(self.checkpoints.items())
+            if place not in doomed
+        ]
+        used_blobs: set[BlobKey] = set()
+        used_spans: dict[Log, Segments] = {}
+        for entry in kept:
+            for channel, ref in entry.stored.items():
+                if isinstance(ref, str):
+                    used_blobs.add((entry.ns, channel, ref))
+                else:
+                    used_spans.setdefault((entry.ns, channel), []).extend(ref)
+        record = Record(kept)
+        for (ns, checkpoint_id), writes in sorted(self.writes.items()):
+            if (ns, checkpoint_id) not in doomed:
+                record.writes += [
+                    (ns, checkpoint_id, task, idx, channel, path, data)
+                    for (task, idx), (channel, path, data) in sorted(writes.items())
+                ]
+        for log, chunks in sorted(self.logs.items()):
+            spans = merge(used_spans.get(log, []))
+            record.items += [
+                (*log, start, count, data)
+                for start, (count, data) in sorted(chunks.items())
+                if any(start < b and a < start + count for a, b in spans)
+            ]
+        record.blobs = [
+            (*key, data) for key, data in sorted(self.blobs.items()) if key in used_blobs
+        ]
+        return record
+
+
+def prune_plan(
+    journal: Journal, keep_last_turns: int
+) -> tuple[set[Place], dict[Place, str | None]]:
+    """Which checkpoints to delete to keep the last turns (a turn starts at an input
+    checkpoint), and the new parent of each kept one whose parent goes. Branch points,
+    branch tips and checkpoints with an interrupt are kept."""
+    interrupted = journal.interrupted()
+    doomed: set[Place] = set()
+    for ns, ids in journal.ids.items():
+        entries = [journal.checkpoints[(ns, i)] for i in ids]
+        inputs = sorted((e.id for e in entries if _source(e) == "input"), reverse=True)
+        if len(inputs) <= keep_last_turns:
+            continue
+        cutoff = inputs[keep_last_turns - 1]
+        children = Counter(e.parent for e in entries)
+        doomed |= {
+            (ns, e.id)
+            for e in entries
+            if e.id < cutoff
+            and children[e.id] == 1  # neither a branch point nor a tip
+            and (ns, e.id) not in interrupted
+        }
+    relinked: dict[Place, str | None] = {}
+    for (ns, checkpoint_id), entry in journal.checkpoints.items():
+        parent = entry.parent
+        if (ns, checkpoint_id) in doomed or (ns, parent) not in doomed:
+            continue
+        while parent is not None and (ns, parent) in doomed:
+            parent = journal.checkpoints[(ns, parent)].parent
+        relinked[(ns, checkpoint_id)] = parent
+    return doomed, relinked
+
+
+def _source(entry: CheckpointEntry) -> Any:
+    return entry.metadata.get("source") if isinstance(entry.metadata, dict) else None
+
+
+class Journals:
+    """The journals of the threads this process served lately, bounded in characters
+    (and in threads); the least recently used go first, never the one just used."""
+
+    def __init__(self, budget: int, threads: int) -> None:
+        self._budget = budget
+        self._threads = threads
+        self._journals: OrderedDict[str, Journal] = OrderedDict()
+
+    def get(self, thread_id: str) -> Journal | None:
+        journal = self._journals.get(thread_id)
+        if journal is not None:
+            self._journals.move_to_end(thread_id)
+        return journal
+
+    def keep(self, thread_id: str, journal: Journal) -> None:
+        self._journals[thread_id] = journal
+        self._journals.move_to_end(thread_id)
+        size = sum(j.size for j in self._journals.values())
+        while len(self._journals) > 1 and (
+            size > self._budget or len(self._journals) > self._threads
+        ):
+            _, evicted = self._journals.popitem(last=False)
+            size -= evicted.size
+
+    def drop(self, thread_id: str) -> None:
+        self._journals.pop(thread_id, None)
