@@ -45,8 +45,7 @@ saves = sa.table(
     "checkpoint_saves",
     sa.column("thread", THREAD_KEY),
     sa.column("seq", sa.BigInteger()),
-    sa.column("summary", sa.LargeBinary()),
-    sa.column("body", sa.LargeBinary()),
+    sa.column("data", sa.LargeBinary()),
 )
 checkpoints = sa.table(
     "checkpoints",
@@ -104,8 +103,7 @@ def upgrade() -> None:
         "checkpoint_saves",
         sa.Column("thread", THREAD_KEY, nullable=False),
         sa.Column("seq", sa.BigInteger(), nullable=False),
-        sa.Column("summary", sa.LargeBinary(), nullable=False),
-        sa.Column("body", sa.LargeBinary(), nullable=False),
+        sa.Column("data", sa.LargeBinary(), nullable=False),
         sa.PrimaryKeyConstraint("thread", "seq", name=op.f("pk_checkpoint_saves")),
     )
     bind = op.get_bind()
@@ -144,8 +142,7 @@ def _save_thread(bind: sa.Connection, thread: int) -> None:
     # A put_count below 1 (or no thread row) still numbers the record 1, and the thread's
     # put_count follows, so the next save gets a number of its own.
     seq = max(put_count or 0, 1)
-    summary, body = encode(record)
-    bind.execute(sa.insert(saves).values(thread=thread, seq=seq, summary=summary, body=body))
+    bind.execute(sa.insert(saves).values(thread=thread, seq=seq, data=encode(record)))
     bind.execute(
         sa.update(threads)
         .where(threads.c.id == thread)
@@ -204,9 +201,9 @@ def _restore_thread(bind: sa.Connection, thread: int) -> None:
     written: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     logged: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     stored: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-    records = sa.select(saves.c.summary, saves.c.body).where(saves.c.thread == thread)
-    for summary, body in bind.execute(records.order_by(saves.c.seq)):
-        record = decode(bytes(summary), bytes(body))
+    records = sa.select(saves.c.data).where(saves.c.thread == thread)
+    for (data,) in bind.execute(records.order_by(saves.c.seq)):
+        record = decode(bytes(data))
         for entry in record.checkpoints:
             found[entry.ns, entry.id] = entry
         for write in record.writes:

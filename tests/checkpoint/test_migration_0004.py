@@ -88,8 +88,7 @@ saves = sa.Table(
     _old,
     sa.Column("thread", sa.Integer),
     sa.Column("seq", sa.BigInteger),
-    sa.Column("summary", sa.LargeBinary),
-    sa.Column("body", sa.LargeBinary),
+    sa.Column("data", sa.LargeBinary),
 )
 
 # Three checkpoints of a chain, inserted newest first: an input, a loop step with every
@@ -333,9 +332,9 @@ async def test_upgrade_makes_one_record_per_thread_and_downgrade_restores_the_ro
         await run_alembic(database, command.upgrade, "0004")
         tables = await db.tables()
         assert "checkpoint_saves" in tables and not tables & OLD_TABLES
-        [(thread, seq, summary, body)] = await db.run(sa.select(saves))
+        [(thread, seq, data)] = await db.run(sa.select(saves))
         assert (thread, seq) == (THREAD, 3)
-        record = decode(summary, body)
+        record = decode(data)
         assert record == EXPECTED
         # The metadata columns come first, then the metadata column's keys, in order.
         assert [list(c.metadata) for c in record.checkpoints] == [
@@ -364,7 +363,7 @@ async def test_upgrade_makes_one_record_per_thread_and_downgrade_restores_the_ro
             (
                 sa.insert(saves),
                 [
-                    dict(zip(("summary", "body"), encode(r), strict=True), thread=EMPTY, seq=n)
+                    {"data": encode(r), "thread": EMPTY, "seq": n}
                     for n, r in enumerate(records, start=1)
                 ],
             )

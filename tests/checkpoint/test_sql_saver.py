@@ -35,8 +35,8 @@ async def count_rows(saver: SQLSaver, table: Any) -> int:
 async def stored_records(saver: SQLSaver) -> list[Record]:
     """Every save record in the database, decoded."""
     async with saver.engine.connect() as conn:
-        found = await conn.execute(select(save_table.c.summary, save_table.c.body))
-        return [decode(summary, body) for summary, body in found]
+        found = await conn.execute(select(save_table.c.data))
+        return [decode(data) for data in found.scalars()]
 
 
 # Storage grows with what changed.
@@ -298,15 +298,12 @@ async def test_a_stored_message_its_class_refuses_is_reported_as_bad_data(
     first = await h.put({"messages": [ToolMessage(content, tool_call_id="c1", id="1")]})
     stored = {"$t": "msg", "v": {"content": content, "type": "tool", "tool_call_id": None}}
     async with sql_saver.engine.begin() as conn:
-        (summary, body), *others = (
-            await conn.execute(select(save_table.c.summary, save_table.c.body))
-        ).all()
-        record = decode(summary, body)
+        data, *others = (await conn.execute(select(save_table.c.data))).scalars().all()
+        record = decode(data)
         assert not others and len(record.items) == 1
         ns, channel, seq, count, _ = record.items[0]
         record.items = [(ns, channel, seq, count, json.dumps(stored))]
-        summary, body = encode(record)
-        await conn.execute(update(save_table).values(summary=summary, body=body))
+        await conn.execute(update(save_table).values(data=encode(record)))
     for saver in (SQLSaver(sql_saver.engine), SQLSaver(sql_saver.engine)):
         for _ in range(2):  # as the rows are prepared, and once they are
             with pytest.raises(SerializationError, match="tool_call_id must be a str"):

@@ -60,8 +60,7 @@ class SaveRow(CheckpointBase):
 
     thread: Mapped[int] = mapped_column(ThreadKey, primary_key=True)
     seq: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    summary: Mapped[bytes] = mapped_column(LargeBinary)
-    body: Mapped[bytes] = mapped_column(LargeBinary)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 # The saver runs Core statements on the tables (column names, no ORM session).

@@ -7,12 +7,14 @@ before any content, and it compresses nothing in rows under 2 kB: a chat turn's 
 checkpoints and three writes cost more than its messages. One compressed row per save
 costs a fraction of that.
 
-Each record has two compressed parts: the summary (each checkpoint's namespace, id,
-parent and metadata), which listing and filtering decode, and the body (the bookkeeping
-of each checkpoint, the writes, items and blobs). Both are deflated against a preset
-dictionary of the structure every record repeats (keys, tags, channel names), which
-otherwise costs most of a short record. Serialized values stay JSON text in the body:
-decoding a record parses its structure, never the values.
+A record is one deflate stream of three parts, each on its own line: the summary (each
+checkpoint's namespace, id, parent and metadata), which listing and filtering read by
+inflating only that far; the layout of the rest (each checkpoint's bookkeeping, and what
+its writes, items and blobs are, with the length of each one's text); then those texts,
+one after another. Serialized values are JSON text, kept out of the layout's JSON so
+that decoding a record neither escapes nor parses them. The stream is deflated against
+a preset dictionary of the structure every record repeats (keys, tags, channel names),
+which otherwise costs most of a short record.
 """
 
 from __future__ import annotations
@@ -22,31 +24,26 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-# First byte of both parts: the layout and dictionary they were written with. A new
-# layout gets a new number; records of every number ever written stay readable.
+# First byte of a record: the layout and dictionary it was written with. A new layout
+# gets a new number; records of every number ever written stay readable.
 FORMAT = 1
-_SUMMARY_DICT = (
-    b'["",{"parents":{},"source":"update","step":0,"run_id":"","thread_id":"",'
-    b'"graph_id":"","assistant_id":"","user_id":""}],{"source":"fork","step":-1,'
-    b'"parents":{}}],{"source":"input","step":-1,"parents":{}}],'
-    b'{"source":"loop","step":1,"parents":{}}],["",0,"'
-)
-_BODY_DICT = (
+# What records repeat, most frequent last (deflate reaches the end of it most cheaply).
+_DICTIONARY = (
     b'"tool_calls":[],"invalid_tool_calls":[],"usage_metadata":null,"name":null,'
     b'"additional_kwargs":{},"response_metadata":{"finish_reason":"stop"},'
-    b'{"role":"assistant","content":"'
-    b'"type":"tool","tool_call_id":"","status":"success","artifact":null,'
-    b'"b":[["","__start__","","{\\"messages\\":[{\\"role\\":\\"user\\",\\"content\\":\\"'
-    b'"i":[["","messages",0,1,"{\\"$t\\":\\"msg\\",\\"v\\":{\\"content\\":\\"'
-    b'\\",\\"type\\":\\"ai\\",\\"id\\":\\"run-'
-    b'\\",\\"type\\":\\"human\\",\\"id\\":\\"'
-    b'"w":[["","","",0,"messages","","[{\\"role\\":\\"user\\",\\"content\\":\\"'
-    b'[{\\"$t\\":\\"msg\\",\\"v\\":{\\"content\\":\\"'
-    b'"],["","","",1,"branch:to:","","null"]],'
-    b'{"c":[[1,"2026-01-01T00:00:00.000000+00:00",{"__start__":1,"messages":1,'
-    b'"branch:to:":1},{"__start__":{"__start__":1},"":{"branch:to:":1}},'
-    b'["branch:to:","messages"],"{\\"branch:to:\\":null}",{"__start__":"1",'
-    b'"messages":[[0,1]]}]],'
+    b'{"role":"assistant","content":"{"$t":"msg","v":{"content":"","type":"tool",'
+    b'"tool_call_id":"","status":"success","artifact":null,"$t":"datetime","$t":"tuple",'
+    b'[["","",0,{"source":"update","step":0,"parents":{},"run_id":"","thread_id":"",'
+    b'"graph_id":"","assistant_id":"","user_id":""}],{"source":"fork","step":-1,'
+    b'"parents":{}}],["","",0,{"source":"input","step":-1,"parents":{}}],'
+    b'{"source":"loop","step":1,"parents":{}}]]\n{"c":[[1,"2026-01-01T00:00:00.000000+00:00",'
+    b'{"__start__":1,"messages":1,"branch:to:":1},{"__start__":{"__start__":1},'
+    b'"":{"branch:to:":1}},["branch:to:","messages"],null,{"__start__":"1",'
+    b'"messages":[[0,1]]}]],"w":[["","","",0,"branch:to:","",4],["","","",0,"messages","",'
+    b'"i":[["","messages",0,1,"b":[["","__start__","",'
+    b'{"messages":[{"role":"user","content":"null[{"$t":"msg","v":{"content":"'
+    b'","type":"ai"}}]{"$t":"msg","v":{"content":"","type":"human","id":"'
+    b'{"$t":"msg","v":{"content":"","type":"ai","id":"run-'
 )
 PARENT_BEFORE = 0  # a summary's parent: the checkpoint listed just before this one
 
@@ -97,15 +94,20 @@ class Summary:
     metadata: Any  # as in CheckpointEntry
 
 
-def encode(record: Record) -> tuple[bytes, bytes]:
-    """The record's (summary, body) columns."""
+def encode(record: Record) -> bytes:
     summary: list[Any] = []
     before = None
     for c in record.checkpoints:
         parent = PARENT_BEFORE if c.parent is not None and c.parent == before else c.parent
         summary.append([c.ns, c.id, parent, c.metadata])
         before = c.id
-    body: dict[str, Any] = {
+    texts: list[str] = []
+
+    def text(value: str) -> int:
+        texts.append(value)
+        return len(value)
+
+    layout: dict[str, Any] = {
         "c": [
             [
                 c.v,
@@ -113,7 +115,7 @@ def encode(record: Record) -> tuple[bytes, bytes]:
                 c.channel_versions,
                 c.versions_seen,
                 c.updated_channels,
-                c.inline,
+                None if c.inline is None else text(c.inline),
                 c.stored,
             ]
             for c in record.checkpoints
@@ -121,41 +123,66 @@ def encode(record: Record) -> tuple[bytes, bytes]:
     }
     for key, rows in (("w", record.writes), ("i", record.items), ("b", record.blobs)):
         if rows:
-            body[key] = rows
-    return _deflate(summary, _SUMMARY_DICT), _deflate(body, _BODY_DICT)
+            layout[key] = [[*row[:-1], text(row[-1])] for row in rows]
+    stream = "\n".join((_json(summary), _json(layout), "".join(texts))).encode()
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15, zdict=_DICTIONARY)
+    return bytes([FORMAT]) + packer.compress(stream) + packer.flush()
 
 
-def decode_summary(summary: bytes) -> list[Summary]:
+def decode_summary(data: bytes) -> list[Summary]:
+    """The record's summary, inflating no further than it."""
+    unpacker = _unpacker(data)
+    head = unpacker.decompress(data[1:], 4096)
+    while b"\n" not in head and unpacker.unconsumed_tail:
+        head += unpacker.decompress(unpacker.unconsumed_tail, 4096)
+    return _summaries(json.loads(head[: head.index(b"\n")]))
+
+
+def decode(data: bytes) -> Record:
+    unpacker = _unpacker(data)
+    stream = (unpacker.decompress(data[1:]) + unpacker.flush()).decode()
+    end_summary = stream.index("\n")
+    end_layout = stream.index("\n", end_summary + 1)
+    summaries = _summaries(json.loads(stream[:end_summary]))
+    layout = json.loads(stream[end_summary + 1 : end_layout])
+    at = end_layout + 1
+
+    def text(length: int) -> str:
+        nonlocal at
+        at += length
+        return stream[at - length : at]
+
+    record = Record()
+    for s, (v, ts, versions, seen, updated, inline, stored) in zip(
+        summaries, layout["c"], strict=True
+    ):
+        inline = None if inline is None else text(inline)
+        entry = CheckpointEntry(
+            s.ns, s.id, s.parent, s.metadata, v, ts, versions, seen, updated, inline, stored
+        )
+        record.checkpoints.append(entry)
+    record.writes = [(*w[:-1], text(w[-1])) for w in layout.get("w", ())]  # type: ignore[misc]
+    record.items = [(*i[:-1], text(i[-1])) for i in layout.get("i", ())]  # type: ignore[misc]
+    record.blobs = [(*b[:-1], text(b[-1])) for b in layout.get("b", ())]  # type: ignore[misc]
+    return record
+
+
+def _summaries(rows: list[Any]) -> list[Summary]:
     found: list[Summary] = []
     before = None
-    for ns, checkpoint_id, parent, metadata in _inflate(summary, _SUMMARY_DICT):
+    for ns, checkpoint_id, parent, metadata in rows:
         parent = before if parent == PARENT_BEFORE else parent
         found.append(Summary(ns, checkpoint_id, parent, metadata))
         before = checkpoint_id
     return found
 
 
-def decode(summary: bytes, body: bytes) -> Record:
-    doc = _inflate(body, _BODY_DICT)
-    return Record(
-        [
-            CheckpointEntry(s.ns, s.id, s.parent, s.metadata, *fields)
-            for s, fields in zip(decode_summary(summary), doc["c"], strict=True)
-        ],
-        [tuple(w) for w in doc.get("w", ())],  # type: ignore[misc]
-        [tuple(i) for i in doc.get("i", ())],  # type: ignore[misc]
-        [tuple(b) for b in doc.get("b", ())],  # type: ignore[misc]
-    )
+def _json(value: Any) -> str:
+    # Compact JSON escapes every newline, so the parts of a record are split at them.
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def _deflate(doc: Any, zdict: bytes) -> bytes:
-    text = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()
-    packer = zlib.compressobj(9, zlib.DEFLATED, -15, zdict=zdict)
-    return bytes([FORMAT]) + packer.compress(text) + packer.flush()
-
-
-def _inflate(data: bytes, zdict: bytes) -> Any:
+def _unpacker(data: bytes) -> Any:
     if not data or data[0] != FORMAT:
         raise ValueError(f"A save record of an unknown format ({data[:1]!r}): upgrade Threadline")
-    unpacker = zlib.decompressobj(-15, zdict=zdict)
-    return json.loads(unpacker.decompress(data[1:]) + unpacker.flush())
+    return zlib.decompressobj(-15, zdict=_DICTIONARY)

@@ -86,13 +86,13 @@ _TRANSIENT_SQLSTATES = ("08", "40", "53", "57P")
 # its journal of the thread up to date, in one statement.
 _t, _s = thread_table.c, save_table.c
 _CATCH_UP = (
-    select(_t.id, _t.epoch, _t.deleted_at, _s.seq, _s.summary, _s.body)
+    select(_t.id, _t.epoch, _t.deleted_at, _s.seq, _s.data)
     .outerjoin(save_table, and_(_s.thread == _t.id, _s.seq > bindparam("after")))
     .where(_t.thread_id == bindparam("thread_id", type_=Text()))
     .order_by(_s.seq)
 )
 _SUMMARIES = (
-    select(_t.thread_id, _s.summary)
+    select(_t.thread_id, _s.data)
     .join(save_table, _s.thread == _t.id)
     .where(_t.deleted_at.is_(None))
 )
@@ -319,7 +319,7 @@ class SQLSaver(BaseCheckpointSaver):
             journal = cached or Journal(found[0].id, found[0].epoch)
         for row in found:
             if row.seq is not None and row.seq > journal.seq:
-                journal.apply(row.seq, decode(row.summary, row.body))
+                journal.apply(row.seq, decode(row.data))
         if keep:
             self._journals.keep(thread_id, journal)
         return journal
@@ -472,10 +472,9 @@ class SQLSaver(BaseCheckpointSaver):
                     draft = _Draft(journal, claim.put_count)
                     for save in saves[thread_id]:
                         save(draft)
-                    summary, body = encode(draft.record)
                     await conn.execute(
                         self._add_save,
-                        {"thread": claim.id, "seq": draft.seq, "summary": summary, "body": body},
+                        {"thread": claim.id, "seq": draft.seq, "data": encode(draft.record)},
                     )
                     drafts.append(draft)
             for draft in drafts:
@@ -710,17 +709,13 @@ class SQLSaver(BaseCheckpointSaver):
                         f"Thread {target_id!r} has checkpoints: copy into a new thread"
                     )
                 records = await conn.execute(
-                    select(save_table.c.seq, save_table.c.summary, save_table.c.body).where(
+                    select(save_table.c.seq, save_table.c.data).where(
                         save_table.c.thread == source.id
                     )
                 )
                 copies = [
-                    {
-                        "thread": target.id,
-                        "seq": seq,
-                        **self._renamed(summary, body, source_id, target_id),
-                    }
-                    for seq, summary, body in records
+                    {"thread": target.id, "seq": seq, "data": _renamed(data, source_id, target_id)}
+                    for seq, data in records
                 ]
                 if copies:
                     await conn.execute(save_table.insert(), copies)
@@ -735,22 +730,6 @@ class SQLSaver(BaseCheckpointSaver):
 
         await self._retry(copy_thread)
         self._journals.drop(target_id)
-
-    def _renamed(
-        self, summary: bytes, body: bytes, source_id: str, target_id: str
-    ) -> dict[str, bytes]:
-        """A record's columns for the copy: re-encoded where metadata names the source."""
-        if not any(
-            isinstance(s.metadata, dict) and s.metadata.get("thread_id") == source_id
-            for s in decode_summary(summary)
-        ):
-            return {"summary": summary, "body": body}
-        record = decode(summary, body)
-        for entry in record.checkpoints:
-            if isinstance(entry.metadata, dict) and entry.metadata.get("thread_id") == source_id:
-                entry.metadata = {**entry.metadata, "thread_id": target_id}
-        summary, body = encode(record)
-        return {"summary": summary, "body": body}
 
     async def aprune(self, thread_ids: Iterable[str] | None = None, *, keep_last_turns: int) -> int:
         """Keep the latest `keep_last_turns` turns of each thread (a turn starts at an input
@@ -814,13 +793,10 @@ class SQLSaver(BaseCheckpointSaver):
                     return 0
                 doomed, relinked = plan(journal)
                 if doomed:
-                    summary, body = encode(journal.without(doomed, relinked))
+                    data = encode(journal.without(doomed, relinked))
                     key = journal.key
                     await conn.execute(delete(save_table).where(save_table.c.thread == key))
-                    await conn.execute(
-                        self._add_save,
-                        {"thread": key, "seq": seq, "summary": summary, "body": body},
-                    )
+                    await conn.execute(self._add_save, {"thread": key, "seq": seq, "data": data})
                 return len(doomed)
 
         try:
@@ -920,6 +896,20 @@ class SQLSaver(BaseCheckpointSaver):
         # No SQLSTATE: the server was not reached at all (refused, reset, starting up). On
         # SQLite such errors are local and final (the busy timeout already waited).
         return self._dialect != "sqlite" and isinstance(exc, OperationalError | InterfaceError)
+
+
+def _renamed(data: bytes, source_id: str, target_id: str) -> bytes:
+    """A record for a copy of its thread: re-encoded where metadata names the source."""
+    if not any(
+        isinstance(s.metadata, dict) and s.metadata.get("thread_id") == source_id
+        for s in decode_summary(data)
+    ):
+        return data
+    record = decode(data)
+    for entry in record.checkpoints:
+        if isinstance(entry.metadata, dict) and entry.metadata.get("thread_id") == source_id:
+            entry.metadata = {**entry.metadata, "thread_id": target_id}
+    return encode(record)
 
 
 def _join_object(values: dict[str, str]) -> str | None:
