@@ -67,7 +67,7 @@ class Library:
     graph: ModuleType
     messages: ModuleType
     open_saver: Callable[[str], contextlib.AbstractAsyncContextManager[Any]]
-    value_bytes: str  # SQL: the bytes of stored channel values
+    value_bytes: str  # SQL: the bytes of stored values (ours: whole compressed records)
 
 
 @contextlib.asynccontextmanager
@@ -92,9 +92,7 @@ OURS = Library(
     engine,
     engine.graph.messages,
     our_saver,
-    "SELECT (SELECT coalesce(sum(octet_length(data)), 0) FROM checkpoint_items)"
-    " + (SELECT coalesce(sum(octet_length(data)), 0) FROM checkpoint_blobs)"
-    " + (SELECT coalesce(sum(octet_length(inline_values)), 0) FROM checkpoints)",
+    "SELECT coalesce(sum(octet_length(data)), 0) FROM checkpoint_saves",
 )
 LANGGRAPH = Library(
     "langgraph",

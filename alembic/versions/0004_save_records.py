@@ -10,7 +10,7 @@ of the other format drops it. One thread is converted at a time.
 
 Revision ID: 0004
 Revises: 0003
-Create Date: 2026-12-02 09:12:44.518203
+Create Date: 2026-12-01 06:05:12.518203
 """
 
 import json

@@ -8,6 +8,7 @@ SQLite tests copy a migrated template file, which is faster than migrating each 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 from collections.abc import AsyncIterator, Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +23,13 @@ from engine.checkpoint.memory import InMemorySaver
 from engine.checkpoint.sql.migrations import migrate
 from engine.checkpoint.sql.models import checkpoint_metadata
 from engine.checkpoint.sql.saver import SQLSaver
-from tests.pg import postgres_cluster, postgres_url  # noqa: F401  (fixtures)
+from tests.pg import (  # noqa: F401  (fixtures)
+    URL_VARIABLE,
+    PostgresCluster,
+    create_database,
+    postgres_cluster,
+    postgres_url,
+)
 
 
 def run_aside(coroutine: Coroutine[Any, Any, Any]) -> Any:
@@ -82,3 +89,13 @@ async def pg_saver(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncItera
     sql_saver = await open_saver("postgres", request, tmp_path)
     yield sql_saver
     await sql_saver.aclose()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of a database without tables, on each dialect (for migrations)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'empty.db'}"
+    cluster: PostgresCluster | None = request.getfixturevalue("postgres_cluster")
+    server = cluster.url() if cluster else os.environ[URL_VARIABLE]
+    return create_database(server, "threadline_empty")

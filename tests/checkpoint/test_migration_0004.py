@@ -5,19 +5,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-import pytest
 import sqlalchemy as sa
 
 from alembic import command
 from engine.checkpoint.sql.migrations import run_alembic
 from engine.checkpoint.sql.records import CheckpointEntry, Record, decode, encode
+from engine.checkpoint.sql.saver import SQLSaver
 from engine.checkpoint.sql.url import create_engine
-from tests.pg import URL_VARIABLE, PostgresCluster, create_database
 
 OLD_TABLES = {"checkpoints", "checkpoint_blobs", "checkpoint_items", "checkpoint_writes"}
 THREAD = 1  # the thread with old rows
@@ -239,15 +236,6 @@ EXPECTED = Record(
 )
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'migration_0004.db'}"
-    cluster: PostgresCluster | None = request.getfixturevalue("postgres_cluster")
-    server = cluster.url() if cluster else os.environ[URL_VARIABLE]
-    return create_database(server, "threadline_migration_0004")
-
-
 class Database:
     """Statements on the database at `url`, each batch in a transaction of its own."""
 
@@ -292,8 +280,9 @@ async def rows_of(db: Database, table: sa.Table, thread: int, *order: str) -> li
 
 
 async def test_upgrade_makes_one_record_per_thread_and_downgrade_restores_the_rows(
-    database: str,
+    empty_database: str,
 ) -> None:
+    database = empty_database
     await run_alembic(database, command.upgrade, "0003")
     db = Database(database)
     try:
@@ -343,6 +332,22 @@ async def test_upgrade_makes_one_record_per_thread_and_downgrade_restores_the_ro
             [],
         ]
         assert await db.epochs() == {THREAD: 1, EMPTY: 0}
+        # The saver reads the converted thread as the old one read its rows.
+        loaded = await SQLSaver(db.engine).aget_tuple(
+            {"configurable": {"thread_id": "t-1", "checkpoint_id": "1ef-0002"}}
+        )
+        assert loaded is not None
+        assert loaded.checkpoint["channel_values"] == {
+            "__start__": {"messages": ["a"]},
+            "messages": ["a", "b"],
+            "branch:to:chat": None,
+        }
+        assert loaded.metadata == EXPECTED.checkpoints[1].metadata
+        assert loaded.pending_writes == [
+            ("task-a", "__interrupt__", [{"value": "sure?"}]),
+            ("task-a", "answer", "yes"),
+            ("task-b", "messages", ["b"]),
+        ]
 
         # Two records of the other thread, replayed on downgrade: a checkpoint saved again
         # replaces the first; a task's write keeps its first value, a special write its last.

@@ -3,26 +3,12 @@ describe and removes it again, on both dialects."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
-import pytest
 from sqlalchemy import inspect
 
 from alembic import command
 from engine.checkpoint.sql.migrations import check_schema, migrate, run_alembic
 from engine.checkpoint.sql.models import checkpoint_metadata
 from engine.checkpoint.sql.url import create_engine
-from tests.pg import URL_VARIABLE, PostgresCluster, create_database
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'migrations.db'}"
-    cluster: PostgresCluster | None = request.getfixturevalue("postgres_cluster")
-    server = cluster.url() if cluster else os.environ[URL_VARIABLE]
-    return create_database(server, "threadline_migrations")
 
 
 async def table_names(url: str) -> set[str]:

@@ -10,6 +10,8 @@ version addresses by a few ranges. A turn that adds two messages stores two mess
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import json
 import time
 from collections import Counter
@@ -245,32 +247,42 @@ class SQLSaver(BaseCheckpointSaver):
             )
 
         if thread_id is not None:
-            found = await self._retry(lambda: self._read_journal(thread_id))
-            journals = {} if found is None else {thread_id: found}
-            candidates = [
-                (entry.id, thread_id, entry.ns)
-                for journal in journals.values()
-                for entry in journal.checkpoints.values()
-                if wanted(entry.ns, entry.id, entry.metadata)
-            ]
-        else:
-            journals = {}
-            candidates = [
+            journal = await self._retry(lambda: self._read_journal(thread_id))
+            if journal is None:
+                return
+            # Newest first over the namespaces asked for, stopping at the limit; the id
+            # lists are copied, as records may be applied while the caller iterates.
+            newest_first = heapq.merge(
+                *(
+                    [(i, n) for i in reversed(journal.ids.get(n, []))]
+                    for n in ([ns] if ns is not None else sorted(journal.ids))
+                ),
+                reverse=True,
+            )
+            entries = (journal.checkpoints[(n, i)] for i, n in newest_first)
+            matching = (e for e in entries if wanted(e.ns, e.id, e.metadata))
+            for entry in itertools.islice(matching, limit):
+                yield self._tuple(thread_id, journal, entry)
+            return
+        journals: dict[str, Journal] = {}
+        candidates = sorted(
+            (
                 (summary.id, found_thread, summary.ns)
                 for found_thread, summary in await self._retry(self._summaries)
                 if wanted(summary.ns, summary.id, summary.metadata)
-            ]
-        candidates.sort(reverse=True)
+            ),
+            reverse=True,
+        )
         for checkpoint_id_, found_thread, found_ns in candidates[:limit]:
-            journal = journals.get(found_thread)
-            if journal is None:
-                journal = await self._retry(lambda t=found_thread: self._read_journal(t))
-                if journal is None:
+            found = journals.get(found_thread)
+            if found is None:
+                found = await self._retry(lambda t=found_thread: self._read_journal(t))
+                if found is None:
                     continue
-                journals[found_thread] = journal
-            entry = journal.checkpoints.get((found_ns, checkpoint_id_))
+                journals[found_thread] = found
+            entry = found.checkpoints.get((found_ns, checkpoint_id_))
             if entry is not None:
-                yield self._tuple(found_thread, journal, entry)
+                yield self._tuple(found_thread, found, entry)
 
     async def alist_versions(self, thread_id: str, checkpoint_ns: str = "") -> list[VersionInfo]:
         """From the checkpoints' bookkeeping: no value is decoded."""
