@@ -222,6 +222,52 @@ async def test_caches_follow_what_other_processes_delete(sql_saver: SQLSaver) ->
     await mine.assert_readable(again)
 
 
+async def test_savers_that_take_turns_on_a_thread_catch_up_under_its_lock(
+    sql_saver: SQLSaver,
+) -> None:
+    """Two processes writing one thread in turn, and at once: each put catches up with
+    the records the other wrote before building its own, so every version reads whole
+    from both, and appending a message stores just that message."""
+    other = SQLSaver(sql_saver.engine)
+    mine, theirs = History(sql_saver, "t1"), History(other, "t1")
+    messages: list[dict[str, Any]] = []
+    for turn in range(6):
+        h = (mine, theirs)[turn % 2]
+        h.head = (theirs, mine)[turn % 2].head
+        messages = [*messages, *message_list(1, start=turn)]
+        await h.put({"messages": messages})
+        (theirs, mine)[turn % 2].states.update(h.states)
+    for checkpoint_id in mine.states:
+        await mine.assert_readable(checkpoint_id)
+        await History(other, "t1", states=mine.states).assert_readable(checkpoint_id)
+    assert [len(r.items) for r in await stored_records(sql_saver)] == [1] * 6
+    assert all(r.items[0][3] == 1 for r in await stored_records(sql_saver))
+
+    branches = [History(s, "t2") for s in (sql_saver, other) for _ in range(5)]
+    await asyncio.gather(*(b.put({"n": i}) for i, b in enumerate(branches)))
+    listed = [t async for t in sql_saver.alist(branches[0].config())]
+    assert len(listed) == 10 and len(await stored_records(sql_saver)) == 16
+    for b in branches:
+        await b.assert_readable(b.head)
+
+
+async def test_a_save_that_rolls_back_is_never_read(sql_saver: SQLSaver) -> None:
+    """The saver's journal of a thread learns of a record at its commit: a batch that
+    fails after inserting the record (its next thread was deleted) leaves no trace for
+    readers in the same process, and the next put goes on from the last committed one."""
+    h, gone = History(sql_saver, "a-live"), History(sql_saver, "b-deleted")
+    first = await h.put({"messages": message_list(2)})
+    await gone.put({"n": 1})
+    await sql_saver.adelete_thread("b-deleted")
+    with pytest.raises(ThreadDeletedError):
+        await sql_saver.abatch([h.put_op({"messages": message_list(3)}), gone.put_op({"n": 2})])
+    loaded = await sql_saver.aget_tuple(h.config())
+    assert loaded is not None and loaded.checkpoint["id"] == first
+    h.head = first
+    await h.assert_readable(await h.put({"messages": message_list(4)}))
+    assert len(await stored_records(sql_saver)) == 2
+
+
 async def test_every_read_builds_objects_of_its_own(sql_saver: SQLSaver) -> None:
     """A saver prepares each item row once, yet no two reads share a message or a
     container: for the saver that wrote the rows, for one that reads them first and for
