@@ -311,24 +311,17 @@ class SQLSaver(BaseCheckpointSaver):
         cached = self._journals.get(thread_id) if keep else None
         after = cached.seq if cached is not None else 0
         found = (await conn.execute(_CATCH_UP, {"thread_id": thread_id, "after": after})).all()
-        if (
-            found
-            and cached is not None
-            and (found[0].id, found[0].epoch)
-            != (
-                cached.key,
-                cached.epoch,
-            )
-        ):
+        if found and cached and (found[0].id, found[0].epoch) != (cached.key, cached.epoch):
             cached = None  # rewritten or deleted meanwhile: decode it anew
             found = (await conn.execute(_CATCH_UP, {"thread_id": thread_id, "after": 0})).all()
         if not found or found[0].deleted_at is not None:
             self._journals.drop(thread_id)
             return None
+        thread = (found[0].id, found[0].epoch)
         # Another task may have caught up meanwhile: apply skips what it has.
         journal = self._journals.get(thread_id) if keep else None
-        if journal is None or (journal.key, journal.epoch) != (found[0].id, found[0].epoch):
-            journal = cached or Journal(found[0].id, found[0].epoch)
+        if journal is None or (journal.key, journal.epoch) != thread:
+            journal = cached or Journal(*thread)
         for row in found:
             if row.seq is not None and row.seq > journal.seq:
                 journal.apply(row.seq, decode(row.data))
@@ -366,9 +359,7 @@ class SQLSaver(BaseCheckpointSaver):
             "channel_values": values,
             "channel_versions": dict(entry.channel_versions),
             "versions_seen": {node: dict(seen) for node, seen in entry.versions_seen.items()},
-            "updated_channels": (
-                None if entry.updated_channels is None else list(entry.updated_channels)
-            ),
+            "updated_channels": _copy(entry.updated_channels),
         }
         parent = entry.parent
         return CheckpointTuple(
@@ -412,13 +403,12 @@ class SQLSaver(BaseCheckpointSaver):
             found.append((seq, count))
             texts += [data] if count == 1 else data.split(SEP)
         fresh = self.serializer.prepare(texts)
-        offset, size = 0, 0
+        offset, slots = 0, 0
         for start, count in found:
-            # Objects of a message's class and fields take about 1.6 times its JSON.
-            grown = place(kept, start, fresh[offset : offset + count])
-            size += 8 * grown
+            slots += place(kept, start, fresh[offset : offset + count])
             offset += count
-        journal.size += size + 2 * sum(map(len, texts))
+        # A message's class and fields take about 1.6 times its JSON; a slot 8 bytes.
+        journal.size += 8 * slots + 2 * sum(map(len, texts))
         return pick(kept, segments)
 
     def _metadata(self, metadata: Any) -> CheckpointMetadata:
@@ -511,9 +501,10 @@ class SQLSaver(BaseCheckpointSaver):
                 metadata=metadata,
                 v=checkpoint["v"],
                 ts=checkpoint["ts"],
-                channel_versions=checkpoint["channel_versions"],
-                versions_seen=checkpoint["versions_seen"],
-                updated_channels=checkpoint.get("updated_channels"),
+                # Copies: the journal keeps them, the caller keeps its checkpoint.
+                channel_versions=dict(checkpoint["channel_versions"]),
+                versions_seen={n: dict(v) for n, v in checkpoint["versions_seen"].items()},
+                updated_channels=_copy(checkpoint.get("updated_channels")),
                 inline=_join_object(known.inline),
                 stored=known.stored,
             )
@@ -922,6 +913,10 @@ def _renamed(data: bytes, source_id: str, target_id: str) -> bytes:
         if isinstance(entry.metadata, dict) and entry.metadata.get("thread_id") == source_id:
             entry.metadata = {**entry.metadata, "thread_id": target_id}
     return encode(record)
+
+
+def _copy(channels: list[str] | None) -> list[str] | None:
+    return None if channels is None else list(channels)
 
 
 def _join_object(values: dict[str, str]) -> str | None:
