@@ -150,7 +150,9 @@ def prune_plan(
     doomed: set[Place] = set()
     for ns, ids in journal.ids.items():
         entries = [journal.checkpoints[(ns, i)] for i in ids]
-        inputs = sorted((e.id for e in entries if _source(e) == "input"), reverse=True)
+        inputs = sorted(
+            (e.id for e in entries if e.metadata.get("source") == "input"), reverse=True
+        )
         if len(inputs) <= keep_last_turns:
             continue
         cutoff = inputs[keep_last_turns - 1]
@@ -171,10 +173,6 @@ def prune_plan(
             parent = journal.checkpoints[(ns, parent)].parent
         relinked[(ns, checkpoint_id)] = parent
     return doomed, relinked
-
-
-def _source(entry: CheckpointEntry) -> Any:
-    return entry.metadata.get("source") if isinstance(entry.metadata, dict) else None
 
 
 class Journals:

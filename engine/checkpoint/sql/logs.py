@@ -7,7 +7,7 @@ message once; a version of the list is a short list of [start, end) ranges of po
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 Segments = list[list[int]]  # [[start, end), ...] into one channel's item log, in list order
@@ -50,7 +50,9 @@ def merge(spans: Segments) -> Segments:
     return merged
 
 
-def rows(chunks: Chunks, segments: Segments) -> Iterator[tuple[int, int, int, str]]:
+def rows(
+    chunks: Mapping[int, tuple[int, str]], segments: Segments
+) -> Iterator[tuple[int, int, int, str]]:
     """The rows of a list version: (seq, count, how many of its elements the version
     takes, data). Raises KeyError if a row is missing. (Ranges always start where a row
     starts: appends start new rows, and versions only ever cut ranges short.)"""
@@ -61,7 +63,7 @@ def rows(chunks: Chunks, segments: Segments) -> Iterator[tuple[int, int, int, st
             a += count
 
 
-def parts(chunks: Chunks, segments: Segments) -> list[str]:
+def parts(chunks: Mapping[int, tuple[int, str]], segments: Segments) -> list[str]:
     """The elements of a list version, as runs of elements joined by SEP."""
     return [
         data if taken == count else SEP.join(data.split(SEP)[:taken])

@@ -58,7 +58,7 @@ class CheckpointEntry:
     ns: str
     id: str
     parent: str | None
-    metadata: Any  # the serializer's JSON, parsed: a tree of plain JSON values
+    metadata: dict[str, Any]  # the serializer's JSON object, parsed: plain JSON values
     v: int
     ts: str
     channel_versions: dict[str, Any]
@@ -91,7 +91,7 @@ class Summary:
     ns: str
     id: str
     parent: str | None
-    metadata: Any  # as in CheckpointEntry
+    metadata: dict[str, Any]  # as in CheckpointEntry
 
 
 def encode(record: Record) -> bytes:

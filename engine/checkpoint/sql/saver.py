@@ -14,8 +14,8 @@ import heapq
 import itertools
 import json
 import time
-from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections import ChainMap, Counter
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
@@ -47,7 +47,6 @@ from engine.checkpoint.sql.logs import (
     MAX_SEGMENTS,
     SEP,
     UNPREPARED,
-    Chunks,
     Segments,
     array,
     extend,
@@ -117,22 +116,28 @@ class _Draft:
     journal: Journal
     seq: int
     record: Record = field(default_factory=Record)
-    checkpoints: dict[Place, CheckpointEntry] = field(default_factory=dict)
-    logs: dict[Log, Chunks] = field(default_factory=dict)
-    log_ends: dict[Log, int] = field(default_factory=dict)
-    blobs: dict[tuple[str, str, str], str] = field(default_factory=dict)
     known: dict[str, Known] = field(default_factory=dict)
 
     def checkpoint(self, ns: str, checkpoint_id: str) -> CheckpointEntry | None:
-        place = (ns, checkpoint_id)
-        return self.checkpoints.get(place) or self.journal.checkpoints.get(place)
+        for entry in reversed(self.record.checkpoints):
+            if (entry.ns, entry.id) == (ns, checkpoint_id):
+                return entry
+        return self.journal.checkpoints.get((ns, checkpoint_id))
 
-    def chunks(self, log: Log) -> Chunks:
-        return {**self.journal.logs.get(log, {}), **self.logs.get(log, {})}
+    def chunks(self, log: Log) -> Mapping[int, tuple[int, str]]:
+        """The log's rows, the journal's and those added here (without copying either)."""
+        added = {at: (n, data) for ns, ch, at, n, data in self.record.items if (ns, ch) == log}
+        return ChainMap(added, self.journal.logs.get(log, {}))
+
+    def log_end(self, log: Log) -> int:
+        ends = [at + n for ns, ch, at, n, _ in self.record.items if (ns, ch) == log]
+        return max(ends, default=self.journal.log_ends.get(log, 0))
 
     def blob(self, key: tuple[str, str, str]) -> str | None:
-        found = self.blobs.get(key)
-        return self.journal.blobs.get(key) if found is None else found
+        for ns, channel, version, data in reversed(self.record.blobs):
+            if (ns, channel, version) == key:
+                return data
+        return self.journal.blobs.get(key)
 
     def commit(self) -> None:
         self.journal.apply(self.seq, self.record)
@@ -292,8 +297,7 @@ class SQLSaver(BaseCheckpointSaver):
         versions = []
         for checkpoint_id in journal.ids.get(checkpoint_ns, []):
             entry = journal.checkpoints[(checkpoint_ns, checkpoint_id)]
-            metadata = entry.metadata if isinstance(entry.metadata, dict) else {}
-            source, run_id = metadata.get("source"), metadata.get("run_id")
+            source, run_id = entry.metadata.get("source"), entry.metadata.get("run_id")
             versions.append(VersionInfo(entry.id, entry.parent, source, run_id, entry.ts))
         return versions
 
@@ -509,7 +513,6 @@ class SQLSaver(BaseCheckpointSaver):
                 stored=known.stored,
             )
             draft.record.checkpoints.append(entry)
-            draft.checkpoints[(ns, entry.id)] = entry
             draft.known[ns] = known
 
         return put
@@ -598,7 +601,6 @@ class SQLSaver(BaseCheckpointSaver):
             return key[2]
         if taken is not None:
             key = (key[0], key[1], f"{key[2]}#{checkpoint_id}")
-        draft.blobs[key] = data
         draft.record.blobs.append((*key, data))
         return key[2]
 
@@ -631,14 +633,12 @@ class SQLSaver(BaseCheckpointSaver):
         kept = truncate(segments, same)
         tail = range(same, len(value))
         if tail:
-            end = draft.log_ends.get(log, draft.journal.log_ends.get(log, 0))
+            end = draft.log_end(log)
             kept = extend(kept, end, len(tail))
             if len(kept) > MAX_SEGMENTS:  # too fragmented to read fast: write it out whole
                 tail, kept = range(len(value)), [[end, end + len(value)]]
             data = SEP.join(encoded.get(i) or dump(value[i]) for i in tail)
             draft.record.items.append((*log, end, len(tail), data))
-            draft.logs.setdefault(log, {})[end] = (len(tail), data)
-            draft.log_ends[log] = end + len(tail)
         known.stored[log[1]] = kept
         known.elements[log[1]] = list(value)
 
@@ -748,7 +748,7 @@ class SQLSaver(BaseCheckpointSaver):
             turns = Counter(
                 (thread_id, summary.ns)
                 for thread_id, summary in await self._retry(self._summaries)
-                if isinstance(summary.metadata, dict) and summary.metadata.get("source") == "input"
+                if summary.metadata.get("source") == "input"
             )
             thread_ids = sorted({t for (t, _), n in turns.items() if n > keep_last_turns})
         deleted = 0
@@ -767,7 +767,7 @@ class SQLSaver(BaseCheckpointSaver):
             doomed = {
                 place
                 for place, entry in journal.checkpoints.items()
-                if isinstance(entry.metadata, dict) and entry.metadata.get("run_id") == run_id
+                if entry.metadata.get("run_id") == run_id
             }
             return doomed, {}
 
@@ -903,14 +903,11 @@ class SQLSaver(BaseCheckpointSaver):
 
 def _renamed(data: bytes, source_id: str, target_id: str) -> bytes:
     """A record for a copy of its thread: re-encoded where metadata names the source."""
-    if not any(
-        isinstance(s.metadata, dict) and s.metadata.get("thread_id") == source_id
-        for s in decode_summary(data)
-    ):
+    if not any(s.metadata.get("thread_id") == source_id for s in decode_summary(data)):
         return data
     record = decode(data)
     for entry in record.checkpoints:
-        if isinstance(entry.metadata, dict) and entry.metadata.get("thread_id") == source_id:
+        if entry.metadata.get("thread_id") == source_id:
             entry.metadata = {**entry.metadata, "thread_id": target_id}
     return encode(record)
 
