@@ -1,6 +1,12 @@
-"""Threadline's graph engine: the Pregel run model, with LangGraph's public names."""
+"""Threadline's graph engine: the Pregel run model, with LangGraph's public names.
 
-from engine.checkpoint.memory import InMemorySaver
+A LangGraph program ports by changing `langgraph` to `engine` in its import lines; the
+common names are offered here too.
+"""
+
+from engine.checkpoint.memory import InMemorySaver, MemorySaver
+from engine.config import get_config, get_store, get_stream_writer
+from engine.constants import END, START
 from engine.errors import (
     EmptyInputError,
     GraphInterrupt,
@@ -8,61 +14,50 @@ from engine.errors import (
     InvalidUpdateError,
     NodeInterrupt,
 )
-from engine.graph.messages import (
-    AIMessage,
-    AIMessageChunk,
-    AnyMessage,
-    BaseMessage,
-    HumanMessage,
-    MessagesState,
-    RemoveMessage,
-    SystemMessage,
-    ToolMessage,
-    add_messages,
-)
-from engine.graph.state import StateGraph
-from engine.pregel.context import get_config, get_message_writer, get_stream_writer, interrupt
+from engine.graph.message import REMOVE_ALL_MESSAGES, MessagesState, add_messages
+from engine.graph.state import CompiledStateGraph, StateGraph
 from engine.pregel.graph import CompiledGraph
+from engine.runtime import Runtime, get_runtime
 from engine.types import (
-    END,
-    START,
+    CachePolicy,
     Command,
     Interrupt,
+    Overwrite,
     PregelTask,
     RetryPolicy,
     Send,
     StateSnapshot,
+    interrupt,
 )
 
 __all__ = [
     "END",
+    "REMOVE_ALL_MESSAGES",
     "START",
-    "AIMessage",
-    "AIMessageChunk",
-    "AnyMessage",
-    "BaseMessage",
+    "CachePolicy",
     "Command",
     "CompiledGraph",
+    "CompiledStateGraph",
     "EmptyInputError",
     "GraphInterrupt",
     "GraphRecursionError",
-    "HumanMessage",
     "InMemorySaver",
     "Interrupt",
     "InvalidUpdateError",
+    "MemorySaver",
     "MessagesState",
     "NodeInterrupt",
+    "Overwrite",
     "PregelTask",
-    "RemoveMessage",
     "RetryPolicy",
+    "Runtime",
     "Send",
     "StateGraph",
     "StateSnapshot",
-    "SystemMessage",
-    "ToolMessage",
     "add_messages",
     "get_config",
-    "get_message_writer",
+    "get_runtime",
+    "get_store",
     "get_stream_writer",
     "interrupt",
 ]

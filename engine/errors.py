@@ -19,7 +19,12 @@ class GraphRecursionError(RecursionError):
     """The run reached its step limit before the graph finished."""
 
 
-class GraphInterrupt(Exception):
+class GraphBubbleUp(Exception):
+    """An exception that is control flow, not failure: it passes through nodes, tool
+    error handlers and retries up to the loop (interrupts, commands to a parent)."""
+
+
+class GraphInterrupt(GraphBubbleUp):
     """Raised inside a node to stop the run until a caller answers."""
 
     def __init__(self, interrupts: Sequence[Interrupt] = ()) -> None:
@@ -39,7 +44,7 @@ class CheckpointNotFoundError(LookupError):
     """The checkpoint named in the config does not exist."""
 
 
-class ParentCommand(Exception):
+class ParentCommand(GraphBubbleUp):
     """A subgraph node's Command addressed to the graph that contains the subgraph."""
 
     def __init__(self, command: object) -> None:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
 START = "__start__"
 END = "__end__"
 
 Durability = Literal["sync", "async", "exit"]
 StreamMode = Literal["values", "updates", "custom", "tasks", "debug", "messages", "checkpoints"]
+StreamWriter = Callable[[Any], None]
+N = TypeVar("N")
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,16 +36,55 @@ class Interrupt:
 
 
 @dataclass(slots=True)
-class Command:
+class Command(Generic[N]):
     """What a node returns to update state and choose where to go, or what a caller
-    sends to answer an interrupt."""
+    sends to answer an interrupt. `Command[Literal["a", "b"]]` as a node's return
+    annotation tells the drawing where it may go."""
 
-    update: Any = None
-    goto: str | Send | Sequence[str | Send] = ()
-    resume: Any = None
     graph: str | None = None
+    update: Any = None
+    resume: Any = None
+    goto: Any = ()
 
-    PARENT = "__parent__"
+    PARENT: ClassVar[str] = "__parent__"
+
+    def __repr__(self) -> str:
+        shown = ", ".join(
+            f"{name}={value!r}"
+            for name, value in (
+                ("graph", self.graph),
+                ("update", self.update),
+                ("resume", self.resume),
+                ("goto", self.goto),
+            )
+            if value not in (None, ())
+        )
+        return f"Command({shown})"
+
+
+@dataclass(frozen=True, slots=True)
+class Overwrite:
+    """A write that replaces a reduced key's value instead of going through its reducer."""
+
+    value: Any
+
+
+def _default_cache_key(*args: Any, **kwargs: Any) -> str:
+    from engine.checkpoint.serde import default_serializer
+
+    return hashlib.blake2b(
+        default_serializer.dumps([list(args), kwargs]), digest_size=16
+    ).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class CachePolicy:
+    """Cache a node's result by its input: `key_func` turns the input into a key (a hash
+    of its stored JSON by default), `ttl` is how long an entry lives in seconds (None:
+    for as long as the cache keeps it)."""
+
+    key_func: Callable[..., str | bytes] = _default_cache_key
+    ttl: int | None = None
 
 
 def _default_retry_on(exc: Exception) -> bool:
@@ -101,6 +143,14 @@ class PregelTask(NamedTuple):
     interrupts: tuple[Interrupt, ...] = ()
     state: Any = None
     result: Any = None
+
+
+def interrupt(value: Any) -> Any:
+    """Stop the run and ask the caller; on resume the node runs again from its first line
+    and this returns the answer. Several calls in one node are answered in order."""
+    from engine.pregel.context import interrupt as ask
+
+    return ask(value)
 
 
 class StateSnapshot(NamedTuple):

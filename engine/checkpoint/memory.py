@@ -344,3 +344,7 @@ class _MutationGuard:
                     f"{where} was mutated after aput() saved it; "
                     "the loop must build new objects instead of changing saved ones"
                 )
+
+
+MemorySaver = InMemorySaver
+"""The older name of InMemorySaver, still used by many programs."""

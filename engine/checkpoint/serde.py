@@ -24,6 +24,9 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, NamedTuple
 
+from langchain_core import messages as lc_messages
+
+from engine.checkpoint.messages import from_fields, is_message_class, message_class, stored_fields
 from engine.types import Interrupt, Send
 
 __all__ = ["TAG", "JsonSerializer", "Prepared", "SerializationError", "default_serializer"]
@@ -35,10 +38,18 @@ _MESSAGE = '{"$t":"msg","v":{'
 _NOT_PREPARED = ("[", '{"$t"')  # how lists and tagged values start
 _MESSAGE_LIST = '[{"$t":"msg","v":'
 _MESSAGE_LIST_BYTES = _MESSAGE_LIST.encode()
-_MESSAGES_MODULE = "engine.graph.messages"
-_MESSAGE_CLASSES = frozenset(
-    {"HumanMessage", "AIMessage", "AIMessageChunk", "ToolMessage", "SystemMessage", "RemoveMessage"}
-)
+# Tags of messages stored under their class name, before messages kept the "msg" form.
+_OLD_MESSAGE_TAGS = {
+    f"engine.graph.messages:{name}": name
+    for name in (
+        "HumanMessage",
+        "AIMessage",
+        "AIMessageChunk",
+        "ToolMessage",
+        "SystemMessage",
+        "RemoveMessage",
+    )
+}
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 # Cycles cannot reach the C encoder: the Python walk before it recurses first.
@@ -87,34 +98,25 @@ def _decode_datetime(obj: dict[str, Any]) -> dt.datetime:
 def _plain_messages(data: bytes | str, tags: int) -> list[Any] | None:
     """A list of messages with no other tagged value in it (a chat's history), decoded
     without calling a hook for every object; None when `data` is anything else."""
-    from engine.graph.messages import message_from_parsed
-
     value = _loads(data)
     if type(value) is not list or len(value) != tags:
         return None  # some tag is not a message's at the top
     if not all(type(m) is dict and m.get(TAG) == "msg" and len(m) == 2 for m in value):
         return None
-    return [message_from_parsed(m["v"]) for m in value]
+    return [from_fields(m["v"]) for m in value]
 
 
 def _decode_message(obj: dict[str, Any]) -> Any:
-    from engine.graph.messages import message_from_parsed
-
-    return message_from_parsed(obj["v"])
+    return from_fields(obj["v"])
 
 
-def _is_message_class(cls: type) -> bool:
-    return cls.__module__ == _MESSAGES_MODULE and cls.__name__ in _MESSAGE_CLASSES
-
-
-def _message_class_decoder(name: str) -> Callable[[dict[str, Any]], Any]:
+def _old_message_decoder(name: str) -> Callable[[dict[str, Any]], Any]:
     """Reads a message stored under its class name with every field, as graphs whose
-    schema names message classes stored them before those kept the "msg" form."""
+    schema named message classes stored them before those kept the "msg" form."""
+    cls = getattr(lc_messages, name)
 
     def decode(obj: dict[str, Any]) -> Any:
-        import engine.graph.messages
-
-        return getattr(engine.graph.messages, name)(**obj["v"])
+        return cls(**obj["v"])
 
     return decode
 
@@ -134,7 +136,7 @@ _BUILTIN_DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "msg": _decode_message,
     "interrupt": lambda o: Interrupt(value=o["v"], id=o["id"]),
     "send": lambda o: Send(node=o["node"], arg=o["v"]),
-    **{f"{_MESSAGES_MODULE}:{name}": _message_class_decoder(name) for name in _MESSAGE_CLASSES},
+    **{tag: _old_message_decoder(name) for tag, name in _OLD_MESSAGE_TAGS.items()},
 }
 
 
@@ -168,7 +170,7 @@ class JsonSerializer:
         Message classes (a schema's `list[AnyMessage]`) are always admitted and keep
         their own compact form."""
         for cls in classes:
-            if isinstance(cls, type) and _is_message_class(cls):
+            if isinstance(cls, type) and is_message_class(cls):
                 continue
             encode, decode = self._class_codec(cls)
             name = _type_name(cls)
@@ -209,8 +211,6 @@ class JsonSerializer:
         stays its text, to be parsed on every read so that every caller gets containers
         of its own. Elements that cannot be one of those (lists, tagged values other
         than messages) are not parsed here."""
-        from engine.graph.messages import message_class
-
         maybe = [
             text.startswith(_MESSAGE) or not text.startswith(_NOT_PREPARED) for text in elements
         ]
@@ -283,11 +283,10 @@ class JsonSerializer:
         return obj if out is None else out
 
     def _find_encoder(self, cls: type) -> Callable[[Any], Any]:
-        if _is_message_class(cls):
-            from engine.graph.messages import message_to_stored_dict
+        if is_message_class(cls):
 
             def encode_message(message: Any) -> dict[str, Any]:
-                return {TAG: "msg", "v": self._encode_dict(message_to_stored_dict(message))}
+                return {TAG: "msg", "v": self._encode_dict(stored_fields(message))}
 
             self._encoders[cls] = encode_message
             return encode_message

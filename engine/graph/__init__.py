@@ -1,1 +1,7 @@
-"""The graph builder: state schemas, nodes, edges and branches."""
+"""Building graphs: the StateGraph builder, its entry and exit, and message state."""
+
+from engine.constants import END, START
+from engine.graph.message import MessagesState, add_messages
+from engine.graph.state import CompiledStateGraph, StateGraph
+
+__all__ = ["END", "START", "CompiledStateGraph", "MessagesState", "StateGraph", "add_messages"]

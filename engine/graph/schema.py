@@ -14,6 +14,7 @@ from typing import Any, get_args, get_origin, get_type_hints
 from engine.channels import BinaryOperatorAggregate, Channel, LastValue
 from engine.channels.aggregate import check_reducer
 from engine.errors import InvalidUpdateError
+from engine.managed import ManagedValue, managed_of
 
 
 def _is_pydantic(schema: Any) -> bool:
@@ -64,6 +65,8 @@ def channels_for(schema: Any) -> dict[str, Callable[[], Channel]]:
     """A factory per key, so each run gets fresh channels."""
     factories: dict[str, Callable[[], Channel]] = {}
     for key, annotation in field_types(schema).items():
+        if managed_of(annotation) is not None:
+            continue
         reducer = reducer_of(annotation)
         if reducer is None:
             factories[key] = _last_value_factory(key)
@@ -71,6 +74,16 @@ def channels_for(schema: Any) -> dict[str, Callable[[], Channel]]:
             check_reducer(key, reducer)
             factories[key] = _aggregate_factory(key, _base_type(annotation), reducer)
     return factories
+
+
+def managed_keys(schema: Any) -> dict[str, type[ManagedValue[Any]]]:
+    """Keys the loop fills in per task (`RemainingSteps`, `IsLastStep`)."""
+    out = {}
+    for key, annotation in field_types(schema).items():
+        manager = managed_of(annotation)
+        if manager is not None:
+            out[key] = manager
+    return out
 
 
 def _last_value_factory(key: str) -> Callable[[], Channel]:

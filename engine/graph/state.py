@@ -7,16 +7,28 @@ import inspect
 import logging
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, get_type_hints
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
+from langchain_core.runnables import Runnable
+
+from engine.cache.base import BaseCache
 from engine.channels import Channel, EphemeralValue, NamedBarrierValue, Topic
 from engine.checkpoint.base import BaseCheckpointSaver
 from engine.errors import ParentCommand
+from engine.foreign import check_engine_object
 from engine.graph.branch import Branch
-from engine.graph.schema import channels_for, coerce_input, field_types, update_items
+from engine.graph.schema import (
+    channels_for,
+    coerce_input,
+    field_types,
+    managed_keys,
+    update_items,
+)
+from engine.pregel.context import current
 from engine.pregel.graph import CompiledGraph
-from engine.pregel.node import Node, Writes, adapt
-from engine.types import END, START, Command, RetryPolicy, Send
+from engine.pregel.node import Node, Writes, as_runnable
+from engine.store.base import BaseStore
+from engine.types import END, START, CachePolicy, Command, RetryPolicy, Send
 
 TASKS = "__pregel_tasks"
 log = logging.getLogger(__name__)
@@ -29,13 +41,14 @@ def branch_channel(node: str) -> str:
 
 @dataclass(slots=True)
 class NodeSpec:
-    fn: Callable[..., Any]
+    fn: Any
     retry_policy: RetryPolicy | None
     input_schema: Any
     destinations: tuple[str, ...] | None
     metadata: dict[str, Any] | None
     defer: bool = False
     subgraph: CompiledGraph | None = None
+    cache_policy: CachePolicy | None = None
 
 
 @dataclass
@@ -59,6 +72,7 @@ class StateGraph:
         self.input_schema = self.input_schema or self.state_schema
         self.output_schema = self.output_schema or self.state_schema
         self._channels: dict[str, Callable[[], Channel]] = {}
+        self._managed: dict[str, Any] = {}
         for schema in (self.state_schema, self.input_schema, self.output_schema):
             self._add_schema(schema)
 
@@ -68,26 +82,26 @@ class StateGraph:
         self._schemas.append(schema)
         for key, factory in channels_for(schema).items():
             self._channels.setdefault(key, factory)
+        for key, manager in managed_keys(schema).items():
+            self._managed.setdefault(key, manager)
 
     # Building.
 
     def add_node(
         self,
-        node: str | Callable[..., Any],
-        action: Callable[..., Any] | None = None,
+        node: str | Callable[..., Any] | Runnable[Any, Any],
+        action: Callable[..., Any] | Runnable[Any, Any] | None = None,
         *,
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+        cache_policy: CachePolicy | None = None,
         input_schema: Any = None,
         destinations: dict[str, str] | Sequence[str] | None = None,
         metadata: dict[str, Any] | None = None,
         defer: bool = False,
-        **_ignored: Any,
     ) -> StateGraph:
         if not isinstance(node, str):
             action = node
-            node = getattr(action, "name", None) or getattr(action, "__name__", None) or ""
-            if not node:
-                raise ValueError("Give the node a name: add_node('name', fn).")
+            node = _node_name(action)
         if action is None:
             raise ValueError(f"Node '{node}' needs a function or a compiled graph.")
         if node in self.nodes:
@@ -98,14 +112,15 @@ class StateGraph:
             raise ValueError(f"Node name '{node}' must not contain ':' or '|'.")
         if isinstance(retry_policy, Sequence):
             retry_policy = retry_policy[0] if retry_policy else None
+        check_engine_object(action, f"node '{node}'")
         subgraph = action if isinstance(action, CompiledGraph) else None
         if input_schema is None and subgraph is None:
             input_schema = _first_param_schema(action)
         if input_schema is not None:
             self._add_schema(input_schema)
-        dests = tuple(destinations) if destinations is not None else None
+        dests = tuple(destinations) if destinations is not None else _command_targets(action)
         self.nodes[node] = NodeSpec(
-            action, retry_policy, input_schema, dests, metadata, defer, subgraph
+            action, retry_policy, input_schema, dests, metadata, defer, subgraph, cache_policy
         )
         return self
 
@@ -202,12 +217,30 @@ class StateGraph:
         self,
         checkpointer: BaseCheckpointSaver | None | bool = None,
         *,
+        cache: BaseCache | None = None,
+        store: BaseStore | None = None,
         interrupt_before: Sequence[str] | str | None = None,
         interrupt_after: Sequence[str] | str | None = None,
-        name: str | None = None,
         debug: bool = False,
-        **_ignored: Any,
+        name: str | None = None,
     ) -> CompiledGraph:
+        if checkpointer not in (None, True, False):
+            check_engine_object(checkpointer, "checkpointer")
+            if not isinstance(checkpointer, BaseCheckpointSaver):
+                raise TypeError(
+                    "checkpointer must be an engine saver (engine.checkpoint.memory."
+                    f"InMemorySaver, engine.checkpoint.sql), not {type(checkpointer).__name__}."
+                )
+        if store is not None:
+            check_engine_object(store, "store")
+            if not isinstance(store, BaseStore):
+                raise TypeError(f"store must be an engine.store BaseStore, not {type(store)}.")
+        if cache is not None and not isinstance(cache, BaseCache):
+            raise TypeError(f"cache must be an engine.cache BaseCache, not {type(cache)}.")
+        if debug:
+            raise ValueError(
+                "compile(debug=True) is not supported: stream with stream_mode='debug'."
+            )
         before = _node_list(interrupt_before, self.nodes)
         after = _node_list(interrupt_after, self.nodes)
         self.validate([*before, *after])
@@ -216,6 +249,8 @@ class StateGraph:
             interrupt_before=before,
             interrupt_after=after,
             name=name or "LangGraph",
+            store=store,
+            cache=cache,
         )
 
 
@@ -227,9 +262,52 @@ def _node_list(value: Sequence[str] | str | None, nodes: dict[str, NodeSpec]) ->
     return (value,) if isinstance(value, str) else tuple(value)
 
 
+def _channel_keys(schema: Any, channels: dict[str, Any]) -> tuple[str, ...]:
+    """The schema's keys that are state channels (managed values are not)."""
+    return tuple(key for key in field_types(schema) if key in channels)
+
+
+def _node_name(action: Any) -> str:
+    if isinstance(action, Runnable):
+        name = action.get_name()
+    else:
+        name = getattr(action, "name", None) or getattr(action, "__name__", None)
+    if not name or name == "<lambda>":
+        raise ValueError("Give the node a name: add_node('name', fn).")
+    return str(name)
+
+
+def _return_hint(action: Any) -> Any:
+    fn = getattr(action, "func", None) or getattr(action, "afunc", None) or action
+    if not (inspect.isfunction(fn) or inspect.ismethod(fn)):
+        fn = getattr(fn, "__call__", None)  # noqa: B004
+    try:
+        return get_type_hints(fn).get("return")
+    except Exception:
+        return None
+
+
+def _command_targets(action: Any) -> tuple[str, ...] | None:
+    """`-> Command[Literal["a", "b"]]` names where the node may go, for the drawing."""
+    hint = _return_hint(action)
+    for option in get_args(hint) if get_origin(hint) is not None and hint is not None else ():
+        if get_origin(option) is Command:
+            hint = option
+    if get_origin(hint) is not Command:
+        return None
+    (targets,) = get_args(hint) or (None,)
+    if get_origin(targets) is Literal:
+        return tuple(get_args(targets))
+    return None
+
+
 def _first_param_schema(fn: Callable[..., Any]) -> Any:
     """A node typed `def node(state: OtherState)` reads only that schema's keys."""
     try:
+        if isinstance(fn, Runnable):
+            fn = getattr(fn, "func", None) or getattr(fn, "afunc", None)
+            if fn is None:
+                return None
         target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else fn.__call__  # type: ignore[operator]
         params = list(inspect.signature(target).parameters.values())
         if not params:
@@ -257,6 +335,8 @@ class _Compiler:
         interrupt_before: tuple[str, ...],
         interrupt_after: tuple[str, ...],
         name: str,
+        store: BaseStore | None,
+        cache: BaseCache | None,
     ) -> CompiledGraph:
         b = self.b
         self.channels[START] = lambda: EphemeralValue(START)
@@ -279,8 +359,8 @@ class _Compiler:
                 branch_channel(node_name),
                 *join_triggers.get(node_name, ()),
             )
-        output_keys = tuple(field_types(b.output_schema)) or self.state_keys
-        input_keys = tuple(field_types(b.input_schema)) or self.state_keys
+        output_keys = _channel_keys(b.output_schema, b._channels) or self.state_keys
+        input_keys = _channel_keys(b.input_schema, b._channels) or self.state_keys
         return CompiledGraph(
             nodes=nodes,
             channels=self.channels,
@@ -294,13 +374,38 @@ class _Compiler:
             builder=b,
             state_types=list(b._schemas),
             goto=lambda goto: _destinations(_goto_list(goto), b.nodes),
+            store=store,
+            cache=cache,
+            context_schema=b.context_schema,
         )
 
-    def _reader(self, schema: Any) -> Callable[[dict[str, Channel]], Any]:
-        keys = tuple(field_types(schema)) if schema is not None else self.state_keys
+    def _reader(self, schema: Any) -> Callable[..., Any]:
         target = schema if schema is not None else self.b.state_schema
+        managed = managed_keys(target) if schema is not None else dict(self.b._managed)
+        keys = (
+            tuple(k for k in field_types(schema) if k not in managed)
+            if schema is not None
+            else self.state_keys
+        )
+        if managed:
+            items = tuple(managed.items())
 
-        def read(channels: dict[str, Channel]) -> Any:
+            def read_managed(
+                channels: dict[str, Channel], step: int | None = None, stop: int | None = None
+            ) -> Any:
+                if step is None or stop is None:
+                    # A router reads in its node's task, whose step and stop it shares.
+                    step, stop = current().step, current().stop
+                values = {key: channels[key].value for key in keys if channels[key].is_available()}
+                for key, manager in items:
+                    values[key] = manager.get(step, stop)
+                return coerce_input(target, values)
+
+            return read_managed
+
+        def read(
+            channels: dict[str, Channel], step: int | None = None, stop: int | None = None
+        ) -> Any:
             values = {}
             for key in keys:
                 ch = channels[key]
@@ -340,7 +445,7 @@ class _Compiler:
         return route
 
     def _start_node(self, joins: list[str]) -> Node:
-        input_keys = tuple(field_types(self.b.input_schema)) or self.state_keys
+        input_keys = _channel_keys(self.b.input_schema, self.b._channels) or self.state_keys
         route = self._control(START, joins)
 
         def write(output: Any, channels: dict[str, Channel]) -> Any:
@@ -351,12 +456,11 @@ class _Compiler:
         return Node(
             name=START,
             triggers=(START,),
-            call=lambda value, _config, _writer: value,
+            runnable=None,
             is_async=False,
-            read=lambda channels: channels[START].get(),
+            read=lambda channels, *_: channels[START].get(),
             write=write,
             hidden=True,
-            inline=True,
         )
 
     def _node(self, name: str, spec: NodeSpec, joins: list[str]) -> Node:
@@ -365,6 +469,8 @@ class _Compiler:
 
         def write(output: Any, channels: dict[str, Channel]) -> Any:
             gotos: list[Any] = []
+            if output is not None and type(output) is not dict:
+                check_engine_object(output, f"the return value of node '{name}'")
             if isinstance(output, Command) and output.graph == Command.PARENT:
                 raise ParentCommand(output)
             if isinstance(output, Command):
@@ -382,19 +488,21 @@ class _Compiler:
             return _combine(state_writes, route(state_writes, gotos, channels))
 
         if spec.subgraph is not None:
-            call, is_async, wants_config = (lambda value, _config, _writer: value), True, False
+            runnable, is_async = None, True
         else:
-            call, is_async, wants_config = adapt(spec.fn)
+            runnable, is_async = as_runnable(name, spec.fn)
         return Node(
             name=name,
             triggers=(branch_channel(name),),
-            call=call,
+            runnable=runnable,
             is_async=is_async,
             read=self._reader(spec.input_schema),
             write=write,
             retry_policy=spec.retry_policy,
+            cache_policy=spec.cache_policy,
             subgraph=spec.subgraph,
-            wants_config=wants_config,
+            defer=spec.defer,
+            metadata=spec.metadata,
         )
 
 
@@ -475,3 +583,7 @@ def _ephemeral_factory(key: str) -> Callable[[], Channel]:
 
 def _barrier_factory(key: str, names: tuple[str, ...]) -> Callable[[], Channel]:
     return lambda: NamedBarrierValue(key, names)
+
+
+CompiledStateGraph = CompiledGraph
+"""The name LangGraph gives a compiled StateGraph."""

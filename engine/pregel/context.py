@@ -12,7 +12,11 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_core.runnables.config import var_child_runnable_config
+
 from engine.errors import GraphInterrupt
+from engine.pregel.runnable import CONFIG_KEY_RUNTIME
+from engine.runtime import DEFAULT_RUNTIME, Runtime
 from engine.types import Interrupt
 
 StreamWriter = Callable[[Any], None]
@@ -29,11 +33,17 @@ class Scratchpad:
     null_resume: Callable[[], Any] | None = None
     counter: int = 0
     writer: StreamWriter = lambda _chunk: None
-    # Where a chat model sends the chunks it streams (the `messages` stream mode).
-    messages: StreamWriter = lambda _chunk: None
-    # Built on first use: most nodes never look at their config.
-    make_config: Callable[[], dict[str, Any]] = dict
-    config: dict[str, Any] | None = None
+    # The task's RunnableConfig, and what a node taking `runtime` is given.
+    config: dict[str, Any] = field(default_factory=dict)
+    runtime: Runtime[Any] = DEFAULT_RUNTIME
+    # The step the task runs in and the one the recursion limit stops at.
+    step: int = 0
+    stop: int = 0
+    # Functional API: results of `@task` calls saved by an earlier attempt of this task,
+    # by call id; calls finished in this attempt, to be saved with the task's writes.
+    call_results: dict[str, Any] = field(default_factory=dict)
+    finished_calls: list[tuple[str, Any]] = field(default_factory=list)
+    call_counter: int = 0
     # Set when the task took the shared resume, so the loop can save it as this task's.
     taken: list[Any] = field(default_factory=list)
     # The loop running this task: a graph invoked inside the node streams and saves
@@ -102,18 +112,27 @@ def get_stream_writer() -> StreamWriter:
     return current().writer
 
 
-def get_message_writer() -> StreamWriter:
-    """Where a chat model inside a node sends each chunk it streams; a no-op outside a
-    run, so models work the same when called directly."""
-    pad = _current.get()
-    return pad.messages if pad is not None else (lambda _chunk: None)
-
-
 def get_config() -> dict[str, Any]:
-    pad = current()
-    if pad.config is None:
-        pad.config = pad.make_config()
+    """The running node's config; inside a Runnable that a node called, that one's."""
+    config = var_child_runnable_config.get()
+    if config is not None:
+        return config  # type: ignore[return-value]
+    pad = _current.get()
+    if pad is None:
+        raise RuntimeError("Called outside of a runnable context: there is no running task.")
     return pad.config
+
+
+def current_runtime() -> Runtime[Any]:
+    """The runtime of the running node (or of the Runnable config it runs under)."""
+    pad = _current.get()
+    if pad is not None:
+        return pad.runtime
+    config = var_child_runnable_config.get()
+    runtime = ((config or {}).get("configurable") or {}).get(CONFIG_KEY_RUNTIME)
+    if runtime is None:
+        raise RuntimeError("Called outside of a graph node: there is no runtime.")
+    return runtime
 
 
 NO_VALUE = _NO_VALUE

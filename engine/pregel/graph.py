@@ -11,6 +11,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from typing import Any, TypeVar, get_args
 
+from engine.cache.base import BaseCache
 from engine.channels import Channel
 from engine.checkpoint.base import (
     BaseCheckpointSaver,
@@ -19,6 +20,7 @@ from engine.checkpoint.base import (
 )
 from engine.errors import GraphInterrupt, InvalidUpdateError
 from engine.pregel import context
+from engine.pregel.config import coerce_context, merge_configs
 from engine.pregel.loop import NULL_TASK, Loop, restore_error
 from engine.pregel.node import Node, Writes
 from engine.pregel.tasks import (
@@ -29,11 +31,10 @@ from engine.pregel.tasks import (
     task_id,
     task_statuses,
 )
+from engine.store.base import BaseStore
 from engine.types import START, Durability, PregelTask, StateSnapshot
 
 T = TypeVar("T")
-# LangGraph's default: effectively unbounded, so callers set their own limit (the server does).
-DEFAULT_RECURSION_LIMIT = 10007
 _ALL_MODES = frozenset({"values", "updates", "custom", "tasks", "debug", "messages", "checkpoints"})
 
 
@@ -55,8 +56,17 @@ class CompiledGraph:
         builder: Any,
         state_types: Sequence[Any],
         goto: Callable[[Any], Writes],
+        store: BaseStore | None = None,
+        cache: BaseCache | None = None,
+        context_schema: Any = None,
+        output_channel: str | None = None,
     ) -> None:
         self.nodes = nodes
+        # A graph whose output is one channel's value, not a dict (an entrypoint's).
+        self.output_channel = output_channel
+        self.store = store
+        self.cache = cache
+        self.context_schema = context_schema
         self.channels = channels
         self.state_keys = state_keys
         self.state_key_set = frozenset(state_keys)
@@ -92,12 +102,17 @@ class CompiledGraph:
     def goto_writes(self, goto: Any) -> Writes:
         return self._goto(goto)
 
-    def read_output(self, channels: dict[str, Channel]) -> dict[str, Any]:
+    def read_output(self, channels: dict[str, Channel]) -> Any:
+        if self.output_channel is not None:
+            channel = channels[self.output_channel]
+            return channel.value if channel.is_available() else None
         return {
             key: channels[key].value for key in self.output_keys if channels[key].is_available()
         }
 
-    def read_state(self, channels: dict[str, Channel]) -> dict[str, Any]:
+    def read_state(self, channels: dict[str, Channel]) -> Any:
+        if self.output_channel is not None:
+            return self.read_output(channels)
         return {key: channels[key].value for key in self.state_keys if channels[key].is_available()}
 
     # Running.
@@ -112,9 +127,11 @@ class CompiledGraph:
         interrupt_before: Sequence[str] | None,
         interrupt_after: Sequence[str] | None,
         inline_sync: bool,
+        run_context: Any = None,
     ) -> Loop:
-        config = {"recursion_limit": DEFAULT_RECURSION_LIMIT, **(config or {})}
+        config = merge_configs(config)
         saver = self._saver()
+        run_context = coerce_context(self.context_schema, run_context)
         before = _names(interrupt_before, self.interrupt_before, self.nodes)
         after = _names(interrupt_after, self.interrupt_after, self.nodes)
         pad = context.peek()
@@ -133,7 +150,11 @@ class CompiledGraph:
             own = self._checkpointer
             return Loop(
                 self,
-                {**config, "configurable": {**parent.config.get("configurable", {})}},
+                {
+                    **config,
+                    "callbacks": parent.config.get("callbacks"),
+                    "configurable": {**parent.config.get("configurable", {})},
+                },
                 emit=emit,
                 modes=modes | parent.modes,
                 checkpointer=parent.saver if own is None or own is True else saver,
@@ -143,6 +164,9 @@ class CompiledGraph:
                 ns=child_ns,
                 inline_sync=inline_sync,
                 parents={**parent.parents, parent.ns_str: parent.checkpoint_id},
+                context=parent.context if run_context is None else run_context,
+                store=self.store or parent.store,
+                cache=self.cache or parent.cache,
             )
         if saver is not None and "thread_id" not in config.get("configurable", {}):
             raise ValueError(
@@ -159,6 +183,9 @@ class CompiledGraph:
             interrupt_before=before,
             interrupt_after=after,
             inline_sync=inline_sync,
+            context=run_context,
+            store=self.store,
+            cache=self.cache,
         )
 
     async def _drive(self, loop: Loop, input: Any) -> Loop:
@@ -178,8 +205,8 @@ class CompiledGraph:
         durability: Durability | None = None,
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
+        context: Any = None,
         _inline_sync: bool = False,
-        **_ignored: Any,
     ) -> Any:
         chunks: list[Any] = []
 
@@ -195,6 +222,7 @@ class CompiledGraph:
             interrupt_before=interrupt_before,
             interrupt_after=interrupt_after,
             inline_sync=_inline_sync,
+            run_context=context,
         )
         await self._drive(loop, input)
         if stream_mode != "values":
@@ -217,8 +245,8 @@ class CompiledGraph:
         durability: Durability | None = None,
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
+        context: Any = None,
         _inline_sync: bool = False,
-        **_ignored: Any,
     ) -> AsyncIterator[Any]:
         buffer: deque[Any] = deque()
         wakeup = asyncio.Event()
@@ -237,6 +265,7 @@ class CompiledGraph:
                 durability=durability,
                 interrupt_before=interrupt_before,
                 interrupt_after=interrupt_after,
+                context=context,
                 _inline_sync=_inline_sync,
             )
         )
@@ -269,6 +298,7 @@ class CompiledGraph:
         durability: Durability | None = None,
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
+        context: Any = None,
         _inline_sync: bool = False,
     ) -> StateSnapshot | None:
         """Run in this task, handing each stream part (as `astream` would yield it) to
@@ -307,6 +337,7 @@ class CompiledGraph:
             interrupt_before=interrupt_before,
             interrupt_after=interrupt_after,
             inline_sync=_inline_sync,
+            run_context=context,
         )
         try:
             await self._drive(loop, input)
@@ -341,6 +372,9 @@ class CompiledGraph:
             inline_sync=parent.inline_sync,
             parent_resume=lambda: context.next_answer(pad),
             parents={**parent.parents, parent.ns_str: parent.checkpoint_id},
+            context=parent.context,
+            store=child.store or parent.store,
+            cache=child.cache or parent.cache,
         )
         loop.config["configurable"].pop("checkpoint_id", None)
         await child._drive(loop, task.input)

@@ -14,6 +14,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.callbacks import BaseCallbackManager
+from langchain_core.messages import BaseMessage, RemoveMessage
+
+from engine.cache.base import BaseCache
 from engine.channels import MISSING, Channel, EphemeralValue, Topic
 from engine.checkpoint.base import (
     ERROR,
@@ -28,6 +32,7 @@ from engine.checkpoint.base import (
     checkpoint_config,
 )
 from engine.checkpoint.ids import new_checkpoint_id
+from engine.constants import PREVIOUS, RETURN
 from engine.errors import (
     CheckpointNotFoundError,
     EmptyInputError,
@@ -37,7 +42,9 @@ from engine.errors import (
     ParentCommand,
 )
 from engine.pregel import context
+from engine.pregel.messages import StreamMessagesHandler
 from engine.pregel.node import Writes
+from engine.pregel.runnable import CONFIG_KEY_RUNTIME
 from engine.pregel.tasks import (
     INTERRUPT_SEEN,
     NO_WRITES,
@@ -49,6 +56,8 @@ from engine.pregel.tasks import (
     prepare_tasks,
     task_statuses,
 )
+from engine.runtime import ExecutionInfo, Runtime
+from engine.store.base import BaseStore
 from engine.types import START, Command, Durability, Interrupt
 
 if TYPE_CHECKING:
@@ -89,9 +98,15 @@ class Loop:
         inline_sync: bool = False,
         parent_resume: Callable[[], Any] | None = None,
         parents: dict[str, str] | None = None,
+        context: Any = None,
+        store: BaseStore | None = None,
+        cache: BaseCache | None = None,
     ) -> None:
         self.graph = graph
         self.config = config
+        self.context = context
+        self.store = store
+        self.cache = cache
         self.emit = emit
         self.modes = modes
         self.saver = checkpointer
@@ -128,6 +143,10 @@ class Loop:
         self._exit_checkpoint: tuple[Checkpoint, dict[str, Any], str | None] | None = None
         self._exit_writes: list[tuple[str, Writes]] = []
         self._streamed_messages: set[str] = set()
+        self._call_results: dict[str, Any] = {}
+        if "messages" in modes:
+            self._add_message_handler()
+        self.stop = 0
         self._null_resume: list[Any] = []
         self._exit_new_versions: dict[str, int] = {}
         self._exit_parent: str | None = None
@@ -318,6 +337,7 @@ class Loop:
             checkpoint_id=self.checkpoint_id,
             ns=self.ns_str,
             step=self.step,
+            stop=self.stop or self.step + int(self.config.get("recursion_limit", 25)),
             read=read,
         )
 
@@ -349,6 +369,7 @@ class Loop:
                         "Raise it with the `recursion_limit` config key if the graph is meant "
                         "to run longer, or check the graph for a loop without an exit."
                     )
+                self.stop = stop
                 tasks = self._prepare()
                 if not tasks:
                     self.status = "done"
@@ -406,6 +427,7 @@ class Loop:
 
     def _restore_pending(self, tasks: list[Task]) -> None:
         """Writes saved for this step mark finished tasks and carry resume answers."""
+        self._call_results = {}
         if not self.pending:
             return
         statuses = task_statuses(self.pending, NULL_TASK)
@@ -421,6 +443,7 @@ class Loop:
         self._null_resume = [
             v for tid, chan, v in self.pending if tid == NULL_TASK and chan == RESUME
         ]
+        self._call_results = {tid: v for tid, chan, v in self.pending if chan == RETURN}
 
     def _null_resume_taker(self) -> Callable[[], Any] | None:
         queue = self._null_resume
@@ -443,34 +466,52 @@ class Loop:
             resume=list(task.resume),
             null_resume=self._null_resume_taker(),
             writer=self._custom_writer(task),
-            messages=lambda chunk: self.stream_message_chunk(task, chunk),
-            make_config=lambda: self._task_config(task),
             loop=self,
+            step=self.step,
+            stop=self.stop,
         )
-        config = pad.make_config() if node.wants_config else None
-        pad.config = config
+        pad.call_results = self._call_results
+        pad.runtime = Runtime(
+            context=self.context,
+            store=self.store,
+            stream_writer=pad.writer,
+            previous=self.channels[PREVIOUS].value
+            if PREVIOUS in self.channels and self.channels[PREVIOUS].is_available()
+            else None,
+            execution_info=ExecutionInfo(
+                checkpoint_id=self.checkpoint_id,
+                checkpoint_ns=pad.task_ns,
+                task_id=task.id,
+                thread_id=self.thread_id or None,
+                run_id=self.config.get("run_id") and str(self.config["run_id"]),
+            ),
+        )
+        pad.config = self._task_config(task, pad.runtime) if node.runnable is not None else {}
+        cached = await self._cached(task)
+        if cached is not None:
+            task.writes = cached
+            await self._task_finished(task, cached or [(NO_WRITES, None)], pad)
+            return
         attempt = 0
         while True:
             pad.counter = 0
             token = context.enter(pad)
             try:
+                runnable = node.runnable
                 if node.subgraph is not None:
                     try:
                         output = await self.graph.run_subgraph(self, task, pad)
                     except ParentCommand as exc:
                         # The subgraph handed control to us: its command is this task's.
                         output = dataclasses.replace(exc.command, graph=None)  # type: ignore[type-var]
-                elif node.is_async:
-                    if self.inline_sync:
-                        raise TypeError(
-                            f"Node '{task.name}' is async: run the graph with ainvoke or "
-                            "astream, or give the node a sync function."
-                        )
-                    output = await node.call(task.input, config, pad.writer)
-                elif inline or node.inline:
-                    output = node.call(task.input, config, pad.writer)
+                elif runnable is None:
+                    output = task.input
+                elif inline:
+                    output = runnable.invoke(task.input, pad.config)
+                elif node.is_async and not self.inline_sync:
+                    output = await runnable.ainvoke(task.input, pad.config)
                 else:
-                    output = await asyncio.to_thread(node.call, task.input, config, pad.writer)
+                    output = await asyncio.to_thread(runnable.invoke, task.input, pad.config)
                 writes = node.write(output, self.channels)
                 if asyncio.iscoroutine(writes):
                     writes = await writes
@@ -504,16 +545,49 @@ class Loop:
                 context.leave(token)
         task.output = output
         task.writes = writes
+        await self._cache_writes(task)
         await self._task_finished(task, writes or [(NO_WRITES, None)], pad)
+
+    def _cache_key(self, task: Task) -> tuple[tuple[str, ...], str] | None:
+        policy = task.node.cache_policy
+        if policy is None or self.cache is None or task.node.subgraph is not None:
+            return None
+        key = policy.key_func(task.input)
+        if isinstance(key, bytes):
+            key = key.hex()
+        return (("__node__", *self.ns, task.name), str(key))
+
+    async def _cached(self, task: Task) -> Writes | None:
+        """The writes a cached earlier run of this node with the same input made."""
+        full = self._cache_key(task)
+        if full is None:
+            return None
+        assert self.cache is not None
+        found = (await self.cache.aget([full])).get(full)
+        if found is None:
+            return None
+        task.cached = True
+        return [(chan, value) for chan, value in found]
+
+    async def _cache_writes(self, task: Task) -> None:
+        full = self._cache_key(task)
+        if full is None or task.node.cache_policy is None:
+            return
+        assert self.cache is not None
+        writes = [[chan, value] for chan, value in task.writes]
+        await self.cache.aset({full: (writes, task.node.cache_policy.ttl)})
 
     async def _task_finished(self, task: Task, writes: Writes, pad: context.Scratchpad) -> None:
         if pad.taken:
             writes = [*writes, (RESUME, list(pad.resume))]
         if self.saver is not None:
-            if self.durability == "exit":
-                self._exit_writes.append((task.id, writes))
-            else:
-                await self._save(PutWrites(self._config(), writes, task.id))
+            saves = [(call_id, [(RETURN, value)]) for call_id, value in pad.finished_calls]
+            saves.append((task.id, writes))
+            for tid, task_writes in saves:
+                if self.durability == "exit":
+                    self._exit_writes.append((tid, task_writes))
+                else:
+                    await self._save(PutWrites(self._config(), task_writes, tid))
         self._emit_task_end(task)
 
     # Checkpoints.
@@ -680,23 +754,43 @@ class Loop:
 
     def task_metadata(self, task: Task) -> dict[str, Any]:
         return {
+            **(task.node.metadata or {}),
             "langgraph_step": self.step,
             "langgraph_node": task.name,
             "langgraph_triggers": task.triggers,
             "langgraph_path": task.path,
             "langgraph_checkpoint_ns": "|".join([*self.ns, f"{task.name}:{task.id}"]),
-            "thread_id": self.thread_id,
+            **({"thread_id": self.thread_id} if self.thread_id else {}),
         }
 
-    def _task_config(self, task: Task) -> dict[str, Any]:
+    def _task_config(self, task: Task, runtime: Runtime[Any]) -> dict[str, Any]:
         conf = dict(self.config.get("configurable", {}))
         conf["checkpoint_ns"] = "|".join([*self.ns, f"{task.name}:{task.id}"])
         conf.pop("checkpoint_id", None)
-        return {
+        conf[CONFIG_KEY_RUNTIME] = runtime
+        config = {
             **self.config,
             "configurable": conf,
             "metadata": {**(self.config.get("metadata") or {}), **self.task_metadata(task)},
         }
+        config.pop("run_id", None)
+        config.pop("run_name", None)
+        return config
+
+    def _add_message_handler(self) -> None:
+        """Chat models called in this call's nodes stream their tokens to it, unless an
+        enclosing call's handler (inherited with its callbacks) already does."""
+        callbacks = self.config.get("callbacks")
+        handlers = callbacks.handlers if isinstance(callbacks, BaseCallbackManager) else callbacks
+        if any(isinstance(h, StreamMessagesHandler) for h in handlers or ()):
+            return
+        handler = StreamMessagesHandler(self.emit, self._streamed_messages)
+        if isinstance(callbacks, BaseCallbackManager):
+            callbacks = callbacks.copy()
+            callbacks.add_handler(handler, inherit=True)
+        else:
+            callbacks = [*(callbacks or ()), handler]
+        self.config = {**self.config, "callbacks": callbacks}
 
     def _emit_task_start(self, task: Task) -> None:
         if task.node.hidden or not ({"tasks", "debug"} & self.modes):
@@ -717,7 +811,12 @@ class Loop:
             return
         state_writes = {k: v for k, v in task.writes if k in self.graph.state_key_set}
         if "updates" in self.modes and task.error is None and not task.interrupts:
-            self.emit(self.ns, "updates", {task.name: state_writes or None})
+            output = self.graph.output_channel
+            shown = state_writes.get(output) if output else state_writes or None
+            update: dict[str, Any] = {task.name: shown}
+            if task.cached:
+                update["__metadata__"] = {"cached": True}
+            self.emit(self.ns, "updates", update)
         if "messages" in self.modes and task.error is None and not task.interrupts:
             self._emit_messages(task, state_writes)
         if {"tasks", "debug"} & self.modes:
@@ -734,27 +833,24 @@ class Loop:
                 self.emit(self.ns, "debug", _debug(self.step, "task_result", payload))
 
     def _emit_messages(self, task: Task, state_writes: dict[str, Any]) -> None:
+        """Messages a node wrote that no chat model streamed, each whole, once."""
         meta = self.task_metadata(task)
+        seen = self._streamed_messages
+        if isinstance(task.input, dict):
+            # What the node was given is not news, though it may return it again.
+            for value in task.input.values():
+                for item in value if isinstance(value, list) else (value,):
+                    if isinstance(item, BaseMessage) and item.id is not None:
+                        seen.add(item.id)
         for value in state_writes.values():
-            items = value if isinstance(value, list) else [value]
-            for item in items:
-                if getattr(item, "type", None) in ("ai", "tool", "human", "system") and hasattr(
-                    item, "content"
-                ):
-                    mid = getattr(item, "id", None)
-                    if mid is not None and mid in self._streamed_messages:
+            for item in value if isinstance(value, list) else (value,):
+                if not isinstance(item, BaseMessage) or isinstance(item, RemoveMessage):
+                    continue
+                if item.id is not None:
+                    if item.id in seen:
                         continue
-                    if mid is not None:
-                        self._streamed_messages.add(mid)
-                    self.emit(self.ns, "messages", (item, meta))
-
-    def stream_message_chunk(self, task: Task, chunk: Any) -> None:
-        """A chat model streaming inside a node sends each chunk here."""
-        mid = getattr(chunk, "id", None)
-        if mid is not None:
-            self._streamed_messages.add(mid)
-        if "messages" in self.modes:
-            self.emit(self.ns, "messages", (chunk, self.task_metadata(task)))
+                    seen.add(item.id)
+                self.emit(self.ns, "messages", (item, meta))
 
 
 def _discard(_chunk: Any) -> None:

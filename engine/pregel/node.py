@@ -7,54 +7,56 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from engine.channels import Channel
-from engine.types import RetryPolicy
+from langchain_core.runnables import Runnable
+
+from engine.pregel.runnable import RunnableCallable
+from engine.types import CachePolicy, RetryPolicy
 
 if TYPE_CHECKING:
     from engine.pregel.graph import CompiledGraph
 
 Writes = list[tuple[str, Any]]
+# (channels, step, stop) -> the input of a task woken by its triggers.
+Reader = Callable[[dict[str, Any], int, int], Any]
 
 
 @dataclass(slots=True)
 class Node:
     name: str
     triggers: tuple[str, ...]
-    # (input, config, writer) -> output; sync or async as `is_async` says.
-    call: Callable[[Any, dict[str, Any], Callable[[Any], None]], Any]
+    # The user's code as a Runnable; None for the engine's own input node, which
+    # passes its input through.
+    runnable: Runnable[Any, Any] | None
+    # Whether the loop awaits `ainvoke` (async code, or a Runnable of unknown kind)
+    # rather than calling `invoke` in a worker thread.
     is_async: bool
     # Input of a task woken by its triggers (push tasks get their Send packet instead).
-    read: Callable[[dict[str, Channel]], Any]
+    read: Reader
     # The writes of a finished task: state updates first, then where to go next.
-    write: Callable[[Any, dict[str, Channel]], Writes]
+    write: Callable[[Any, dict[str, Any]], Writes]
     retry_policy: RetryPolicy | None = None
+    cache_policy: CachePolicy | None = None
     subgraph: CompiledGraph | None = None
     # Hidden nodes (the input node) do not show in updates, tasks or messages streams.
     hidden: bool = False
-    # Whether `call` uses its config argument; otherwise the loop passes None.
-    wants_config: bool = False
-    # A sync `call` made by the engine, running no user code: the loop calls it in place
-    # rather than in a worker thread, whose hop cost a turn's first token several
-    # milliseconds on a busy process (the thread waits for the GIL).
-    inline: bool = False
+    # A deferred node runs only once no other node is due (a final summary, a join of
+    # branches of different lengths).
+    defer: bool = False
+    metadata: dict[str, Any] | None = None
 
 
-def adapt(fn: Callable[..., Any]) -> tuple[Callable[..., Any], bool, bool]:
-    """Wrap a user function so the loop can always call it as (input, config, writer)."""
-    target = fn
-    if not (inspect.isfunction(fn) or inspect.ismethod(fn)) and callable(fn):
-        target = getattr(fn, "__call__", fn)  # noqa: B004
-    is_async = inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(fn)
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        params = {}  # type: ignore[assignment]
-    wants_config = "config" in params
-    wants_writer = "writer" in params
-    if not wants_config and not wants_writer:
-        return (lambda value, _config, _writer: fn(value)), is_async, False
-    if wants_config and not wants_writer:
-        return (lambda value, config, _writer: fn(value, config=config)), is_async, True
-    if wants_writer and not wants_config:
-        return (lambda value, _config, writer: fn(value, writer=writer)), is_async, False
-    return (lambda value, config, writer: fn(value, config=config, writer=writer)), is_async, True
+def as_runnable(name: str, action: Any) -> tuple[Runnable[Any, Any], bool]:
+    """The user's node as a Runnable, and whether the loop should await it."""
+    if isinstance(action, RunnableCallable):
+        return action, action.func is None
+    if isinstance(action, Runnable):
+        return action, True
+    if not callable(action):
+        raise TypeError(
+            f"Node '{name}' must be a function, a Runnable or a compiled graph, "
+            f"not {type(action).__name__}."
+        )
+    call = action if inspect.isfunction(action) or inspect.ismethod(action) else action.__call__
+    if inspect.iscoroutinefunction(call) or inspect.iscoroutinefunction(action):
+        return RunnableCallable(None, action, name=name), True
+    return RunnableCallable(action, name=name), False

@@ -40,6 +40,8 @@ class Task:
     interrupts: list[Interrupt] = field(default_factory=list)
     error: BaseException | None = None
     resume: list[Any] = field(default_factory=list)
+    # True when the writes came from the node cache rather than a run of the node.
+    cached: bool = False
 
     def sort_key(self) -> tuple[int, Any]:
         if self.path[0] == PULL:
@@ -68,6 +70,7 @@ def prepare_tasks(
     checkpoint_id: str,
     ns: str,
     step: int,
+    stop: int,
     read: bool = True,
 ) -> list[Task]:
     """Push tasks for the Send packets written last step, then pull tasks for every node
@@ -97,8 +100,11 @@ def prepare_tasks(
         else:
             continue
         tid = task_id(checkpoint_id, ns, step, name, PULL, name)
-        value = node.read(channels) if read else None
+        value = node.read(channels, step, stop) if read else None
         tasks.append(Task(tid, name, (PULL, name), node, value, node.triggers))
+    if any(t.node.defer for t in tasks) and not all(t.node.defer for t in tasks):
+        # Deferred nodes wait, still due, until nothing else is.
+        tasks = [t for t in tasks if not t.node.defer]
     return tasks
 
 

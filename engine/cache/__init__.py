@@ -1,0 +1,1 @@
+"""Caches of node results, for nodes added with a `CachePolicy`."""

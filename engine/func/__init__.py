@@ -1,0 +1,296 @@
+"""The functional API: a plain function as a graph (`@entrypoint`) calling durable
+steps (`@task`).
+
+An entrypoint is a one-node graph: its input is the node's input, its return value the
+graph's output, and what it saves is handed back as `previous` on the thread's next
+call. A task call inside it runs at once (sync functions in a worker thread, async ones
+as asyncio tasks) and returns a future; its result is saved with the entrypoint's
+writes, so a resumed entrypoint, which runs again from its first line, gets finished
+calls' results back instead of redoing them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import functools
+import inspect
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, get_args, get_origin
+
+from langchain_core.runnables import RunnableConfig
+
+from engine.cache.base import BaseCache
+from engine.channels import EphemeralValue, LastValue
+from engine.checkpoint.base import BaseCheckpointSaver
+from engine.constants import END, PREVIOUS, START
+from engine.errors import GraphBubbleUp
+from engine.foreign import check_engine_object
+from engine.pregel import context
+from engine.pregel.graph import CompiledGraph
+from engine.pregel.node import Node
+from engine.pregel.runnable import RunnableCallable, runtime_of
+from engine.pregel.tasks import task_id
+from engine.store.base import BaseStore
+from engine.types import CachePolicy, RetryPolicy
+
+__all__ = ["entrypoint", "task"]
+
+R = TypeVar("R")
+S = TypeVar("S")
+ContextT = TypeVar("ContextT")
+_threads = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="engine-task")
+
+
+def _one_policy(
+    policy: RetryPolicy | Sequence[RetryPolicy] | None,
+) -> RetryPolicy | None:
+    if policy is None or isinstance(policy, RetryPolicy):
+        return policy
+    return policy[0] if policy else None
+
+
+class _TaskFunction:
+    """A `@task`: calling it inside a running entrypoint (or node) returns a future."""
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        *,
+        name: str | None,
+        retry_policy: RetryPolicy | None,
+        cache_policy: CachePolicy | None,
+    ) -> None:
+        if cache_policy is not None:
+            raise NotImplementedError(
+                "task(cache_policy=...) is not supported; cache the entrypoint's nodes with "
+                "StateGraph.add_node(cache_policy=...) instead."
+            )
+        self.func = func
+        self.name = name or func.__name__
+        self.retry_policy = retry_policy
+        functools.update_wrapper(self, func)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        pad = context.peek()
+        if pad is None or pad.loop is None:
+            raise RuntimeError(
+                f"Task '{self.name}' was called outside of an entrypoint or graph node: "
+                "call it from inside one, or call the function directly."
+            )
+        index = pad.call_counter
+        pad.call_counter += 1
+        call_id = task_id(pad.loop.checkpoint_id, pad.task_ns, pad.step, self.name, "call", index)
+        if call_id in pad.call_results:
+            return _done(pad.call_results[call_id], asynchronous=_is_async(self.func))
+        run_context = contextvars.copy_context()
+        if _is_async(self.func):
+            return asyncio.get_running_loop().create_task(
+                self._arun(pad, call_id, args, kwargs), context=run_context
+            )
+        return _threads.submit(run_context.run, self._run, pad, call_id, args, kwargs)
+
+    def _run(
+        self, pad: context.Scratchpad, call_id: str, args: tuple[Any, ...], kw: dict[str, Any]
+    ) -> Any:
+        attempt = 0
+        while True:
+            try:
+                value = self.func(*args, **kw)
+                break
+            except GraphBubbleUp:
+                raise
+            except Exception as exc:
+                attempt += 1
+                if not self._retry(exc, attempt):
+                    raise
+                time.sleep(self._interval(attempt))
+        pad.finished_calls.append((call_id, value))
+        return value
+
+    async def _arun(
+        self, pad: context.Scratchpad, call_id: str, args: tuple[Any, ...], kw: dict[str, Any]
+    ) -> Any:
+        attempt = 0
+        while True:
+            try:
+                value = await self.func(*args, **kw)
+                break
+            except GraphBubbleUp:
+                raise
+            except Exception as exc:
+                attempt += 1
+                if not self._retry(exc, attempt):
+                    raise
+                await asyncio.sleep(self._interval(attempt))
+        pad.finished_calls.append((call_id, value))
+        return value
+
+    def _retry(self, exc: Exception, attempt: int) -> bool:
+        policy = self.retry_policy
+        return policy is not None and attempt < policy.max_attempts and policy.should_retry(exc)
+
+    def _interval(self, attempt: int) -> float:
+        policy = self.retry_policy
+        assert policy is not None
+        return min(
+            policy.max_interval, policy.initial_interval * policy.backoff_factor ** (attempt - 1)
+        )
+
+
+def _is_async(func: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(func)
+
+
+def _done(value: Any, *, asynchronous: bool) -> Any:
+    """A finished future for a result saved by an earlier attempt."""
+    if asynchronous:
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future.set_result(value)
+        return future
+    done: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    done.set_result(value)
+    return done
+
+
+def task(
+    func: Callable[..., Any] | None = None,
+    *,
+    name: str | None = None,
+    retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+    cache_policy: CachePolicy | None = None,
+) -> Any:
+    """Make `func` a durable step of an entrypoint: `@task` or `@task(retry_policy=...)`."""
+
+    def wrap(fn: Callable[..., Any]) -> _TaskFunction:
+        if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+            raise NotImplementedError("Generators are not supported as tasks.")
+        return _TaskFunction(
+            fn, name=name, retry_policy=_one_policy(retry_policy), cache_policy=cache_policy
+        )
+
+    return wrap if func is None else wrap(func)
+
+
+class entrypoint(Generic[ContextT]):  # noqa: N801  (LangGraph's name, used as a decorator)
+    """Turn a function of one input into a graph with a checkpointer, store and cache.
+
+    The function may also take `previous` (what its last call on this thread saved),
+    `config`, `runtime`, `store` and `writer`. Return `entrypoint.final(value=...,
+    save=...)` to return one thing and save another for the next call.
+    """
+
+    def __init__(
+        self,
+        checkpointer: BaseCheckpointSaver | None = None,
+        store: BaseStore | None = None,
+        cache: BaseCache | None = None,
+        context_schema: type[ContextT] | None = None,
+        cache_policy: CachePolicy | None = None,
+        retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+    ) -> None:
+        for value, where in ((checkpointer, "checkpointer"), (store, "store")):
+            if value is not None:
+                check_engine_object(value, where)
+        self.checkpointer = checkpointer
+        self.store = store
+        self.cache = cache
+        self.context_schema = context_schema
+        self.cache_policy = cache_policy
+        self.retry_policy = _one_policy(retry_policy)
+
+    @dataclass(frozen=True, slots=True)
+    class final(Generic[R, S]):  # noqa: N801
+        """What the entrypoint returns (`value`) and what it saves as `previous` (`save`)."""
+
+        value: R
+        save: S
+
+    def __call__(self, func: Callable[..., Any]) -> CompiledGraph:
+        if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
+            raise NotImplementedError("Generators are not supported as entrypoints.")
+        params = inspect.signature(func).parameters
+        if not params:
+            raise ValueError("An entrypoint function takes at least one parameter: its input.")
+        _check_final_annotation(func)
+        name = func.__name__
+        runnable = _bound(func, params)
+
+        def write(output: Any, _channels: dict[str, Any]) -> list[tuple[str, Any]]:
+            if isinstance(output, entrypoint.final):
+                return [(END, output.value), (PREVIOUS, output.save)]
+            return [(END, output), (PREVIOUS, output)]
+
+        node = Node(
+            name=name,
+            triggers=(START,),
+            runnable=runnable,
+            is_async=_is_async(func),
+            read=lambda channels, *_: channels[START].get(),
+            write=write,
+            retry_policy=self.retry_policy,
+            cache_policy=self.cache_policy,
+        )
+        return CompiledGraph(
+            nodes={name: node},
+            channels={
+                START: lambda: EphemeralValue(START),
+                END: lambda: LastValue(END),
+                PREVIOUS: lambda: LastValue(PREVIOUS),
+            },
+            state_keys=(END, PREVIOUS),
+            input_keys=(START,),
+            output_keys=(END,),
+            checkpointer=self.checkpointer,
+            interrupt_before=(),
+            interrupt_after=(),
+            name=name,
+            builder=None,
+            state_types=[],
+            goto=_no_goto,
+            store=self.store,
+            cache=self.cache,
+            context_schema=self.context_schema,
+            output_channel=END,
+        )
+
+
+def _no_goto(goto: Any) -> list[tuple[str, Any]]:
+    raise ValueError("An entrypoint has one node: there is nowhere to go to.")
+
+
+def _check_final_annotation(func: Callable[..., Any]) -> None:
+    hint = inspect.signature(func).return_annotation
+    if get_origin(hint) is entrypoint.final and len(get_args(hint)) != 2:
+        raise TypeError("Annotate entrypoint.final with both types: entrypoint.final[R, S].")
+
+
+def _bound(func: Callable[..., Any], params: Any) -> RunnableCallable:
+    """The function as a node: its input first, then what its other parameters name."""
+    wanted = [n for n in ("previous", "config", "runtime", "store", "writer") if n in params]
+
+    def extras(config: RunnableConfig) -> dict[str, Any]:
+        runtime = runtime_of(config)
+        values = {
+            "previous": runtime.previous,
+            "config": config,
+            "runtime": runtime,
+            "store": runtime.store,
+            "writer": runtime.stream_writer,
+        }
+        return {n: values[n] for n in wanted}
+
+    if _is_async(func):
+
+        async def acall(value: Any, config: RunnableConfig) -> Any:
+            return await func(value, **extras(config))
+
+        return RunnableCallable(None, acall, name=func.__name__)
+
+    def call(value: Any, config: RunnableConfig) -> Any:
+        return func(value, **extras(config))
+
+    return RunnableCallable(call, name=func.__name__)

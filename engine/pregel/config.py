@@ -1,0 +1,46 @@
+"""A call's config: what the caller passed, merged with the Runnable it runs inside,
+and the context its nodes see."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import var_child_runnable_config
+
+__all__ = ["DEFAULT_RECURSION_LIMIT", "coerce_context", "merge_configs"]
+
+# LangGraph's default: effectively unbounded, so callers set their own limit (the server does).
+DEFAULT_RECURSION_LIMIT = 10007
+
+
+def merge_configs(config: RunnableConfig | dict[str, Any] | None) -> dict[str, Any]:
+    """The caller's config over the one of the Runnable this call runs inside (a graph
+    invoked by a tool or a chain inherits its callbacks, tags and metadata)."""
+    outer = var_child_runnable_config.get() or {}
+    merged: dict[str, Any] = {"recursion_limit": DEFAULT_RECURSION_LIMIT}
+    for key in ("callbacks", "tags", "metadata"):
+        if outer.get(key):
+            merged[key] = outer[key]
+    for key, value in (config or {}).items():
+        if key == "tags" and merged.get("tags"):
+            merged["tags"] = list(dict.fromkeys([*merged["tags"], *(value or ())]))
+        elif key == "metadata" and merged.get("metadata"):
+            merged["metadata"] = {**merged["metadata"], **(value or {})}
+        elif value is not None or key not in merged:
+            merged[key] = value
+    return merged
+
+
+def coerce_context(schema: Any, context: Any) -> Any:
+    """A dict given for a dataclass or pydantic `context_schema` becomes an instance
+    (its validation errors reach the caller); anything else is passed as it is."""
+    if context is None or schema is None:
+        return context
+    is_class = isinstance(schema, type) and (
+        dataclasses.is_dataclass(schema) or hasattr(schema, "model_fields")
+    )
+    if isinstance(context, dict) and is_class:
+        return schema(**context)
+    return context

@@ -1,0 +1,172 @@
+"""Functions as LangChain Runnables, with the run's config, runtime, store and writer
+passed to the parameters that ask for them.
+
+Nodes, routers and prebuilt nodes are all called through this, so that a node written
+as `def node(state, config: RunnableConfig, runtime: Runtime[Ctx])` gets what LangGraph
+would give it, and a chat model called inside it sees the run's callbacks and tags.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
+from contextvars import copy_context
+from typing import Any
+
+from langchain_core.callbacks.manager import AsyncCallbackManager, CallbackManager
+from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import (
+    ensure_config,
+    patch_config,
+    run_in_executor,
+    var_child_runnable_config,
+)
+
+from engine.runtime import DEFAULT_RUNTIME, Runtime
+
+__all__ = ["CONFIG_KEY_RUNTIME", "RunnableCallable", "injected_params", "runtime_of"]
+
+CONFIG_KEY_RUNTIME = "__pregel_runtime"
+# Parameter names a node may declare to be handed a part of the run, and where from.
+_INJECTED = ("config", "runtime", "store", "writer")
+
+
+def injected_params(fn: Callable[..., Any]) -> tuple[str, ...]:
+    """Which of config/runtime/store/writer `fn` takes as a parameter of that name."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return ()
+    return tuple(
+        name
+        for name in _INJECTED
+        if name in params
+        and params[name].kind in (params[name].KEYWORD_ONLY, params[name].POSITIONAL_OR_KEYWORD)
+    )
+
+
+def runtime_of(config: RunnableConfig) -> Runtime[Any]:
+    return (config.get("configurable") or {}).get(CONFIG_KEY_RUNTIME) or DEFAULT_RUNTIME
+
+
+def _injected(names: tuple[str, ...], config: RunnableConfig) -> dict[str, Any]:
+    if not names:
+        return {}
+    runtime = runtime_of(config)
+    values = {
+        "config": config,
+        "runtime": runtime,
+        "store": runtime.store,
+        "writer": runtime.stream_writer,
+    }
+    return {name: values[name] for name in names}
+
+
+class RunnableCallable(Runnable[Any, Any]):
+    """A sync and/or async function as a Runnable.
+
+    With `trace`, a call is a chain run of its own under the caller's callbacks (what
+    tracers and `astream_events` see); the function runs with its config as the
+    current child config, so Runnables it calls inherit callbacks, tags and metadata.
+    A function that returns a Runnable has it invoked on the same input (`recurse`).
+    """
+
+    def __init__(
+        self,
+        func: Callable[..., Any] | None,
+        afunc: Callable[..., Awaitable[Any]] | None = None,
+        *,
+        name: str | None = None,
+        tags: list[str] | None = None,
+        trace: bool = True,
+        recurse: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        if func is None and afunc is None:
+            raise ValueError("RunnableCallable needs a function or an async function.")
+        if afunc is None and func is not None and inspect.iscoroutinefunction(func):
+            func, afunc = None, func
+        self.func = func
+        self.afunc = afunc
+        self.name = name or getattr(func or afunc, "__name__", None) or type(self).__name__
+        self.tags = tags
+        self.trace = trace
+        self.recurse = recurse
+        self.kwargs = kwargs
+        self.func_params = injected_params(func) if func is not None else ()
+        self.afunc_params = injected_params(afunc) if afunc is not None else ()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}<{self.name}>"
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        if self.func is None:
+            raise TypeError(
+                f"'{self.name}' is async only: run it with ainvoke, or the graph with "
+                "ainvoke/astream."
+            )
+        config = ensure_config(config)
+        kwargs = {**self.kwargs, **_injected(self.func_params, config), **kwargs}
+        if not (self.trace and config.get("callbacks")):
+            token = var_child_runnable_config.set(config)
+            try:
+                output = self.func(input, **kwargs)
+            finally:
+                var_child_runnable_config.reset(token)
+        else:
+            manager = CallbackManager.configure(
+                config.get("callbacks"),
+                inheritable_tags=config.get("tags"),
+                local_tags=self.tags,
+                inheritable_metadata=config.get("metadata"),
+            )
+            run = manager.on_chain_start(
+                None, input, name=config.get("run_name") or self.name, run_id=config.get("run_id")
+            )
+            child = patch_config(config, callbacks=run.get_child())
+            context = copy_context()
+            context.run(var_child_runnable_config.set, child)
+            try:
+                output = context.run(self.func, input, **kwargs)
+            except BaseException as exc:
+                run.on_chain_error(exc)
+                raise
+            run.on_chain_end(output)
+        if self.recurse and isinstance(output, Runnable):
+            return output.invoke(input, config)
+        return output
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        if self.afunc is None:
+            return await run_in_executor(config, self.invoke, input, config, **kwargs)
+        config = ensure_config(config)
+        kwargs = {**self.kwargs, **_injected(self.afunc_params, config), **kwargs}
+        if not (self.trace and config.get("callbacks")):
+            token = var_child_runnable_config.set(config)
+            try:
+                output = await self.afunc(input, **kwargs)
+            finally:
+                var_child_runnable_config.reset(token)
+        else:
+            manager = AsyncCallbackManager.configure(
+                config.get("callbacks"),
+                inheritable_tags=config.get("tags"),
+                local_tags=self.tags,
+                inheritable_metadata=config.get("metadata"),
+            )
+            run = await manager.on_chain_start(
+                None, input, name=config.get("run_name") or self.name, run_id=config.get("run_id")
+            )
+            child = patch_config(config, callbacks=run.get_child())
+            context = copy_context()
+            context.run(var_child_runnable_config.set, child)
+            try:
+                output = await asyncio.create_task(self.afunc(input, **kwargs), context=context)
+            except BaseException as exc:
+                await run.on_chain_error(exc)
+                raise
+            await run.on_chain_end(output)
+        if self.recurse and isinstance(output, Runnable):
+            return await output.ainvoke(input, config)
+        return output
