@@ -36,6 +36,15 @@ class NodeInterrupt(GraphInterrupt):
     """Kept as a name for compatibility: a node that stops the run with a value."""
 
 
+class GraphDrained(GraphBubbleUp):
+    """A run stopped at a step boundary because its `RunControl` asked it to drain; the
+    checkpoint is saved and the run can be resumed."""
+
+    def __init__(self, reason: str = "shutdown") -> None:
+        self.reason = reason
+        super().__init__(f"Graph drained: {reason}")
+
+
 class EmptyInputError(Exception):
     """A run was started with no input on a thread that has nothing to continue."""
 
@@ -50,3 +59,17 @@ class ParentCommand(GraphBubbleUp):
     def __init__(self, command: object) -> None:
         super().__init__(command)
         self.command = command
+
+
+_INVALID_RESUME = "__engine_invalid_resume__"
+
+
+def mark_invalid_resume(error: BaseException) -> None:
+    """Tag a validation error raised by `interrupt()` for a resume that did not fit."""
+    setattr(error, _INVALID_RESUME, True)
+
+
+def is_invalid_resume(error: BaseException) -> bool:
+    """Whether `error` is a resume value that did not match `interrupt(response_schema=)`:
+    `ToolNode` re-raises it rather than reporting bad tool arguments to the model."""
+    return getattr(error, _INVALID_RESUME, False) is True

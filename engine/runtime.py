@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 if TYPE_CHECKING:
     from engine.store.base import BaseStore
 
-__all__ = ["DEFAULT_RUNTIME", "ExecutionInfo", "Runtime", "get_runtime"]
+__all__ = ["DEFAULT_RUNTIME", "ExecutionInfo", "RunControl", "Runtime", "ServerInfo", "get_runtime"]
 
 ContextT = TypeVar("ContextT")
 
@@ -31,6 +31,35 @@ class ExecutionInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerInfo:
+    """Which assistant and graph the server runs, and for whom (None outside a server)."""
+
+    assistant_id: str
+    graph_id: str
+    user: Any = None
+
+
+class RunControl:
+    """Lets another thread ask a run to stop at its next step boundary (a drain)."""
+
+    __slots__ = ("_drain_reason",)
+
+    def __init__(self) -> None:
+        self._drain_reason: str | None = None
+
+    def request_drain(self, reason: str = "shutdown") -> None:
+        self._drain_reason = reason
+
+    @property
+    def drain_requested(self) -> bool:
+        return self._drain_reason is not None
+
+    @property
+    def drain_reason(self) -> str | None:
+        return self._drain_reason
+
+
+@dataclass(frozen=True, slots=True)
 class Runtime(Generic[ContextT]):
     """Run dependencies handed to nodes that take a `runtime` parameter.
 
@@ -44,6 +73,8 @@ class Runtime(Generic[ContextT]):
     stream_writer: Callable[[Any], None] = field(default=_no_op_stream_writer)
     previous: Any = field(default=None)
     execution_info: ExecutionInfo | None = field(default=None)
+    server_info: ServerInfo | None = field(default=None)
+    control: RunControl | None = field(default=None)
 
     def merge(self, other: Runtime[ContextT]) -> Runtime[ContextT]:
         """Values set on `other` win; unset ones come from this runtime."""
@@ -55,10 +86,20 @@ class Runtime(Generic[ContextT]):
             else self.stream_writer,
             previous=self.previous if other.previous is None else other.previous,
             execution_info=other.execution_info or self.execution_info,
+            server_info=other.server_info or self.server_info,
+            control=other.control or self.control,
         )
 
     def override(self, **overrides: Any) -> Runtime[ContextT]:
         return replace(self, **overrides)
+
+    @property
+    def drain_requested(self) -> bool:
+        return self.control is not None and self.control.drain_requested
+
+    @property
+    def drain_reason(self) -> str | None:
+        return self.control.drain_reason if self.control is not None else None
 
 
 DEFAULT_RUNTIME: Runtime[Any] = Runtime()

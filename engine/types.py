@@ -29,10 +29,12 @@ class Send:
 
 @dataclass(frozen=True, slots=True)
 class Interrupt:
-    """A question a node asked with `interrupt()`; `id` is stable across resumes."""
+    """A question a node asked with `interrupt()`; `id` is stable across resumes.
+    `response_schema` is the JSON Schema of the answer expected, when the node gave one."""
 
     value: Any
     id: str = ""
+    response_schema: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -145,12 +147,16 @@ class PregelTask(NamedTuple):
     result: Any = None
 
 
-def interrupt(value: Any) -> Any:
+def interrupt(value: Any, *, response_schema: type | dict[str, Any] | None = None) -> Any:
     """Stop the run and ask the caller; on resume the node runs again from its first line
-    and this returns the answer. Several calls in one node are answered in order."""
+    and this returns the answer. Several calls in one node are answered in order.
+
+    `response_schema` (a JSON Schema dict, or a pydantic model, TypedDict or dataclass)
+    is shown to clients with the question; a class also validates the answer, and the
+    validated object is returned."""
     from engine.pregel.context import interrupt as ask
 
-    return ask(value)
+    return ask(value, response_schema=response_schema)
 
 
 class StateSnapshot(NamedTuple):

@@ -134,7 +134,7 @@ _BUILTIN_DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "bytes": lambda o: base64.b64decode(o["v"], validate=True),
     "decimal": lambda o: Decimal(o["v"]),
     "msg": _decode_message,
-    "interrupt": lambda o: Interrupt(value=o["v"], id=o["id"]),
+    "interrupt": lambda o: Interrupt(value=o["v"], id=o["id"], response_schema=o.get("rs")),
     "send": lambda o: Send(node=o["node"], arg=o["v"]),
     **{tag: _old_message_decoder(name) for tag, name in _OLD_MESSAGE_TAGS.items()},
 }
@@ -159,10 +159,16 @@ class JsonSerializer:
             uuid.UUID: lambda o: {TAG: "uuid", "v": str(o)},
             bytes: lambda o: {TAG: "bytes", "v": base64.b64encode(o).decode("ascii")},
             Decimal: lambda o: {TAG: "decimal", "v": str(o)},
-            Interrupt: lambda o: {TAG: "interrupt", "v": self._encode(o.value), "id": o.id},
+            Interrupt: self._encode_interrupt,
             Send: lambda o: {TAG: "send", "node": o.node, "v": self._encode(o.arg)},
         }
         self._allowed: dict[str, Callable[[dict[str, Any]], Any]] = {}
+
+    def _encode_interrupt(self, question: Interrupt) -> dict[str, Any]:
+        out = {TAG: "interrupt", "v": self._encode(question.value), "id": question.id}
+        if question.response_schema is not None:
+            out["rs"] = self._encode(question.response_schema)
+        return out
 
     def allow(self, *classes: type) -> None:
         """Admit schema classes (dataclasses, pydantic models, Enums) by module:qualname.

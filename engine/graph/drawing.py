@@ -1,78 +1,44 @@
-"""A drawable view of a graph: nodes, edges (conditional ones marked) and Mermaid."""
+"""`get_graph()`: a graph's nodes and edges as LangChain's drawable `Graph`.
+
+LangChain's class is what LangGraph returns, so `draw_mermaid()`, `draw_ascii()`,
+`draw_png()` and `to_json()` give what LangGraph users know.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.runnables import Runnable
+from langchain_core.runnables.graph import Graph
+
+from engine.pregel.runnable import RunnableCallable
 from engine.types import END, START
 
 if TYPE_CHECKING:
     from engine.graph.state import StateGraph
 
-
-@dataclass(frozen=True, slots=True)
-class DrawNode:
-    id: str
-    name: str
-    data: Any = None
-    metadata: dict[str, Any] | None = None
+__all__ = ["draw", "draw_entrypoint"]
 
 
-@dataclass(frozen=True, slots=True)
-class Edge:
-    source: str
-    target: str
-    data: Any = None
-    conditional: bool = False
+def _pass_through(value: Any) -> Any:
+    return value
 
 
-@dataclass
-class Graph:
-    nodes: dict[str, DrawNode] = field(default_factory=dict)
-    edges: list[Edge] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "nodes": [
-                {"id": n.id, "type": "runnable", "data": {"id": n.id, "name": n.name}}
-                for n in self.nodes.values()
-            ],
-            "edges": [
-                {"source": e.source, "target": e.target, "conditional": e.conditional}
-                for e in self.edges
-            ],
-        }
-
-    def draw_mermaid(self) -> str:
-        lines = ["graph TD;"]
-        for node in self.nodes.values():
-            if node.id in (START, END):
-                lines.append(f"\t{_mid(node.id)}([{node.id}]):::{_mid(node.id)}")
-            else:
-                lines.append(f"\t{_mid(node.id)}({node.name})")
-        for edge in self.edges:
-            arrow = "-.->" if edge.conditional else "-->"
-            label = f"|{edge.data}|" if edge.data is not None and edge.conditional else ""
-            lines.append(f"\t{_mid(edge.source)} {arrow}{label} {_mid(edge.target)};")
-        return "\n".join(lines) + "\n"
-
-
-def _mid(node_id: str) -> str:
-    return node_id.strip("_") + ("_" if node_id in (START, END) else "")
+def _data(name: str, action: Any) -> Runnable[Any, Any]:
+    """What a node is drawn from: its Runnable, or a named stand-in for anything else."""
+    if isinstance(action, Runnable) and not isinstance(action, RunnableCallable):
+        return action
+    return RunnableCallable(_pass_through, name=name)
 
 
 def draw(builder: StateGraph) -> Graph:
-    """Nodes in definition order between START and END; edges as the builder has them."""
-    graph = Graph()
-    graph.nodes[START] = DrawNode(START, START)
-    for name in builder.nodes:
-        graph.nodes[name] = DrawNode(name, name, metadata=builder.nodes[name].metadata)
-    edges: list[Edge] = []
-    for start, end in sorted(builder.edges):
-        edges.append(Edge(start, end))
-    for starts, end in sorted(builder.waiting_edges):
-        edges.extend(Edge(start, end) for start in starts)
+    """START, the nodes in the order they were added, END; edges sorted as LangGraph
+    sorts them, conditional ones (branches, `Command` destinations) marked."""
+    edges: set[tuple[str, str, Any, bool]] = set()
+    for start, end in builder.edges:
+        edges.add((start, end, None, False))
+    for starts, end in builder.waiting_edges:
+        edges.update((start, end, None, False) for start in starts)
     every = [*builder.nodes, END]
     for source, branches in builder.branches.items():
         for branch in branches.values():
@@ -80,11 +46,30 @@ def draw(builder: StateGraph) -> Graph:
                 targets = [(t, None) for t in every if t != source]
             else:
                 targets = [(t, None if k == t else k) for k, t in branch.path_map.items()]
-            edges.extend(Edge(source, t, data, True) for t, data in targets)
+            edges.update((source, t, data, True) for t, data in targets)
     for name, spec in builder.nodes.items():
-        for target in spec.destinations or ():
-            edges.append(Edge(name, target, None, True))
-    if any(e.target == END for e in edges):
-        graph.nodes[END] = DrawNode(END, END)
-    graph.edges = edges
+        edges.update((name, target, None, True) for target in spec.destinations or ())
+    sources = {source for source, *_ in edges}
+    for name in builder.nodes:
+        if name not in sources:
+            # A node with nowhere to go ends the run.
+            edges.add((name, END, None, False))
+
+    graph = Graph()
+    drawn = {START: graph.add_node(_data(START, None), START)}
+    for name, spec in builder.nodes.items():
+        drawn[name] = graph.add_node(_data(name, spec.fn), name, metadata=spec.metadata)
+    if any(target == END for _, target, *_ in edges):
+        drawn[END] = graph.add_node(_data(END, None), END)
+    for source, target, data, conditional in sorted(edges, key=lambda e: (e[0], e[1])):
+        graph.add_edge(drawn[source], drawn[target], data, conditional)
+    return graph
+
+
+def draw_entrypoint(name: str) -> Graph:
+    """An entrypoint is one node between START and END."""
+    graph = Graph()
+    nodes = [graph.add_node(_data(n, None), n) for n in (START, name, END)]
+    graph.add_edge(nodes[0], nodes[1])
+    graph.add_edge(nodes[1], nodes[2])
     return graph

@@ -21,10 +21,13 @@ from langchain_core.messages import (
     message_chunk_to_message,
 )
 
+from engine.pregel.context import push_message
+
 __all__ = [
     "REMOVE_ALL_MESSAGES",
     "MessagesState",
     "add_messages",
+    "push_message",
 ]
 
 REMOVE_ALL_MESSAGES = "__remove_all__"

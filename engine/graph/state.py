@@ -7,9 +7,10 @@ import inspect
 import logging
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from typing import Any, Generic, Literal, get_args, get_origin, get_type_hints
 
 from langchain_core.runnables import Runnable
+from typing_extensions import TypeVar
 
 from engine.cache.base import BaseCache
 from engine.channels import Channel, EphemeralValue, NamedBarrierValue, Topic
@@ -51,8 +52,14 @@ class NodeSpec:
     cache_policy: CachePolicy | None = None
 
 
+StateT = TypeVar("StateT")
+ContextT = TypeVar("ContextT", default=None)
+InputT = TypeVar("InputT", default=StateT)
+OutputT = TypeVar("OutputT", default=StateT)
+
+
 @dataclass
-class StateGraph:
+class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
     """Collects nodes and edges over a state schema; `compile()` makes it runnable.
 
     Every builder method returns the builder so that a graph reads as one chain.
@@ -75,6 +82,11 @@ class StateGraph:
         self._managed: dict[str, Any] = {}
         for schema in (self.state_schema, self.input_schema, self.output_schema):
             self._add_schema(schema)
+
+    @property
+    def managed(self) -> dict[str, Any]:
+        """State keys the loop fills in per task (`RemainingSteps`, `IsLastStep`)."""
+        return self._managed
 
     def _add_schema(self, schema: Any) -> None:
         if schema is None or schema in self._schemas:

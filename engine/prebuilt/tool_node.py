@@ -611,13 +611,14 @@ class ToolNode(RunnableCallable):
 
     def _state_values(self, tool_name: str, injections: _Injections, state: Any) -> dict[str, Any]:
         if isinstance(state, list):
-            # A bare message list stands for the state only when the tool asks for the
-            # whole state or for the messages.
-            wanted = [f for f in injections.state.values() if f is not None]
-            if any(f != self._messages_key for f in wanted):
+            # A bare message list stands for the state when the tool asks for the whole
+            # state first, or for the messages only (LangGraph's rule, kept as it is).
+            fields = list(injections.state.values())
+            if fields[0] is not None and fields != [self._messages_key]:
+                wanted = ", ".join(f for f in fields if f)
                 raise ValueError(
                     f"Invalid input to ToolNode. Tool {tool_name} requires graph state "
-                    f"dict as input. State should contain fields {', '.join(wanted)}."
+                    f"dict as input. State should contain fields {wanted}."
                 )
             state = {self._messages_key: state}
         values: dict[str, Any] = {}
@@ -741,16 +742,15 @@ class ToolNode(RunnableCallable):
                 message.name = call["name"]
                 answered = True
         if needs_answer and command.graph is None and not answered:
-            expected = (
-                '`Command(update=[ToolMessage("Success", tool_call_id=tool_call_id), ...])`'
-                if kind == "list"
-                else '`Command(update={"messages": '
-                '[ToolMessage("Success", tool_call_id=tool_call_id), ...]})`'
-            )
+            # The model reads this text when errors are handled: LangGraph's wording.
+            answer = '[ToolMessage("Success", tool_call_id=tool_call_id), ...]'
+            update = f'{{"messages": {answer}}}' if kind == "dict" else answer
+            expected = f"`Command(update={update}, ...)`"
             raise ValueError(
-                f"Expected to have a matching ToolMessage in Command.update for tool "
-                f"'{call['name']}', got: {messages}. Every tool call in the message "
-                f"history needs a ToolMessage that answers it; return {expected}."
+                "Expected to have a matching ToolMessage in Command.update for tool "
+                f"'{call['name']}', got: {messages}. Every tool call (LLM requesting to "
+                "call a tool) in the message history MUST have a corresponding "
+                f"ToolMessage. You can fix it by modifying the tool to return {expected}."
             )
         return command
 

@@ -7,14 +7,17 @@ loop puts the current task in a context variable before calling a node.
 from __future__ import annotations
 
 import hashlib
+import uuid
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_core.messages import BaseMessage, convert_to_messages
 from langchain_core.runnables.config import var_child_runnable_config
+from pydantic import TypeAdapter, ValidationError
 
-from engine.errors import GraphInterrupt
+from engine.errors import GraphInterrupt, mark_invalid_resume
 from engine.pregel.runnable import CONFIG_KEY_RUNTIME
 from engine.runtime import DEFAULT_RUNTIME, Runtime
 from engine.types import Interrupt
@@ -44,6 +47,9 @@ class Scratchpad:
     call_results: dict[str, Any] = field(default_factory=dict)
     finished_calls: list[tuple[str, Any]] = field(default_factory=list)
     call_counter: int = 0
+    # Messages the node sent with `push_message`: streamed at once, written on return.
+    pushed: list[tuple[str, Any]] = field(default_factory=list)
+    stream_message: StreamWriter = lambda _message: None
     # Set when the task took the shared resume, so the loop can save it as this task's.
     taken: list[Any] = field(default_factory=list)
     # The loop running this task: a graph invoked inside the node streams and saves
@@ -92,14 +98,34 @@ def next_answer(pad: Scratchpad) -> Any:
     return _NO_VALUE
 
 
-def interrupt(value: Any) -> Any:
+def interrupt(value: Any, *, response_schema: type | dict[str, Any] | None = None) -> Any:
     """Stop the run and ask the caller; on resume, the node re-runs and this returns the
     answer. Several calls in one node are answered in order, one resume each."""
     pad = current()
+    adapter = (
+        None
+        if response_schema is None or isinstance(response_schema, dict)
+        else TypeAdapter(response_schema)
+    )
     answer = next_answer(pad)
     if answer is not _NO_VALUE:
-        return answer
-    raise GraphInterrupt((Interrupt(value=value, id=interrupt_id(pad.task_ns, len(pad.resume))),))
+        return answer if adapter is None else _validated(pad, adapter, answer)
+    schema = adapter.json_schema() if adapter is not None else response_schema
+    question = Interrupt(value, interrupt_id(pad.task_ns, len(pad.resume)), schema)
+    raise GraphInterrupt((question,))
+
+
+def _validated(pad: Scratchpad, adapter: TypeAdapter[Any], answer: Any) -> Any:
+    """The answer as the schema's type; an invalid one is not kept, so the question can
+    be answered again."""
+    try:
+        return adapter.validate_python(answer)
+    except ValidationError as exc:
+        if pad.taken and pad.taken[-1] is answer:
+            pad.taken.pop()
+            pad.resume.pop()
+        mark_invalid_resume(exc)
+        raise
 
 
 def interrupt_id(task_ns: str, index: int) -> str:
@@ -121,6 +147,18 @@ def get_config() -> dict[str, Any]:
     if pad is None:
         raise RuntimeError("Called outside of a runnable context: there is no running task.")
     return pad.config
+
+
+def push_message(message: Any, *, state_key: str = "messages") -> Any:
+    """Stream a finished message now and write it to `state_key` when the node returns."""
+    if not isinstance(message, BaseMessage):
+        (message,) = convert_to_messages([message])
+    if message.id is None:
+        message.id = str(uuid.uuid4())
+    pad = current()
+    pad.stream_message(message)
+    pad.pushed.append((state_key, message))
+    return message
 
 
 def current_runtime() -> Runtime[Any]:

@@ -128,8 +128,11 @@ class CompiledGraph:
         interrupt_after: Sequence[str] | None,
         inline_sync: bool,
         run_context: Any = None,
+        print_modes: Sequence[str] = (),
     ) -> Loop:
         config = merge_configs(config)
+        if print_modes:
+            emit, modes = _printing(emit, modes, print_modes)
         saver = self._saver()
         run_context = coerce_context(self.context_schema, run_context)
         before = _names(interrupt_before, self.interrupt_before, self.nodes)
@@ -206,8 +209,13 @@ class CompiledGraph:
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
         context: Any = None,
+        subgraphs: bool = False,
+        debug: bool | None = None,
+        print_mode: str | Sequence[str] = (),
         _inline_sync: bool = False,
     ) -> Any:
+        """Run to the end (or an interrupt) and return the output; `subgraphs` changes
+        nothing here, as in LangGraph, where it only shapes stream parts."""
         chunks: list[Any] = []
 
         def emit(ns: tuple[str, ...], mode: str, payload: Any) -> None:
@@ -223,6 +231,7 @@ class CompiledGraph:
             interrupt_after=interrupt_after,
             inline_sync=_inline_sync,
             run_context=context,
+            print_modes=_print_modes(print_mode, debug),
         )
         await self._drive(loop, input)
         if stream_mode != "values":
@@ -246,6 +255,8 @@ class CompiledGraph:
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
         context: Any = None,
+        debug: bool | None = None,
+        print_mode: str | Sequence[str] = (),
         _inline_sync: bool = False,
     ) -> AsyncIterator[Any]:
         buffer: deque[Any] = deque()
@@ -266,6 +277,8 @@ class CompiledGraph:
                 interrupt_before=interrupt_before,
                 interrupt_after=interrupt_after,
                 context=context,
+                debug=debug,
+                print_mode=print_mode,
                 _inline_sync=_inline_sync,
             )
         )
@@ -299,6 +312,8 @@ class CompiledGraph:
         interrupt_before: Sequence[str] | None = None,
         interrupt_after: Sequence[str] | None = None,
         context: Any = None,
+        debug: bool | None = None,
+        print_mode: str | Sequence[str] = (),
         _inline_sync: bool = False,
     ) -> StateSnapshot | None:
         """Run in this task, handing each stream part (as `astream` would yield it) to
@@ -338,6 +353,7 @@ class CompiledGraph:
             interrupt_after=interrupt_after,
             inline_sync=_inline_sync,
             run_context=context,
+            print_modes=_print_modes(print_mode, debug),
         )
         try:
             await self._drive(loop, input)
@@ -598,10 +614,20 @@ class CompiledGraph:
 
     # Drawing.
 
-    def get_graph(self, config: Any = None, *, xray: bool = False) -> Any:
-        from engine.graph.drawing import draw
+    def get_graph(self, config: Any = None, *, xray: int | bool = False) -> Any:
+        """The graph as LangChain's drawable `Graph` (nodes, edges, Mermaid, PNG)."""
+        from engine.graph.drawing import draw, draw_entrypoint
 
+        if xray:
+            raise NotImplementedError(
+                "get_graph(xray=...) is not supported: draw each subgraph with its own get_graph()."
+            )
+        if self.builder is None:
+            return draw_entrypoint(self.name)
         return draw(self.builder)
+
+    async def aget_graph(self, config: Any = None, *, xray: int | bool = False) -> Any:
+        return self.get_graph(config, xray=xray)
 
     def copy(self, **changes: Any) -> CompiledGraph:
         new = object.__new__(CompiledGraph)
@@ -647,6 +673,35 @@ def _emitter(
         deliver(part)
 
     return emit
+
+
+def _print_modes(print_mode: str | Sequence[str], debug: bool | None) -> tuple[str, ...]:
+    modes = (print_mode,) if isinstance(print_mode, str) else tuple(print_mode)
+    if debug:
+        modes = (*modes, "debug")
+    unknown = [m for m in modes if m not in _ALL_MODES]
+    if unknown:
+        raise ValueError(f"Unknown print mode {unknown[0]!r}; known: {sorted(_ALL_MODES)}.")
+    return modes
+
+
+def _printing(
+    emit: Callable[[tuple[str, ...], str, Any], None],
+    modes: frozenset[str],
+    print_modes: Sequence[str],
+) -> tuple[Callable[[tuple[str, ...], str, Any], None], frozenset[str]]:
+    """Print the parts of `print_modes` to the console (LangGraph's `debug`/`print_mode`),
+    handing the caller only the modes it asked for."""
+    shown = frozenset(print_modes)
+
+    def emit_and_print(ns: tuple[str, ...], mode: str, payload: Any) -> None:
+        if mode in shown:
+            where = f" {'|'.join(ns)}" if ns else ""
+            print(f"[{mode}{where}] {payload!r}", flush=True)
+        if mode in modes:
+            emit(ns, mode, payload)
+
+    return emit_and_print, modes | shown
 
 
 def _names(
@@ -718,6 +773,20 @@ def _run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
 
 
 def _iterate_sync(make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return _iterate_here(make)
+    # Called from sync code that runs on an event loop (a node of a graph run with
+    # `invoke`): this thread's loop is busy, so the stream runs in a thread of its own.
+    return iter(_run_sync(lambda: _collect(make())))
+
+
+async def _collect(parts: AsyncIterator[T]) -> list[T]:
+    return [part async for part in parts]
+
+
+def _iterate_here(make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
     loop = asyncio.new_event_loop()
     agen = make()
     try:

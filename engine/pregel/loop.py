@@ -469,6 +469,7 @@ class Loop:
             loop=self,
             step=self.step,
             stop=self.stop,
+            stream_message=lambda message: self._stream_pushed(task, message),
         )
         pad.call_results = self._call_results
         pad.runtime = Runtime(
@@ -495,6 +496,7 @@ class Loop:
         attempt = 0
         while True:
             pad.counter = 0
+            pad.pushed = []
             token = context.enter(pad)
             try:
                 runnable = node.runnable
@@ -515,6 +517,8 @@ class Loop:
                 writes = node.write(output, self.channels)
                 if asyncio.iscoroutine(writes):
                     writes = await writes
+                if pad.pushed:
+                    writes = [*pad.pushed, *writes]
                 break
             except ParentCommand:
                 if not self.ns:
@@ -831,6 +835,11 @@ class Loop:
                 self.emit(self.ns, "tasks", payload)
             if "debug" in self.modes:
                 self.emit(self.ns, "debug", _debug(self.step, "task_result", payload))
+
+    def _stream_pushed(self, task: Task, message: BaseMessage) -> None:
+        if "messages" in self.modes and message.id not in self._streamed_messages:
+            self._streamed_messages.add(message.id)  # type: ignore[arg-type]
+            self.emit(self.ns, "messages", (message, self.task_metadata(task)))
 
     def _emit_messages(self, task: Task, state_writes: dict[str, Any]) -> None:
         """Messages a node wrote that no chat model streamed, each whole, once."""

@@ -44,6 +44,22 @@ class Node:
     defer: bool = False
     metadata: dict[str, Any] | None = None
 
+    @property
+    def bound(self) -> Runnable[Any, Any] | None:
+        """The node's own code, as LangGraph's compiled nodes expose it."""
+        return self.runnable
+
+    def invoke(self, input: Any, config: Any = None) -> Any:
+        """Run the node's code alone (outside a graph run), as LangGraph's nodes allow."""
+        if self.runnable is None:
+            return input
+        return self.runnable.invoke(input, config)
+
+    async def ainvoke(self, input: Any, config: Any = None) -> Any:
+        if self.runnable is None:
+            return input
+        return await self.runnable.ainvoke(input, config)
+
 
 def as_runnable(name: str, action: Any) -> tuple[Runnable[Any, Any], bool]:
     """The user's node as a Runnable, and whether the loop should await it."""
