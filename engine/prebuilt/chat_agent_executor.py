@@ -395,7 +395,8 @@ def create_react_agent(
     pre hook may set `llm_input_messages` to give the model other messages than the
     state's.
     `version`: "v1" runs all tool calls of a reply in one tools task; "v2" gives each
-    call a task of its own (with `Send`), so one call's interrupt does not hold the others.
+    call a task of its own (with `Send`), so one call's interrupt does not hold the others;
+    after a `post_model_hook`, calls always get a task each (LangGraph fails there in v1).
     """
     if (config_schema := deprecated_kwargs.pop("config_schema", None)) is not None:
         warnings.warn(
@@ -523,22 +524,20 @@ def _add_tool_routes(
 
     def should_continue(state: Any) -> str | list[Send]:
         last = _state_value(state, "messages")[-1]
-        if has_post_hook:
-            return "post_model_hook"
         if not isinstance(last, AIMessage) or not last.tool_calls:
             return finish
         return "tools" if version == "v1" else _tool_sends(last.tool_calls, state)
 
     def post_model_hook_router(state: Any) -> str | list[Send]:
-        # The hook may have answered some calls itself (or dropped the reply): run
-        # what is left, else go back to the model after tool results, else finish.
+        # The hook may have answered some calls itself (or dropped the reply): send what
+        # is left to the tools (one task per call, whatever the version), else go back
+        # to the model after tool results, else finish.
         messages = _state_value(state, "messages")
         answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
         last_ai = next(m for m in reversed(messages) if isinstance(m, AIMessage))
         pending = [call for call in last_ai.tool_calls if call["id"] not in answered]
         if pending:
-            # v1 runs a reply's calls in one task (LangGraph fails on this route).
-            return "tools" if version == "v1" else _tool_sends(pending, state)
+            return _tool_sends(pending, state)
         if isinstance(messages[-1], ToolMessage):
             return entrypoint
         return finish
@@ -558,10 +557,10 @@ def _add_tool_routes(
         return entrypoint
 
     if has_post_hook:
+        # The model always goes on to the post hook (a plain edge): the hook routes.
         workflow.add_conditional_edges(
             "post_model_hook", post_model_hook_router, path_map=[entrypoint, "tools", finish]
         )
-        workflow.add_conditional_edges("agent", should_continue, path_map=["post_model_hook"])
     else:
         workflow.add_conditional_edges("agent", should_continue, path_map=["tools", finish])
     if return_direct:

@@ -55,7 +55,7 @@ from langchain_core.tools.base import (
 from pydantic import BaseModel, ValidationError
 from typing_extensions import TypeVar
 
-from engine.errors import GraphBubbleUp
+from engine.errors import GraphBubbleUp, is_invalid_resume
 from engine.graph.message import REMOVE_ALL_MESSAGES
 from engine.pregel.runnable import RunnableCallable
 from engine.runtime import ExecutionInfo
@@ -66,14 +66,6 @@ if TYPE_CHECKING:
     from pydantic_core import ErrorDetails
 
     from engine.runtime import Runtime
-
-try:
-    from engine.errors import is_invalid_resume
-except ImportError:  # a core without typed interrupts never marks a resume invalid
-
-    def is_invalid_resume(error: BaseException) -> bool:
-        return False
-
 
 __all__ = [
     "InjectedState",

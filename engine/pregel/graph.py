@@ -166,6 +166,7 @@ class CompiledGraph:
                 interrupt_after=after,
                 ns=child_ns,
                 inline_sync=inline_sync,
+                parent_resume=lambda: context.next_answer(pad),
                 parents={**parent.parents, parent.ns_str: parent.checkpoint_id},
                 context=parent.context if run_context is None else run_context,
                 store=self.store or parent.store,
@@ -197,6 +198,10 @@ class CompiledGraph:
             await loop.run()
         finally:
             await loop._finish_saving()
+        if loop.ns and loop.status == "interrupted":
+            # A graph run inside a node is part of that node's task: its questions
+            # stop the enclosing run too, and its resume comes through that task.
+            raise GraphInterrupt(loop.interrupts)
         return loop
 
     async def ainvoke(
@@ -394,8 +399,6 @@ class CompiledGraph:
         )
         loop.config["configurable"].pop("checkpoint_id", None)
         await child._drive(loop, task.input)
-        if loop.status == "interrupted":
-            raise GraphInterrupt(loop.interrupts)
         return child.read_output(loop.channels)
 
     # Reading and writing state.

@@ -40,6 +40,7 @@ from engine.errors import (
     GraphRecursionError,
     InvalidUpdateError,
     ParentCommand,
+    is_invalid_resume,
 )
 from engine.pregel import context
 from engine.pregel.messages import StreamMessagesHandler
@@ -543,7 +544,12 @@ class Loop:
                     continue
                 task.error = exc
                 err = {"error": type(exc).__name__, "message": str(exc)}
-                await self._task_finished(task, [(ERROR, err)], pad)
+                failed: Writes = [(ERROR, err)]
+                if is_invalid_resume(exc):
+                    # The answer that did not fit is forgotten: the question stays open.
+                    pad.taken.clear()
+                    failed.append((RESUME, pad.resume[: max(pad.counter - 1, 0)]))
+                await self._task_finished(task, failed, pad)
                 return
             finally:
                 context.leave(token)

@@ -64,7 +64,7 @@ class Node:
 def as_runnable(name: str, action: Any) -> tuple[Runnable[Any, Any], bool]:
     """The user's node as a Runnable, and whether the loop should await it."""
     if isinstance(action, RunnableCallable):
-        return action, action.func is None
+        return action, action.afunc is not None
     if isinstance(action, Runnable):
         return action, True
     if not callable(action):
