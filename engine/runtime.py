@@ -28,6 +28,11 @@ class ExecutionInfo:
     thread_id: str | None = None
     run_id: str | None = None
     node_attempt: int = 1
+    # When the first attempt started (seconds since the epoch), for retry budgets.
+    node_first_attempt_time: float | None = None
+
+    def patch(self, **overrides: Any) -> ExecutionInfo:
+        return replace(self, **overrides)
 
 
 @dataclass(frozen=True, slots=True)

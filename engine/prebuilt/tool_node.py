@@ -499,7 +499,7 @@ class ToolNode(RunnableCallable):
                     store=runtime.store,
                     tools=tools,
                     execution_info=runtime.execution_info,
-                    server_info=getattr(runtime, "server_info", None),
+                    server_info=runtime.server_info,
                 ),
             )
             for call, call_config in zip(calls, get_config_list(config, len(calls)), strict=True)

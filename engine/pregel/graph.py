@@ -23,6 +23,7 @@ from engine.pregel import context
 from engine.pregel.config import coerce_context, merge_configs
 from engine.pregel.loop import NULL_TASK, Loop, restore_error
 from engine.pregel.node import Node, Writes
+from engine.pregel.runnable import CONFIG_KEY_RUNTIME
 from engine.pregel.tasks import (
     NO_WRITES,
     PULL,
@@ -31,6 +32,7 @@ from engine.pregel.tasks import (
     task_id,
     task_statuses,
 )
+from engine.runtime import RunControl
 from engine.store.base import BaseStore
 from engine.types import START, Durability, PregelTask, StateSnapshot
 
@@ -129,8 +131,16 @@ class CompiledGraph:
         inline_sync: bool,
         run_context: Any = None,
         print_modes: Sequence[str] = (),
+        control: RunControl | None = None,
     ) -> Loop:
         config = merge_configs(config)
+        # A server (or any caller) may seed the run's runtime: its context and store
+        # stand in for what the call and the graph do not give.
+        seeded = (config.get("configurable") or {}).get(CONFIG_KEY_RUNTIME)
+        if run_context is None:
+            run_context = getattr(seeded, "context", None)
+        store = self.store or getattr(seeded, "store", None)
+        control = control or getattr(seeded, "control", None)
         if print_modes:
             emit, modes = _printing(emit, modes, print_modes)
         saver = self._saver()
@@ -171,6 +181,7 @@ class CompiledGraph:
                 context=parent.context if run_context is None else run_context,
                 store=self.store or parent.store,
                 cache=self.cache or parent.cache,
+                control=parent.control,
             )
         if saver is not None and "thread_id" not in config.get("configurable", {}):
             raise ValueError(
@@ -188,8 +199,9 @@ class CompiledGraph:
             interrupt_after=after,
             inline_sync=inline_sync,
             context=run_context,
-            store=self.store,
+            store=store,
             cache=self.cache,
+            control=control,
         )
 
     async def _drive(self, loop: Loop, input: Any) -> Loop:
@@ -217,6 +229,7 @@ class CompiledGraph:
         subgraphs: bool = False,
         debug: bool | None = None,
         print_mode: str | Sequence[str] = (),
+        control: RunControl | None = None,
         _inline_sync: bool = False,
     ) -> Any:
         """Run to the end (or an interrupt) and return the output; `subgraphs` changes
@@ -237,6 +250,7 @@ class CompiledGraph:
             inline_sync=_inline_sync,
             run_context=context,
             print_modes=_print_modes(print_mode, debug),
+            control=control,
         )
         await self._drive(loop, input)
         if stream_mode != "values":
@@ -262,6 +276,7 @@ class CompiledGraph:
         context: Any = None,
         debug: bool | None = None,
         print_mode: str | Sequence[str] = (),
+        control: RunControl | None = None,
         _inline_sync: bool = False,
     ) -> AsyncIterator[Any]:
         buffer: deque[Any] = deque()
@@ -284,6 +299,7 @@ class CompiledGraph:
                 context=context,
                 debug=debug,
                 print_mode=print_mode,
+                control=control,
                 _inline_sync=_inline_sync,
             )
         )
@@ -319,6 +335,7 @@ class CompiledGraph:
         context: Any = None,
         debug: bool | None = None,
         print_mode: str | Sequence[str] = (),
+        control: RunControl | None = None,
         _inline_sync: bool = False,
     ) -> StateSnapshot | None:
         """Run in this task, handing each stream part (as `astream` would yield it) to
@@ -359,6 +376,7 @@ class CompiledGraph:
             inline_sync=_inline_sync,
             run_context=context,
             print_modes=_print_modes(print_mode, debug),
+            control=control,
         )
         try:
             await self._drive(loop, input)
@@ -396,6 +414,7 @@ class CompiledGraph:
             context=parent.context,
             store=child.store or parent.store,
             cache=child.cache or parent.cache,
+            control=parent.control,
         )
         loop.config["configurable"].pop("checkpoint_id", None)
         await child._drive(loop, task.input)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,7 @@ from engine.constants import PREVIOUS, RETURN
 from engine.errors import (
     CheckpointNotFoundError,
     EmptyInputError,
+    GraphDrained,
     GraphInterrupt,
     GraphRecursionError,
     InvalidUpdateError,
@@ -57,7 +59,7 @@ from engine.pregel.tasks import (
     prepare_tasks,
     task_statuses,
 )
-from engine.runtime import ExecutionInfo, Runtime
+from engine.runtime import ExecutionInfo, RunControl, Runtime, ServerInfo
 from engine.store.base import BaseStore
 from engine.types import START, Command, Durability, Interrupt
 
@@ -102,12 +104,15 @@ class Loop:
         context: Any = None,
         store: BaseStore | None = None,
         cache: BaseCache | None = None,
+        control: RunControl | None = None,
     ) -> None:
         self.graph = graph
         self.config = config
         self.context = context
         self.store = store
         self.cache = cache
+        self.control = control
+        self.server_info = _server_info(config.get("configurable") or {})
         self.emit = emit
         self.modes = modes
         self.saver = checkpointer
@@ -378,6 +383,10 @@ class Loop:
                 if self._should_interrupt(self.interrupt_before, tasks):
                     self._breakpoint()
                     return
+                if self.control is not None and self.control.drain_requested:
+                    # A step boundary: everything so far is saved, the rest can resume.
+                    self.status = "drained"
+                    raise GraphDrained(self.control.drain_reason or "shutdown")
                 await self._run_step(tasks)
                 if self.status == "interrupted":
                     return
@@ -411,13 +420,13 @@ class Loop:
         if failed:
             self.status = "error"
             raise failed[0].error  # type: ignore[misc]
-        interrupted = [t for t in tasks if t.interrupts]
+        interrupted = [t for t in tasks if t.interrupted]
         if interrupted:
             self.status = "interrupted"
             self.interrupts = [i for t in interrupted for i in t.interrupts]
             # The caller sees what the finished tasks wrote, though the step stays open
             # (no checkpoint) until the interrupts are answered.
-            finished = [t for t in tasks if not t.interrupts]
+            finished = [t for t in tasks if not t.interrupted]
             if finished:
                 self.apply(finished, set())
             if "updates" in self.modes:
@@ -477,6 +486,8 @@ class Loop:
             context=self.context,
             store=self.store,
             stream_writer=pad.writer,
+            server_info=self.server_info,
+            control=self.control,
             previous=self.channels[PREVIOUS].value
             if PREVIOUS in self.channels and self.channels[PREVIOUS].is_available()
             else None,
@@ -486,6 +497,7 @@ class Loop:
                 task_id=task.id,
                 thread_id=self.thread_id or None,
                 run_id=self.config.get("run_id") and str(self.config["run_id"]),
+                node_first_attempt_time=time.time(),
             ),
         )
         pad.config = self._task_config(task, pad.runtime) if node.runnable is not None else {}
@@ -528,8 +540,14 @@ class Loop:
                         "which has no parent."
                     ) from None
                 raise
+            except GraphDrained as exc:
+                # A run inside this task stopped to drain: no outcome is saved, so the
+                # task runs again when the thread resumes.
+                task.error = exc
+                return
             except GraphInterrupt as exc:
                 task.interrupts = list(exc.interrupts)
+                task.interrupted = True
                 await self._task_finished(task, [(INTERRUPT, task.interrupts)], pad)
                 return
             except Exception as exc:
@@ -541,6 +559,12 @@ class Loop:
                     and policy.should_retry(exc)
                 ):
                     await asyncio.sleep(_backoff(policy, attempt))
+                    info = pad.runtime.execution_info
+                    if info is not None:
+                        pad.runtime = pad.runtime.override(
+                            execution_info=info.patch(node_attempt=attempt + 1)
+                        )
+                        pad.config["configurable"][CONFIG_KEY_RUNTIME] = pad.runtime
                     continue
                 task.error = exc
                 err = {"error": type(exc).__name__, "message": str(exc)}
@@ -820,14 +844,14 @@ class Loop:
         if task.node.hidden:
             return
         state_writes = {k: v for k, v in task.writes if k in self.graph.state_key_set}
-        if "updates" in self.modes and task.error is None and not task.interrupts:
+        if "updates" in self.modes and task.error is None and not task.interrupted:
             output = self.graph.output_channel
             shown = state_writes.get(output) if output else state_writes or None
             update: dict[str, Any] = {task.name: shown}
             if task.cached:
                 update["__metadata__"] = {"cached": True}
             self.emit(self.ns, "updates", update)
-        if "messages" in self.modes and task.error is None and not task.interrupts:
+        if "messages" in self.modes and task.error is None and not task.interrupted:
             self._emit_messages(task, state_writes)
         if {"tasks", "debug"} & self.modes:
             payload = {
@@ -866,6 +890,15 @@ class Loop:
                         continue
                     seen.add(item.id)
                 self.emit(self.ns, "messages", (item, meta))
+
+
+def _server_info(configurable: dict[str, Any]) -> ServerInfo | None:
+    """Which assistant and graph a server runs this call for, and its user."""
+    assistant_id, graph_id = configurable.get("assistant_id"), configurable.get("graph_id")
+    if assistant_id is None or graph_id is None:
+        return None
+    user = configurable.get("langgraph_auth_user")
+    return ServerInfo(assistant_id=str(assistant_id), graph_id=str(graph_id), user=user)
 
 
 def _discard(_chunk: Any) -> None:

@@ -38,6 +38,8 @@ class Task:
     # True when this task's writes were restored from the saver: it does not run again.
     done: bool = False
     interrupts: list[Interrupt] = field(default_factory=list)
+    # Stopped by an interrupt, or by a breakpoint inside its subgraph (which asks nothing).
+    interrupted: bool = False
     error: BaseException | None = None
     resume: list[Any] = field(default_factory=list)
     # True when the writes came from the node cache rather than a run of the node.
