@@ -87,22 +87,12 @@ def _add_messages(left: Messages, right: Messages, format: str | None = None) ->
         merged = [m for m in merged if m.id not in removed]
     if format == "langchain-openai":
         return _openai_format(merged)
-    if format is not None:
-        raise ValueError(f"Unknown message format {format!r}; the one known is 'langchain-openai'.")
     return merged
 
 
 def _openai_format(messages: list[BaseMessage]) -> list[BaseMessage]:
-    """Content blocks rewritten as OpenAI's, keeping each message's class, id and name."""
-    formatted: list[BaseMessage] = []
-    for m in messages:
-        if isinstance(m, RemoveMessage):
-            formatted.append(m)
-            continue
-        blocks = convert_to_openai_messages([m], text_format="block")
-        content = blocks[0].get("content", m.content) if blocks else m.content
-        formatted.append(m.model_copy(update={"content": content}))
-    return formatted
+    """The messages as OpenAI would take them (content blocks, tool calls), rebuilt."""
+    return convert_to_messages(convert_to_openai_messages(messages))
 
 
 def add_messages(
@@ -119,6 +109,10 @@ def add_messages(
     (`role`/`type`), `(role, content)` tuples and strings become messages; chunks become
     whole messages. Called with only `format=`, it returns the reducer with that format.
     """
+    if format not in (None, "langchain-openai"):
+        raise ValueError(
+            f"Unrecognized format={format!r}; the one supported is 'langchain-openai'."
+        )
     if left is None and right is None:
         return partial(_add_messages, format=format)
     return _add_messages(cast(Messages, left), cast(Messages, right), format)

@@ -7,13 +7,12 @@ loop puts the current task in a context variable before calling a node.
 from __future__ import annotations
 
 import hashlib
-import uuid
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.messages import BaseMessage, convert_to_messages
+from langchain_core.messages import convert_to_messages
 from langchain_core.runnables.config import var_child_runnable_config
 from pydantic import TypeAdapter, ValidationError
 
@@ -149,15 +148,16 @@ def get_config() -> dict[str, Any]:
     return pad.config
 
 
-def push_message(message: Any, *, state_key: str = "messages") -> Any:
-    """Stream a finished message now and write it to `state_key` when the node returns."""
-    if not isinstance(message, BaseMessage):
-        (message,) = convert_to_messages([message])
+def push_message(message: Any, *, state_key: str | None = "messages") -> Any:
+    """Stream a finished message now and write it to `state_key` (unless None) when the
+    node returns. The message needs an id: the stream and the state name it by it."""
+    (message,) = convert_to_messages([message])
     if message.id is None:
-        message.id = str(uuid.uuid4())
+        raise ValueError("Message ID is required to push a message.")
     pad = current()
     pad.stream_message(message)
-    pad.pushed.append((state_key, message))
+    if state_key:
+        pad.pushed.append((state_key, message))
     return message
 
 

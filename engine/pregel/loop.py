@@ -867,7 +867,7 @@ class Loop:
                 self.emit(self.ns, "debug", _debug(self.step, "task_result", payload))
 
     def _stream_pushed(self, task: Task, message: BaseMessage) -> None:
-        if "messages" in self.modes and message.id not in self._streamed_messages:
+        if "messages" in self.modes:
             self._streamed_messages.add(message.id)  # type: ignore[arg-type]
             self.emit(self.ns, "messages", (message, self.task_metadata(task)))
 
