@@ -50,18 +50,17 @@ def draw(builder: StateGraph) -> Graph:
     for name, spec in builder.nodes.items():
         edges.update((name, target, None, True) for target in spec.destinations or ())
     sources = {source for source, *_ in edges}
-    for name in builder.nodes:
-        if name not in sources:
-            # A node with nowhere to go ends the run.
-            edges.add((name, END, None, False))
+    # A node with nowhere to go ends the run; LangGraph draws those edges last.
+    ends = [(name, END, None, False) for name in builder.nodes if name not in sources]
 
     graph = Graph()
     drawn = {START: graph.add_node(_data(START, None), START)}
     for name, spec in builder.nodes.items():
         drawn[name] = graph.add_node(_data(name, spec.fn), name, metadata=spec.metadata)
-    if any(target == END for _, target, *_ in edges):
+    ordered = [*sorted(edges, key=lambda e: (e[0], e[1])), *ends]
+    if any(target == END for _, target, *_ in ordered):
         drawn[END] = graph.add_node(_data(END, None), END)
-    for source, target, data, conditional in sorted(edges, key=lambda e: (e[0], e[1])):
+    for source, target, data, conditional in ordered:
         graph.add_edge(drawn[source], drawn[target], data, conditional)
     return graph
 
