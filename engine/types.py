@@ -7,6 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
 
+from langchain_core.messages.tool import ToolOutputMixin
+
 START = "__start__"
 END = "__end__"
 
@@ -38,7 +40,7 @@ class Interrupt:
 
 
 @dataclass(slots=True)
-class Command(Generic[N]):
+class Command(Generic[N], ToolOutputMixin):
     """What a node returns to update state and choose where to go, or what a caller
     sends to answer an interrupt. `Command[Literal["a", "b"]]` as a node's return
     annotation tells the drawing where it may go."""

@@ -213,6 +213,7 @@ def _with_messages(state: Any, messages: Sequence[BaseMessage]) -> Any:
 
 
 DynamicModel = Callable[[Any, Runtime], Any]
+Hook = Callable[..., Any] | Runnable
 
 
 class _ModelCall:
@@ -367,8 +368,8 @@ def create_react_agent(
     *,
     prompt: Prompt | None = None,
     response_format: StructuredResponseSchema | tuple[str, StructuredResponseSchema] | None = None,
-    pre_model_hook: Any = None,
-    post_model_hook: Any = None,
+    pre_model_hook: Hook | None = None,
+    post_model_hook: Hook | None = None,
     state_schema: StateSchemaType | None = None,
     context_schema: type[Any] | None = None,
     checkpointer: "BaseCheckpointSaver | bool | None" = None,
@@ -434,8 +435,9 @@ def create_react_agent(
     else:
         if isinstance(model, str):
             model = _init_chat_model(model)
-        if (tool_classes or builtin_tools) and _should_bind_tools(
-            model, tool_classes, num_builtin=len(builtin_tools)
+        # Checked even without tools: a model bound to tools the agent lacks is refused.
+        if _should_bind_tools(model, tool_classes, num_builtin=len(builtin_tools)) and (
+            tool_classes or builtin_tools
         ):
             model = cast(BaseChatModel, model).bind_tools([*tool_classes, *builtin_tools])
         static = _get_prompt_runnable(prompt) | model
@@ -453,7 +455,7 @@ def create_react_agent(
     workflow.add_node(
         "agent",
         RunnableCallable(model_call.call_model, model_call.acall_model),
-        input_schema=_llm_input_schema(state_schema) if pre_model_hook else state_schema,
+        input_schema=state_schema if pre_model_hook is None else _llm_input_schema(state_schema),
     )
     if tool_classes:
         workflow.add_node("tools", tool_node)

@@ -2,7 +2,11 @@
 Inbox, Agent Chat UI) expect them: a node asks with `interrupt([HumanInterrupt(...)])`
 and is resumed with a list of HumanResponse."""
 
-from typing import Literal, TypedDict
+from typing import Literal
+
+# typing_extensions' TypedDict: pydantic (an interrupt's `response_schema`) rejects
+# typing's before Python 3.12.
+from typing_extensions import TypedDict
 
 __all__ = ["ActionRequest", "HumanInterrupt", "HumanInterruptConfig", "HumanResponse"]
 

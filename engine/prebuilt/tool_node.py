@@ -25,7 +25,6 @@ from typing import (
     Generic,
     Literal,
     NoReturn,
-    TypedDict,
     Union,
     cast,
     get_args,
@@ -53,7 +52,7 @@ from langchain_core.tools.base import (
     get_all_basemodel_annotations,
 )
 from pydantic import BaseModel, ValidationError
-from typing_extensions import TypeVar
+from typing_extensions import TypedDict, TypeVar
 
 from engine.errors import GraphBubbleUp, is_invalid_resume
 from engine.graph.message import REMOVE_ALL_MESSAGES

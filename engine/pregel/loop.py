@@ -13,6 +13,7 @@ import random
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import BaseCallbackManager
@@ -47,7 +48,7 @@ from engine.errors import (
 from engine.pregel import context
 from engine.pregel.messages import StreamMessagesHandler
 from engine.pregel.node import Writes
-from engine.pregel.runnable import CONFIG_KEY_RUNTIME
+from engine.pregel.runnable import CONFIG_KEY_READ_STATE, CONFIG_KEY_RUNTIME
 from engine.pregel.tasks import (
     INTERRUPT_SEEN,
     NO_WRITES,
@@ -149,9 +150,8 @@ class Loop:
         self._exit_checkpoint: tuple[Checkpoint, dict[str, Any], str | None] | None = None
         self._exit_writes: list[tuple[str, Writes]] = []
         self._streamed_messages: set[str] = set()
+        self._join_message_handler()
         self._call_results: dict[str, Any] = {}
-        if "messages" in modes:
-            self._add_message_handler()
         self.stop = 0
         self._null_resume: list[Any] = []
         self._exit_new_versions: dict[str, int] = {}
@@ -802,6 +802,9 @@ class Loop:
         conf["checkpoint_ns"] = "|".join([*self.ns, f"{task.name}:{task.id}"])
         conf.pop("checkpoint_id", None)
         conf[CONFIG_KEY_RUNTIME] = runtime
+        # What the node would read from its edge now, for a node run by a Send (a
+        # ToolNode given one tool call) that wants the graph's state too.
+        conf[CONFIG_KEY_READ_STATE] = partial(task.node.read, self.channels, self.step, self.stop)
         config = {
             **self.config,
             "configurable": conf,
@@ -811,20 +814,25 @@ class Loop:
         config.pop("run_name", None)
         return config
 
-    def _add_message_handler(self) -> None:
-        """Chat models called in this call's nodes stream their tokens to it, unless an
-        enclosing call's handler (inherited with its callbacks) already does."""
+    def _join_message_handler(self) -> None:
+        """Chat models called in this call's nodes stream their tokens through the run's
+        one handler (inherited from an enclosing call with its callbacks), which this
+        call joins; a call that wants messages and finds none adds it."""
         callbacks = self.config.get("callbacks")
         handlers = callbacks.handlers if isinstance(callbacks, BaseCallbackManager) else callbacks
-        if any(isinstance(h, StreamMessagesHandler) for h in handlers or ()):
-            return
-        handler = StreamMessagesHandler(self.emit, self._streamed_messages)
-        if isinstance(callbacks, BaseCallbackManager):
-            callbacks = callbacks.copy()
-            callbacks.add_handler(handler, inherit=True)
-        else:
-            callbacks = [*(callbacks or ()), handler]
-        self.config = {**self.config, "callbacks": callbacks}
+        handler = next((h for h in handlers or () if isinstance(h, StreamMessagesHandler)), None)
+        if handler is None:
+            if "messages" not in self.modes:
+                return
+            handler = StreamMessagesHandler(self.emit)
+            if isinstance(callbacks, BaseCallbackManager):
+                callbacks = callbacks.copy()
+                callbacks.add_handler(handler, inherit=True)
+            else:
+                callbacks = [*(callbacks or ()), handler]
+            self.config = {**self.config, "callbacks": callbacks}
+        handler.emitters[self.ns] = self.emit
+        self._streamed_messages = handler.seen
 
     def _emit_task_start(self, task: Task) -> None:
         if task.node.hidden or not ({"tasks", "debug"} & self.modes):

@@ -28,12 +28,18 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
 
     run_inline = True
 
-    def __init__(self, emit: Emit, seen: set[str]) -> None:
-        self.emit = emit
+    def __init__(self, emit: Emit) -> None:
+        self.default_emit = emit
+        # Each graph of the run (a subgraph, a graph run inside a node) streams through
+        # its own loop's emit, so a consumer of that graph's own stream sees its parts.
+        self.emitters: dict[tuple[str, ...], Emit] = {}
         # Ids of messages already streamed: a node that returns the model's reply must
-        # not show it a second time (shared with the loop, which emits node outputs).
-        self.seen = seen
+        # not show it a second time (shared with every loop of the run).
+        self.seen: set[str] = set()
         self.runs: dict[UUID, tuple[tuple[str, ...], dict[str, Any]]] = {}
+
+    def emit(self, ns: tuple[str, ...], mode: str, payload: Any) -> None:
+        self.emitters.get(ns, self.default_emit)(ns, mode, payload)
 
     def tap_output_aiter(self, run_id: UUID, output: Any) -> Any:
         return output

@@ -25,9 +25,16 @@ from langchain_core.runnables.config import (
 
 from engine.runtime import DEFAULT_RUNTIME, Runtime
 
-__all__ = ["CONFIG_KEY_RUNTIME", "RunnableCallable", "injected_params", "runtime_of"]
+__all__ = [
+    "CONFIG_KEY_READ_STATE",
+    "CONFIG_KEY_RUNTIME",
+    "RunnableCallable",
+    "injected_params",
+    "runtime_of",
+]
 
 CONFIG_KEY_RUNTIME = "__pregel_runtime"
+CONFIG_KEY_READ_STATE = "__pregel_read_state"
 # Parameter names a node may declare to be handed a part of the run, and where from.
 _INJECTED = ("config", "runtime", "store", "writer")
 
