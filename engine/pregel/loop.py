@@ -424,16 +424,16 @@ class Loop:
         if interrupted:
             self.status = "interrupted"
             self.interrupts = [i for t in interrupted for i in t.interrupts]
-            # The caller sees what the finished tasks wrote, though the step stays open
-            # (no checkpoint) until the interrupts are answered.
-            finished = [t for t in tasks if not t.interrupted]
-            if finished:
-                self.apply(finished, set())
             if "updates" in self.modes:
                 self.emit(self.ns, "updates", {"__interrupt__": tuple(self.interrupts)})
             if "values" in self.modes:
                 values = self.graph.read_state(self.channels)
                 self.emit(self.ns, "values", {**values, "__interrupt__": tuple(self.interrupts)})
+            # The caller then sees what the finished tasks wrote, though the step stays
+            # open (no checkpoint) until the interrupts are answered.
+            finished = [t for t in tasks if not t.interrupted]
+            if finished:
+                self._emit_values(self.apply(finished, set()))
 
     def _restore_pending(self, tasks: list[Task]) -> None:
         """Writes saved for this step mark finished tasks and carry resume answers."""
