@@ -12,7 +12,8 @@ import uuid
 from decimal import Decimal
 from typing import Any
 
-from engine.graph.messages import BaseMessage, message_to_dict
+from langchain_core.messages import BaseMessage
+
 from engine.types import Interrupt, Send
 
 
@@ -40,7 +41,7 @@ def to_json(value: Any) -> str:
 def _plain(value: Any) -> Any:
     """One object that is not a JSON type, as something nearer to one."""
     if isinstance(value, BaseMessage):
-        return message_to_dict(value)
+        return value.model_dump()
     if isinstance(value, Interrupt):
         return {"value": value.value, "id": value.id}
     if isinstance(value, Send):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine import START, AIMessage, MessagesState, StateGraph
+from langchain_core.messages import AIMessage
+
+from engine import START, MessagesState, StateGraph
 
 
 def reply(state: MessagesState) -> dict[str, Any]:

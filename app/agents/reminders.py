@@ -12,21 +12,13 @@ read fails with `InvalidResumeError` while the thread stays interrupted.
 
 from typing import Any, Literal, TypedDict
 
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+
 from app.agents.tools import TOOLS, declined, run_tool, tool_schemas
-from app.models.base import ChatModel, load_model
-from engine import (
-    END,
-    START,
-    AIMessage,
-    Command,
-    MessagesState,
-    Send,
-    StateGraph,
-    SystemMessage,
-    ToolMessage,
-    get_config,
-    interrupt,
-)
+from app.models.base import load_model
+from engine import END, START, Command, MessagesState, Send, StateGraph, interrupt
 
 ADD_REMINDER = "add_reminder"
 SYSTEM_PROMPT = (
@@ -203,9 +195,11 @@ def ask_user(state: MessagesState) -> Command:
     return Command(update={"messages": answers} if answers else None, goto=sends or "model")
 
 
-async def run_tool_call(packet: dict[str, Any]) -> dict[str, list[ToolMessage]]:
+async def run_tool_call(
+    packet: dict[str, Any], config: RunnableConfig
+) -> dict[str, list[ToolMessage]]:
     """One tool call per task; the call id is the idempotency key of its side effect."""
-    configurable = get_config()["configurable"]
+    configurable = config["configurable"]
     message = await run_tool(
         packet["tool_call"],
         owner=configurable.get("user_id") or "local",
@@ -214,16 +208,15 @@ async def run_tool_call(packet: dict[str, Any]) -> dict[str, list[ToolMessage]]:
     return {"messages": [message]}
 
 
-def build_graph(model: ChatModel | None = None) -> StateGraph:
+def build_graph(model: BaseChatModel | None = None) -> StateGraph:
     """The agent over `model` (default: THREADLINE_MODEL), not compiled: the caller picks
     the checkpointer."""
-    chat_model = model or load_model()
-    schemas = tool_schemas()
+    chat_model = (model or load_model()).bind_tools(tool_schemas())
 
     async def call_model(state: MessagesState) -> dict[str, list[AIMessage]]:
         """The system prompt is added per call, never stored, so changing it is free."""
         messages = [SystemMessage(SYSTEM_PROMPT), *state["messages"]]
-        return {"messages": [await chat_model.respond(messages, schemas)]}
+        return {"messages": [await chat_model.ainvoke(messages)]}
 
     return (
         StateGraph(MessagesState)

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from langchain_core.messages import ToolMessage
 
 from app.agents.reminder_store import get_store
-from engine import ToolMessage
 
 DEFAULT_FORECAST_URL = "http://127.0.0.1:8123/demo/forecast"
 FORECAST_ATTEMPTS = 3

@@ -1,44 +1,80 @@
-"""What the agent needs from a chat model, and how the server picks one.
+"""What the server's chat models share, and how the server picks one.
 
-A model streams each piece of its reply to `get_message_writer()` as it goes (the engine
-turns those into `messages` stream events tagged with the node and step) and returns the
-finished `AIMessage`, carrying the same id as its chunks.
+They are LangChain chat models: a node calls one as any LangGraph node would
+(`model.bind_tools(tools).ainvoke(messages)`), and LangChain hands every chunk it streams
+to the engine's callback handler, which turns them into `messages` stream events. A
+provider implements `_stream` and `_astream` only: a reply nobody streams is the same
+chunks added up, so both paths give the same message.
 """
 
-import os
-from typing import Any, Protocol
+from __future__ import annotations
 
-from engine import AIMessage, AIMessageChunk, BaseMessage, get_message_writer
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.language_models.chat_models import generate_from_stream
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
-
-
-class ChatModel(Protocol):
-    """A chat model the agent can call with its conversation and tool schemas."""
-
-    async def respond(self, messages: list[BaseMessage], tools: list[dict[str, Any]]) -> AIMessage:
-        """Reply to `messages`, possibly with calls to `tools` (OpenAI function schemas)."""
-        ...
 
 
 class ModelProviderError(RuntimeError):
     """The provider failed in a way retrying will not fix (or retries ran out): a run error."""
 
 
-def emit(chunk: AIMessageChunk) -> None:
-    """Stream one chunk of the reply being written (a no-op outside a graph run)."""
-    get_message_writer()(chunk)
+class StreamingChatModel(BaseChatModel):
+    """A chat model whose every reply is a stream; tools are bound as OpenAI schemas."""
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """The model with `tools` (any form LangChain converts) passed on every call."""
+        if tool_choice is not None:
+            kwargs["tool_choice"] = tool_choice
+        return self.bind(tools=[convert_to_openai_tool(tool) for tool in tools], **kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return generate_from_stream(self._stream(messages, stop, run_manager, **kwargs))
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        # Added up in place: LangChain's `agenerate_from_stream` hops to a thread for it.
+        chunks = [chunk async for chunk in self._astream(messages, stop, run_manager, **kwargs)]
+        return generate_from_stream(iter(chunks))
 
 
-def load_model(spec: str | None = None) -> ChatModel:
-    """The model named by `spec` or THREADLINE_MODEL: `scripted` (default) or
-    `openai:<model>` (THREADLINE_OPENAI_BASE_URL, THREADLINE_OPENAI_API_KEY)."""
+def load_model(spec: str | None = None) -> BaseChatModel:
+    """The model named by `spec` or THREADLINE_MODEL: `scripted` (default;
+    THREADLINE_SCRIPTED_PACE_S) or `openai:<model>` (THREADLINE_OPENAI_BASE_URL,
+    THREADLINE_OPENAI_API_KEY)."""
     spec = (spec or os.environ.get("THREADLINE_MODEL") or "scripted").strip()
     provider, _, name = spec.partition(":")
     if provider == "scripted" and not name:
         from app.models.scripted import ScriptedChatModel
 
-        return ScriptedChatModel()
+        return ScriptedChatModel(pace_s=float(os.environ.get("THREADLINE_SCRIPTED_PACE_S") or 0))
     if provider == "openai" and name:
         from app.models.openai import OpenAIChatModel
 

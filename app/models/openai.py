@@ -5,16 +5,18 @@ timeouts and unreachable servers are retried with backoff a few times; bad crede
 other refusals fail the run at once with a `ModelProviderError` saying what went wrong.
 """
 
+from __future__ import annotations
+
 import asyncio
 import json
+import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
-
-from app.models.base import DEFAULT_OPENAI_BASE_URL, ModelProviderError, emit
-from engine import (
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
     BaseMessage,
@@ -22,56 +24,120 @@ from engine import (
     SystemMessage,
     ToolMessage,
 )
+from langchain_core.messages.tool import ToolCallChunk, tool_call_chunk
+from langchain_core.outputs import ChatGenerationChunk
+from pydantic import SecretStr
+
+from app.models.base import DEFAULT_OPENAI_BASE_URL, ModelProviderError, StreamingChatModel
 
 
 class _Transient(Exception):
     """A failure worth another attempt (it is not shown to anyone unless retries run out)."""
 
 
-class OpenAIChatModel:
-    """Chat completions with `stream: true`; tool calls are assembled from their deltas."""
+class OpenAIChatModel(StreamingChatModel):
+    """Chat completions with `stream: true`, one chunk per streamed delta."""
 
-    def __init__(
+    model: str
+    base_url: str = DEFAULT_OPENAI_BASE_URL
+    api_key: SecretStr | None = None
+    timeout_s: float = 60.0
+    max_attempts: int = 3
+    backoff_s: float = 1.0
+
+    @property
+    def _llm_type(self) -> str:
+        return "openai-compatible"
+
+    @property
+    def url(self) -> str:
+        return self.base_url.rstrip("/") + "/chat/completions"
+
+    @property
+    def headers(self) -> dict[str, str]:
+        key = self.api_key.get_secret_value() if self.api_key else ""
+        return {"Authorization": f"Bearer {key}"} if key else {}
+
+    def _stream(
         self,
-        model: str,
-        *,
-        base_url: str = DEFAULT_OPENAI_BASE_URL,
-        api_key: str | None = None,
-        timeout_s: float = 60.0,
-        max_attempts: int = 3,
-        backoff_s: float = 1.0,
-    ) -> None:
-        self.model = model
-        self.url = base_url.rstrip("/") + "/chat/completions"
-        self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.timeout_s = timeout_s
-        self.max_attempts = max_attempts
-        self.backoff_s = backoff_s
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        payload = self._payload(messages, stop, kwargs)
+        attempt = 1
+        while True:
+            try:
+                yield from self._attempt(payload)
+                return
+            except _Transient as exc:
+                time.sleep(self._backoff(attempt, exc))
+            attempt += 1
 
-    async def respond(self, messages: list[BaseMessage], tools: list[dict[str, Any]]) -> AIMessage:
-        """Stream one reply, retrying transient failures that happen before the first chunk."""
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        payload = self._payload(messages, stop, kwargs)
+        attempt = 1
+        while True:
+            try:
+                async for chunk in self._aattempt(payload):
+                    yield chunk
+                return
+            except _Transient as exc:
+                await asyncio.sleep(self._backoff(attempt, exc))
+            attempt += 1
+
+    def _payload(
+        self, messages: list[BaseMessage], stop: list[str] | None, options: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The request body; `tools` and `tool_choice` come from `bind_tools`."""
         payload: dict[str, Any] = {
             "model": self.model,
             "messages": to_openai_messages(messages),
             "stream": True,
         }
-        if tools:
-            payload["tools"] = tools
-        message_id = str(uuid.uuid4())
-        attempt = 1
-        while True:
-            try:
-                return await self._attempt(payload, message_id)
-            except _Transient as exc:
-                if attempt >= self.max_attempts:
-                    raise ModelProviderError(
-                        f"The model provider at {self.url} failed {attempt} times; last: {exc}"
-                    ) from exc
-            await asyncio.sleep(self.backoff_s * 2 ** (attempt - 1))
-            attempt += 1
+        if stop:
+            payload["stop"] = stop
+        for key in ("tools", "tool_choice"):
+            if options.get(key):
+                payload[key] = options[key]
+        return payload
 
-    async def _attempt(self, payload: dict[str, Any], message_id: str) -> AIMessage:
-        reply: AIMessageChunk | None = None
+    def _backoff(self, attempt: int, exc: _Transient) -> float:
+        """Seconds to wait before the next attempt; a `ModelProviderError` when none is left."""
+        if attempt >= self.max_attempts:
+            raise ModelProviderError(
+                f"The model provider at {self.url} failed {attempt} times; last: {exc}"
+            ) from exc
+        return self.backoff_s * 2 ** (attempt - 1)
+
+    def _attempt(self, payload: dict[str, Any]) -> Iterator[ChatGenerationChunk]:
+        reader = _Reader()
+        try:
+            with (
+                httpx.Client(timeout=self.timeout_s) as client,
+                client.stream("POST", self.url, json=payload, headers=self.headers) as response,
+            ):
+                if response.status_code >= 400:
+                    response.read()
+                    raise _status_error(response)
+                for line in response.iter_lines():
+                    if (chunk := reader.read(line)) is not None:
+                        yield chunk
+                    if reader.done:
+                        break
+        except httpx.HTTPError as exc:
+            raise reader.broken(exc, self.timeout_s) from exc
+        reader.check_complete()
+
+    async def _aattempt(self, payload: dict[str, Any]) -> AsyncIterator[ChatGenerationChunk]:
+        reader = _Reader()
         try:
             async with (
                 httpx.AsyncClient(timeout=self.timeout_s) as client,
@@ -80,22 +146,83 @@ class OpenAIChatModel:
                 if response.status_code >= 400:
                     await response.aread()
                     raise _status_error(response)
-                async for chunk in _chunks(response, message_id):
-                    emit(chunk)
-                    reply = chunk if reply is None else reply + chunk
+                async for line in response.aiter_lines():
+                    if (chunk := reader.read(line)) is not None:
+                        yield chunk
+                    if reader.done:
+                        break
         except httpx.HTTPError as exc:
-            problem = (
-                f"no answer within {self.timeout_s:g}s"
-                if isinstance(exc, httpx.TimeoutException)
-                else f"{type(exc).__name__}: {exc}"
-            )
-            if reply is not None:
-                # Chunks already went out under this id; a retry would garble the message.
-                raise ModelProviderError(f"The model's reply broke off: {problem}") from exc
-            raise _Transient(problem) from exc
-        if reply is None:
+            raise reader.broken(exc, self.timeout_s) from exc
+        reader.check_complete()
+
+
+class _Reader:
+    """One attempt's server-sent events of `chat.completion.chunk` objects, as chunks."""
+
+    def __init__(self) -> None:
+        self.started = False
+        self.done = False
+        # Some compatible servers omit tool call ids; a tool result needs one to answer to.
+        self.call_ids: dict[int, str] = {}
+
+    def read(self, line: str) -> ChatGenerationChunk | None:
+        """The chunk a line carries: the first choice's delta, if it has one."""
+        if not line.startswith("data:"):
+            return None
+        data = line[5:].strip()
+        if data == "[DONE]":
+            self.done = True
+            return None
+        try:
+            event = json.loads(data)
+        except ValueError:
+            event = None
+        if not isinstance(event, dict):
+            raise ModelProviderError(f"The model provider sent malformed JSON: {data[:200]}")
+        if event.get("error"):
+            raise ModelProviderError(f"The model provider reported an error: {event['error']}")
+        for choice in event.get("choices") or []:
+            if choice.get("index", 0) == 0:
+                self.started = True
+                return ChatGenerationChunk(message=self._chunk(choice, event.get("model")))
+        return None
+
+    def _chunk(self, choice: dict[str, Any], model: str | None) -> AIMessageChunk:
+        delta = choice.get("delta") or {}
+        # Once per message, on the last chunk: merging chunks concatenates strings.
+        finish = choice.get("finish_reason")
+        return AIMessageChunk(
+            content=delta.get("content") or "",
+            response_metadata={"finish_reason": finish, "model_name": model} if finish else {},
+            tool_call_chunks=[self._call_chunk(tc) for tc in delta.get("tool_calls") or []],
+            chunk_position="last" if finish else None,
+        )
+
+    def _call_chunk(self, delta: dict[str, Any]) -> ToolCallChunk:
+        function = delta.get("function") or {}
+        index = delta.get("index") or 0
+        call_id = delta.get("id")
+        if index not in self.call_ids:
+            self.call_ids[index] = call_id = call_id or f"call_{uuid.uuid4().hex[:24]}"
+        return tool_call_chunk(
+            name=function.get("name"), args=function.get("arguments"), id=call_id, index=index
+        )
+
+    def broken(self, exc: httpx.HTTPError, timeout_s: float) -> Exception:
+        """What a transport failure means: retry it, unless chunks already went out (a
+        retry would garble the message they started)."""
+        problem = (
+            f"no answer within {timeout_s:g}s"
+            if isinstance(exc, httpx.TimeoutException)
+            else f"{type(exc).__name__}: {exc}"
+        )
+        if self.started:
+            return ModelProviderError(f"The model's reply broke off: {problem}")
+        return _Transient(problem)
+
+    def check_complete(self) -> None:
+        if not self.started:
             raise ModelProviderError("The model provider sent an empty reply.")
-        return _finished(reply)
 
 
 def _status_error(response: httpx.Response) -> Exception:
@@ -121,60 +248,8 @@ def _error_detail(response: httpx.Response) -> str:
     return str(message)
 
 
-async def _chunks(response: httpx.Response, message_id: str) -> AsyncIterator[AIMessageChunk]:
-    """Server-sent events of `chat.completion.chunk` objects, as message chunks."""
-    async for line in response.aiter_lines():
-        if not line.startswith("data:"):
-            continue
-        data = line[5:].strip()
-        if data == "[DONE]":
-            return
-        try:
-            event = json.loads(data)
-        except ValueError as exc:
-            raise ModelProviderError(
-                f"The model provider sent malformed JSON: {data[:200]}"
-            ) from exc
-        if isinstance(event, dict) and event.get("error"):
-            raise ModelProviderError(f"The model provider reported an error: {event['error']}")
-        for choice in event.get("choices") or []:
-            if choice.get("index", 0) == 0:
-                yield _chunk(choice, event.get("model"), message_id)
-
-
-def _chunk(choice: dict[str, Any], model: str | None, message_id: str) -> AIMessageChunk:
-    delta = choice.get("delta") or {}
-    # Once per message, on the last chunk: merging chunks concatenates strings.
-    finish = choice.get("finish_reason")
-    metadata = {"finish_reason": finish, "model_name": model} if finish else {}
-    return AIMessageChunk(
-        content=delta.get("content") or "",
-        id=message_id,
-        response_metadata=metadata,
-        tool_call_chunks=[
-            {
-                "name": (tc.get("function") or {}).get("name"),
-                "args": (tc.get("function") or {}).get("arguments"),
-                "id": tc.get("id"),
-                "index": tc.get("index"),
-            }
-            for tc in delta.get("tool_calls") or []
-        ],
-    )
-
-
-def _finished(reply: AIMessageChunk) -> AIMessage:
-    """Some compatible servers omit tool call ids; tool results need one to answer to."""
-    message = reply.to_message()
-    message.tool_calls = [
-        tc if tc["id"] else {**tc, "id": f"call_{uuid.uuid4().hex[:24]}"}
-        for tc in message.tool_calls
-    ]
-    return message
-
-
 def to_openai_messages(messages: list[BaseMessage]) -> list[dict[str, Any]]:
-    """Our messages in chat completions form; content blocks are flattened to their text."""
+    """Messages in chat completions form; content blocks are flattened to their text."""
     out: list[dict[str, Any]] = []
     for m in messages:
         if isinstance(m, SystemMessage):

@@ -3,17 +3,32 @@
 It reads the last human message for a few phrasings ("weather in Paris tomorrow", "remind
 me to call mom tomorrow at 9", "list my reminders"), answers them with real tool calls, and
 after the tool results summarises them. Anything else gets a friendly echo. Replies stream
-word by word, as a real model's tokens would.
+as a real model's do: text word by word, each tool call as its name and id, then its
+arguments in pieces; `pace_s` apart (0: as fast as the event loop goes).
 """
+
+from __future__ import annotations
 
 import asyncio
 import json
 import re
+import time
 import uuid
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from app.models.base import emit
-from engine import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+)
+from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.outputs import ChatGenerationChunk
+
+from app.models.base import StreamingChatModel
 
 _WEATHER = re.compile(
     r"\bweather\s+(?:in|for|at)\s+(?P<city>.+?)(?:\s+(?P<day>today|tomorrow))?\s*"
@@ -30,21 +45,76 @@ _DUE = re.compile(
 _LIST = re.compile(r"\b(?:list|show|what\s+are)\s+(?:all\s+)?my\s+reminders\b", re.IGNORECASE)
 
 
-class ScriptedChatModel:
+class ScriptedChatModel(StreamingChatModel):
     """Rule-based replies with the same streaming and tool-calling shape as a real model."""
 
-    async def respond(self, messages: list[BaseMessage], tools: list[dict[str, Any]]) -> AIMessage:
-        """Summarise fresh tool results, else act on the last human message."""
-        message_id = str(uuid.uuid4())
-        if messages and isinstance(messages[-1], ToolMessage):
-            return await _say(message_id, _summarise(messages))
+    pace_s: float = 0.0
+    """Pause between two streamed pieces, in seconds: 0.05 reads like a person typing."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "threadline-scripted"
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        for i, chunk in enumerate(_reply(messages, kwargs.get("tools") or [])):
+            if i and self.pace_s:
+                time.sleep(self.pace_s)
+            yield ChatGenerationChunk(message=chunk)
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        for i, chunk in enumerate(_reply(messages, kwargs.get("tools") or [])):
+            if i:
+                # Even at pace 0, other tasks get their turn between two pieces.
+                await asyncio.sleep(self.pace_s)
+            yield ChatGenerationChunk(message=chunk)
+
+
+def _reply(messages: list[BaseMessage], tools: list[dict[str, Any]]) -> list[AIMessageChunk]:
+    """Summarise fresh tool results, else act on the last human message; the reply's
+    pieces, the last one marked as such."""
+    if messages and isinstance(messages[-1], ToolMessage):
+        pieces = _words(_summarise(messages))
+    else:
         text = next((m.text for m in reversed(messages) if isinstance(m, HumanMessage)), "")
-        offered = {t["function"]["name"] for t in tools}
+        offered = {tool["function"]["name"] for tool in tools}
         calls = [call for call in _requested_calls(text) if call["name"] in offered]
-        if not calls:
-            return await _say(message_id, _chat_reply(text))
-        emit(AIMessageChunk(content="", id=message_id, tool_calls=calls, chunk_position="last"))
-        return AIMessage(content="", id=message_id, tool_calls=calls)
+        pieces = _call_pieces(calls) if calls else _words(_chat_reply(text))
+    pieces[-1].chunk_position = "last"
+    return pieces
+
+
+def _words(text: str) -> list[AIMessageChunk]:
+    return [AIMessageChunk(content=word) for word in _split(text)]
+
+
+def _call_pieces(calls: list[dict[str, Any]]) -> list[AIMessageChunk]:
+    """Each call as providers stream it: name and id first, then the arguments' JSON."""
+    pieces: list[AIMessageChunk] = []
+    for index, call in enumerate(calls):
+        start = tool_call_chunk(name=call["name"], args="", id=call["id"], index=index)
+        pieces.append(AIMessageChunk(content="", tool_call_chunks=[start]))
+        pieces += [
+            AIMessageChunk(content="", tool_call_chunks=[tool_call_chunk(args=part, index=index)])
+            for part in _split(json.dumps(call["args"]))
+        ]
+    return pieces
+
+
+def _split(text: str) -> list[str]:
+    """`text` in pieces that add up to it: each word with the spaces before it."""
+    return re.findall(r"\s*\S+", text)
 
 
 def _requested_calls(text: str) -> list[dict[str, Any]]:
@@ -131,13 +201,3 @@ _SUCCESS = {
 
 def _reminder(data: dict[str, Any]) -> str:
     return f"{data['text']} ({data['due']})" if data.get("due") else data["text"]
-
-
-async def _say(message_id: str, text: str) -> AIMessage:
-    """Stream `text` word by word, yielding to the event loop between words."""
-    words = re.findall(r"\s*\S+", text)
-    for i, word in enumerate(words):
-        last = i == len(words) - 1
-        emit(AIMessageChunk(content=word, id=message_id, chunk_position="last" if last else None))
-        await asyncio.sleep(0)
-    return AIMessage(content=text, id=message_id)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from engine.graph.messages import AIMessageChunk, BaseMessage
+from langchain_core.messages import AIMessageChunk, BaseMessage, message_chunk_to_message
 
 # API stream mode -> the engine mode that feeds it.
 ENGINE_MODE = {
@@ -62,7 +62,7 @@ class EventMapper:
             so_far = self.partial.get(mid)
             so_far = message if so_far is None else so_far + message
             self.partial[mid] = so_far
-            yield "messages/partial" + suffix, [so_far.to_message()]
+            yield "messages/partial" + suffix, [message_chunk_to_message(so_far)]
         else:
             self.partial.pop(mid, None)
             yield "messages/complete" + suffix, [message]

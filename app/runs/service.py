@@ -50,7 +50,7 @@ from app.runs.worker import LeaseLost, WorkerPool
 from app.schemas.runs import RunCreate
 from app.schemas.runs import Send as SendModel
 from app.services import assistants
-from app.services.common import check_messages, new_id, now, parse_uuid
+from app.services.common import check_messages, error_message, new_id, now, parse_uuid
 from app.services.threads import head_of, new_thread, owned, settle, taken
 from engine import Command, CompiledGraph, GraphRecursionError, Send, StateSnapshot
 from engine.checkpoint.base import BaseCheckpointSaver
@@ -691,7 +691,7 @@ class RunService:
             if not isinstance(exc, GraphRecursionError | ValueError | RuntimeError):
                 log.info("run %s failed", run.run_id, exc_info=True)
             self.broker.publish(
-                run.run_id, "error", {"error": type(exc).__name__, "message": str(exc)}
+                run.run_id, "error", {"error": type(exc).__name__, "message": error_message(exc)}
             )
         await self._finish(run, graph, status, error, final)
 
@@ -772,7 +772,9 @@ class RunService:
                 state = await self._final_state(run, graph, failed=error is not None)
             resting, values, interrupts = head_of(state)
         if error is not None:
-            result: Any = {"__error__": {"error": type(error).__name__, "message": str(error)}}
+            result: Any = {
+                "__error__": {"error": type(error).__name__, "message": error_message(error)}
+            }
         else:
             result = dict(values or {})
             if interrupts:

@@ -21,6 +21,8 @@ from app.schemas.assistants import (
     AssistantPatch,
     AssistantSearch,
     GraphDrawing,
+    GraphEdge,
+    GraphNode,
     GraphSchemas,
 )
 from app.services import threads
@@ -214,9 +216,19 @@ async def delete(ctx: AppContext, assistant_id: str, *, delete_threads: bool, ow
 
 
 def drawing(ctx: AppContext, assistant: Assistant) -> GraphDrawing:
-    """Nodes and edges of the assistant's graph, as LangGraph clients draw them."""
-    graph = served_graph(ctx.graphs, assistant.graph_id)
-    return GraphDrawing.model_validate(graph.get_graph().to_json())
+    """Nodes and edges of the assistant's graph, as LangGraph clients draw them; every
+    edge says whether it is conditional (LangChain's `to_json()` leaves out `false`)."""
+    graph = served_graph(ctx.graphs, assistant.graph_id).get_graph()
+    return GraphDrawing(
+        nodes=[
+            GraphNode(id=node.id, type="runnable", data={"id": node.id, "name": node.name})
+            for node in graph.nodes.values()
+        ],
+        edges=[
+            GraphEdge(source=edge.source, target=edge.target, conditional=edge.conditional)
+            for edge in graph.edges
+        ],
+    )
 
 
 def schemas(ctx: AppContext, assistant: Assistant) -> GraphSchemas:

@@ -103,6 +103,16 @@ def _sqlite_scalar(
     return and_(kind == "text", extracted == value)
 
 
+MESSAGE_ERRORS = (ValueError, TypeError, KeyError, NotImplementedError)
+"""What LangChain raises for a value it cannot make a message of: a client's mistake."""
+
+
+def error_message(exc: BaseException) -> str:
+    """What went wrong, in words: a KeyError's text (LangChain's message coercion raises
+    one for a missing field) is only the key."""
+    return f"missing key {exc}" if isinstance(exc, KeyError) else str(exc)
+
+
 def check_messages(value: Any, limit: int, where: str) -> None:
     """413 when `value`'s `messages` list holds more than `limit` (0: no limit) messages:
     one request must not grow a thread without bound."""

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from langchain_core.messages import convert_to_messages
 from sqlalchemy import JSON, ColumnElement, func, select, type_coerce
 
 from app.db.models import Run
@@ -27,11 +28,10 @@ from app.schemas.state import (
     Turn,
     TurnStatus,
 )
-from app.services.common import check_messages, parse_uuid
+from app.services.common import MESSAGE_ERRORS, check_messages, error_message, parse_uuid
 from app.services.threads import active_runs, get_thread, refresh, thread_graph
 from engine import CompiledGraph, InvalidUpdateError, PregelTask, StateSnapshot
 from engine.checkpoint.base import VersionInfo
-from engine.graph.messages import coerce_message
 
 if TYPE_CHECKING:
     from app.context import AppContext
@@ -173,8 +173,8 @@ async def update_state(
     }
     try:
         written = await graph.aupdate_state(config, body.values, as_node=body.as_node)
-    except (InvalidUpdateError, ValueError, TypeError) as exc:
-        raise Invalid(f"Cannot update the state: {exc}") from None
+    except (InvalidUpdateError, *MESSAGE_ERRORS) as exc:
+        raise Invalid(f"Cannot update the state: {error_message(exc)}") from None
     await refresh(ctx, thread.thread_id, graph)
     checkpoint = _checkpoint(written)
     assert checkpoint is not None
@@ -347,8 +347,8 @@ def _human(given: Any) -> dict[str, Any] | None:
     if messages is None:
         return None
     try:
-        message = jsonable(coerce_message(messages))
-    except ValueError:
+        [message] = jsonable(convert_to_messages([messages]))
+    except MESSAGE_ERRORS:
         return None
     return message if message.get("type") == "human" else None
 

@@ -27,6 +27,29 @@ function roleOf(message) {
   return type || "system";
 }
 
+/** Streamed tool call pieces added up by index, as LangChain adds them: a call's name and
+ * id come with its first piece, its arguments' JSON text in pieces after. */
+function addCallChunks(sofar, pieces) {
+  const merged = sofar.map((call) => ({ ...call }));
+  for (const piece of pieces) {
+    const same = merged.find((call) => call.index === piece.index);
+    if (same) same.args += piece.args || "";
+    else merged.push({ ...piece, args: piece.args || "" });
+  }
+  return merged;
+}
+
+/** A call being streamed; its arguments show once their JSON is complete. */
+function callOf(chunk) {
+  let args = {};
+  try {
+    args = JSON.parse(chunk.args || "{}");
+  } catch {
+    // Not complete yet.
+  }
+  return { name: chunk.name, id: chunk.id, args };
+}
+
 export class ChatPanel {
   /**
    * @param slot   "A" or "B": which panel this is (its colour in the run view)
@@ -379,11 +402,17 @@ export class ChatPanel {
     }
     this.chunkCounts.set(key, (this.chunkCounts.get(key) || 0) + 1);
     const sofar = this.partials.get(key) || { type: "ai", id: chunk.id, content: "" };
-    const toolCalls = chunk.tool_calls?.length ? chunk.tool_calls : sofar.tool_calls;
+    const callChunks = addCallChunks(sofar.callChunks || [], chunk.tool_call_chunks || []);
     this.partials.set(key, {
       ...sofar,
       content: textOf(sofar.content) + textOf(chunk.content),
-      tool_calls: toolCalls,
+      callChunks,
+      // A message sent whole (not streamed) has no pieces, only its calls.
+      tool_calls: callChunks.length
+        ? callChunks.map(callOf)
+        : chunk.tool_calls?.length
+          ? chunk.tool_calls
+          : sofar.tool_calls,
     });
   }
 

@@ -4,12 +4,15 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import FastAPI
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import Field
 
 from app.agents.reminders import build_graph
 from app.api import demo
-from app.models.base import ChatModel
 from app.models.scripted import ScriptedChatModel
-from engine import AIMessage, BaseMessage, CompiledGraph, InMemorySaver
+from engine import CompiledGraph, InMemorySaver
 
 Serve = Callable[[FastAPI], Awaitable[str]]
 """Starts an app on a free local port and returns its base URL (the `serve` fixture)."""
@@ -22,7 +25,7 @@ def demo_app() -> FastAPI:
     return app
 
 
-def compile_agent(model: ChatModel | None = None) -> CompiledGraph:
+def compile_agent(model: BaseChatModel | None = None) -> CompiledGraph:
     return build_graph(model or ScriptedChatModel()).compile(checkpointer=InMemorySaver())
 
 
@@ -34,13 +37,25 @@ def ask(text: str) -> dict[str, Any]:
     return {"messages": [{"role": "user", "content": text}]}
 
 
-class CannedModel:
+class CannedModel(BaseChatModel):
     """Replies with the given messages in order and records what it was asked."""
 
-    def __init__(self, *replies: AIMessage) -> None:
-        self.replies = list(replies)
-        self.calls: list[list[BaseMessage]] = []
+    replies: list[AIMessage]
+    calls: list[list[BaseMessage]] = Field(default_factory=list)
 
-    async def respond(self, messages: list[BaseMessage], tools: list[dict[str, Any]]) -> AIMessage:
+    def __init__(self, *replies: AIMessage) -> None:
+        super().__init__(replies=list(replies))
+
+    @property
+    def _llm_type(self) -> str:
+        return "canned"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> "CannedModel":
+        """The replies are canned: the tools offered change nothing."""
+        return self
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         self.calls.append(messages)
-        return self.replies[len(self.calls) - 1]
+        return ChatResult(generations=[ChatGeneration(message=self.replies[len(self.calls) - 1])])

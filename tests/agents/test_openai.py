@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
+from langchain_core.messages import AIMessageChunk, ToolMessage
 
 from app.models.base import ModelProviderError
 from app.models.openai import OpenAIChatModel
-from engine import AIMessageChunk, Command, ToolMessage
+from engine import Command
 from tests.agents.helpers import Serve, ask, compile_agent, thread
 
 
@@ -104,7 +105,7 @@ async def provider(serve: Serve) -> AsyncIterator[tuple[FakeProvider, str]]:
 
 def openai_model(base_url: str, **options: Any) -> OpenAIChatModel:
     return OpenAIChatModel(
-        "fake-model", base_url=base_url, api_key="sk-test", backoff_s=0.01, **options
+        model="fake-model", base_url=base_url, api_key="sk-test", backoff_s=0.01, **options
     )
 
 
@@ -247,3 +248,28 @@ async def test_a_declined_reminder_reaches_the_model(provider: tuple[FakeProvide
     assert tool_turn["tool_call_id"] == "call_0"
     assert "declined" in tool_turn["content"] and "too busy" in tool_turn["content"]
     assert isinstance(result["messages"][-2], ToolMessage)
+
+
+async def test_a_call_without_an_id_is_given_one(provider: tuple[FakeProvider, str]) -> None:
+    fake, url = provider
+    nameless = tool_delta(0, "", name="list_reminders")
+    del nameless["choices"][0]["delta"]["tool_calls"][0]["id"]
+    fake.replies.append([nameless, tool_delta(0, "{}"), _event({}, "tool_calls")])
+    model = openai_model(url)
+
+    chunks = [chunk async for chunk in model.astream("list my reminders")]
+
+    [call] = (chunks[0] + chunks[1:]).tool_calls
+    assert call["id"].startswith("call_") and call["name"] == "list_reminders"
+
+
+async def test_sync_calls_stream_and_retry_too(provider: tuple[FakeProvider, str]) -> None:
+    fake, url = provider
+    fake.replies += [503, text_reply("Back ", "again.")]
+    model = openai_model(url)
+
+    # In a thread: the fake provider answers from this test's event loop.
+    reply = await asyncio.to_thread(model.invoke, "hi")
+
+    assert reply.text == "Back again."
+    assert len(fake.requests) == 2

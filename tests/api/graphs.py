@@ -4,29 +4,49 @@ from __future__ import annotations
 
 import asyncio
 import operator
+from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Any, TypedDict
 
-from engine import (
-    END,
-    START,
-    AIMessage,
-    AIMessageChunk,
-    MessagesState,
-    StateGraph,
-    get_message_writer,
-    interrupt,
-)
+from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGenerationChunk
+
+from app.models.base import StreamingChatModel
+from engine import END, START, MessagesState, StateGraph, interrupt
+
+
+class EchoModel(StreamingChatModel):
+    """Says back the last message word by word, as reply-<number of messages>."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "echo"
+
+    async def _astream(
+        self, messages: list[BaseMessage], *args: Any, **kwargs: Any
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        for chunk in self._stream(messages):
+            yield chunk
+
+    def _stream(
+        self, messages: list[BaseMessage], *args: Any, **kwargs: Any
+    ) -> Iterator[ChatGenerationChunk]:
+        words = f"You said: {messages[-1].text if messages else ''}".split(" ")
+        for i, word in enumerate(words):
+            yield ChatGenerationChunk(
+                message=AIMessageChunk(
+                    content=word if i == 0 else " " + word,
+                    id=f"reply-{len(messages)}",
+                    chunk_position="last" if i == len(words) - 1 else None,
+                )
+            )
+
+
+echo_model = EchoModel()
 
 
 async def talk(state: MessagesState) -> dict[str, Any]:
-    """Streams its reply word by word, like a chat model."""
-    said = state["messages"][-1].text if state["messages"] else ""
-    words = f"You said: {said}".split(" ")
-    write = get_message_writer()
-    reply_id = f"reply-{len(state['messages'])}"
-    for i, word in enumerate(words):
-        write(AIMessageChunk(content=word if i == 0 else " " + word, id=reply_id))
-    return {"messages": [AIMessage(" ".join(words), id=reply_id)]}
+    """A node calling a chat model: its reply streams in `messages` mode."""
+    return {"messages": [await echo_model.ainvoke(state["messages"])]}
 
 
 echo = StateGraph(MessagesState).add_node("talk", talk).add_edge(START, "talk")

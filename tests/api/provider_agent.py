@@ -7,24 +7,20 @@ reads its URL), so each test can point the served graph at a fake provider of it
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from app.agents.reminders import build_graph
 from app.models.openai import OpenAIChatModel
-from engine import AIMessage, BaseMessage
 
 PROVIDER_URL_VARIABLE = "THREADLINE_TEST_PROVIDER_URL"
 
 
-class ProviderFromEnv:
-    """An `OpenAIChatModel` at the provider the environment names, with no retries."""
+class ProviderFromEnv(OpenAIChatModel):
+    """An `OpenAIChatModel` at the provider the environment names when it is called."""
 
-    async def respond(self, messages: list[BaseMessage], tools: list[dict[str, Any]]) -> AIMessage:
-        """Ask the provider once; its refusal fails the run."""
-        model = OpenAIChatModel(
-            "fake-model", base_url=os.environ[PROVIDER_URL_VARIABLE], timeout_s=10, max_attempts=1
-        )
-        return await model.respond(messages, tools)
+    @property
+    def url(self) -> str:
+        return os.environ[PROVIDER_URL_VARIABLE].rstrip("/") + "/chat/completions"
 
 
-graph = build_graph(model=ProviderFromEnv())
+# One attempt: the provider's refusal fails the run.
+graph = build_graph(model=ProviderFromEnv(model="fake-model", timeout_s=10, max_attempts=1))

@@ -15,7 +15,9 @@ import os
 import time
 from typing import Annotated, Any, TypedDict
 
-from engine import END, START, AIMessage, MessagesState, StateGraph, get_config, get_stream_writer
+from langchain_core.messages import AIMessage
+
+from engine import END, START, MessagesState, StateGraph, get_config, get_stream_writer
 
 TRACE_VARIABLE = "MULTIPROCESS_TRACE"
 ECHO_DELAY_S = 0.05

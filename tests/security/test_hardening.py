@@ -242,3 +242,35 @@ async def test_input_a_reducer_refuses_leaves_the_thread_readable(
         f"{t}/runs/wait", json={"assistant_id": "echo", "input": {"messages": ["again"]}}
     )
     assert again.json()["messages"][-1]["content"] == "You said: again"
+
+
+# Each makes LangChain's message coercion raise a different exception class.
+NOT_MESSAGES = [
+    (5, "Unsupported message type"),
+    ({"role": "tool", "content": "done"}, "missing key 'tool_call_id'"),
+    ({"role": ["user"], "content": "hi"}, "unhashable type"),
+    ({"role": "robot", "content": "hi"}, "Unexpected message type: 'robot'"),
+    ({"role": "user", "content": 5}, "Input should be a valid string"),
+]
+
+
+async def test_a_message_langchain_refuses_is_a_422_naming_it(http: httpx.AsyncClient) -> None:
+    """A state update answers 422 with LangChain's reason, a run ends `error` with it:
+    never a 500, and the thread stays as it was."""
+    thread_id = await new_thread(http)
+    t = f"/threads/{thread_id}"
+    first = await http.post(
+        f"{t}/runs/wait", json={"assistant_id": "echo", "input": {"messages": ["hi"]}}
+    )
+    assert first.is_success
+    before = (await http.get(f"{t}/state")).json()
+    for bad, reason in NOT_MESSAGES:
+        update = await http.post(f"{t}/state", json={"values": {"messages": [bad]}})
+        assert update.status_code == 422, update.text
+        assert update.json()["detail"].startswith("Cannot update the state: ")
+        assert reason in update.json()["detail"]
+        run = await http.post(
+            f"{t}/runs/wait", json={"assistant_id": "echo", "input": {"messages": [bad]}}
+        )
+        assert reason in run.json()["__error__"]["message"]
+        assert (await http.get(f"{t}/state")).json()["values"] == before["values"]

@@ -1,0 +1,1 @@
+"""LangGraph's own test files, downloaded at test time, run against our engine."""
