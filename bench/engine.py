@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
 # Run as a script (`python bench/engine.py`) the repo root is not on sys.path.
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -29,7 +31,8 @@ if str(ROOT) not in sys.path:
 
 @dataclass(frozen=True)
 class Impl:
-    """The names a workload needs, so one graph definition serves both engines."""
+    """The names a workload needs, so one graph definition serves both engines (messages
+    are LangChain's on both)."""
 
     name: str
     StateGraph: Any
@@ -37,28 +40,23 @@ class Impl:
     END: str
     Send: Any
     add_messages: Callable[..., Any]
-    AIMessage: Any
-    HumanMessage: Any
-    ToolMessage: Any
 
 
 def langgraph_impl() -> Impl:
-    """The reference: LangGraph with langchain_core's message classes."""
-    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    """The reference: LangGraph."""
     from langgraph.graph import END, START, StateGraph, add_messages
     from langgraph.types import Send
 
-    return Impl("langgraph", StateGraph, START, END, Send, add_messages, AIMessage,
-                HumanMessage, ToolMessage)  # fmt: skip
+    return Impl("langgraph", StateGraph, START, END, Send, add_messages)
 
 
 def engine_impl() -> Impl:
     """Ours; raises (ImportError/AttributeError) while the engine is still incomplete."""
     import engine
 
-    return Impl("ours", engine.StateGraph, engine.START, engine.END, engine.Send,
-                engine.add_messages, engine.AIMessage, engine.HumanMessage,
-                engine.ToolMessage)  # fmt: skip
+    return Impl(
+        "ours", engine.StateGraph, engine.START, engine.END, engine.Send, engine.add_messages
+    )
 
 
 @dataclass
@@ -109,13 +107,13 @@ def build_tools_loop(ns: Impl, n: int) -> Any:
     def model(state: State) -> dict[str, Any]:
         calls = sum(1 for m in state["messages"] if m.type == "tool")
         if calls >= n:
-            return {"messages": [ns.AIMessage(content=f"done after {calls} calls", id="ai-final")]}
+            return {"messages": [AIMessage(content=f"done after {calls} calls", id="ai-final")]}
         call = {"name": "lookup", "args": {"i": calls}, "id": f"call-{calls}", "type": "tool_call"}
-        return {"messages": [ns.AIMessage(content="", tool_calls=[call], id=f"ai-{calls}")]}
+        return {"messages": [AIMessage(content="", tool_calls=[call], id=f"ai-{calls}")]}
 
     def tools(state: State) -> dict[str, Any]:
         call = state["messages"][-1].tool_calls[0]
-        answer = ns.ToolMessage(
+        answer = ToolMessage(
             content=f"result {call['args']['i']}", tool_call_id=call["id"], id=f"tool-{call['id']}"
         )
         return {"messages": [answer]}
@@ -133,7 +131,7 @@ def build_tools_loop(ns: Impl, n: int) -> Any:
 
 
 def tools_input(ns: Impl, n: int) -> dict[str, Any]:
-    return {"messages": [ns.HumanMessage(content="go", id="human-0")]}
+    return {"messages": [HumanMessage(content="go", id="human-0")]}
 
 
 # --- 3. Send fan-out of subgraphs -------------------------------------------------------

@@ -38,13 +38,12 @@ from typing import Any
 # Run as a script from anywhere: the chat and the PostgreSQL helpers live in tests/.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import langchain_core.messages  # noqa: E402
 import langgraph.graph  # noqa: E402
 import psycopg  # noqa: E402
+from langchain_core.messages import AIMessage  # noqa: E402
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver  # noqa: E402
 
 import engine  # noqa: E402
-import engine.graph.messages  # noqa: E402
 from engine.checkpoint.sql.migrations import migrate  # noqa: E402
 from engine.checkpoint.sql.saver import SQLSaver  # noqa: E402
 from tests.checkpoint.chat import run_chat, turn_texts  # noqa: E402
@@ -61,11 +60,10 @@ TABLES_QUERY = (
 
 @dataclass(frozen=True)
 class Library:
-    """One side of the comparison: its graph API, its messages and its saver."""
+    """One side of the comparison: its graph API and its saver."""
 
     name: str
     graph: ModuleType
-    messages: ModuleType
     open_saver: Callable[[str], contextlib.AbstractAsyncContextManager[Any]]
     value_bytes: str  # SQL: the bytes of stored values (ours: whole compressed records)
 
@@ -90,14 +88,12 @@ async def langgraph_saver(url: str) -> AsyncIterator[AsyncPostgresSaver]:
 OURS = Library(
     "threadline",
     engine,
-    engine.graph.messages,
     our_saver,
     "SELECT coalesce(sum(octet_length(data)), 0) FROM checkpoint_saves",
 )
 LANGGRAPH = Library(
     "langgraph",
     langgraph.graph,
-    langchain_core.messages,
     langgraph_saver,
     "SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs",
 )
@@ -120,7 +116,7 @@ async def graph_chat(saver: Any, library: Library, turns: int) -> Chat:
     g, answers = library.graph, []
 
     def chat(state: dict[str, Any]) -> dict[str, Any]:
-        return {"messages": [library.messages.AIMessage(content=answers.pop())]}
+        return {"messages": [AIMessage(content=answers.pop())]}
 
     graph = (
         g.StateGraph(g.MessagesState)

@@ -25,15 +25,59 @@ def _pass_through(value: Any) -> Any:
 
 
 def _data(name: str, action: Any) -> Runnable[Any, Any]:
-    """What a node is drawn from: its Runnable, or a named stand-in for anything else."""
+    """What a node is drawn from: its Runnable (a subgraph is one), or a named stand-in
+    for a function."""
     if isinstance(action, Runnable) and not isinstance(action, RunnableCallable):
         return action
     return RunnableCallable(_pass_through, name=name)
 
 
-def draw(builder: StateGraph) -> Graph:
+def draw(builder: StateGraph, xray: int | bool = False) -> Graph:
     """START, the nodes in the order they were added, END; edges sorted as LangGraph
-    sorts them, conditional ones (branches, `Command` destinations) marked."""
+    sorts them, conditional ones (branches, `Command` destinations) marked. With `xray`
+    (True: every level; a number: that many levels), a subgraph's node is replaced by
+    the subgraph's own drawing under its name, joined where its ends meet the parent."""
+    edges, ends = _edges(builder)
+    graph = Graph()
+    drawn = {START: graph.add_node(_data(START, None), START)}
+    for name, spec in builder.nodes.items():
+        drawn[name] = graph.add_node(_data(name, spec.fn), name, metadata=spec.metadata)
+    ordered = [*edges, *ends]
+    if any(target == END for _, target, *_ in ordered):
+        drawn[END] = graph.add_node(None, END)
+    for source, target, data, conditional in ordered:
+        graph.add_edge(drawn[source], drawn[target], data, conditional)
+    if xray:
+        for name, spec in builder.nodes.items():
+            sub = spec.subgraph
+            if sub is not None and sub.builder is not None:
+                _inline(graph, name, draw(sub.builder, xray if xray is True else int(xray) - 1))
+    return graph
+
+
+def _inline(graph: Graph, name: str, sub: Graph) -> None:
+    """Replace node `name` with `sub`, less its START and END where each has one edge."""
+    if len(sub.nodes) <= 1 or not sub.first_node() or not sub.last_node():
+        return
+    sub.trim_first_node()
+    sub.trim_last_node()
+    graph.nodes.pop(name)
+    first, last = graph.extend(sub, prefix=name)
+    assert first is not None and last is not None
+    for index, edge in enumerate(graph.edges):
+        if edge.source == name:
+            edge = edge.copy(source=last.id)
+        if edge.target == name:
+            edge = edge.copy(target=first.id)
+        graph.edges[index] = edge
+
+
+Edges = list[tuple[str, str, Any, bool]]
+
+
+def _edges(builder: StateGraph) -> tuple[Edges, Edges]:
+    """The builder's edges sorted by source and target, and the edges to END of nodes
+    with nowhere to go (LangGraph draws those last)."""
     edges: set[tuple[str, str, Any, bool]] = set()
     for start, end in builder.edges:
         edges.add((start, end, None, False))
@@ -50,25 +94,15 @@ def draw(builder: StateGraph) -> Graph:
     for name, spec in builder.nodes.items():
         edges.update((name, target, None, True) for target in spec.destinations or ())
     sources = {source for source, *_ in edges}
-    # A node with nowhere to go ends the run; LangGraph draws those edges last.
     ends = [(name, END, None, False) for name in builder.nodes if name not in sources]
-
-    graph = Graph()
-    drawn = {START: graph.add_node(_data(START, None), START)}
-    for name, spec in builder.nodes.items():
-        drawn[name] = graph.add_node(_data(name, spec.fn), name, metadata=spec.metadata)
-    ordered = [*sorted(edges, key=lambda e: (e[0], e[1])), *ends]
-    if any(target == END for _, target, *_ in ordered):
-        drawn[END] = graph.add_node(_data(END, None), END)
-    for source, target, data, conditional in ordered:
-        graph.add_edge(drawn[source], drawn[target], data, conditional)
-    return graph
+    return sorted(edges, key=lambda e: (e[0], e[1])), ends
 
 
 def draw_entrypoint(name: str) -> Graph:
     """An entrypoint is one node between START and END."""
     graph = Graph()
-    nodes = [graph.add_node(_data(n, None), n) for n in (START, name, END)]
+    nodes = [graph.add_node(_data(n, None), n) for n in (START, name)]
+    nodes.append(graph.add_node(None, END))
     graph.add_edge(nodes[0], nodes[1])
     graph.add_edge(nodes[1], nodes[2])
     return graph

@@ -27,7 +27,7 @@ from engine.graph.schema import (
 )
 from engine.pregel.context import current
 from engine.pregel.graph import CompiledGraph
-from engine.pregel.node import Node, Writes, as_runnable
+from engine.pregel.node import Node, Writes, as_runnable, find_inner_graph
 from engine.store.base import BaseStore
 from engine.types import END, START, CachePolicy, Command, RetryPolicy, Send
 
@@ -266,6 +266,10 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         )
 
 
+class CompiledStateGraph(CompiledGraph):
+    """What `StateGraph.compile()` returns (LangGraph's name for it)."""
+
+
 def _node_list(value: Sequence[str] | str | None, nodes: dict[str, NodeSpec]) -> tuple[str, ...]:
     if value is None:
         return ()
@@ -373,7 +377,7 @@ class _Compiler:
             )
         output_keys = _channel_keys(b.output_schema, b._channels) or self.state_keys
         input_keys = _channel_keys(b.input_schema, b._channels) or self.state_keys
-        return CompiledGraph(
+        return CompiledStateGraph(
             nodes=nodes,
             channels=self.channels,
             state_keys=self.state_keys,
@@ -515,6 +519,7 @@ class _Compiler:
             subgraph=spec.subgraph,
             defer=spec.defer,
             metadata=spec.metadata,
+            inner_graph=find_inner_graph(runnable),
         )
 
 
@@ -595,7 +600,3 @@ def _ephemeral_factory(key: str) -> Callable[[], Channel]:
 
 def _barrier_factory(key: str, names: tuple[str, ...]) -> Callable[[], Channel]:
     return lambda: NamedBarrierValue(key, names)
-
-
-CompiledStateGraph = CompiledGraph
-"""The name LangGraph gives a compiled StateGraph."""

@@ -11,6 +11,8 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from typing import Any, TypeVar, get_args
 
+from langchain_core.runnables import Runnable
+
 from engine.cache.base import BaseCache
 from engine.channels import Channel
 from engine.checkpoint.base import (
@@ -21,7 +23,7 @@ from engine.checkpoint.base import (
 from engine.errors import GraphInterrupt, InvalidUpdateError
 from engine.pregel import context
 from engine.pregel.config import coerce_context, merge_configs
-from engine.pregel.loop import NULL_TASK, Loop, restore_error
+from engine.pregel.loop import CACHE_NS, NULL_TASK, Loop, restore_error
 from engine.pregel.node import Node, Writes
 from engine.pregel.runnable import CONFIG_KEY_RUNTIME
 from engine.pregel.tasks import (
@@ -40,8 +42,11 @@ T = TypeVar("T")
 _ALL_MODES = frozenset({"values", "updates", "custom", "tasks", "debug", "messages", "checkpoints"})
 
 
-class CompiledGraph:
-    """A runnable graph: nodes, channel factories and the checkpointer they save to."""
+class CompiledGraph(Runnable[Any, Any]):
+    """A runnable graph: nodes, channel factories and the checkpointer they save to.
+
+    It is a LangChain Runnable, as LangGraph's compiled graphs are: it composes with
+    other Runnables and can be a node, a tool's body or a chain's step."""
 
     def __init__(
         self,
@@ -132,6 +137,7 @@ class CompiledGraph:
         run_context: Any = None,
         print_modes: Sequence[str] = (),
         control: RunControl | None = None,
+        subgraphs: bool = False,
     ) -> Loop:
         config = merge_configs(config)
         # A server (or any caller) may seed the run's runtime: its context and store
@@ -182,6 +188,8 @@ class CompiledGraph:
                 store=self.store or parent.store,
                 cache=self.cache or parent.cache,
                 control=parent.control,
+                subgraphs=subgraphs,
+                outer_ns=parent.outer_ns or pad.task_ns,
             )
         if saver is not None and "thread_id" not in config.get("configurable", {}):
             raise ValueError(
@@ -202,6 +210,7 @@ class CompiledGraph:
             store=store,
             cache=self.cache,
             control=control,
+            subgraphs=subgraphs,
         )
 
     async def _drive(self, loop: Loop, input: Any) -> Loop:
@@ -377,6 +386,7 @@ class CompiledGraph:
             run_context=context,
             print_modes=_print_modes(print_mode, debug),
             control=control,
+            subgraphs=subgraphs,
         )
         try:
             await self._drive(loop, input)
@@ -415,6 +425,7 @@ class CompiledGraph:
             store=child.store or parent.store,
             cache=child.cache or parent.cache,
             control=parent.control,
+            outer_ns=parent.outer_ns or pad.task_ns,
         )
         loop.config["configurable"].pop("checkpoint_id", None)
         await child._drive(loop, task.input)
@@ -438,7 +449,7 @@ class CompiledGraph:
             return snapshot
         tasks = []
         for task in snapshot.tasks:
-            child = self.nodes[task.name].subgraph
+            child = self.nodes[task.name].graph_inside
             if child is not None and task.state is not None:
                 own = child._saver()
                 state = await child._state(own or saver, task.state, True)
@@ -503,14 +514,7 @@ class CompiledGraph:
                 result = {k: v for k, v in status.output if k in self.state_key_set}
             error = None if status.error is None else restore_error(status.error)
             found = status.pending_interrupts if live else status.interrupts
-            state = None
-            if task.node.subgraph is not None:
-                state = {
-                    "configurable": {
-                        "thread_id": loop.thread_id,
-                        "checkpoint_ns": "|".join([*loop.ns, f"{task.name}:{task.id}"]),
-                    }
-                }
+            state = loop.subgraph_config(task)
             shown.append(
                 PregelTask(task.id, task.name, task.path, error, tuple(found), state, result)
             )
@@ -634,19 +638,34 @@ class CompiledGraph:
             raise ValueError("No checkpointer set: compile the graph with checkpointer=...")
         return saver
 
+    # The node cache.
+
+    def clear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        """Drop cached results of these nodes (every node's by default)."""
+        if self.cache is not None:
+            self.cache.clear(self._cache_namespaces(nodes))
+
+    async def aclear_cache(self, nodes: Sequence[str] | None = None) -> None:
+        if self.cache is not None:
+            await self.cache.aclear(self._cache_namespaces(nodes))
+
+    def _cache_namespaces(self, nodes: Sequence[str] | None) -> list[tuple[str, ...]]:
+        names = (
+            nodes
+            if nodes is not None
+            else [n for n, node in self.nodes.items() if node.cache_policy]
+        )
+        return [(CACHE_NS, name) for name in names]
+
     # Drawing.
 
     def get_graph(self, config: Any = None, *, xray: int | bool = False) -> Any:
         """The graph as LangChain's drawable `Graph` (nodes, edges, Mermaid, PNG)."""
         from engine.graph.drawing import draw, draw_entrypoint
 
-        if xray:
-            raise NotImplementedError(
-                "get_graph(xray=...) is not supported: draw each subgraph with its own get_graph()."
-            )
         if self.builder is None:
             return draw_entrypoint(self.name)
-        return draw(self.builder)
+        return draw(self.builder, xray)
 
     async def aget_graph(self, config: Any = None, *, xray: int | bool = False) -> Any:
         return self.get_graph(config, xray=xray)

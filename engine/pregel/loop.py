@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from engine.pregel.graph import CompiledGraph
 
 NULL_TASK = "00000000-0000-0000-0000-000000000000"
+CACHE_NS = "__node__"
 Emit = Callable[[tuple[str, ...], str, Any], None]
 
 
@@ -106,8 +107,13 @@ class Loop:
         store: BaseStore | None = None,
         cache: BaseCache | None = None,
         control: RunControl | None = None,
+        subgraphs: bool = False,
+        outer_ns: str | None = None,
     ) -> None:
         self.graph = graph
+        # The namespace of the outermost task this call runs in: what callbacks see as
+        # `checkpoint_ns` inside subgraphs, as in LangGraph.
+        self.outer_ns = outer_ns
         self.config = config
         self.context = context
         self.store = store
@@ -149,7 +155,8 @@ class Loop:
         self._queue: list[SaveOp] = []
         self._exit_checkpoint: tuple[Checkpoint, dict[str, Any], str | None] | None = None
         self._exit_writes: list[tuple[str, Writes]] = []
-        self._streamed_messages: set[str] = set()
+        self.subgraphs = subgraphs
+        self._messages: StreamMessagesHandler | None = None
         self._join_message_handler()
         self._call_results: dict[str, Any] = {}
         self.stop = 0
@@ -589,7 +596,8 @@ class Loop:
         key = policy.key_func(task.input)
         if isinstance(key, bytes):
             key = key.hex()
-        return (("__node__", *self.ns, task.name), str(key))
+        # Keyed by node name only: a cached result serves the node wherever it runs.
+        return ((CACHE_NS, task.name), str(key))
 
     async def _cached(self, task: Task) -> Writes | None:
         """The writes a cached earlier run of this node with the same input made."""
@@ -765,7 +773,7 @@ class Loop:
 
     def subgraph_config(self, task: Task) -> dict[str, Any] | None:
         """Where a subgraph task keeps its own checkpoints."""
-        if task.node.subgraph is None:
+        if task.node.graph_inside is None:
             return None
         ns = "|".join([*self.ns, f"{task.name}:{task.id}"])
         return {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": ns}}
@@ -788,6 +796,10 @@ class Loop:
 
     def task_metadata(self, task: Task) -> dict[str, Any]:
         return {
+            # Tracers tell runs inside a graph by this, as LangGraph marks them.
+            "ls_integration": (self.config.get("metadata") or {}).get(
+                "ls_integration", "langgraph"
+            ),
             **(task.node.metadata or {}),
             "langgraph_step": self.step,
             "langgraph_node": task.name,
@@ -810,6 +822,8 @@ class Loop:
             "configurable": conf,
             "metadata": {**(self.config.get("metadata") or {}), **self.task_metadata(task)},
         }
+        if self.outer_ns is not None:
+            config["metadata"]["checkpoint_ns"] = self.outer_ns
         config.pop("run_id", None)
         config.pop("run_name", None)
         return config
@@ -824,7 +838,7 @@ class Loop:
         if handler is None:
             if "messages" not in self.modes:
                 return
-            handler = StreamMessagesHandler(self.emit)
+            handler = StreamMessagesHandler(self.emit, self.ns, self.subgraphs)
             if isinstance(callbacks, BaseCallbackManager):
                 callbacks = callbacks.copy()
                 callbacks.add_handler(handler, inherit=True)
@@ -832,7 +846,7 @@ class Loop:
                 callbacks = [*(callbacks or ()), handler]
             self.config = {**self.config, "callbacks": callbacks}
         handler.emitters[self.ns] = self.emit
-        self._streamed_messages = handler.seen
+        self._messages = handler
 
     def _emit_task_start(self, task: Task) -> None:
         if task.node.hidden or not ({"tasks", "debug"} & self.modes):
@@ -852,6 +866,8 @@ class Loop:
         if task.node.hidden:
             return
         state_writes = {k: v for k, v in task.writes if k in self.graph.state_key_set}
+        if "messages" in self.modes and task.error is None and not task.interrupted:
+            self._emit_messages(task, state_writes)
         if "updates" in self.modes and task.error is None and not task.interrupted:
             output = self.graph.output_channel
             shown = state_writes.get(output) if output else state_writes or None
@@ -859,8 +875,6 @@ class Loop:
             if task.cached:
                 update["__metadata__"] = {"cached": True}
             self.emit(self.ns, "updates", update)
-        if "messages" in self.modes and task.error is None and not task.interrupted:
-            self._emit_messages(task, state_writes)
         if {"tasks", "debug"} & self.modes:
             payload = {
                 "id": task.id,
@@ -875,29 +889,28 @@ class Loop:
                 self.emit(self.ns, "debug", _debug(self.step, "task_result", payload))
 
     def _stream_pushed(self, task: Task, message: BaseMessage) -> None:
-        if "messages" in self.modes:
-            self._streamed_messages.add(message.id)  # type: ignore[arg-type]
+        if self._messages is not None and "messages" in self.modes:
+            self._messages.fresh(message, self.ns)
             self.emit(self.ns, "messages", (message, self.task_metadata(task)))
 
     def _emit_messages(self, task: Task, state_writes: dict[str, Any]) -> None:
         """Messages a node wrote that no chat model streamed, each whole, once."""
+        handler = self._messages
+        if handler is None:
+            return
         meta = self.task_metadata(task)
-        seen = self._streamed_messages
-        if isinstance(task.input, dict):
+        if isinstance(task.input, dict) and handler.visible(self.ns):
             # What the node was given is not news, though it may return it again.
             for value in task.input.values():
                 for item in value if isinstance(value, list) else (value,):
                     if isinstance(item, BaseMessage) and item.id is not None:
-                        seen.add(item.id)
+                        handler.seen.add(item.id)
         for value in state_writes.values():
             for item in value if isinstance(value, list) else (value,):
                 if not isinstance(item, BaseMessage) or isinstance(item, RemoveMessage):
                     continue
-                if item.id is not None:
-                    if item.id in seen:
-                        continue
-                    seen.add(item.id)
-                self.emit(self.ns, "messages", (item, meta))
+                if handler.fresh(item, self.ns):
+                    self.emit(self.ns, "messages", (item, meta))
 
 
 def _server_info(configurable: dict[str, Any]) -> ServerInfo | None:

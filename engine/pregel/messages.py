@@ -28,8 +28,13 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
 
     run_inline = True
 
-    def __init__(self, emit: Emit) -> None:
+    def __init__(self, emit: Emit, owner: tuple[str, ...], subgraphs: bool) -> None:
         self.default_emit = emit
+        # The namespace of the call that streams, and whether its consumer sees the
+        # parts of subgraphs: a message it does not see is not yet "seen", and is
+        # streamed whole when the subgraph's node returns it (as LangGraph does).
+        self.owner = owner
+        self.subgraphs = subgraphs
         # Each graph of the run (a subgraph, a graph run inside a node) streams through
         # its own loop's emit, so a consumer of that graph's own stream sees its parts.
         self.emitters: dict[tuple[str, ...], Emit] = {}
@@ -40,6 +45,20 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
 
     def emit(self, ns: tuple[str, ...], mode: str, payload: Any) -> None:
         self.emitters.get(ns, self.default_emit)(ns, mode, payload)
+
+    def visible(self, ns: tuple[str, ...]) -> bool:
+        owner = self.owner
+        return ns[: len(owner)] == owner and (len(ns) == len(owner) or self.subgraphs)
+
+    def fresh(self, message: BaseMessage, ns: tuple[str, ...]) -> bool:
+        """Whether `message` is news to the stream; marks it seen where it is shown."""
+        if message.id is None:
+            return True
+        if message.id in self.seen:
+            return False
+        if self.visible(ns):
+            self.seen.add(message.id)
+        return True
 
     def tap_output_aiter(self, run_id: UUID, output: Any) -> Any:
         return output
@@ -78,7 +97,7 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         if found is None or not isinstance(chunk, ChatGenerationChunk):
             return
         message = chunk.message
-        if message.id is not None:
+        if message.id is not None and self.visible(found[0]):
             self.seen.add(message.id)
         self.emit(found[0], "messages", (message, found[1]))
 
@@ -90,11 +109,8 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         if not isinstance(generation, ChatGeneration):
             return
         message = generation.message
-        if message.id is not None and message.id in self.seen:
-            return
-        if message.id is not None:
-            self.seen.add(message.id)
-        self.emit(found[0], "messages", (message, found[1]))
+        if self.fresh(message, found[0]):
+            self.emit(found[0], "messages", (message, found[1]))
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> Any:
         self.runs.pop(run_id, None)

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableLambda, RunnableSequence
+from langchain_core.runnables.utils import get_function_nonlocals
 
 from engine.pregel.runnable import RunnableCallable
 from engine.types import CachePolicy, RetryPolicy
@@ -43,6 +44,13 @@ class Node:
     # branches of different lengths).
     defer: bool = False
     metadata: dict[str, Any] | None = None
+    # A graph the node's code runs in its body (found among the names it closes over):
+    # its checkpoints live under the node's task, so snapshots point at them.
+    inner_graph: CompiledGraph | None = None
+
+    @property
+    def graph_inside(self) -> CompiledGraph | None:
+        return self.subgraph or self.inner_graph
 
     @property
     def bound(self) -> Runnable[Any, Any] | None:
@@ -76,3 +84,24 @@ def as_runnable(name: str, action: Any) -> tuple[Runnable[Any, Any], bool]:
     if inspect.iscoroutinefunction(call) or inspect.iscoroutinefunction(action):
         return RunnableCallable(None, action, name=name), True
     return RunnableCallable(action, name=name), False
+
+
+def find_inner_graph(runnable: Runnable[Any, Any] | None) -> CompiledGraph | None:
+    """A compiled graph (with checkpoints) that a node's code refers to, as LangGraph
+    finds one: in a sequence's steps, a lambda's dependencies or a function's nonlocals."""
+    from engine.pregel.graph import CompiledGraph
+
+    candidates: list[Any] = [runnable]
+    for candidate in candidates:
+        if isinstance(candidate, CompiledGraph):
+            if candidate.checkpointer is not False:
+                return candidate
+        elif isinstance(candidate, RunnableSequence):
+            candidates.extend(candidate.steps)
+        elif isinstance(candidate, RunnableLambda):
+            candidates.extend(candidate.deps)
+        elif isinstance(candidate, RunnableCallable):
+            for fn in (candidate.func, candidate.afunc):
+                if fn is not None:
+                    candidates.extend(getattr(v, "__self__", v) for v in get_function_nonlocals(fn))
+    return None

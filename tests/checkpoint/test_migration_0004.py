@@ -15,6 +15,7 @@ from engine.checkpoint.sql.migrations import run_alembic
 from engine.checkpoint.sql.records import CheckpointEntry, Record, decode, encode
 from engine.checkpoint.sql.saver import SQLSaver
 from engine.checkpoint.sql.url import create_engine
+from tests.message_samples import OLD_CLASS_FORM, assert_same_messages
 
 OLD_TABLES = {"checkpoints", "checkpoint_blobs", "checkpoint_items", "checkpoint_writes"}
 THREAD = 1  # the thread with old rows
@@ -406,5 +407,46 @@ async def test_upgrade_makes_one_record_per_thread_and_downgrade_restores_the_ro
             (1, '"z"'),
         ]
         assert [r["data"] for r in await rows_of(db, blobs, EMPTY, "version")] == ["{}"]
+    finally:
+        await db.engine.dispose()
+
+
+async def test_messages_in_rows_of_the_old_layout_read_as_langchain_messages(
+    empty_database: str,
+) -> None:
+    """Rows written before revision 0004 by an engine that stored messages under their
+    class names (before 99b7ecf) keep their texts in the records and read back as
+    LangChain's messages."""
+    (human_text, human), (ai_text, ai) = (
+        (data.decode(), message) for data, message in OLD_CLASS_FORM[:2]
+    )
+    await run_alembic(empty_database, command.upgrade, "0003")
+    db = Database(empty_database)
+    try:
+        thread = {"id": THREAD, "thread_id": "t-1", "put_count": 3, "epoch": 0}
+        await db.run(
+            (sa.insert(threads), [{**thread, "last_write_at": datetime.now(UTC)}]),
+            (sa.insert(checkpoints), [{"thread": THREAD, **row} for row in CHECKPOINT_ROWS]),
+            (
+                sa.insert(items),
+                [{"thread": THREAD, **ITEM_ROWS[0], "data": f"{human_text},\n{ai_text}"}],
+            ),
+            (
+                sa.insert(blobs),
+                [{"thread": THREAD, **BLOB_ROWS[0], "data": f'{{"messages":[{human_text}]}}'}],
+            ),
+            (sa.insert(writes), [{"thread": THREAD, **WRITE_ROWS[0], "data": f"[{ai_text}]"}]),
+        )
+        await run_alembic(empty_database, command.upgrade, "0004")
+        loaded = await SQLSaver(db.engine).aget_tuple(
+            {"configurable": {"thread_id": "t-1", "checkpoint_id": "1ef-0002"}}
+        )
+        assert loaded is not None
+        values = loaded.checkpoint["channel_values"]
+        assert_same_messages(values["messages"], [human, ai])
+        assert_same_messages(values["__start__"]["messages"], [human])
+        [(task, channel, written)] = loaded.pending_writes
+        assert (task, channel) == ("task-b", "messages")
+        assert_same_messages(written, [ai])
     finally:
         await db.engine.dispose()

@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage, HumanMessage
 
 from engine.checkpoint.base import BaseCheckpointSaver, checkpoint_config
 from engine.checkpoint.memory import InMemorySaver
 from engine.checkpoint.sql.saver import ThreadDeletedError
-from engine.graph.messages import AIMessage, HumanMessage
 from tests.checkpoint.history import History, message_list
 
 

@@ -13,6 +13,13 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, TypedDict
 
 import pydantic
+from langchain_core.messages import (
+    AIMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+    ToolMessage,
+)
 
 from .harness import NS, bump, case, graph_shape, invoke, normalize, stream
 
@@ -858,10 +865,10 @@ def case_stream_list_of_modes(ns: NS, aio: bool) -> Any:
 @case
 def case_stream_messages_from_node_update(ns: NS) -> Any:
     def reply(state: Any) -> dict[str, Any]:
-        return {"messages": [ns.AIMessage(content=f"echo {len(state['messages'])}")]}
+        return {"messages": [AIMessage(content=f"echo {len(state['messages'])}")]}
 
     def note_tool(state: Any) -> dict[str, Any]:
-        return {"messages": [ns.AIMessage(content="second", name="bot")]}
+        return {"messages": [AIMessage(content="second", name="bot")]}
 
     graph = build(
         ns,
@@ -1024,14 +1031,14 @@ def case_add_messages_assigns_ids_and_replaces(ns: NS) -> Any:
         first = state["messages"][0]
         return {
             "messages": [
-                ns.HumanMessage(content="edited", id=first.id),
-                ns.AIMessage(content="new"),
+                HumanMessage(content="edited", id=first.id),
+                AIMessage(content="new"),
             ]
         }
 
     graph = build(ns, ns.MessagesState, {"edit": edit}, [("S", "edit")])
     out = graph.invoke(
-        {"messages": [ns.HumanMessage(content="orig"), ns.HumanMessage(content="keep", id="fixed")]}
+        {"messages": [HumanMessage(content="orig"), HumanMessage(content="keep", id="fixed")]}
     )
     msgs = out["messages"]
     return {"messages": msgs, "ids_set": [bool(m.id) for m in msgs], "kept_id": msgs[1].id}
@@ -1040,15 +1047,15 @@ def case_add_messages_assigns_ids_and_replaces(ns: NS) -> Any:
 @case
 def case_remove_message(ns: NS) -> Any:
     def prune(state: Any) -> dict[str, Any]:
-        return {"messages": [ns.RemoveMessage(id="m1"), ns.AIMessage(content="after", id="m3")]}
+        return {"messages": [RemoveMessage(id="m1"), AIMessage(content="after", id="m3")]}
 
     graph = build(ns, ns.MessagesState, {"prune": prune}, [("S", "prune")])
     return invoke(
         graph,
         {
             "messages": [
-                ns.HumanMessage(content="a", id="m1"),
-                ns.HumanMessage(content="b", id="m2"),
+                HumanMessage(content="a", id="m1"),
+                HumanMessage(content="b", id="m2"),
             ]
         },
     )
@@ -1059,18 +1066,16 @@ def case_tool_call_messages(ns: NS) -> Any:
     call = {"name": "lookup", "args": {"q": "x"}, "id": "call_1"}
 
     def agent(state: Any) -> dict[str, Any]:
-        if isinstance(state["messages"][-1], ns.ToolMessage):
-            return {"messages": [ns.AIMessage(content="done")]}
-        return {"messages": [ns.AIMessage(content="", tool_calls=[call])]}
+        if isinstance(state["messages"][-1], ToolMessage):
+            return {"messages": [AIMessage(content="done")]}
+        return {"messages": [AIMessage(content="", tool_calls=[call])]}
 
     def tools(state: Any) -> dict[str, Any]:
         tc = state["messages"][-1].tool_calls[0]
-        return {"messages": [ns.ToolMessage(content="42", tool_call_id=tc["id"], name=tc["name"])]}
+        return {"messages": [ToolMessage(content="42", tool_call_id=tc["id"], name=tc["name"])]}
 
     builder = build_agent_loop(ns, agent, tools)
-    return run_all(
-        builder, {"messages": [ns.SystemMessage(content="sys"), ns.HumanMessage(content="q")]}
-    )
+    return run_all(builder, {"messages": [SystemMessage(content="sys"), HumanMessage(content="q")]})
 
 
 def build_agent_loop(ns: NS, agent: Node, tools: Node) -> Any:
@@ -1085,11 +1090,11 @@ def build_agent_loop(ns: NS, agent: Node, tools: Node) -> Any:
 
 @case
 def case_add_messages_function_directly(ns: NS) -> Any:
-    left = [ns.HumanMessage(content="a", id="1"), ns.AIMessage(content="b", id="2")]
+    left = [HumanMessage(content="a", id="1"), AIMessage(content="b", id="2")]
     merged = ns.add_messages(
-        left, [ns.AIMessage(content="b2", id="2"), {"role": "user", "content": "c", "id": "3"}]
+        left, [AIMessage(content="b2", id="2"), {"role": "user", "content": "c", "id": "3"}]
     )
-    single = ns.add_messages(left, ns.HumanMessage(content="solo", id="4"))
+    single = ns.add_messages(left, HumanMessage(content="solo", id="4"))
     return {
         "merged": merged,
         "merged_ids": [m.id for m in merged],
@@ -1306,7 +1311,5 @@ def case_api_constants_and_objects(ns: NS) -> Any:
 @case
 def case_remove_unknown_message_id(ns: NS) -> Any:
     return build_error(
-        lambda: ns.add_messages(
-            [ns.HumanMessage(content="a", id="1")], [ns.RemoveMessage(id="missing")]
-        )
+        lambda: ns.add_messages([HumanMessage(content="a", id="1")], [RemoveMessage(id="missing")])
     )

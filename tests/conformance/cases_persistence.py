@@ -8,6 +8,8 @@ import threading
 from collections.abc import Sequence
 from typing import Annotated, Any, TypedDict
 
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+
 from .cases_core import LogState, Node, XLogState, build, chain, chain_edges, note, notes
 from .harness import NS, bump, case, history, invoke, stream, thread
 
@@ -196,7 +198,10 @@ def case_multiple_threads_isolated(ns: NS) -> Any:
 @case
 def case_messages_conversation_turns(ns: NS) -> Any:
     def reply(state: Any) -> dict[str, Any]:
-        return {"messages": [ns.AIMessage(content=f"turn {len(state['messages'])}")]}
+        # An explicit id: LangGraph gives an id-less reply its id in place while its saver
+        # may still be serializing the write, so the history's task result is racy there.
+        turn = len(state["messages"])
+        return {"messages": [AIMessage(content=f"turn {turn}", id=f"ai-{turn}")]}
 
     graph = build(
         ns, ns.MessagesState, {"reply": reply}, [("S", "reply")], checkpointer=ns.InMemorySaver()
@@ -906,7 +911,7 @@ def case_breakpoint_update_parts(ns: NS) -> Any:
 @case
 def case_update_state_edits_message_by_id(ns: NS) -> Any:
     def reply(state: Any) -> dict[str, Any]:
-        return {"messages": [ns.AIMessage(content="draft", id="ai-1")]}
+        return {"messages": [AIMessage(content="draft", id="ai-1")]}
 
     graph = build(
         ns,
@@ -916,9 +921,9 @@ def case_update_state_edits_message_by_id(ns: NS) -> Any:
         checkpointer=ns.InMemorySaver(),
     )
     cfg = thread()
-    graph.invoke({"messages": [ns.HumanMessage(content="hi", id="h-1")]}, cfg)
-    graph.update_state(cfg, {"messages": [ns.AIMessage(content="final", id="ai-1")]})
-    graph.update_state(cfg, {"messages": [ns.RemoveMessage(id="h-1")]})
+    graph.invoke({"messages": [HumanMessage(content="hi", id="h-1")]}, cfg)
+    graph.update_state(cfg, {"messages": [AIMessage(content="final", id="ai-1")]})
+    graph.update_state(cfg, {"messages": [RemoveMessage(id="h-1")]})
     return timeline(graph, cfg)
 
 

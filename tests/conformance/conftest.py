@@ -7,13 +7,12 @@ a case is deterministic, and lets the suite run before our engine imports).
 from __future__ import annotations
 
 import faulthandler
-import os
 import sys
 from collections.abc import Iterator
 
 import pytest
 
-from .harness import NS, engine_ns, langgraph_ns
+from .harness import NS, SELFCHECK, engine_ns, langgraph_ns
 
 # A case that hangs (say, an engine loop that never ends) must not stall the suite:
 # past this many seconds the process dumps every thread's stack and exits.
@@ -27,7 +26,7 @@ def oracle() -> NS:
 
 @pytest.fixture(scope="session")
 def ours() -> NS:
-    if os.environ.get("CONFORMANCE_SELFCHECK") == "1":
+    if SELFCHECK:
         return langgraph_ns()
     return engine_ns()
 

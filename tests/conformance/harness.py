@@ -2,16 +2,17 @@
 
 A *case* is a function ``case(ns) -> observation``. ``ns`` is a namespace holding the
 public API of one implementation under the same attribute names (``ns.StateGraph``,
-``ns.Command``, ``ns.HumanMessage`` ...). The case builds its graphs through ``ns`` only
-and returns a JSON-like observation; the test runs it once per implementation and the
-two observations, normalised by :func:`normalize`, must be equal.
+``ns.Command``, ``ns.InMemoryStore`` ...); messages, chat models and Runnables are
+LangChain's on both sides. The case builds its graphs through ``ns`` only and returns a
+JSON-like observation; the test runs it once per implementation and the two
+observations, normalised by :func:`normalize`, must be equal.
 
 Normalisation makes observations comparable across implementations:
 
 * uuid-like strings (checkpoint ids, task ids, namespaces such as ``node:<task id>``)
   and interrupt ids become placeholders ``<id0>``, ``<id1>`` ... numbered by first
   appearance in a deterministic walk (dict keys sorted, lists in order);
-* messages become plain dicts (type, content, name, tool_calls, tool_call_id);
+* messages become their class name and ``model_dump()``;
 * ``Interrupt`` objects become ``{"value", "id"}``; ``Send`` and ``Command`` become dicts;
 * ``StateSnapshot`` and ``PregelTask`` become dicts of their observable fields;
 * exceptions become ``{"error": <class name>, "has_message": bool}``;
@@ -24,40 +25,45 @@ import asyncio
 import dataclasses
 import difflib
 import functools
+import importlib
 import inspect
 import json
+import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import SimpleNamespace
 from typing import Any
 
 import pydantic
+import pytest
+from langchain_core.messages import BaseMessage
 
 NS = SimpleNamespace
 Obs = Any
 CaseFn = Callable[[NS], Obs]
 
-API_NAMES: tuple[str, ...] = (
-    "StateGraph",
-    "START",
-    "END",
-    "Send",
-    "Command",
-    "interrupt",
-    "InMemorySaver",
-    "RetryPolicy",
-    "add_messages",
-    "MessagesState",
-    "get_stream_writer",
-    "HumanMessage",
-    "AIMessage",
-    "ToolMessage",
-    "SystemMessage",
-    "RemoveMessage",
-    "InvalidUpdateError",
-    "GraphRecursionError",
-    "GraphInterrupt",
-)
+# Each public name by the LangGraph module users import it from. Our engine offers every
+# public LangGraph module as a twin under the same path, with "engine" for "langgraph".
+API_MODULES: dict[str, tuple[str, ...]] = {
+    "langgraph.graph": ("StateGraph", "START", "END", "add_messages", "MessagesState"),
+    "langgraph.graph.message": ("REMOVE_ALL_MESSAGES",),
+    "langgraph.types": (
+        "Send",
+        "Command",
+        "interrupt",
+        "RetryPolicy",
+        "CachePolicy",
+        "StreamWriter",
+    ),
+    "langgraph.checkpoint.memory": ("InMemorySaver",),
+    "langgraph.config": ("get_stream_writer", "get_store", "get_config"),
+    "langgraph.runtime": ("Runtime", "get_runtime"),
+    "langgraph.managed": ("RemainingSteps", "IsLastStep"),
+    "langgraph.store.base": ("BaseStore",),
+    "langgraph.store.memory": ("InMemoryStore",),
+    "langgraph.cache.memory": ("InMemoryCache",),
+    "langgraph.errors": ("InvalidUpdateError", "GraphRecursionError", "GraphInterrupt"),
+}
 
 
 # --------------------------------------------------------------------------- namespaces
@@ -76,44 +82,32 @@ class MissingName:
         raise AttributeError(f"engine does not export {self._name!r}")
 
 
+def _names(package: str) -> dict[str, Any]:
+    """Every name of ``API_MODULES``, from its module under ``package``; a module or
+    name that is missing becomes a ``MissingName``."""
+    values: dict[str, Any] = {}
+    for module_name, names in API_MODULES.items():
+        try:
+            module = importlib.import_module(package + module_name.removeprefix("langgraph"))
+        except ImportError:
+            module = None
+        for name in names:
+            values[name] = getattr(module, name, None) or MissingName(name)
+    return values
+
+
 def langgraph_ns() -> NS:
     """The oracle: LangGraph's public API, collected from its documented modules."""
-    from langchain_core import messages
-    from langgraph import config, errors, types
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.graph import END, START, MessagesState, StateGraph, add_messages
-
-    return NS(
-        label="langgraph",
-        StateGraph=StateGraph,
-        START=START,
-        END=END,
-        Send=types.Send,
-        Command=types.Command,
-        interrupt=types.interrupt,
-        InMemorySaver=InMemorySaver,
-        RetryPolicy=types.RetryPolicy,
-        add_messages=add_messages,
-        MessagesState=MessagesState,
-        get_stream_writer=config.get_stream_writer,
-        HumanMessage=messages.HumanMessage,
-        AIMessage=messages.AIMessage,
-        ToolMessage=messages.ToolMessage,
-        SystemMessage=messages.SystemMessage,
-        RemoveMessage=messages.RemoveMessage,
-        InvalidUpdateError=errors.InvalidUpdateError,
-        GraphRecursionError=errors.GraphRecursionError,
-        GraphInterrupt=errors.GraphInterrupt,
-    )
+    return NS(label="langgraph", **_names("langgraph"))
 
 
 def engine_ns() -> NS:
-    """Our implementation: the same names, taken from the top of the ``engine`` package."""
-    import engine
+    """Our implementation: the same names, from the twin modules of the ``engine`` package."""
+    from engine.checkpoint.memory import InMemorySaver
 
-    values = {name: getattr(engine, name, None) or MissingName(name) for name in API_NAMES}
+    values = _names("engine")
     # Every case also checks that the loop never changes a checkpoint it already saved.
-    values["InMemorySaver"] = functools.partial(engine.InMemorySaver, check_immutable=True)
+    values["InMemorySaver"] = functools.partial(InMemorySaver, check_immutable=True)
     return NS(label="engine", **values)
 
 
@@ -345,7 +339,7 @@ class Normalizer:
                     "graph": obj.graph,
                 }
             }
-        if is_message(obj):
+        if isinstance(obj, BaseMessage):
             return self.message(obj)
         if is_snapshot(obj):
             return self.snapshot(obj)
@@ -388,18 +382,9 @@ class Normalizer:
             return {"value": self(item["value"]), "id": self.ident(item.get("id"))}
         return self(item)
 
-    def message(self, msg: Any) -> dict[str, Any]:
-        calls = []
-        for tc in getattr(msg, "tool_calls", None) or []:
-            get = tc.get if isinstance(tc, Mapping) else functools.partial(getattr, tc)
-            calls.append([get("name"), self(get("args")), get("id")])
-        return {
-            "type": getattr(msg, "type", None),
-            "content": self(msg.content),
-            "name": getattr(msg, "name", None),
-            "tool_calls": calls,
-            "tool_call_id": getattr(msg, "tool_call_id", None),
-        }
+    def message(self, msg: BaseMessage) -> dict[str, Any]:
+        """A LangChain message: its class and every field."""
+        return {"class": type(msg).__name__, **self.mapping(msg.model_dump())}
 
     def config_ref(self, config: Any) -> Any:
         if not config:
@@ -469,15 +454,6 @@ def error_class(error: Any) -> str | None:
     return match.group(1).rsplit(".", 1)[-1] if match else str(error)
 
 
-def is_message(obj: Any) -> bool:
-    return (
-        not isinstance(obj, (Mapping, type))
-        and hasattr(obj, "content")
-        and isinstance(getattr(obj, "type", None), str)
-        and type(obj).__name__.endswith(("Message", "MessageChunk"))
-    )
-
-
 def is_snapshot(obj: Any) -> bool:
     return all(hasattr(obj, a) for a in ("values", "next", "config", "metadata", "tasks"))
 
@@ -512,31 +488,57 @@ def diff(expected: Obs, actual: Obs) -> str:
 # --------------------------------------------------------------------------- registry
 
 CASES: dict[str, CaseFn] = {}
+ENGINE_BUGS: dict[str, str] = {}  # case name -> the engine bug it shows (strict xfail)
+ON_SQL: set[str] = set()  # cases run again with the SQL saver (besides cases_persistence)
+SELFCHECK = os.environ.get("CONFORMANCE_SELFCHECK") == "1"  # LangGraph on both sides
 
 
-def case(fn: Callable[..., Obs] | None = None, *, aio: bool = False) -> Any:
+def case(
+    fn: Callable[..., Obs] | None = None,
+    *,
+    aio: bool = False,
+    engine_bug: str | None = None,
+    sql: bool = False,
+) -> Any:
     """Register ``fn(ns) -> observation`` under its name.
 
     With ``aio=True`` the function takes ``(ns, aio)`` and is registered twice: ``name``
     (sync ``invoke``/``stream``) and ``name[async]`` (``ainvoke``/``astream``).
+    ``engine_bug`` says why our engine fails the case for now (it is expected to fail,
+    strictly); ``sql=True`` runs it with the SQL saver too (test_sql_conformance).
     """
 
     def register(f: Callable[..., Obs]) -> Callable[..., Obs]:
         name = f.__name__.removeprefix("case_")
-        if aio:
-            add(name, functools.partial(f, aio=False))
-            add(f"{name}[async]", functools.partial(f, aio=True))
-        else:
-            add(name, f)
+        variants = (
+            {
+                name: functools.partial(f, aio=False),
+                f"{name}[async]": functools.partial(f, aio=True),
+            }
+            if aio
+            else {name: f}
+        )
+        for variant, variant_fn in variants.items():
+            if variant in CASES:
+                raise ValueError(f"duplicate conformance case {variant!r}")
+            CASES[variant] = variant_fn
+            if engine_bug is not None:
+                ENGINE_BUGS[variant] = engine_bug
+            if sql:
+                ON_SQL.add(variant)
         return f
 
     return register(fn) if fn is not None else register
 
 
-def add(name: str, fn: CaseFn) -> None:
-    if name in CASES:
-        raise ValueError(f"duplicate conformance case {name!r}")
-    CASES[name] = fn
+def case_params(names: Iterable[str]) -> list[Any]:
+    """The cases as pytest parameters, those that show an engine bug marked to fail."""
+    return [
+        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=ENGINE_BUGS[name]))
+        if name in ENGINE_BUGS and not SELFCHECK
+        else name
+        for name in names
+    ]
 
 
 def observe(fn: CaseFn, ns: NS) -> Obs:

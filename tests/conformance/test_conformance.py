@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from . import cases_core, cases_persistence  # noqa: F401 - they register the cases
-from .harness import CASES, NS, diff, observe
+# Importing the case modules registers their cases.
+from . import cases_core, cases_langchain, cases_persistence, cases_runtime  # noqa: F401
+from .harness import CASES, NS, case_params, diff, observe
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", case_params(sorted(CASES)))
 def test_conformance(name: str, oracle: NS, ours: NS) -> None:
     expected = observe(CASES[name], oracle)
     actual = observe(CASES[name], ours)

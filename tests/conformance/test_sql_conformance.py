@@ -16,13 +16,14 @@ from engine.checkpoint.sql.saver import SQLSaver
 from engine.checkpoint.sql.url import create_engine
 from tests.pg import PostgresCluster
 
-from . import cases_core, cases_persistence  # noqa: F401 - they register the cases
-from .harness import CASES, NS, diff, observe
+# Importing the case modules registers their cases.
+from . import cases_core, cases_langchain, cases_persistence, cases_runtime  # noqa: F401
+from .harness import CASES, NS, ON_SQL, case_params, diff, observe
 
 PERSISTENCE = sorted(
     name
     for name, fn in CASES.items()
-    if getattr(fn, "func", fn).__module__ == cases_persistence.__name__
+    if name in ON_SQL or getattr(fn, "func", fn).__module__ == cases_persistence.__name__
 )
 
 
@@ -64,7 +65,7 @@ async def _truncate(url: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", PERSISTENCE)
+@pytest.mark.parametrize("name", case_params(PERSISTENCE))
 def test_persistence_on_sql(name: str, oracle: NS, ours: NS, database: str) -> None:
     on_sql = NS(**{**vars(ours), "InMemorySaver": saver_factory(database)})
     expected = observe(CASES[name], oracle)

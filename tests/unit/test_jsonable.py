@@ -12,10 +12,10 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
 from pydantic import BaseModel
 
 from app.jsonable import jsonable, to_json
-from engine.graph.messages import AIMessage, AIMessageChunk, HumanMessage
 from engine.types import Interrupt, Send
 
 

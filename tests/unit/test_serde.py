@@ -16,6 +16,14 @@ import pydantic
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    ChatMessage,
+    HumanMessage,
+    ToolMessage,
+)
 
 from engine.checkpoint.serde import (
     TAG,
@@ -24,13 +32,19 @@ from engine.checkpoint.serde import (
     SerializationError,
     default_serializer,
 )
-from engine.graph.messages import AIMessage, HumanMessage
 from engine.types import Interrupt, Send
+from tests.message_samples import (
+    OLD_CLASS_FORM,
+    OLD_MSG_FORM,
+    TOOL_CALL,
+    assert_same_messages,
+    sample_messages,
+)
 
 
 def assert_same(got: Any, expected: Any) -> None:
     """Equal and of the same types all the way down: `==` alone accepts frozenset({1})
-    for {1}, 1 for True, an AIMessage for an AIMessageChunk and a wrong time zone."""
+    for {1}, 1 for True and a wrong time zone."""
     assert type(got) is type(expected), (got, expected)
     if isinstance(expected, dict):
         assert list(got) == list(expected)
@@ -285,26 +299,24 @@ def test_decoding_an_allowed_class_with_bad_fields_is_a_serialization_error(
         schema_serializer.loads(data)
 
 
-# Messages come from a module written alongside this one.
+# Messages: LangChain's, stored in their compact "msg" form.
 
 
-def test_messages_round_trip() -> None:
-    messages = pytest.importorskip("engine.graph.messages")
-    values = [
-        messages.HumanMessage(content="hi", id="1"),
-        messages.SystemMessage(content="be brief"),
-        messages.AIMessage(
-            content="",
-            id="2",
-            tool_calls=[{"name": "f", "args": {"x": 1}, "id": "c1", "type": "tool_call"}],
-        ),
-        messages.AIMessageChunk(content="par", id="3"),
-        messages.ToolMessage(content="ok", tool_call_id="c1", id="4"),
-        messages.RemoveMessage(id="1"),
-    ]
-    got = round_trip({"messages": values, "last": (values[0],)})
-    assert got == {"messages": values, "last": (values[0],)}
-    assert [type(m) for m in got["messages"]] == [type(m) for m in values]
+@pytest.mark.parametrize("message", sample_messages(), ids=lambda m: f"{type(m).__name__}-{m.id}")
+def test_every_message_class_round_trips(message: BaseMessage) -> None:
+    assert_same_messages(round_trip([message]), [message])  # the chat-history fast path
+    assert_same_messages([round_trip({"m": message})["m"]], [message])
+    inside = round_trip((message, (1, 2)))
+    assert inside[1] == (1, 2)
+    assert_same_messages(inside[:1], [message])
+
+
+def test_a_chat_history_round_trips() -> None:
+    messages = sample_messages()
+    data = default_serializer.dumps(messages)
+    assert data.startswith(b'[{"$t":"msg","v":')  # the chat-history fast path
+    for encoded in (data, data.decode()):
+        assert_same_messages(default_serializer.loads(encoded), messages)
 
 
 @pytest.mark.parametrize(
@@ -317,15 +329,10 @@ def test_messages_round_trip() -> None:
     ],
 )
 def test_lists_of_messages_decode_whatever_they_hold(extra: dict[str, Any]) -> None:
-    messages = pytest.importorskip("engine.graph.messages")
     values = [
-        messages.HumanMessage(content="hi", id="1"),
-        messages.AIMessage(
-            content="hello",
-            id="2",
-            tool_calls=[{"name": "f", "args": {"x": 1}, "id": "c1", "type": "tool_call"}],
-        ),
-        messages.AIMessage(id="3", **{"content": "bye", **extra}),
+        HumanMessage(content="hi", id="1"),
+        AIMessage(content="hello", id="2", tool_calls=[TOOL_CALL]),
+        AIMessage(id="3", **{"content": "bye", **extra}),
     ]
     data = default_serializer.dumps(values)
     for encoded in (data, data.decode()):
@@ -336,13 +343,37 @@ def test_lists_of_messages_decode_whatever_they_hold(extra: dict[str, Any]) -> N
     assert mixed[-1] == (1, 2) and repr(mixed[:-1]) == repr(values)
 
 
-def test_messages_are_stored_without_their_empty_fields() -> None:
-    messages = pytest.importorskip("engine.graph.messages")
+@pytest.mark.parametrize(("data", "message"), OLD_MSG_FORM)
+def test_messages_the_previous_engine_stored_read_and_are_written_the_same(
+    data: bytes, message: BaseMessage
+) -> None:
+    assert_same_messages([default_serializer.loads(data)], [message])
+    assert default_serializer.dumps(message) == data
+
+
+def test_a_chat_history_the_previous_engine_stored_reads() -> None:
+    data = b"[" + b",".join(d for d, _ in OLD_MSG_FORM) + b"]"
+    for encoded in (data, data.decode()):
+        assert_same_messages(default_serializer.loads(encoded), [m for _, m in OLD_MSG_FORM])
+
+
+@pytest.mark.parametrize(("data", "message"), OLD_CLASS_FORM)
+def test_messages_stored_under_their_old_class_name_still_read(
+    data: bytes, message: BaseMessage
+) -> None:
+    for serializer in (default_serializer, JsonSerializer()):
+        assert_same_messages(serializer.loads(b"[" + data + b"]"), [message])
+        assert_same_messages([serializer.loads(data)], [message])
+
+
+def test_messages_are_stored_without_their_default_fields() -> None:
     values = [
-        messages.AIMessage(content="hello", id="2"),
-        messages.ToolMessage(content="no", tool_call_id="c1", status="error", artifact=[1]),
-        messages.AIMessageChunk(content="", chunk_position="last", response_metadata={"a": 1}),
-        messages.HumanMessage(content="", name=""),
+        AIMessage(content="hello", id="2"),
+        ToolMessage(content="no", tool_call_id="c1", status="error", artifact=[1]),
+        AIMessageChunk(content="", chunk_position="last", response_metadata={"a": 1}),
+        HumanMessage(content="", name=""),
+        ChatMessage(content="c", role="critic"),
+        HumanMessage(content="x", extra_field=None),
     ]
     stored = json.loads(default_serializer.dumps(values))
     assert [m["v"] for m in stored] == [
@@ -361,41 +392,46 @@ def test_messages_are_stored_without_their_empty_fields() -> None:
             "chunk_position": "last",
         },
         {"content": "", "type": "human", "name": ""},  # "" is not the default None
+        {"content": "c", "type": "chat", "role": "critic"},
+        {"content": "x", "type": "human", "extra_field": None},  # extras are always kept
     ]
-    assert default_serializer.loads(default_serializer.dumps(values)) == values
+    assert_same_messages(default_serializer.loads(default_serializer.dumps(values)), values)
 
 
 def test_allowing_message_classes_keeps_their_own_form() -> None:
     # A graph's schema names them (`list[AnyMessage]`), so the graph allows them; the
     # class-name form would be bigger and miss the chat-history fast path.
-    messages = pytest.importorskip("engine.graph.messages")
     serializer = JsonSerializer()
-    serializer.allow(messages.AIMessage, messages.HumanMessage)
-    data = serializer.dumps([messages.AIMessage(content="hi", id="1")])
+    serializer.allow(AIMessage, HumanMessage, AIMessageChunk)
+    data = serializer.dumps([AIMessage(content="hi", id="1")])
     assert data == b'[{"$t":"msg","v":{"content":"hi","type":"ai","id":"1"}}]'
 
 
-def test_messages_stored_under_their_class_name_still_read() -> None:
-    messages = pytest.importorskip("engine.graph.messages")
-    fields = '"additional_kwargs":{},"response_metadata":{},"name":null,"id":"1"'
-    data = (
-        f'[{{"$t":"engine.graph.messages:HumanMessage","v":{{"content":"hi",{fields}}}}},'
-        f'{{"$t":"engine.graph.messages:AIMessage","v":{{"content":"yo",{fields},'
-        '"tool_calls":[],"invalid_tool_calls":[],"usage_metadata":null}}]'
-    )
-    assert JsonSerializer().loads(data) == [
-        messages.HumanMessage(content="hi", id="1"),
-        messages.AIMessage(content="yo", id="1"),
-    ]
+def test_a_subclass_of_a_message_class_is_a_schema_class() -> None:
+    class Note(HumanMessage):
+        pass
+
+    with pytest.raises(TypeError, match=r"serializer\.allow\(.*Note\)"):
+        JsonSerializer().dumps([Note("x")])
+    serializer = JsonSerializer()
+    serializer.allow(Note)
+    got = serializer.loads(serializer.dumps([Note("x", id="1")]))
+    assert type(got[0]) is Note and got[0] == Note("x", id="1")
+
+
+def test_unknown_stored_fields_are_extra_fields_as_langchain_reads_them() -> None:
+    got = default_serializer.loads('[{"$t":"msg","v":{"content":"x","type":"ai","bogus":1}}]')
+    assert_same_messages(got, [AIMessage("x", bogus=1)])
 
 
 @pytest.mark.parametrize(
     ("stored", "error"),
     [
-        ('{"content":"x","type":"ai","bogus":1}', "Unknown keys for a 'ai' message: ['bogus']"),
-        ('{"content":"x","type":"tool"}', "Bad fields for a 'tool' message"),
-        ('{"content":"x","type":"robot"}', "Unknown message type 'robot'"),
-        ('{"type":"remove"}', "A 'remove' message needs an 'id'"),
+        ('{"content":"x","type":"tool"}', "tool_call_id"),
+        ('{"content":"x","type":"robot"}', "Unknown stored message type 'robot'"),
+        ('{"content":"x"}', "Unknown stored message type None"),
+        ('{"type":"remove"}', "'id'"),
+        ('{"content":"x","type":"ai","tool_calls":5}', "not iterable"),
     ],
 )
 def test_a_bad_stored_message_says_what_is_wrong(stored: str, error: str) -> None:
@@ -422,3 +458,16 @@ def test_prepare_keeps_scalars_plain_messages_and_dicts_and_leaves_the_rest_unre
     assert prepared[5].build() == {"role": "user", "n": 1}
     assert prepared[5].build() is not prepared[5].build()
     assert prepared[6:] == [texts[6], *unread]
+
+
+def test_prepared_messages_build_as_a_parse_would() -> None:
+    messages = sample_messages()
+    texts = [default_serializer.dumps(m).decode() for m in messages]
+    prepared = default_serializer.prepare(texts)
+    built = [
+        p.build() if isinstance(p, Prepared) else default_serializer.loads(p) for p in prepared
+    ]
+    assert_same_messages(built, messages)
+    for p in prepared:
+        if isinstance(p, Prepared):
+            assert p.build() is not p.build()

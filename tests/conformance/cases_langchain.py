@@ -1,0 +1,578 @@
+"""LangChain inside graphs: chat models streaming tokens and tool calls in the "messages"
+stream mode, Runnables as nodes, nodes taking their config, messages in and out.
+
+The chat models are LangChain's fakes; each case builds its own, so both implementations
+see the same replies. No ``from __future__ import annotations`` here (see cases_core).
+"""
+
+import operator
+from collections.abc import Iterable
+from functools import reduce
+from typing import Annotated, Any, Literal, TypedDict
+
+from langchain_core.language_models.fake_chat_models import (
+    FakeListChatModel,
+    FakeMessagesListChatModel,
+    GenericFakeChatModel,
+    ParrotFakeChatModel,
+)
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    AnyMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.tools import tool
+
+from .cases_core import LogState, Node, build, chain_edges, note, notes
+from .cases_persistence import timeline
+from .harness import NS, case, graph_shape, invoke, stream, thread
+
+TOOL_CALLS = [
+    {
+        "index": 0,
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "lookup", "arguments": '{"q": "weather"}'},
+    }
+]
+
+
+def replies(*items: AIMessage | str) -> GenericFakeChatModel:
+    """A chat model that streams `items` one reply per call, word by word (tool calls
+    given as OpenAI `additional_kwargs` stream as tool call chunks)."""
+    return GenericFakeChatModel(messages=iter(items))
+
+
+def question(text: str = "what is the weather?") -> dict[str, Any]:
+    return {"messages": [HumanMessage(text, id="q1")]}
+
+
+def model_node(model: Any, aio: bool, how: Literal["invoke", "stream"] = "invoke") -> Node:
+    """A node that calls `model` on the messages: `invoke`, or `stream` adding the chunks."""
+
+    def call(state: Any) -> dict[str, Any]:
+        if how == "invoke":
+            return {"messages": [model.invoke(state["messages"])]}
+        return {"messages": [reduce(operator.add, model.stream(state["messages"]))]}
+
+    async def acall(state: Any) -> dict[str, Any]:
+        if how == "invoke":
+            return {"messages": [await model.ainvoke(state["messages"])]}
+        chunks = [chunk async for chunk in model.astream(state["messages"])]
+        return {"messages": [reduce(operator.add, chunks)]}
+
+    return acall if aio else call
+
+
+def chat_graph(ns: NS, nodes: dict[str, Node], **compile_kw: Any) -> Any:
+    """START -> the nodes in a line -> END on MessagesState, saved."""
+    return build(
+        ns,
+        ns.MessagesState,
+        nodes,
+        chain_edges(list(nodes)),
+        checkpointer=ns.InMemorySaver(),
+        **compile_kw,
+    )
+
+
+def messages_run(
+    ns: NS, graph: Any, inp: Any, aio: bool, modes: Iterable[str] = ("messages",), **kw: Any
+) -> dict[str, Any]:
+    """Stream one turn on a thread in `modes`, then the thread's state and history."""
+    cfg = thread()
+    parts = stream(graph, inp, cfg, stream_mode=list(modes), aio=aio, **kw)
+    return {"stream": parts, **timeline(graph, cfg)}
+
+
+# --------------------------------------------------------------------------- chat models
+
+
+@case(aio=True, sql=True)
+def case_chat_model_invoke_streams_tokens(ns: NS, aio: bool) -> Any:
+    model = replies(AIMessage("sunny all day", id="r1"), "and tomorrow rain")
+    graph = chat_graph(ns, {"model": model_node(model, aio)})
+    first = messages_run(ns, graph, question(), aio)
+    cfg = thread()
+    second = stream(graph, question("and tomorrow?"), cfg, stream_mode="messages", aio=aio)
+    return {"first": first, "second": second, "state": graph.get_state(cfg)}
+
+
+@case(aio=True)
+def case_chat_model_stream_in_node(ns: NS, aio: bool) -> Any:
+    model = replies("it will be sunny")
+    graph = chat_graph(ns, {"model": model_node(model, aio, how="stream")})
+    return messages_run(ns, graph, question(), aio, modes=("messages", "updates"))
+
+
+@case(aio=True, sql=True)
+def case_chat_model_streams_tool_calls(ns: NS, aio: bool) -> Any:
+    model = replies(
+        AIMessage("let me look", additional_kwargs={"tool_calls": TOOL_CALLS}), "it is sunny"
+    )
+
+    def tools(state: Any) -> dict[str, Any]:
+        call = state["messages"][-1].tool_calls[0]
+        return {"messages": [ToolMessage("sunny", tool_call_id=call["id"], id="t1")]}
+
+    builder = (
+        ns.StateGraph(ns.MessagesState)
+        .add_node("model", model_node(model, aio))
+        .add_node("tools", tools)
+        .add_edge(ns.START, "model")
+        .add_edge("tools", "model")
+        .add_conditional_edges(
+            "model", lambda s: "tools" if s["messages"][-1].tool_calls else ns.END
+        )
+    )
+    graph = builder.compile(checkpointer=ns.InMemorySaver())
+    return messages_run(ns, graph, question(), aio, modes=("messages", "values"))
+
+
+@case(aio=True)
+def case_parallel_nodes_stream_their_models(ns: NS, aio: bool) -> Any:
+    builder = ns.StateGraph(ns.MessagesState)
+    for name in ("left", "right"):
+        builder.add_node(name, model_node(replies(f"{name} says hi"), aio))
+        builder.add_edge(ns.START, name)
+    graph = builder.compile()
+    return stream(graph, question(), stream_mode="messages", aio=aio, unordered=True)
+
+
+@case(aio=True)
+def case_chat_model_given_the_node_config(ns: NS, aio: bool) -> Any:
+    """Nodes written before config was passed on by itself hand their config to the model."""
+    model = replies("configured reply").with_config(tags=["mine"], metadata={"who": "me"})
+
+    def call(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"], config)]}
+
+    async def acall(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        return {"messages": [await model.ainvoke(state["messages"], config)]}
+
+    graph = chat_graph(ns, {"model": acall if aio else call})
+    return messages_run(ns, graph, question(), aio)
+
+
+@case(aio=True)
+def case_chat_model_after_resume(ns: NS, aio: bool) -> Any:
+    model = replies("approved reply")
+
+    def ask(state: Any) -> dict[str, Any]:
+        answer = ns.interrupt("go on?")
+        return {"messages": [{"role": "user", "content": answer, "id": "answer"}]}
+
+    graph = chat_graph(ns, {"ask": ask, "model": model_node(model, aio)})
+    cfg = thread()
+    first = stream(graph, question(), cfg, stream_mode=["messages", "updates"], aio=aio)
+    resumed = stream(graph, ns.Command(resume="yes"), cfg, stream_mode="messages", aio=aio)
+    return {"first": first, "resumed": resumed, **timeline(graph, cfg)}
+
+
+@case(aio=True, sql=True)
+def case_chat_model_without_streaming(ns: NS, aio: bool) -> Any:
+    """A model that cannot stream: its whole reply is one "messages" part."""
+    call = {"name": "lookup", "args": {"q": "x"}, "id": "call_1"}
+    usage = {"input_tokens": 3, "output_tokens": 1, "total_tokens": 4}
+    model = FakeMessagesListChatModel(
+        responses=[
+            AIMessage("", tool_calls=[call], id="r1", usage_metadata=usage),
+            AIMessage("done", response_metadata={"finish_reason": "stop"}),
+        ]
+    )
+    graph = chat_graph(ns, {"first": model_node(model, aio), "second": model_node(model, aio)})
+    return messages_run(ns, graph, question(), aio)
+
+
+@case(aio=True)
+def case_character_streaming_models(ns: NS, aio: bool) -> Any:
+    graph = chat_graph(
+        ns,
+        {
+            "chars": model_node(FakeListChatModel(responses=["abc"]), aio, how="stream"),
+            "parrot": model_node(ParrotFakeChatModel(), aio),
+        },
+    )
+    return messages_run(ns, graph, question("hi"), aio)
+
+
+@case(aio=True)
+def case_nostream_tag(ns: NS, aio: bool) -> Any:
+    loud = replies("you hear me")
+    quiet = replies("you do not").with_config(tags=["nostream"])
+    tagged = GenericFakeChatModel(messages=iter(["tagged"]), tags=["nostream", "mine"])
+    user_tags = replies("tagged by me").with_config(tags=["mine"])
+    graph = chat_graph(
+        ns,
+        {
+            "loud": model_node(loud, aio),
+            "quiet": model_node(quiet, aio),
+            "tagged": model_node(tagged, aio),
+            "user_tags": model_node(user_tags, aio),
+        },
+    )
+    return messages_run(ns, graph, question(), aio)
+
+
+@case(aio=True)
+def case_node_outputs_in_messages_mode(ns: NS, aio: bool) -> Any:
+    """Messages a node writes without a model are streamed once; input messages never."""
+
+    def echo(state: Any) -> dict[str, Any]:
+        return {"messages": [*state["messages"], AIMessage("written", id="w1")]}
+
+    def command(state: Any) -> Any:
+        return ns.Command(update={"messages": [AIMessage("by command", id="w2")]})
+
+    def plain(state: Any) -> dict[str, Any]:
+        return {"messages": [("ai", "from a tuple"), {"role": "assistant", "content": "dict"}]}
+
+    graph = chat_graph(ns, {"echo": echo, "command": command, "plain": plain})
+    return messages_run(ns, graph, question(), aio)
+
+
+def sub_chat(ns: NS, model: Any, aio: bool) -> Any:
+    return (
+        ns.StateGraph(ns.MessagesState)
+        .add_node("inner", model_node(model, aio))
+        .add_edge(ns.START, "inner")
+        .compile()
+    )
+
+
+def with_subgraph(ns: NS, aio: bool) -> Any:
+    """START -> outer (a model) -> sub (a subgraph whose node calls a model), saved."""
+    sub = sub_chat(ns, replies("from inside"), aio)
+    return chat_graph(ns, {"outer": model_node(replies("from outside"), aio), "sub": sub})
+
+
+@case(aio=True)
+def case_messages_from_a_subgraph(ns: NS, aio: bool) -> Any:
+    return {
+        f"subgraphs={subgraphs}": messages_run(
+            ns,
+            with_subgraph(ns, aio),
+            question(),
+            aio,
+            modes=("messages", "updates"),
+            subgraphs=subgraphs,
+        )
+        for subgraphs in (False, True)
+    }
+
+
+def streamed_messages(ns: NS, graph: Any, subgraphs: bool) -> list[Any]:
+    """(namespace, message class, content, node) of each "messages" part of a turn."""
+    parts = stream(graph, question(), thread(), stream_mode="messages", subgraphs=subgraphs)
+    return [
+        [
+            [seg.split(":")[0] for seg in ns_] if subgraphs else [],
+            type(message).__name__,
+            message.content,
+            meta["langgraph_node"],
+        ]
+        for ns_, (message, meta) in (
+            (part[0], part[1]) if subgraphs else ((), part) for part in parts["parts"]
+        )
+    ]
+
+
+@case(aio=True)
+def case_subgraph_node_output_without_subgraphs(ns: NS, aio: bool) -> Any:
+    sub = (
+        ns.StateGraph(ns.MessagesState)
+        .add_node("inner", lambda s: {"messages": [AIMessage("from inside", id="i1")]})
+        .add_edge(ns.START, "inner")
+        .compile()
+    )
+    graph = chat_graph(ns, {"sub": sub})
+    return stream(graph, question(), thread(), stream_mode="messages", aio=aio)
+
+
+@case()
+def case_subgraph_reply_without_subgraphs(ns: NS) -> Any:
+    return streamed_messages(ns, with_subgraph(ns, aio=False), subgraphs=False)
+
+
+@case
+def case_subgraph_reply_with_subgraphs(ns: NS) -> Any:
+    return streamed_messages(ns, with_subgraph(ns, aio=False), subgraphs=True)
+
+
+@case()
+def case_subgraph_model_metadata(ns: NS) -> Any:
+    parts = stream(
+        with_subgraph(ns, aio=False), question(), thread(), stream_mode="messages", subgraphs=True
+    )
+    return [
+        {key: meta.get(key) for key in ("checkpoint_ns", "langgraph_checkpoint_ns")}
+        for _, (message, meta) in parts["parts"]
+        if isinstance(message, AIMessageChunk)
+    ]
+
+
+@case(aio=True)
+def case_messages_of_a_subgraph_invoked_in_a_node(ns: NS, aio: bool) -> Any:
+    sub = sub_chat(ns, replies("nested reply"), aio)
+
+    def call_sub(state: Any) -> dict[str, Any]:
+        return {"messages": sub.invoke(state)["messages"][-1:]}
+
+    async def acall_sub(state: Any) -> dict[str, Any]:
+        return {"messages": (await sub.ainvoke(state))["messages"][-1:]}
+
+    graph = chat_graph(ns, {"call_sub": acall_sub if aio else call_sub})
+    return {
+        "plain": messages_run(ns, graph, question(), aio),
+        "subgraphs": stream(graph, question(), stream_mode="messages", subgraphs=True, aio=aio),
+    }
+
+
+@case()
+def case_history_of_a_node_that_invokes_a_subgraph(ns: NS) -> Any:
+    sub = build(ns, LogState, {"inner": note("inner")}, [("S", "inner")])
+    graph = build(
+        ns,
+        LogState,
+        {"outer": lambda s: sub.invoke(s)},
+        [("S", "outer")],
+        checkpointer=ns.InMemorySaver(),
+    )
+    cfg = thread()
+    graph.invoke({"log": []}, cfg)
+    return timeline(graph, cfg)
+
+
+@case()
+def case_node_output_message_metadata(ns: NS) -> Any:
+    graph = chat_graph(ns, {"reply": lambda s: {"messages": [AIMessage("hi", id="a1")]}})
+    return [
+        meta for _, meta in stream(graph, question(), thread(), stream_mode="messages")["parts"]
+    ]
+
+
+@case()
+def case_node_output_message_before_updates(ns: NS) -> Any:
+    graph = chat_graph(ns, {"reply": lambda s: {"messages": [AIMessage("hi", id="a1")]}})
+    parts = stream(graph, question(), thread(), stream_mode=["messages", "updates"])["parts"]
+    return [mode for mode, _ in parts]
+
+
+# --------------------------------------------------------------------------- runnables
+
+
+@case(aio=True)
+def case_runnable_lambda_nodes(ns: NS, aio: bool) -> Any:
+    def sync_part(state: Any) -> dict[str, Any]:
+        return {"log": ["sync"]}
+
+    async def async_part(state: Any) -> dict[str, Any]:
+        return {"log": ["async"]}
+
+    graph = build(
+        ns,
+        LogState,
+        {
+            "plain": RunnableLambda(sync_part),
+            "both": RunnableLambda(sync_part, afunc=async_part),
+            "named": RunnableLambda(lambda s: {"log": [len(s["log"])]}, name="counter"),
+        },
+        chain_edges(["plain", "both", "named"]),
+    )
+    return {
+        "invoke": invoke(graph, {"log": []}, aio=aio),
+        "updates": stream(graph, {"log": []}, aio=aio),
+        "shape": graph_shape(graph),
+    }
+
+
+@case(aio=True)
+def case_chain_as_node(ns: NS, aio: bool) -> Any:
+    prompt = ChatPromptTemplate.from_messages(
+        [("system", "answer as a {role}"), MessagesPlaceholder("messages")]
+    )
+    answer = prompt | replies("arr, sunny") | RunnableLambda(lambda m: {"messages": [m]})
+    prepare = RunnableLambda(lambda s: {"role": "pirate", "messages": s["messages"]})
+    graph = chat_graph(ns, {"answer": prepare | answer})
+    return messages_run(ns, graph, question(), aio, modes=("messages", "updates"))
+
+
+@case(aio=True, sql=True)
+def case_tools_loop_with_a_langchain_tool(ns: NS, aio: bool) -> Any:
+    @tool
+    def lookup(q: str) -> str:
+        """Look something up."""
+        return f"{q}: sunny"
+
+    call = {"name": "lookup", "args": {"q": "weather"}, "id": "call_1", "type": "tool_call"}
+    model = FakeMessagesListChatModel(
+        responses=[AIMessage("", tool_calls=[call], id="r1"), AIMessage("sunny", id="r2")]
+    )
+
+    def tools(state: Any) -> dict[str, Any]:
+        return {"messages": [lookup.invoke(c) for c in state["messages"][-1].tool_calls]}
+
+    graph = (
+        ns.StateGraph(ns.MessagesState)
+        .add_node("model", model_node(model, aio))
+        .add_node("tools", tools)
+        .add_edge(ns.START, "model")
+        .add_edge("tools", "model")
+        .add_conditional_edges(
+            "model", lambda s: "tools" if s["messages"][-1].tool_calls else ns.END
+        )
+        .compile(checkpointer=ns.InMemorySaver())
+    )
+    return messages_run(ns, graph, question(), aio, modes=("messages", "updates"))
+
+
+# --------------------------------------------------------------------------- config
+
+
+@case(aio=True)
+def case_node_takes_config(ns: NS, aio: bool) -> Any:
+    def seen(config: RunnableConfig) -> list[Any]:
+        meta = config.get("metadata", {})
+        return [
+            config["configurable"].get("user"),
+            meta.get("langgraph_node"),
+            meta.get("langgraph_step"),
+            list(meta.get("langgraph_triggers", ())),
+            meta.get("user_meta"),
+            sorted(t for t in config.get("tags", ()) if not t.startswith("graph:step")),
+        ]
+
+    def typed(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        return {"log": [seen(config)]}
+
+    def untyped(state, config):  # found by its name, not by an annotation
+        return {"log": [seen(config)]}
+
+    async def in_async(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        return {"log": [seen(config)]}
+
+    graph = build(
+        ns,
+        LogState,
+        {"typed": typed, "untyped": untyped, "in_async": in_async},
+        chain_edges(["typed", "untyped", "in_async"]),
+    )
+    cfg = {"configurable": {"user": "ann"}, "metadata": {"user_meta": 1}, "tags": ["t1"]}
+    return invoke(graph, {"log": []}, cfg, aio=aio)
+
+
+@case()
+def case_get_graph_node_data(ns: NS) -> Any:
+    sub = build(ns, LogState, {"inner": note("inner")}, [("S", "inner")])
+    graph = build(
+        ns,
+        LogState,
+        {"lambda": RunnableLambda(lambda s: {"log": ["x"]}, name="named"), "sub": sub},
+        chain_edges(["lambda", "sub"]),
+    )
+    drawn = graph.get_graph()
+    return {
+        "shape": graph_shape(graph),
+        "nodes": {key: [node.name, type(node.data).__name__] for key, node in drawn.nodes.items()},
+        "mermaid": drawn.draw_mermaid(),
+    }
+
+
+@case()
+def case_get_graph_xray(ns: NS) -> Any:
+    sub = build(ns, LogState, notes("one", "two"), chain_edges(["one", "two"]))
+    graph = build(
+        ns, LogState, {"before": note("before"), "sub": sub}, chain_edges(["before", "sub"])
+    )
+    drawn = graph.get_graph(xray=True)
+    return {
+        "nodes": sorted(drawn.nodes),
+        "edges": sorted([e.source, e.target, e.conditional] for e in drawn.edges),
+        "mermaid": drawn.draw_mermaid(),
+    }
+
+
+@case
+def case_command_literal_annotations_draw_edges(ns: NS) -> Any:
+    def route(state: Any) -> ns.Command[Literal["b", "c"]]:
+        return ns.Command(goto="c", update={"log": ["a"]})
+
+    def finish(state: Any) -> ns.Command[Literal["__end__"]]:
+        return ns.Command(update={"log": ["c"]}, goto=ns.END)
+
+    graph = (
+        ns.StateGraph(LogState)
+        .add_node("a", route)
+        .add_node("b", note("b"))
+        .add_node("c", finish)
+        .add_edge(ns.START, "a")
+        .compile()
+    )
+    return {"shape": graph_shape(graph), "run": stream(graph, {"log": []})}
+
+
+# --------------------------------------------------------------------------- messages
+
+
+class AnyMessagesState(TypedDict):
+    messages: Annotated[list[AnyMessage], operator.add]
+
+
+@case(aio=True, sql=True)
+def case_langchain_messages_in_and_out(ns: NS, aio: bool) -> Any:
+    def reply(state: Any) -> dict[str, Any]:
+        kinds = [type(m).__name__ for m in state["messages"]]
+        return {"messages": [AIMessage(" ".join(kinds), id="a1")]}
+
+    graph = chat_graph(ns, {"reply": reply})
+    inp = {
+        "messages": [
+            SystemMessage("be brief", id="s1"),
+            "a plain string",
+            ("user", "a tuple"),
+            {"role": "user", "content": [{"type": "text", "text": "blocks"}], "id": "d1"},
+            {"type": "ai", "content": "", "tool_calls": [{"name": "f", "args": {}, "id": "c"}]},
+            {"role": "tool", "content": "result", "tool_call_id": "c"},
+        ]
+    }
+    return messages_run(ns, graph, inp, aio, modes=("values",))
+
+
+@case
+def case_messages_list_without_add_messages(ns: NS) -> Any:
+    graph = build(
+        ns, AnyMessagesState, {"a": lambda s: {"messages": [AIMessage("x")]}}, [("S", "a")]
+    )
+    return invoke(graph, {"messages": [HumanMessage("hi")]})
+
+
+@case(aio=True)
+def case_add_messages_openai_format_in_a_graph(ns: NS, aio: bool) -> Any:
+    class OpenAIState(TypedDict):
+        messages: Annotated[list[AnyMessage], ns.add_messages(format="langchain-openai")]
+
+    def reply(state: Any) -> dict[str, Any]:
+        return {"messages": [AIMessageChunk("a chunk", id="k1")]}
+
+    graph = build(ns, OpenAIState, {"reply": reply}, [("S", "reply")])
+    inp = {
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "look:", "cache_control": {"type": "ephemeral"}},
+                    {
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"},
+                    },
+                ],
+                "id": "u1",
+            }
+        ]
+    }
+    return invoke(graph, inp, aio=aio)

@@ -1,0 +1,331 @@
+"""What a node gets besides its state: the run's context and runtime, a store, managed
+values (RemainingSteps, IsLastStep), stream writers; deferred nodes and cached nodes.
+
+No ``from __future__ import annotations`` here (see cases_core).
+"""
+
+import operator
+from dataclasses import dataclass
+from typing import Annotated, Any, TypedDict
+
+from .cases_core import LogState, XLogState, build, chain_edges, note
+from .cases_persistence import timeline
+from .harness import NS, bump, case, invoke, stream, thread
+
+
+@dataclass
+class UserContext:
+    user: str
+    level: int = 1
+
+
+class DictContext(TypedDict):
+    user: str
+
+
+# --------------------------------------------------------------------------- context
+
+
+@case(aio=True)
+def case_context_reaches_the_runtime(ns: NS, aio: bool) -> Any:
+    def typed(state: Any, runtime: ns.Runtime[UserContext]) -> dict[str, Any]:
+        return {"log": [runtime.context.user, runtime.context.level]}
+
+    def untyped(state, runtime):  # found by its name, not by an annotation
+        return {"log": [type(runtime.context).__name__, runtime.store is None]}
+
+    async def looked_up(state: Any) -> dict[str, Any]:
+        return {"log": [ns.get_runtime(UserContext).context.user]}
+
+    graph = (
+        ns.StateGraph(LogState, context_schema=UserContext)
+        .add_node("typed", typed)
+        .add_node("untyped", untyped)
+        .add_node("looked_up", looked_up)
+        .add_edge(ns.START, "typed")
+        .add_edge("typed", "untyped")
+        .add_edge("untyped", "looked_up")
+        .compile()
+    )
+    context = UserContext(user="ann", level=3)
+    return {
+        "invoke": invoke(graph, {"log": []}, aio=aio, context=context),
+        "stream": stream(graph, {"log": []}, aio=aio, context=context),
+    }
+
+
+@case
+def case_typeddict_context_and_no_context(ns: NS) -> Any:
+    def read(state: Any, runtime: ns.Runtime[DictContext]) -> dict[str, Any]:
+        return {"log": [runtime.context]}
+
+    graph = (
+        ns.StateGraph(LogState, context_schema=DictContext)
+        .add_node("read", read)
+        .add_edge(ns.START, "read")
+        .compile()
+    )
+    return {
+        "given": invoke(graph, {"log": []}, context={"user": "bob"}),
+        "none": invoke(graph, {"log": []}),
+    }
+
+
+@case(sql=True)
+def case_context_survives_interrupt_and_resume(ns: NS) -> Any:
+    def ask(state: Any, runtime: ns.Runtime[UserContext]) -> dict[str, Any]:
+        return {"log": [runtime.context.user, ns.interrupt("sure?")]}
+
+    graph = (
+        ns.StateGraph(LogState, context_schema=UserContext)
+        .add_node("ask", ask)
+        .add_edge(ns.START, "ask")
+        .compile(checkpointer=ns.InMemorySaver())
+    )
+    cfg = thread()
+    first = invoke(graph, {"log": []}, cfg, context=UserContext(user="ann"))
+    second = invoke(graph, ns.Command(resume="yes"), cfg, context=UserContext(user="bob"))
+    return {"first": first, "second": second, **timeline(graph, cfg)}
+
+
+# --------------------------------------------------------------------------- store
+
+
+def item_obs(item: Any) -> Any:
+    return None if item is None else [list(item.namespace), item.key, item.value]
+
+
+@case(aio=True, sql=True)
+def case_store_in_nodes(ns: NS, aio: bool) -> Any:
+    def write(state: Any) -> dict[str, Any]:
+        store = ns.get_store()
+        store.put(("users", "ann"), "prefs", {"tone": "brief"})
+        store.put(("users", "bob"), "prefs", {"tone": "long"})
+        return {"log": ["write"]}
+
+    def by_param(state: Any, *, store: ns.BaseStore) -> dict[str, Any]:
+        return {"log": [item_obs(store.get(("users", "ann"), "prefs"))]}
+
+    async def by_runtime(state: Any, runtime: ns.Runtime) -> dict[str, Any]:
+        found = await runtime.store.asearch(("users",))
+        return {"log": [sorted(item_obs(i) for i in found)]}
+
+    store = ns.InMemoryStore()
+    graph = build(
+        ns,
+        LogState,
+        {"write": write, "by_param": by_param, "by_runtime": by_runtime},
+        chain_edges(["write", "by_param", "by_runtime"]),
+        checkpointer=ns.InMemorySaver(),
+        store=store,
+    )
+    cfg = thread()
+    run = stream(graph, {"log": []}, cfg, stream_mode=["updates", "values"], aio=aio)
+    return {
+        "run": run,
+        **timeline(graph, cfg),
+        "after": item_obs(store.get(("users", "bob"), "prefs")),
+    }
+
+
+@case
+def case_no_store(ns: NS) -> Any:
+    def look(state: Any) -> dict[str, Any]:
+        return {"log": [ns.get_store() is None]}
+
+    return invoke(build(ns, LogState, {"look": look}, [("S", "look")]), {"log": []})
+
+
+@case(aio=True)
+def case_context_and_store_reach_subgraphs(ns: NS, aio: bool) -> Any:
+    def inner(state: Any, runtime: ns.Runtime[UserContext]) -> dict[str, Any]:
+        runtime.store.put(("seen",), runtime.context.user, {"level": runtime.context.level})
+        return {"log": [runtime.context.user]}
+
+    sub = (
+        ns.StateGraph(LogState, context_schema=UserContext)
+        .add_node("inner", inner)
+        .add_edge(ns.START, "inner")
+        .compile()
+    )
+
+    def calls_sub(state: Any) -> dict[str, Any]:
+        return {"log": sub.invoke({"log": []})["log"]}
+
+    store = ns.InMemoryStore()
+    graph = (
+        ns.StateGraph(LogState, context_schema=UserContext)
+        .add_node("as_node", sub)
+        .add_node("calls_sub", calls_sub)
+        .add_edge(ns.START, "as_node")
+        .add_edge("as_node", "calls_sub")
+        .compile(store=store)
+    )
+    context = UserContext(user="ann", level=2)
+    run = stream(graph, {"log": []}, subgraphs=True, aio=aio, context=context)
+    return {"run": run, "stored": item_obs(store.get(("seen",), "ann"))}
+
+
+# --------------------------------------------------------------------------- managed values
+
+
+@case(aio=True, sql=True)
+def case_remaining_steps(ns: NS, aio: bool) -> Any:
+    class LoopState(TypedDict):
+        log: Annotated[list, operator.add]
+        remaining_steps: ns.RemainingSteps
+
+    def work(state: Any) -> dict[str, Any]:
+        return {"log": [state["remaining_steps"]]}
+
+    graph = (
+        ns.StateGraph(LoopState)
+        .add_node("work", work)
+        .add_edge(ns.START, "work")
+        .add_conditional_edges("work", lambda s: "work" if s["remaining_steps"] > 2 else ns.END)
+        .compile(checkpointer=ns.InMemorySaver())
+    )
+    cfg = {**thread(), "recursion_limit": 7}
+    run = stream(graph, {"log": []}, cfg, stream_mode="values", aio=aio)
+    return {"run": run, **timeline(graph, cfg)}
+
+
+@case
+def case_is_last_step(ns: NS) -> Any:
+    class LoopState(TypedDict):
+        log: Annotated[list, operator.add]
+        is_last_step: ns.IsLastStep
+
+    def work(state: Any) -> dict[str, Any]:
+        return {"log": [state["is_last_step"]]}
+
+    graph = (
+        ns.StateGraph(LoopState)
+        .add_node("work", work)
+        .add_edge(ns.START, "work")
+        .add_conditional_edges("work", lambda s: ns.END if s["is_last_step"] else "work")
+        .compile()
+    )
+    return {
+        "limit_4": invoke(graph, {"log": []}, {"recursion_limit": 4}),
+        "limit_1": invoke(graph, {"log": []}, {"recursion_limit": 1}),
+    }
+
+
+# --------------------------------------------------------------------------- writers
+
+
+@case(aio=True)
+def case_writer_and_runtime_stream_writer(ns: NS, aio: bool) -> Any:
+    def by_param(state: Any, writer: ns.StreamWriter) -> dict[str, Any]:
+        writer({"from": "writer"})
+        return {"log": ["by_param"]}
+
+    def by_runtime(state: Any, runtime: ns.Runtime) -> dict[str, Any]:
+        runtime.stream_writer({"from": "runtime"})
+        return {"log": ["by_runtime"]}
+
+    graph = build(ns, LogState, {"a": by_param, "b": by_runtime}, chain_edges(["a", "b"]))
+    return {
+        "custom": stream(graph, {"log": []}, stream_mode=["custom", "updates"], aio=aio),
+        "not_streamed": invoke(graph, {"log": []}, aio=aio),
+    }
+
+
+# --------------------------------------------------------------------------- defer
+
+
+@case(aio=True, sql=True)
+def case_deferred_node_waits_for_every_branch(ns: NS, aio: bool) -> Any:
+    builder = ns.StateGraph(LogState)
+    for name in ("a", "b1", "b2", "c"):
+        builder.add_node(name, note(name))
+    builder.add_node("join", note("join"), defer=True)
+    for src, dst in (("a", "b1"), ("b1", "b2"), ("a", "c"), ("b2", "join"), ("c", "join")):
+        builder.add_edge(src, dst)
+    builder.add_edge(ns.START, "a").add_edge("join", ns.END)
+    graph = builder.compile(checkpointer=ns.InMemorySaver())
+    cfg = thread()
+    run = stream(graph, {"log": []}, cfg, aio=aio, unordered=True)
+    return {"run": run, **timeline(graph, cfg)}
+
+
+@case
+def case_deferred_node_after_sends(ns: NS) -> Any:
+    class FanState(TypedDict):
+        items: list
+        log: Annotated[list, operator.add]
+
+    graph = (
+        ns.StateGraph(FanState)
+        .add_node("work", lambda s: {"log": [s["item"]]})
+        .add_node("summary", lambda s: {"log": [f"{len(s['log'])} done"]}, defer=True)
+        .add_conditional_edges(
+            ns.START, lambda s: [ns.Send("work", {"item": i}) for i in s["items"]]
+        )
+        .add_edge("work", "summary")
+        .compile()
+    )
+    return invoke(graph, {"items": [1, 2, 3], "log": []})
+
+
+# --------------------------------------------------------------------------- cache
+
+
+@case(aio=True)
+def case_cached_node(ns: NS, aio: bool) -> Any:
+    calls: dict[str, int] = {}
+
+    def slow(state: Any) -> dict[str, Any]:
+        return {"log": [f"slow#{bump(calls, 'slow')} x={state['x']}"]}
+
+    graph = (
+        ns.StateGraph(XLogState)
+        .add_node("slow", slow, cache_policy=ns.CachePolicy())
+        .add_node("fresh", note("fresh"))
+        .add_edge(ns.START, "slow")
+        .add_edge("slow", "fresh")
+        .compile(cache=ns.InMemoryCache())
+    )
+    runs = [
+        stream(graph, {"x": x, "log": []}, stream_mode=["updates"], aio=aio) for x in (1, 1, 2, 1)
+    ]
+    return {"runs": runs, "calls": calls}
+
+
+@case()
+def case_clear_cache(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+
+    def slow(state: Any) -> dict[str, Any]:
+        return {"log": [f"slow#{bump(calls, 'slow')}"]}
+
+    graph = (
+        ns.StateGraph(XLogState)
+        .add_node("slow", slow, cache_policy=ns.CachePolicy())
+        .add_edge(ns.START, "slow")
+        .compile(cache=ns.InMemoryCache())
+    )
+    runs = [invoke(graph, {"x": 1, "log": []})]
+    graph.clear_cache()
+    runs.append(invoke(graph, {"x": 1, "log": []}))
+    return {"runs": runs, "calls": calls}
+
+
+@case(sql=True)
+def case_cache_key_function_and_saved_thread(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+
+    def slow(state: Any) -> dict[str, Any]:
+        return {"log": [f"slow#{bump(calls, 'slow')}"]}
+
+    policy = ns.CachePolicy(key_func=lambda s: str(s["x"] % 2))
+    graph = (
+        ns.StateGraph(XLogState)
+        .add_node("slow", slow, cache_policy=policy)
+        .add_edge(ns.START, "slow")
+        .compile(checkpointer=ns.InMemorySaver(), cache=ns.InMemoryCache())
+    )
+    cfg = thread()
+    runs = [invoke(graph, {"x": x, "log": []}, cfg) for x in (1, 3, 2)]
+    return {"runs": runs, "calls": calls, **timeline(graph, cfg)}
