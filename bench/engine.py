@@ -21,7 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import tool
 
 # Run as a script (`python bench/engine.py`) the repo root is not on sys.path.
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,23 +43,28 @@ class Impl:
     END: str
     Send: Any
     add_messages: Callable[..., Any]
+    ToolNode: Any
+    tools_condition: Callable[..., Any]
 
 
 def langgraph_impl() -> Impl:
     """The reference: LangGraph."""
     from langgraph.graph import END, START, StateGraph, add_messages
+    from langgraph.prebuilt import ToolNode, tools_condition
     from langgraph.types import Send
 
-    return Impl("langgraph", StateGraph, START, END, Send, add_messages)
+    return Impl("langgraph", StateGraph, START, END, Send, add_messages, ToolNode, tools_condition)
 
 
 def engine_impl() -> Impl:
     """Ours; raises (ImportError/AttributeError) while the engine is still incomplete."""
     import engine
+    from engine.prebuilt import ToolNode, tools_condition
 
     return Impl(
-        "ours", engine.StateGraph, engine.START, engine.END, engine.Send, engine.add_messages
-    )
+        "ours", engine.StateGraph, engine.START, engine.END, engine.Send, engine.add_messages,
+        ToolNode, tools_condition,
+    )  # fmt: skip
 
 
 @dataclass
@@ -127,6 +135,57 @@ def build_tools_loop(ns: Impl, n: int) -> Any:
     g.add_edge(ns.START, "model")
     g.add_conditional_edges("model", route, ["tools", ns.END])
     g.add_edge("tools", "model")
+    return g.compile()
+
+
+class ToolCallingModel(BaseChatModel):
+    """A LangChain chat model that asks for `calls` tool calls, one per turn, then
+    answers: what a real agent's model does, without a network."""
+
+    calls: int
+
+    @property
+    def _llm_type(self) -> str:
+        return "bench-tool-calling"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> "ToolCallingModel":
+        return self
+
+    def _generate(self, messages: list[Any], stop: Any = None, run_manager: Any = None,
+                  **kwargs: Any) -> ChatResult:  # fmt: skip
+        done = sum(1 for m in messages if m.type == "tool")
+        if done >= self.calls:
+            reply = AIMessage(content=f"done after {done} calls", id="ai-final")
+        else:
+            call = {"name": "lookup", "args": {"i": done}, "id": f"call-{done}"}
+            reply = AIMessage(content="", tool_calls=[call], id=f"ai-{done}")
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+@tool
+def lookup(i: int) -> str:
+    """Look item i up."""
+    return f"result {i}"
+
+
+def build_langchain_agent(ns: Impl, n: int) -> Any:
+    """The classic agent loop with LangChain parts: a chat model with a tool bound, the
+    prebuilt ToolNode and tools_condition; measures what real agents cost per turn."""
+
+    class State(TypedDict):
+        messages: Annotated[list, ns.add_messages]
+
+    model = ToolCallingModel(calls=n).bind_tools([lookup])
+
+    def agent(state: State) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    g = ns.StateGraph(State)
+    g.add_node("agent", agent)
+    g.add_node("tools", ns.ToolNode([lookup]))
+    g.add_edge(ns.START, "agent")
+    g.add_conditional_edges("agent", ns.tools_condition)
+    g.add_edge("tools", "agent")
     return g.compile()
 
 
@@ -300,13 +359,15 @@ def reducers_input(ns: Impl, n: int) -> dict[str, Any]:
 
 
 def workloads(quick: bool) -> list[Workload]:
-    """The four workloads from the issue; --quick shrinks them to a smoke test."""
+    """The workloads of the issues; --quick shrinks them to a smoke test."""
     chain, calls, fan, loops = (100, 20, 20, 50) if quick else (1000, 100, 100, 300)
     return [
         Workload("chain", "sequential chain", chain, 0.25, build_chain,
                  lambda ns, n: {"n": 0}, chain + 10),
         Workload("tools", "model/tools loop", calls, 0.25, build_tools_loop, tools_input,
                  2 * calls + 10),
+        Workload("agent", "LangChain agent loop", calls, 0.5, build_langchain_agent,
+                 tools_input, 2 * calls + 10),
         Workload("fanout", "Send fan-out subgraphs", fan, 0.5, build_fanout, fanout_input, 10),
         Workload("reducers", "16 reducers loop", loops, 0.5, build_reducers, reducers_input,
                  loops + 10),

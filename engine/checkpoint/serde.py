@@ -25,6 +25,7 @@ from decimal import Decimal
 from typing import Any, NamedTuple
 
 from langchain_core import messages as lc_messages
+from langchain_core.documents import Document
 
 from engine.checkpoint.messages import from_fields, is_message_class, message_class, stored_fields
 from engine.types import Interrupt, Send
@@ -163,6 +164,8 @@ class JsonSerializer:
             Send: lambda o: {TAG: "send", "node": o.node, "v": self._encode(o.arg)},
         }
         self._allowed: dict[str, Callable[[dict[str, Any]], Any]] = {}
+        # Retrieval graphs keep LangChain documents in state whatever their schema says.
+        self.allow(Document)
 
     def _encode_interrupt(self, question: Interrupt) -> dict[str, Any]:
         out = {TAG: "interrupt", "v": self._encode(question.value), "id": question.id}

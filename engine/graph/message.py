@@ -9,13 +9,20 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from functools import partial
+from operator import attrgetter
 from typing import Annotated, Any, Literal, TypedDict, cast
 
 from langchain_core.messages import (
+    AIMessage,
     AnyMessage,
     BaseMessage,
     BaseMessageChunk,
+    ChatMessage,
+    FunctionMessage,
+    HumanMessage,
     RemoveMessage,
+    SystemMessage,
+    ToolMessage,
     convert_to_messages,
     convert_to_openai_messages,
     message_chunk_to_message,
@@ -36,9 +43,27 @@ REMOVE_ALL_MESSAGES = "__remove_all__"
 Messages = list[AnyMessage] | AnyMessage | Sequence[Any] | Any
 
 
+# Classes taken as they are: whole (not chunk) messages of LangChain's own kinds.
+_WHOLE = frozenset(
+    {
+        HumanMessage,
+        AIMessage,
+        ToolMessage,
+        SystemMessage,
+        RemoveMessage,
+        ChatMessage,
+        FunctionMessage,
+    }
+)
+_id = attrgetter("id")
+
+
 def _as_messages(value: Any) -> list[BaseMessage]:
-    """One side of an update as non-chunk messages; a list of plain messages is kept."""
-    items = value if isinstance(value, list) else [value]
+    """One side of an update as non-chunk messages; a list of whole messages is kept
+    (checked in one C-level pass: the left side is the whole conversation)."""
+    items = value if type(value) is list else [value]
+    if _WHOLE.issuperset(map(type, items)):
+        return items
     for item in items:
         if not isinstance(item, BaseMessage) or isinstance(item, BaseMessageChunk):
             break
@@ -53,21 +78,23 @@ def _add_messages(left: Messages, right: Messages, format: str | None = None) ->
         raise ValueError(f"add_messages needs both 'left' and 'right'; '{which}' is None.")
     left_msgs = _as_messages(left)
     right_msgs = _as_messages(right)
-    # As in LangGraph, a message without an id is given one in place.
-    for m in left_msgs:
-        if m.id is None:
-            m.id = str(uuid.uuid4())
+    index = dict(zip(map(_id, left_msgs), range(len(left_msgs)), strict=True))
+    if None in index:
+        # As in LangGraph, a message without an id is given one in place.
+        for m in left_msgs:
+            if m.id is None:
+                m.id = str(uuid.uuid4())
+        index = dict(zip(map(_id, left_msgs), range(len(left_msgs)), strict=True))
     remove_all_at = None
     for i, m in enumerate(right_msgs):
         if m.id is None:
             m.id = str(uuid.uuid4())
-        if isinstance(m, RemoveMessage) and m.id == REMOVE_ALL_MESSAGES:
+        if m.id == REMOVE_ALL_MESSAGES and isinstance(m, RemoveMessage):
             remove_all_at = i
     if remove_all_at is not None:
         return right_msgs[remove_all_at + 1 :]
 
     merged = list(left_msgs)
-    index = {m.id: i for i, m in enumerate(merged)}
     removed: set[str] = set()
     for m in right_msgs:
         pos = index.get(m.id)

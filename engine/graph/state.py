@@ -249,10 +249,6 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
                 raise TypeError(f"store must be an engine.store BaseStore, not {type(store)}.")
         if cache is not None and not isinstance(cache, BaseCache):
             raise TypeError(f"cache must be an engine.cache BaseCache, not {type(cache)}.")
-        if debug:
-            raise ValueError(
-                "compile(debug=True) is not supported: stream with stream_mode='debug'."
-            )
         before = _node_list(interrupt_before, self.nodes)
         after = _node_list(interrupt_after, self.nodes)
         self.validate([*before, *after])
@@ -263,6 +259,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             name=name or "LangGraph",
             store=store,
             cache=cache,
+            debug=debug,
         )
 
 
@@ -353,6 +350,7 @@ class _Compiler:
         name: str,
         store: BaseStore | None,
         cache: BaseCache | None,
+        debug: bool,
     ) -> CompiledGraph:
         b = self.b
         self.channels[START] = lambda: EphemeralValue(START)
@@ -393,6 +391,7 @@ class _Compiler:
             store=store,
             cache=cache,
             context_schema=b.context_schema,
+            debug=debug,
         )
 
     def _reader(self, schema: Any) -> Callable[..., Any]:

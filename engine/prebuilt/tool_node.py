@@ -441,6 +441,9 @@ class ToolNode(RunnableCallable):
     def _func(self, input: Any, config: RunnableConfig, runtime: Runtime) -> Any:
         calls, kind = self._parse_input(input)
         requests = self._requests(input, calls, config, runtime)
+        if len(requests) == 1:
+            # One call needs no pool: starting its thread costs more than most tools.
+            return self._combine_outputs([self._run_one(requests[0], kind)], kind)
         with get_executor_for_config(config) as executor:
             outputs = list(executor.map(self._run_one, requests, [kind] * len(requests)))
         return self._combine_outputs(outputs, kind)

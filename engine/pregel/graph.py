@@ -11,6 +11,10 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from typing import Any, TypeVar, get_args
 
+from langchain_core.callbacks.manager import (
+    AsyncCallbackManager,
+    AsyncCallbackManagerForChainRun,
+)
 from langchain_core.runnables import Runnable
 
 from engine.cache.base import BaseCache
@@ -67,7 +71,10 @@ class CompiledGraph(Runnable[Any, Any]):
         cache: BaseCache | None = None,
         context_schema: Any = None,
         output_channel: str | None = None,
+        debug: bool = False,
     ) -> None:
+        # Print every run's debug parts (compile(debug=True)), unless a call says not to.
+        self.debug = debug
         self.nodes = nodes
         # A graph whose output is one channel's value, not a dict (an entrypoint's).
         self.output_channel = output_channel
@@ -213,16 +220,26 @@ class CompiledGraph(Runnable[Any, Any]):
             subgraphs=subgraphs,
         )
 
-    async def _drive(self, loop: Loop, input: Any) -> Loop:
+    async def _drive(self, loop: Loop, input: Any, *, run_name: str | None = None) -> Loop:
+        """Run the call to its end; with callbacks, as one chain run that the tasks'
+        runs nest under (what tracers and `astream_events` see)."""
+        run = await _start_run(loop, input, run_name or self.get_name())
         try:
-            await loop.load(input)
-            await loop.run()
-        finally:
-            await loop._finish_saving()
-        if loop.ns and loop.status == "interrupted":
-            # A graph run inside a node is part of that node's task: its questions
-            # stop the enclosing run too, and its resume comes through that task.
-            raise GraphInterrupt(loop.interrupts)
+            try:
+                await loop.load(input)
+                await loop.run()
+            finally:
+                await loop._finish_saving()
+            if loop.ns and loop.status == "interrupted":
+                # A graph run inside a node is part of that node's task: its questions
+                # stop the enclosing run too, and its resume comes through that task.
+                raise GraphInterrupt(loop.interrupts)
+        except BaseException as exc:
+            if run is not None:
+                await run.on_chain_error(exc)
+            raise
+        if run is not None:
+            await run.on_chain_end(self.read_output(loop.channels))
         return loop
 
     async def ainvoke(
@@ -258,7 +275,7 @@ class CompiledGraph(Runnable[Any, Any]):
             interrupt_after=interrupt_after,
             inline_sync=_inline_sync,
             run_context=context,
-            print_modes=_print_modes(print_mode, debug),
+            print_modes=_print_modes(print_mode, self.debug if debug is None else debug),
             control=control,
         )
         await self._drive(loop, input)
@@ -384,7 +401,7 @@ class CompiledGraph(Runnable[Any, Any]):
             interrupt_after=interrupt_after,
             inline_sync=_inline_sync,
             run_context=context,
-            print_modes=_print_modes(print_mode, debug),
+            print_modes=_print_modes(print_mode, self.debug if debug is None else debug),
             control=control,
             subgraphs=subgraphs,
         )
@@ -428,7 +445,7 @@ class CompiledGraph(Runnable[Any, Any]):
             outer_ns=parent.outer_ns or pad.task_ns,
         )
         loop.config["configurable"].pop("checkpoint_id", None)
-        await child._drive(loop, task.input)
+        await child._drive(loop, task.input, run_name=task.name)
         return child.read_output(loop.channels)
 
     # Reading and writing state.
@@ -676,6 +693,22 @@ class CompiledGraph(Runnable[Any, Any]):
         for key, value in changes.items():
             setattr(new, key, value)
         return new
+
+
+async def _start_run(loop: Loop, input: Any, name: str) -> AsyncCallbackManagerForChainRun | None:
+    config = loop.config
+    if not config.get("callbacks"):
+        return None
+    manager = AsyncCallbackManager.configure(
+        config["callbacks"],
+        inheritable_tags=config.get("tags"),
+        inheritable_metadata=config.get("metadata"),
+    )
+    run = await manager.on_chain_start(
+        None, input, name=config.get("run_name") or name, run_id=config.get("run_id")
+    )
+    loop.config = {**config, "callbacks": run.get_child()}
+    return run
 
 
 def _task_id(loop: Loop, name: str) -> str:

@@ -818,6 +818,8 @@ class Loop:
         # ToolNode given one tool call) that wants the graph's state too.
         conf[CONFIG_KEY_READ_STATE] = partial(task.node.read, self.channels, self.step, self.stop)
         config = {
+            "tags": [],
+            "callbacks": None,
             **self.config,
             "configurable": conf,
             "metadata": {**(self.config.get("metadata") or {}), **self.task_metadata(task)},

@@ -57,6 +57,17 @@ def runtime_of(config: RunnableConfig) -> Runtime[Any]:
     return (config.get("configurable") or {}).get(CONFIG_KEY_RUNTIME) or DEFAULT_RUNTIME
 
 
+# The keys `ensure_config` fills in: a config that has them all (as the loop's task
+# configs do) is used as it is, saving a copy per node call.
+_ENSURED = frozenset({"tags", "metadata", "callbacks", "recursion_limit", "configurable"})
+
+
+def _ensured(config: RunnableConfig | None) -> RunnableConfig:
+    if config is not None and config.keys() >= _ENSURED:
+        return config
+    return ensure_config(config)
+
+
 def _injected(names: tuple[str, ...], config: RunnableConfig) -> dict[str, Any]:
     if not names:
         return {}
@@ -113,7 +124,7 @@ class RunnableCallable(Runnable[Any, Any]):
                 f"'{self.name}' is async only: run it with ainvoke, or the graph with "
                 "ainvoke/astream."
             )
-        config = ensure_config(config)
+        config = _ensured(config)
         kwargs = {**self.kwargs, **_injected(self.func_params, config), **kwargs}
         if not (self.trace and config.get("callbacks")):
             token = var_child_runnable_config.set(config)
@@ -147,7 +158,7 @@ class RunnableCallable(Runnable[Any, Any]):
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         if self.afunc is None:
             return await run_in_executor(config, self.invoke, input, config, **kwargs)
-        config = ensure_config(config)
+        config = _ensured(config)
         kwargs = {**self.kwargs, **_injected(self.afunc_params, config), **kwargs}
         if not (self.trace and config.get("callbacks")):
             token = var_child_runnable_config.set(config)
