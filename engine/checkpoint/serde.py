@@ -27,7 +27,14 @@ from typing import Any, NamedTuple
 from langchain_core import messages as lc_messages
 from langchain_core.documents import Document
 
-from engine.checkpoint.messages import from_fields, is_message_class, message_class, stored_fields
+from engine.checkpoint.messages import (
+    can_rebuild,
+    from_fields,
+    is_message_class,
+    message_class,
+    rebuild_checked,
+    stored_fields,
+)
 from engine.types import Interrupt, Send
 
 __all__ = ["TAG", "JsonSerializer", "Prepared", "SerializationError", "default_serializer"]
@@ -70,7 +77,11 @@ class Prepared(NamedTuple):
     value: Any
 
     def build(self) -> Any:
-        return self.value if self.cls is None else self.cls(**self.value)
+        cls = self.cls
+        if cls is None:
+            return self.value
+        # `prepare` kept a message only once it passed `can_rebuild`.
+        return rebuild_checked(cls, self.value) if is_message_class(cls) else cls(**self.value)
 
 
 def _type_name(cls: type) -> str:
@@ -244,7 +255,11 @@ class JsonSerializer:
                     if value.get(TAG) == "msg" and len(value) == 2 and type(fields) is dict
                     else None
                 )
-            if cls is None or not _SCALARS.issuperset(map(type, fields.values())):  # type: ignore[union-attr]
+            if (
+                cls is None
+                or not _SCALARS.issuperset(map(type, fields.values()))  # type: ignore[union-attr]
+                or (cls is not dict and not can_rebuild(cls, fields))  # type: ignore[arg-type]
+            ):
                 prepared.append(text)
             else:
                 if cls is not dict:
