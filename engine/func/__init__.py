@@ -16,7 +16,6 @@ import concurrent.futures
 import contextvars
 import functools
 import inspect
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, get_args, get_origin
@@ -32,7 +31,7 @@ from engine.foreign import check_engine_object
 from engine.pregel import context
 from engine.pregel.graph import CompiledGraph
 from engine.pregel.node import Node
-from engine.pregel.runnable import RunnableCallable, runtime_of
+from engine.pregel.runnable import RunnableCallable, injected_params, runtime_of
 from engine.pregel.tasks import task_id
 from engine.store.base import BaseStore
 from engine.types import CachePolicy, RetryPolicy
@@ -87,37 +86,22 @@ class _TaskFunction:
         if call_id in pad.call_results:
             return _done(pad.call_results[call_id], asynchronous=_is_async(self.func))
         run_context = contextvars.copy_context()
+        call = self._run(pad, call_id, args, kwargs)
         if _is_async(self.func):
-            return asyncio.get_running_loop().create_task(
-                self._arun(pad, call_id, args, kwargs), context=run_context
-            )
-        return _threads.submit(run_context.run, self._run, pad, call_id, args, kwargs)
+            return asyncio.get_running_loop().create_task(call, context=run_context)
+        return _threads.submit(run_context.run, asyncio.run, call)
 
-    def _run(
+    async def _run(
         self, pad: context.Scratchpad, call_id: str, args: tuple[Any, ...], kw: dict[str, Any]
     ) -> Any:
+        """Call the function (a sync one runs this in its worker thread's own event
+        loop) with its retry policy, and keep the result for the task's writes."""
         attempt = 0
         while True:
             try:
                 value = self.func(*args, **kw)
-                break
-            except GraphBubbleUp:
-                raise
-            except Exception as exc:
-                attempt += 1
-                if not self._retry(exc, attempt):
-                    raise
-                time.sleep(self._interval(attempt))
-        pad.finished_calls.append((call_id, value))
-        return value
-
-    async def _arun(
-        self, pad: context.Scratchpad, call_id: str, args: tuple[Any, ...], kw: dict[str, Any]
-    ) -> Any:
-        attempt = 0
-        while True:
-            try:
-                value = await self.func(*args, **kw)
+                if inspect.isawaitable(value):
+                    value = await value
                 break
             except GraphBubbleUp:
                 raise
@@ -127,6 +111,9 @@ class _TaskFunction:
                     raise
                 await asyncio.sleep(self._interval(attempt))
         pad.finished_calls.append((call_id, value))
+        loop = pad.loop
+        if "updates" in loop.modes:
+            loop.emit(loop.ns, "updates", {self.name: value})
         return value
 
     def _retry(self, exc: Exception, attempt: int) -> bool:
@@ -270,7 +257,7 @@ def _check_final_annotation(func: Callable[..., Any]) -> None:
 
 def _bound(func: Callable[..., Any], params: Any) -> RunnableCallable:
     """The function as a node: its input first, then what its other parameters name."""
-    wanted = [n for n in ("previous", "config", "runtime", "store", "writer") if n in params]
+    wanted = [*(["previous"] if "previous" in params else []), *injected_params(func)]
 
     def extras(config: RunnableConfig) -> dict[str, Any]:
         runtime = runtime_of(config)

@@ -27,7 +27,7 @@ from engine.checkpoint.base import (
 from engine.errors import GraphInterrupt, InvalidUpdateError
 from engine.pregel import context
 from engine.pregel.config import coerce_context, merge_configs
-from engine.pregel.loop import CACHE_NS, NULL_TASK, Loop, restore_error
+from engine.pregel.loop import CACHE_NS, NULL_TASK, Loop, restore_error, with_interrupts
 from engine.pregel.node import Node, Writes
 from engine.pregel.runnable import CONFIG_KEY_RUNTIME
 from engine.pregel.tasks import (
@@ -283,7 +283,10 @@ class CompiledGraph(Runnable[Any, Any]):
             return chunks
         values = self.read_output(loop.channels)
         if loop.status == "interrupted" and loop.interrupts:
-            return {**values, "__interrupt__": list(loop.interrupts)}
+            return {
+                **with_interrupts(values, loop.interrupts),
+                "__interrupt__": list(loop.interrupts),
+            }
         return values
 
     def invoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
@@ -529,6 +532,8 @@ class CompiledGraph(Runnable[Any, Any]):
             result = None
             if status.finished:
                 result = {k: v for k, v in status.output if k in self.state_key_set}
+                if self.output_channel is not None:
+                    result = result.get(self.output_channel)
             error = None if status.error is None else restore_error(status.error)
             found = status.pending_interrupts if live else status.interrupts
             state = loop.subgraph_config(task)

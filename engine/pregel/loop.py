@@ -434,8 +434,8 @@ class Loop:
             if "updates" in self.modes:
                 self.emit(self.ns, "updates", {"__interrupt__": tuple(self.interrupts)})
             if "values" in self.modes:
-                values = self.graph.read_state(self.channels)
-                self.emit(self.ns, "values", {**values, "__interrupt__": tuple(self.interrupts)})
+                values = with_interrupts(self.graph.read_state(self.channels), self.interrupts)
+                self.emit(self.ns, "values", values)
             # The caller then sees what the finished tasks wrote, though the step stays
             # open (no checkpoint) until the interrupts are answered.
             finished = [t for t in tasks if not t.interrupted]
@@ -781,7 +781,8 @@ class Loop:
     def _emit_values_now(self) -> None:
         if "values" in self.modes:
             values = self.graph.read_state(self.channels)
-            if values:
+            # A graph whose output is one value shows it even when there is none yet.
+            if values or self.graph.output_channel is not None:
                 self.emit(self.ns, "values", values)
 
     def _emit_values(self, updated: set[str]) -> None:
@@ -913,6 +914,13 @@ class Loop:
                     continue
                 if handler.fresh(item, self.ns):
                     self.emit(self.ns, "messages", (item, meta))
+
+
+def with_interrupts(values: Any, interrupts: list[Interrupt]) -> dict[str, Any]:
+    """A state with the questions that stopped the run; a value that is not a dict (an
+    entrypoint's) gives way to them, as in LangGraph."""
+    shown = values if isinstance(values, dict) else {}
+    return {**shown, "__interrupt__": tuple(interrupts)}
 
 
 def _server_info(configurable: dict[str, Any]) -> ServerInfo | None:

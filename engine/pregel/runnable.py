@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
-from contextvars import copy_context
+from contextvars import Context, copy_context
 from typing import Any
 
 from langchain_core.callbacks.manager import AsyncCallbackManager, CallbackManager
@@ -35,21 +35,43 @@ __all__ = [
 
 CONFIG_KEY_RUNTIME = "__pregel_runtime"
 CONFIG_KEY_READ_STATE = "__pregel_read_state"
-# Parameter names a node may declare to be handed a part of the run, and where from.
-_INJECTED = ("config", "runtime", "store", "writer")
+_EMPTY = inspect.Parameter.empty
+# Parameter names a node may declare to be handed a part of the run, with the
+# annotations that ask for it (LangGraph's rule: a `store: Any` is the user's own).
+_INJECTED: dict[str, tuple[Any, ...] | None] = {
+    "config": (_EMPTY, RunnableConfig, "RunnableConfig", RunnableConfig | None,
+               "Optional[RunnableConfig]", "RunnableConfig | None"),
+    "runtime": None,
+    "store": (_EMPTY, "BaseStore", "Optional[BaseStore]", "BaseStore | None"),
+    "writer": (_EMPTY, "StreamWriter"),
+}  # fmt: skip
+
+
+def _asks_for(name: str, annotation: Any) -> bool:
+    wanted = _INJECTED[name]
+    if wanted is None or annotation in wanted:
+        return True
+    from engine.store.base import BaseStore
+    from engine.types import StreamWriter
+
+    typed = {"store": (BaseStore, BaseStore | None), "writer": (StreamWriter,)}
+    return annotation in typed.get(name, ())
 
 
 def injected_params(fn: Callable[..., Any]) -> tuple[str, ...]:
-    """Which of config/runtime/store/writer `fn` takes as a parameter of that name."""
+    """Which of config/runtime/store/writer `fn` asks for by a parameter of that name
+    (and, but for `runtime`, an annotation of that kind or none)."""
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return ()
+    kinds = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     return tuple(
         name
         for name in _INJECTED
         if name in params
-        and params[name].kind in (params[name].KEYWORD_ONLY, params[name].POSITIONAL_OR_KEYWORD)
+        and params[name].kind in kinds
+        and _asks_for(name, params[name].annotation)
     )
 
 
@@ -118,6 +140,22 @@ class RunnableCallable(Runnable[Any, Any]):
     def __repr__(self) -> str:
         return f"{type(self).__name__}<{self.name}>"
 
+    def _configure(self, manager: Any, config: RunnableConfig) -> Any:
+        return manager.configure(
+            config.get("callbacks"),
+            inheritable_tags=config.get("tags"),
+            local_tags=self.tags,
+            inheritable_metadata=config.get("metadata"),
+        )
+
+    def _run_start(self, input: Any, config: RunnableConfig) -> dict[str, Any]:
+        return {
+            "serialized": None,
+            "inputs": input,
+            "name": config.get("run_name") or self.name,
+            "run_id": config.get("run_id"),
+        }
+
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         if self.func is None:
             raise TypeError(
@@ -133,20 +171,11 @@ class RunnableCallable(Runnable[Any, Any]):
             finally:
                 var_child_runnable_config.reset(token)
         else:
-            manager = CallbackManager.configure(
-                config.get("callbacks"),
-                inheritable_tags=config.get("tags"),
-                local_tags=self.tags,
-                inheritable_metadata=config.get("metadata"),
+            run = self._configure(CallbackManager, config).on_chain_start(
+                **self._run_start(input, config)
             )
-            run = manager.on_chain_start(
-                None, input, name=config.get("run_name") or self.name, run_id=config.get("run_id")
-            )
-            child = patch_config(config, callbacks=run.get_child())
-            context = copy_context()
-            context.run(var_child_runnable_config.set, child)
             try:
-                output = context.run(self.func, input, **kwargs)
+                output = _child_context(config, run).run(self.func, input, **kwargs)
             except BaseException as exc:
                 run.on_chain_error(exc)
                 raise
@@ -167,18 +196,10 @@ class RunnableCallable(Runnable[Any, Any]):
             finally:
                 var_child_runnable_config.reset(token)
         else:
-            manager = AsyncCallbackManager.configure(
-                config.get("callbacks"),
-                inheritable_tags=config.get("tags"),
-                local_tags=self.tags,
-                inheritable_metadata=config.get("metadata"),
+            run = await self._configure(AsyncCallbackManager, config).on_chain_start(
+                **self._run_start(input, config)
             )
-            run = await manager.on_chain_start(
-                None, input, name=config.get("run_name") or self.name, run_id=config.get("run_id")
-            )
-            child = patch_config(config, callbacks=run.get_child())
-            context = copy_context()
-            context.run(var_child_runnable_config.set, child)
+            context = _child_context(config, run)
             try:
                 output = await asyncio.create_task(self.afunc(input, **kwargs), context=context)
             except BaseException as exc:
@@ -188,3 +209,10 @@ class RunnableCallable(Runnable[Any, Any]):
         if self.recurse and isinstance(output, Runnable):
             return await output.ainvoke(input, config)
         return output
+
+
+def _child_context(config: RunnableConfig, run: Any) -> Context:
+    """A context in which Runnables the function calls run as children of `run`."""
+    context = copy_context()
+    context.run(var_child_runnable_config.set, patch_config(config, callbacks=run.get_child()))
+    return context

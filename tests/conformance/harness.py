@@ -63,6 +63,7 @@ API_MODULES: dict[str, tuple[str, ...]] = {
     "langgraph.store.memory": ("InMemoryStore",),
     "langgraph.cache.memory": ("InMemoryCache",),
     "langgraph.errors": ("InvalidUpdateError", "GraphRecursionError", "GraphInterrupt"),
+    "langgraph.func": ("entrypoint", "task"),
 }
 
 

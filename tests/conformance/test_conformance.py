@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 # Importing the case modules registers their cases.
-from . import cases_core, cases_langchain, cases_persistence, cases_runtime  # noqa: F401
+from . import cases_core, cases_func, cases_langchain, cases_persistence, cases_runtime  # noqa: F401
 from .harness import CASES, NS, case_params, diff, observe
 
 

@@ -1,0 +1,120 @@
+"""The functional API: an entrypoint with its checkpointer and `previous`, tasks as
+futures, interrupts and resumes that do not redo finished tasks, and its streams.
+
+No ``from __future__ import annotations`` here (see cases_core).
+"""
+
+from typing import Any
+
+from .cases_persistence import timeline
+from .harness import NS, bump, case, invoke, stream, thread
+
+
+def workflow(ns: NS, calls: dict[str, int], **options: Any) -> Any:
+    """double(x), a question, then double(the answer): two tasks around an interrupt."""
+
+    @ns.task
+    def double(x: int) -> int:
+        bump(calls, f"double {x}")
+        return 2 * x
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver(), **options)
+    def flow(x: int, *, previous: Any = None) -> Any:
+        first = double(x).result()
+        answer = ns.interrupt({"first": first})
+        second = double(answer).result()
+        return ns.entrypoint.final(value=[first, second, previous], save=second)
+
+    return flow
+
+
+@case
+def case_entrypoint_interrupt_resume_and_previous(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    flow = workflow(ns, calls)
+    config = thread()
+    first = stream(flow, 3, config, stream_mode=["updates", "values"])
+    resumed = stream(flow, ns.Command(resume=5), config, stream_mode=["updates", "values"])
+    again = invoke(flow, 1, config)
+    return {
+        "first": first,
+        "resumed": resumed,
+        "again": again,
+        "again_resumed": invoke(flow, ns.Command(resume=1), config),
+        "calls": calls,
+        "timeline": timeline(flow, config),
+    }
+
+
+@case(aio=True)
+def case_async_tasks_run_together(ns: NS, aio: bool) -> Any:
+    @ns.task
+    async def add_one(x: int) -> int:
+        return x + 1
+
+    @ns.task
+    def square(x: int) -> int:
+        return x * x
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver())
+    async def together(xs: list[int]) -> list[int]:
+        futures = [add_one(x) for x in xs]
+        ones = [await f for f in futures]
+        squares = [square(x) for x in ones]
+        return [await s if hasattr(s, "__await__") else s.result() for s in squares]
+
+    return {
+        "invoke": invoke(together, [1, 2, 3], thread(), aio=True),
+        "stream": stream(together, [4], thread("t2"), aio=True, stream_mode="updates"),
+    }
+
+
+@case
+def case_task_retry_policy(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+
+    @ns.task(retry_policy=ns.RetryPolicy(max_attempts=3, initial_interval=0.001))
+    def flaky(x: int) -> int:
+        if bump(calls, "flaky") < 3:
+            raise ConnectionError("try again")
+        return x
+
+    @ns.entrypoint()
+    def flow(x: int) -> int:
+        return flaky(x).result() + 1
+
+    return {"result": invoke(flow, 41), "calls": calls}
+
+
+@case
+def case_entrypoint_streams_custom_and_reads_the_store(ns: NS) -> Any:
+    store = ns.InMemoryStore()
+    store.put(("users",), "ann", {"name": "Ann"})
+
+    @ns.entrypoint(store=store)
+    def greet(user: str, *, writer: ns.StreamWriter, store: ns.BaseStore) -> str:
+        writer({"looking up": user})
+        return f"hello {store.get(('users',), user).value['name']}"
+
+    # Parameters typed as something else are the function's own, as in LangGraph.
+    @ns.entrypoint(store=store)
+    def untyped(user: str, *, writer: Any, store: Any) -> str:
+        return user
+
+    return {
+        "typed": stream(greet, "ann", stream_mode=["custom", "updates", "values"]),
+        "untyped": stream(untyped, "ann"),
+    }
+
+
+@case
+def case_entrypoint_errors(ns: NS) -> Any:
+    @ns.entrypoint()
+    def fails(x: int) -> int:
+        raise ValueError("no")
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver())
+    def needs_thread(x: int) -> int:
+        return x
+
+    return {"fails": invoke(fails, 1), "no_thread": invoke(needs_thread, 1)}
