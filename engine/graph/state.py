@@ -25,7 +25,7 @@ from engine.graph.schema import (
     managed_keys,
     update_items,
 )
-from engine.pregel.context import current
+from engine.pregel.context import current, peek
 from engine.pregel.graph import CompiledGraph
 from engine.pregel.node import Node, Writes, as_runnable, find_inner_graph
 from engine.store.base import BaseStore
@@ -563,10 +563,13 @@ def _fresh(
     for key, value in writes:
         pending.setdefault(key, []).append(value)
     view = dict(channels)
+    pad = peek()
     for key, values in pending.items():
         ch = channels[key].copy()
         ch.update(values)
         view[key] = ch
+        if pad is not None:
+            pad.folded[key] = (ch, values, channels[key])
     return reader(view)
 
 

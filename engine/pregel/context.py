@@ -49,6 +49,8 @@ class Scratchpad:
     # Messages the node sent with `push_message`: streamed at once, written on return.
     pushed: list[tuple[str, Any]] = field(default_factory=list)
     stream_message: StreamWriter = lambda _message: None
+    # Channel copies the task's routers folded its writes into (see tasks.apply_writes).
+    folded: dict[str, Any] = field(default_factory=dict)
     # Set when the task took the shared resume, so the loop can save it as this task's.
     taken: list[Any] = field(default_factory=list)
     # The loop running this task: a graph invoked inside the node streams and saves

@@ -508,15 +508,14 @@ class Loop:
             ),
         )
         pad.config = self._task_config(task, pad.runtime) if node.runnable is not None else {}
-        cached = await self._cached(task)
+        caching = node.cache_policy is not None and self.cache is not None
+        cached = await self._cached(task) if caching else None
         if cached is not None:
             task.writes = cached
             await self._task_finished(task, cached or [(NO_WRITES, None)], pad)
             return
         attempt = 0
         while True:
-            pad.counter = 0
-            pad.pushed = []
             token = context.enter(pad)
             try:
                 runnable = node.runnable
@@ -566,6 +565,9 @@ class Loop:
                     and policy.should_retry(exc)
                 ):
                     await asyncio.sleep(_backoff(policy, attempt))
+                    pad.counter = 0
+                    pad.pushed = []
+                    pad.folded = {}
                     info = pad.runtime.execution_info
                     if info is not None:
                         pad.runtime = pad.runtime.override(
@@ -586,7 +588,9 @@ class Loop:
                 context.leave(token)
         task.output = output
         task.writes = writes
-        await self._cache_writes(task)
+        task.folded = pad.folded or None
+        if caching:
+            await self._cache_writes(task)
         await self._task_finished(task, writes or [(NO_WRITES, None)], pad)
 
     def _cache_key(self, task: Task) -> tuple[tuple[str, ...], str] | None:
@@ -811,7 +815,7 @@ class Loop:
         }
 
     def _task_config(self, task: Task, runtime: Runtime[Any]) -> dict[str, Any]:
-        conf = dict(self.config.get("configurable", {}))
+        conf = {**self.config.get("configurable", {}), "checkpoint_ns": None}
         conf["checkpoint_ns"] = "|".join([*self.ns, f"{task.name}:{task.id}"])
         conf.pop("checkpoint_id", None)
         conf[CONFIG_KEY_RUNTIME] = runtime

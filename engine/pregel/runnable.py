@@ -163,8 +163,9 @@ class RunnableCallable(Runnable[Any, Any]):
                 "ainvoke/astream."
             )
         config = _ensured(config)
-        kwargs = {**self.kwargs, **_injected(self.func_params, config), **kwargs}
-        if not (self.trace and config.get("callbacks")):
+        if self.kwargs or self.func_params or kwargs:
+            kwargs = {**self.kwargs, **_injected(self.func_params, config), **kwargs}
+        if not (self.trace and config["callbacks"]):
             token = var_child_runnable_config.set(config)
             try:
                 output = self.func(input, **kwargs)

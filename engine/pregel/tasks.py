@@ -44,6 +44,9 @@ class Task:
     resume: list[Any] = field(default_factory=list)
     # True when the writes came from the node cache rather than a run of the node.
     cached: bool = False
+    # Channels the task's routers folded its writes into (copies), with those writes:
+    # the barrier takes them rather than running the reducers again.
+    folded: dict[str, tuple[Channel, list[Any], Channel]] | None = None
 
     def sort_key(self) -> tuple[int, Any]:
         if self.path[0] == PULL:
@@ -161,15 +164,24 @@ def apply_writes(
         if ch is not None and ch.consume():
             versions[chan] = next_version
     pending: dict[str, list[Any]] = {}
+    writer: dict[str, Task | None] = {}
     for task in ordered:
         for chan, value in task.writes:
             if chan not in channels:
                 continue
             pending.setdefault(chan, []).append(value)
+            writer[chan] = task if writer.get(chan, task) is task else None
     updated: set[str] = set()
     for chan, values in pending.items():
         ch = channels[chan]
-        if ch.update(values):
+        folded = _folded(writer[chan], ch, chan, values)
+        if folded is not None:
+            # The task's router already folded these writes into a copy: take it.
+            channels[chan] = ch = folded
+            versions[chan] = next_version
+            if ch.is_available():
+                updated.add(chan)
+        elif ch.update(values):
             versions[chan] = next_version
             if ch.is_available():
                 updated.add(chan)
@@ -186,6 +198,21 @@ def apply_writes(
         if isinstance(ch, EphemeralValue | Topic) and ch.is_available():
             live.add(chan)
     return updated
+
+
+def _folded(task: Task | None, base: Channel, chan: str, values: list[Any]) -> Channel | None:
+    """The copy of `base` a task's router made with exactly these writes folded in."""
+    if task is None or task.folded is None:
+        return None
+    found = task.folded.get(chan)
+    if found is None:
+        return None
+    copy, used, copied_from = found
+    if copied_from is not base or len(used) != len(values):
+        return None
+    if any(a is not b for a, b in zip(used, values, strict=True)):
+        return None
+    return copy
 
 
 @dataclass(slots=True)
