@@ -9,13 +9,14 @@ import dataclasses
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
-from typing import Any, TypeVar, get_args
+from typing import Any, TypedDict, TypeVar, get_args
 
 from langchain_core.callbacks.manager import (
     AsyncCallbackManager,
     AsyncCallbackManagerForChainRun,
 )
 from langchain_core.runnables import Runnable
+from typing_extensions import Unpack
 
 from engine.cache.base import BaseCache
 from engine.channels import Channel
@@ -44,6 +45,18 @@ from engine.types import START, Durability, PregelTask, StateSnapshot
 
 T = TypeVar("T")
 _ALL_MODES = frozenset({"values", "updates", "custom", "tasks", "debug", "messages", "checkpoints"})
+
+
+class RunOptions(TypedDict, total=False):
+    """What a call of a graph may set besides its input, config and stream shape."""
+
+    durability: Durability | None
+    interrupt_before: Sequence[str] | str | None
+    interrupt_after: Sequence[str] | str | None
+    context: Any
+    debug: bool | None
+    print_mode: str | Sequence[str]
+    control: RunControl | None
 
 
 class CompiledGraph(Runnable[Any, Any]):
@@ -137,15 +150,20 @@ class CompiledGraph(Runnable[Any, Any]):
         *,
         emit: Callable[[tuple[str, ...], str, Any], None],
         modes: frozenset[str],
-        durability: Durability | None,
-        interrupt_before: Sequence[str] | None,
-        interrupt_after: Sequence[str] | None,
         inline_sync: bool,
-        run_context: Any = None,
-        print_modes: Sequence[str] = (),
-        control: RunControl | None = None,
         subgraphs: bool = False,
+        **options: Unpack[RunOptions],
     ) -> Loop:
+        unknown = sorted(options.keys() - RunOptions.__annotations__.keys())
+        if unknown:
+            raise TypeError(f"Unknown option {unknown[0]!r} for a graph run.")
+        durability = options.get("durability")
+        run_context = options.get("context")
+        control = options.get("control")
+        debug = options.get("debug")
+        print_modes = _print_modes(
+            options.get("print_mode", ()), self.debug if debug is None else debug
+        )
         config = merge_configs(config)
         # A server (or any caller) may seed the run's runtime: its context and store
         # stand in for what the call and the graph do not give.
@@ -158,8 +176,8 @@ class CompiledGraph(Runnable[Any, Any]):
             emit, modes = _printing(emit, modes, print_modes)
         saver = self._saver()
         run_context = coerce_context(self.context_schema, run_context)
-        before = _names(interrupt_before, self.interrupt_before, self.nodes)
-        after = _names(interrupt_after, self.interrupt_after, self.nodes)
+        before = _names(options.get("interrupt_before"), self.interrupt_before, self.nodes)
+        after = _names(options.get("interrupt_after"), self.interrupt_after, self.nodes)
         pad = context.peek()
         parent: Loop | None = pad.loop if pad is not None else None
         if parent is not None and pad is not None:
@@ -248,15 +266,9 @@ class CompiledGraph(Runnable[Any, Any]):
         config: dict[str, Any] | None = None,
         *,
         stream_mode: str = "values",
-        durability: Durability | None = None,
-        interrupt_before: Sequence[str] | None = None,
-        interrupt_after: Sequence[str] | None = None,
-        context: Any = None,
         subgraphs: bool = False,
-        debug: bool | None = None,
-        print_mode: str | Sequence[str] = (),
-        control: RunControl | None = None,
         _inline_sync: bool = False,
+        **options: Unpack[RunOptions],
     ) -> Any:
         """Run to the end (or an interrupt) and return the output; `subgraphs` changes
         nothing here, as in LangGraph, where it only shapes stream parts."""
@@ -267,16 +279,7 @@ class CompiledGraph(Runnable[Any, Any]):
                 chunks.append(payload)
 
         loop = self._loop(
-            config,
-            emit=emit,
-            modes=frozenset({stream_mode}),
-            durability=durability,
-            interrupt_before=interrupt_before,
-            interrupt_after=interrupt_after,
-            inline_sync=_inline_sync,
-            run_context=context,
-            print_modes=_print_modes(print_mode, self.debug if debug is None else debug),
-            control=control,
+            config, emit=emit, modes=frozenset({stream_mode}), inline_sync=_inline_sync, **options
         )
         await self._drive(loop, input)
         if stream_mode != "values":
@@ -299,14 +302,8 @@ class CompiledGraph(Runnable[Any, Any]):
         *,
         stream_mode: str | Sequence[str] | None = None,
         subgraphs: bool = False,
-        durability: Durability | None = None,
-        interrupt_before: Sequence[str] | None = None,
-        interrupt_after: Sequence[str] | None = None,
-        context: Any = None,
-        debug: bool | None = None,
-        print_mode: str | Sequence[str] = (),
-        control: RunControl | None = None,
         _inline_sync: bool = False,
+        **options: Unpack[RunOptions],
     ) -> AsyncIterator[Any]:
         buffer: deque[Any] = deque()
         wakeup = asyncio.Event()
@@ -322,14 +319,8 @@ class CompiledGraph(Runnable[Any, Any]):
                 deliver,
                 stream_mode=stream_mode,
                 subgraphs=subgraphs,
-                durability=durability,
-                interrupt_before=interrupt_before,
-                interrupt_after=interrupt_after,
-                context=context,
-                debug=debug,
-                print_mode=print_mode,
-                control=control,
                 _inline_sync=_inline_sync,
+                **options,
             )
         )
         runner.add_done_callback(lambda _: wakeup.set())
@@ -358,14 +349,8 @@ class CompiledGraph(Runnable[Any, Any]):
         *,
         stream_mode: str | Sequence[str] | None = None,
         subgraphs: bool = False,
-        durability: Durability | None = None,
-        interrupt_before: Sequence[str] | None = None,
-        interrupt_after: Sequence[str] | None = None,
-        context: Any = None,
-        debug: bool | None = None,
-        print_mode: str | Sequence[str] = (),
-        control: RunControl | None = None,
         _inline_sync: bool = False,
+        **options: Unpack[RunOptions],
     ) -> StateSnapshot | None:
         """Run in this task, handing each stream part (as `astream` would yield it) to
         `on_part` as it is made: a consumer of `astream` is woken once per part, a task
@@ -399,14 +384,9 @@ class CompiledGraph(Runnable[Any, Any]):
             config,
             emit=_emitter(single, subgraphs, hand_over),
             modes=frozenset(modes),
-            durability=durability,
-            interrupt_before=interrupt_before,
-            interrupt_after=interrupt_after,
             inline_sync=_inline_sync,
-            run_context=context,
-            print_modes=_print_modes(print_mode, self.debug if debug is None else debug),
-            control=control,
             subgraphs=subgraphs,
+            **options,
         )
         try:
             await self._drive(loop, input)
