@@ -1,5 +1,6 @@
-"""LangChain messages of every class and shape, for tests that store or merge them;
-messages as the previous engine stored them; and the check that one came back as itself."""
+"""LangChain messages of every class and shape, for tests that store or merge them; a
+user message dict with Anthropic blocks; messages as the previous engine stored them; and
+the check that one came back as itself."""
 
 from __future__ import annotations
 
@@ -41,6 +42,23 @@ BLOCKS: list[Any] = [
     {"type": "image", "source_type": "url", "url": "https://example.com/cat.png"},
     {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
 ]
+
+
+def user_dict_with_blocks(message_id: str) -> dict[str, Any]:
+    """A user message as an OpenAI-style dict whose blocks are in Anthropic's form (a
+    cache_control mark, a base64 image source): what `add_messages(format=
+    "langchain-openai")` converts. A new dict on every call."""
+    return {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "look:", "cache_control": {"type": "ephemeral"}},
+            {
+                "type": "image",
+                "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"},
+            },
+        ],
+        "id": message_id,
+    }
 
 
 def sample_messages() -> list[BaseMessage]:

@@ -3,21 +3,22 @@
 They are LangChain chat models: a node calls one as any LangGraph node would
 (`model.bind_tools(tools).ainvoke(messages)`), and LangChain hands every chunk it streams
 to the engine's callback handler, which turns them into `messages` stream events. A
-provider implements `_stream` and `_astream` only: a reply nobody streams is the same
-chunks added up, so both paths give the same message.
+provider implements `_chunks` and `_achunks` only: LangChain's entry points are here once,
+and a reply nobody streams is the same chunks added up, so both paths give the same message.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from abc import abstractmethod
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.language_models.chat_models import generate_from_stream
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatResult
+from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -44,6 +45,40 @@ class StreamingChatModel(BaseChatModel):
             kwargs["tool_choice"] = tool_choice
         return self.bind(tools=[convert_to_openai_tool(tool) for tool in tools], **kwargs)
 
+    @abstractmethod
+    def _chunks(
+        self, messages: list[BaseMessage], stop: list[str] | None, options: dict[str, Any]
+    ) -> Iterator[ChatGenerationChunk]:
+        """The reply to `messages`, chunk by chunk; `options` are the call's keyword
+        arguments (`tools`, `tool_choice` from `bind_tools`)."""
+
+    @abstractmethod
+    def _achunks(
+        self, messages: list[BaseMessage], stop: list[str] | None, options: dict[str, Any]
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        """`_chunks` for async callers."""
+
+    # LangChain reports each streamed chunk to the run's callbacks itself: providers need
+    # no run manager.
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        return self._chunks(messages, stop, kwargs)
+
+    def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        return self._achunks(messages, stop, kwargs)
+
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -51,7 +86,7 @@ class StreamingChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return generate_from_stream(self._stream(messages, stop, run_manager, **kwargs))
+        return generate_from_stream(self._chunks(messages, stop, kwargs))
 
     async def _agenerate(
         self,
@@ -61,7 +96,7 @@ class StreamingChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         # Added up in place: LangChain's `agenerate_from_stream` hops to a thread for it.
-        chunks = [chunk async for chunk in self._astream(messages, stop, run_manager, **kwargs)]
+        chunks = [chunk async for chunk in self._achunks(messages, stop, kwargs)]
         return generate_from_stream(iter(chunks))
 
 

@@ -15,7 +15,6 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
@@ -58,14 +57,10 @@ class OpenAIChatModel(StreamingChatModel):
         key = self.api_key.get_secret_value() if self.api_key else ""
         return {"Authorization": f"Bearer {key}"} if key else {}
 
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
+    def _chunks(
+        self, messages: list[BaseMessage], stop: list[str] | None, options: dict[str, Any]
     ) -> Iterator[ChatGenerationChunk]:
-        payload = self._payload(messages, stop, kwargs)
+        payload = self._payload(messages, stop, options)
         attempt = 1
         while True:
             try:
@@ -75,14 +70,10 @@ class OpenAIChatModel(StreamingChatModel):
                 time.sleep(self._backoff(attempt, exc))
             attempt += 1
 
-    async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
+    async def _achunks(
+        self, messages: list[BaseMessage], stop: list[str] | None, options: dict[str, Any]
     ) -> AsyncIterator[ChatGenerationChunk]:
-        payload = self._payload(messages, stop, kwargs)
+        payload = self._payload(messages, stop, options)
         attempt = 1
         while True:
             try:

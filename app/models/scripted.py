@@ -17,7 +17,6 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
@@ -55,44 +54,36 @@ class ScriptedChatModel(StreamingChatModel):
     def _llm_type(self) -> str:
         return "threadline-scripted"
 
-    def _stream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
+    def _chunks(
+        self, messages: list[BaseMessage], stop: list[str] | None, options: dict[str, Any]
     ) -> Iterator[ChatGenerationChunk]:
-        for i, chunk in enumerate(_reply(messages, kwargs.get("tools") or [])):
+        for i, chunk in enumerate(_reply(messages, options)):
             if i and self.pace_s:
                 time.sleep(self.pace_s)
-            yield ChatGenerationChunk(message=chunk)
+            yield chunk
 
-    async def _astream(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
+    async def _achunks(
+        self, messages: list[BaseMessage], stop: list[str] | None, options: dict[str, Any]
     ) -> AsyncIterator[ChatGenerationChunk]:
-        for i, chunk in enumerate(_reply(messages, kwargs.get("tools") or [])):
+        for i, chunk in enumerate(_reply(messages, options)):
             if i:
                 # Even at pace 0, other tasks get their turn between two pieces.
                 await asyncio.sleep(self.pace_s)
-            yield ChatGenerationChunk(message=chunk)
+            yield chunk
 
 
-def _reply(messages: list[BaseMessage], tools: list[dict[str, Any]]) -> list[AIMessageChunk]:
-    """Summarise fresh tool results, else act on the last human message; the reply's
-    pieces, the last one marked as such."""
+def _reply(messages: list[BaseMessage], options: dict[str, Any]) -> list[ChatGenerationChunk]:
+    """Summarise fresh tool results, else act on the last human message with the tools
+    `options` offer; the reply's pieces, the last one marked as such."""
     if messages and isinstance(messages[-1], ToolMessage):
         pieces = _words(_summarise(messages))
     else:
         text = next((m.text for m in reversed(messages) if isinstance(m, HumanMessage)), "")
-        offered = {tool["function"]["name"] for tool in tools}
+        offered = {tool["function"]["name"] for tool in options.get("tools") or []}
         calls = [call for call in _requested_calls(text) if call["name"] in offered]
         pieces = _call_pieces(calls) if calls else _words(_chat_reply(text))
     pieces[-1].chunk_position = "last"
-    return pieces
+    return [ChatGenerationChunk(message=piece) for piece in pieces]
 
 
 def _words(text: str) -> list[AIMessageChunk]:

@@ -1,37 +1,10 @@
-"""The store: documents that outlive a thread, shared by the runs of a graph."""
+"""The store: documents that outlive a thread, shared by the runs of a graph.
 
-from engine.store.base import (
-    BaseStore,
-    GetOp,
-    IndexConfig,
-    InvalidNamespaceError,
-    Item,
-    ListNamespacesOp,
-    MatchCondition,
-    NamespacePath,
-    Op,
-    PutOp,
-    Result,
-    SearchItem,
-    SearchOp,
-    TTLConfig,
-)
+As in LangGraph, its names live in `engine.store.base` and `engine.store.memory`; only the
+two a program most often needs are repeated here.
+"""
+
+from engine.store.base import BaseStore
 from engine.store.memory import InMemoryStore
 
-__all__ = [
-    "BaseStore",
-    "GetOp",
-    "InMemoryStore",
-    "IndexConfig",
-    "InvalidNamespaceError",
-    "Item",
-    "ListNamespacesOp",
-    "MatchCondition",
-    "NamespacePath",
-    "Op",
-    "PutOp",
-    "Result",
-    "SearchItem",
-    "SearchOp",
-    "TTLConfig",
-]
+__all__ = ["BaseStore", "InMemoryStore"]

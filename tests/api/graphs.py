@@ -21,14 +21,8 @@ class EchoModel(StreamingChatModel):
     def _llm_type(self) -> str:
         return "echo"
 
-    async def _astream(
-        self, messages: list[BaseMessage], *args: Any, **kwargs: Any
-    ) -> AsyncIterator[ChatGenerationChunk]:
-        for chunk in self._stream(messages):
-            yield chunk
-
-    def _stream(
-        self, messages: list[BaseMessage], *args: Any, **kwargs: Any
+    def _chunks(
+        self, messages: list[BaseMessage], stop: list[str] | None, options: dict[str, Any]
     ) -> Iterator[ChatGenerationChunk]:
         words = f"You said: {messages[-1].text if messages else ''}".split(" ")
         for i, word in enumerate(words):
@@ -39,6 +33,12 @@ class EchoModel(StreamingChatModel):
                     chunk_position="last" if i == len(words) - 1 else None,
                 )
             )
+
+    async def _achunks(
+        self, messages: list[BaseMessage], stop: list[str] | None, options: dict[str, Any]
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        for chunk in self._chunks(messages, stop, options):
+            yield chunk
 
 
 echo_model = EchoModel()

@@ -28,6 +28,8 @@ from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.tools import tool
 
+from tests.message_samples import user_dict_with_blocks
+
 from .cases_core import LogState, Node, build, chain_edges, note, notes
 from .cases_persistence import timeline
 from .harness import NS, case, graph_shape, invoke, stream, thread
@@ -81,6 +83,22 @@ def chat_graph(ns: NS, nodes: dict[str, Node], **compile_kw: Any) -> Any:
     )
 
 
+def tools_loop(ns: NS, model: Node, tools: Node) -> Any:
+    """START -> model, then tools and back while the model's last reply calls a tool, on
+    MessagesState, saved."""
+    return (
+        ns.StateGraph(ns.MessagesState)
+        .add_node("model", model)
+        .add_node("tools", tools)
+        .add_edge(ns.START, "model")
+        .add_edge("tools", "model")
+        .add_conditional_edges(
+            "model", lambda s: "tools" if s["messages"][-1].tool_calls else ns.END
+        )
+        .compile(checkpointer=ns.InMemorySaver())
+    )
+
+
 def messages_run(
     ns: NS, graph: Any, inp: Any, aio: bool, modes: Iterable[str] = ("messages",), **kw: Any
 ) -> dict[str, Any]:
@@ -120,17 +138,7 @@ def case_chat_model_streams_tool_calls(ns: NS, aio: bool) -> Any:
         call = state["messages"][-1].tool_calls[0]
         return {"messages": [ToolMessage("sunny", tool_call_id=call["id"], id="t1")]}
 
-    builder = (
-        ns.StateGraph(ns.MessagesState)
-        .add_node("model", model_node(model, aio))
-        .add_node("tools", tools)
-        .add_edge(ns.START, "model")
-        .add_edge("tools", "model")
-        .add_conditional_edges(
-            "model", lambda s: "tools" if s["messages"][-1].tool_calls else ns.END
-        )
-    )
-    graph = builder.compile(checkpointer=ns.InMemorySaver())
+    graph = tools_loop(ns, model_node(model, aio), tools)
     return messages_run(ns, graph, question(), aio, modes=("messages", "values"))
 
 
@@ -417,17 +425,7 @@ def case_tools_loop_with_a_langchain_tool(ns: NS, aio: bool) -> Any:
     def tools(state: Any) -> dict[str, Any]:
         return {"messages": [lookup.invoke(c) for c in state["messages"][-1].tool_calls]}
 
-    graph = (
-        ns.StateGraph(ns.MessagesState)
-        .add_node("model", model_node(model, aio))
-        .add_node("tools", tools)
-        .add_edge(ns.START, "model")
-        .add_edge("tools", "model")
-        .add_conditional_edges(
-            "model", lambda s: "tools" if s["messages"][-1].tool_calls else ns.END
-        )
-        .compile(checkpointer=ns.InMemorySaver())
-    )
+    graph = tools_loop(ns, model_node(model, aio), tools)
     return messages_run(ns, graph, question(), aio, modes=("messages", "updates"))
 
 
@@ -560,19 +558,4 @@ def case_add_messages_openai_format_in_a_graph(ns: NS, aio: bool) -> Any:
         return {"messages": [AIMessageChunk("a chunk", id="k1")]}
 
     graph = build(ns, OpenAIState, {"reply": reply}, [("S", "reply")])
-    inp = {
-        "messages": [
-            {
-                "role": "user",
-                "content": [
-                    {"type": "text", "text": "look:", "cache_control": {"type": "ephemeral"}},
-                    {
-                        "type": "image",
-                        "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"},
-                    },
-                ],
-                "id": "u1",
-            }
-        ]
-    }
-    return invoke(graph, inp, aio=aio)
+    return invoke(graph, {"messages": [user_dict_with_blocks("u1")]}, aio=aio)

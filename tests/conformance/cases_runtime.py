@@ -5,6 +5,7 @@ No ``from __future__ import annotations`` here (see cases_core).
 """
 
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 
@@ -169,21 +170,32 @@ def case_context_and_store_reach_subgraphs(ns: NS, aio: bool) -> Any:
 # --------------------------------------------------------------------------- managed values
 
 
-@case(aio=True, sql=True)
-def case_remaining_steps(ns: NS, aio: bool) -> Any:
-    class LoopState(TypedDict):
-        log: Annotated[list, operator.add]
-        remaining_steps: ns.RemainingSteps
+def managed_loop(
+    ns: NS, key: str, managed: Any, done: Callable[[Any], bool], **compile_kw: Any
+) -> Any:
+    """One node, "work", that logs the managed value `key` and runs again until `done`."""
+    schema = TypedDict("LoopState", {"log": Annotated[list, operator.add], key: managed})
 
     def work(state: Any) -> dict[str, Any]:
-        return {"log": [state["remaining_steps"]]}
+        return {"log": [state[key]]}
 
-    graph = (
-        ns.StateGraph(LoopState)
+    return (
+        ns.StateGraph(schema)
         .add_node("work", work)
         .add_edge(ns.START, "work")
-        .add_conditional_edges("work", lambda s: "work" if s["remaining_steps"] > 2 else ns.END)
-        .compile(checkpointer=ns.InMemorySaver())
+        .add_conditional_edges("work", lambda s: ns.END if done(s) else "work")
+        .compile(**compile_kw)
+    )
+
+
+@case(aio=True, sql=True)
+def case_remaining_steps(ns: NS, aio: bool) -> Any:
+    graph = managed_loop(
+        ns,
+        "remaining_steps",
+        ns.RemainingSteps,
+        lambda s: s["remaining_steps"] <= 2,
+        checkpointer=ns.InMemorySaver(),
     )
     cfg = {**thread(), "recursion_limit": 7}
     run = stream(graph, {"log": []}, cfg, stream_mode="values", aio=aio)
@@ -192,20 +204,7 @@ def case_remaining_steps(ns: NS, aio: bool) -> Any:
 
 @case
 def case_is_last_step(ns: NS) -> Any:
-    class LoopState(TypedDict):
-        log: Annotated[list, operator.add]
-        is_last_step: ns.IsLastStep
-
-    def work(state: Any) -> dict[str, Any]:
-        return {"log": [state["is_last_step"]]}
-
-    graph = (
-        ns.StateGraph(LoopState)
-        .add_node("work", work)
-        .add_edge(ns.START, "work")
-        .add_conditional_edges("work", lambda s: ns.END if s["is_last_step"] else "work")
-        .compile()
-    )
+    graph = managed_loop(ns, "is_last_step", ns.IsLastStep, lambda s: s["is_last_step"])
     return {
         "limit_4": invoke(graph, {"log": []}, {"recursion_limit": 4}),
         "limit_1": invoke(graph, {"log": []}, {"recursion_limit": 1}),

@@ -48,6 +48,21 @@ async def new_thread(http: httpx.AsyncClient, **body: Any) -> str:
     return str(answer.json()["thread_id"])
 
 
+async def echo(http: httpx.AsyncClient, t: str, messages: list[Any]) -> httpx.Response:
+    """A waited run of the echo graph on the thread at path `t`, with `messages` as input."""
+    return await http.post(
+        f"{t}/runs/wait", json={"assistant_id": "echo", "input": {"messages": messages}}
+    )
+
+
+async def echoed_thread(http: httpx.AsyncClient) -> tuple[str, dict[str, Any]]:
+    """A new thread's path after one echo turn, and its state then: what a refused input
+    must leave as it was."""
+    t = f"/threads/{await new_thread(http)}"
+    assert (await echo(http, t, ["hi"])).is_success
+    return t, (await http.get(f"{t}/state")).json()
+
+
 def bodies(thread_id: str) -> list[tuple[str, str, Any, list[Any]]]:
     """(method, path, body, where the unknown field is: [] at the top) for every request
     body model."""
@@ -223,24 +238,14 @@ async def test_namespaces_nodes_and_interrupts_are_checked(http: httpx.AsyncClie
 async def test_input_a_reducer_refuses_leaves_the_thread_readable(
     http: httpx.AsyncClient,
 ) -> None:
-    thread_id = await new_thread(http)
-    t = f"/threads/{thread_id}"
-    first = await http.post(
-        f"{t}/runs/wait", json={"assistant_id": "echo", "input": {"messages": ["hi"]}}
-    )
-    assert first.is_success
-    before = (await http.get(f"{t}/state")).json()
+    t, before = await echoed_thread(http)
     for bad in ([{"$t": "bytes", "v": "aGk="}], [{"content": "no role"}], [[1, 2]]):
-        failed = await http.post(
-            f"{t}/runs/wait", json={"assistant_id": "echo", "input": {"messages": bad}}
-        )
+        failed = await echo(http, t, bad)
         assert failed.json()["__error__"]["error"] == "ValueError", failed.text
         state = await http.get(f"{t}/state")
         assert state.status_code == 200 and state.json()["values"] == before["values"]
         assert (await http.get(f"{t}")).json()["status"] == "error"
-    again = await http.post(
-        f"{t}/runs/wait", json={"assistant_id": "echo", "input": {"messages": ["again"]}}
-    )
+    again = await echo(http, t, ["again"])
     assert again.json()["messages"][-1]["content"] == "You said: again"
 
 
@@ -257,20 +262,12 @@ NOT_MESSAGES = [
 async def test_a_message_langchain_refuses_is_a_422_naming_it(http: httpx.AsyncClient) -> None:
     """A state update answers 422 with LangChain's reason, a run ends `error` with it:
     never a 500, and the thread stays as it was."""
-    thread_id = await new_thread(http)
-    t = f"/threads/{thread_id}"
-    first = await http.post(
-        f"{t}/runs/wait", json={"assistant_id": "echo", "input": {"messages": ["hi"]}}
-    )
-    assert first.is_success
-    before = (await http.get(f"{t}/state")).json()
+    t, before = await echoed_thread(http)
     for bad, reason in NOT_MESSAGES:
         update = await http.post(f"{t}/state", json={"values": {"messages": [bad]}})
         assert update.status_code == 422, update.text
         assert update.json()["detail"].startswith("Cannot update the state: ")
         assert reason in update.json()["detail"]
-        run = await http.post(
-            f"{t}/runs/wait", json={"assistant_id": "echo", "input": {"messages": [bad]}}
-        )
+        run = await echo(http, t, [bad])
         assert reason in run.json()["__error__"]["message"]
         assert (await http.get(f"{t}/state")).json()["values"] == before["values"]

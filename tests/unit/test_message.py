@@ -29,7 +29,13 @@ from langgraph.graph import message as oracle
 import engine
 import engine.graph
 from engine.graph import message as ours
-from tests.message_samples import BLOCKS, TOOL_CALL, USAGE, sample_messages
+from tests.message_samples import (
+    BLOCKS,
+    TOOL_CALL,
+    USAGE,
+    sample_messages,
+    user_dict_with_blocks,
+)
 
 Make = Callable[[], Any]  # builds one side's input afresh
 Reducer = Callable[..., Any]
@@ -237,19 +243,7 @@ def test_add_messages_matches_langgraph(left: Make, right: Make) -> None:
 OPENAI_CASES: dict[str, tuple[Make, Make]] = {
     "blocks": (
         lambda: [HumanMessage("plain", id="1")],
-        lambda: [
-            {
-                "role": "user",
-                "content": [
-                    {"type": "text", "text": "look:", "cache_control": {"type": "ephemeral"}},
-                    {
-                        "type": "image",
-                        "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"},
-                    },
-                ],
-                "id": "2",
-            }
-        ],
+        lambda: [user_dict_with_blocks("2")],
     ),
     "tool_calls_and_results": (
         lambda: [AIMessage("", id="a", tool_calls=[TOOL_CALL])],

@@ -39,6 +39,7 @@ from engine.graph.message import REMOVE_ALL_MESSAGES
 from engine.prebuilt import interrupt as engine_interrupt
 from engine.prebuilt import tool_node
 from engine.store.memory import InMemoryStore
+from tests import side_by_side
 
 # The oracle marks its prebuilt names deprecated (they moved to `langchain.agents`).
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -89,18 +90,11 @@ def normalized(value: Any) -> Any:
         return ("command", normalized(value.update), normalized(value.goto), value.graph)
     if type(value).__name__ == "Send":
         return ("send", value.node, normalized(value.arg))
-    if isinstance(value, dict):
-        return {k: normalized(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [normalized(v) for v in value]
-    return value
+    return side_by_side.in_containers(value, normalized)
 
 
 def outcome(run: Callable[[], Any]) -> Any:
-    try:
-        return normalized(run())
-    except Exception as e:  # the error a caller sees is part of the behaviour
-        return ("raised", type(e).__name__)
+    return side_by_side.outcome(run, normalized)
 
 
 def node_outcome(node: Any, value: Any, config: Any, asynchronous: bool) -> Any:

@@ -31,6 +31,7 @@ from pydantic import BaseModel
 from typing_extensions import TypedDict
 
 from engine.prebuilt import chat_agent_executor as engine_executor
+from tests import side_by_side
 
 # The oracle marks its prebuilt names deprecated (they moved to `langchain.agents`).
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -110,18 +111,11 @@ def normalized(value: Any) -> Any:
         return ("interrupt", normalized(value.value))
     if isinstance(value, BaseModel):
         return value.model_dump()
-    if isinstance(value, dict):
-        return {k: normalized(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [normalized(v) for v in value]
-    return value
+    return side_by_side.in_containers(value, normalized)
 
 
 def outcome(run: Callable[[], Any]) -> Any:
-    try:
-        return normalized(run())
-    except Exception as e:  # the error a caller sees is part of the behaviour
-        return ("raised", type(e).__name__)
+    return side_by_side.outcome(run, normalized)
 
 
 def updates(graph: Any, value: Any, config: Any = None) -> list[Any]:
@@ -145,12 +139,14 @@ def both(run: Callable[[Side], Any]) -> tuple[Any, Any]:
 # Tools, built per side (a tool returning a Command returns its own side's Command).
 
 
-def weather_tools(side: Side) -> list[Any]:
-    @dec_tool
-    def get_weather(city: str) -> str:
-        """Get the weather."""
-        return f"sunny in {city}"
+# In both tool sets below; each wraps it with `dec_tool` afresh. (Its docstring is the
+# tool's description.)
+def get_weather(city: str) -> str:
+    """Get the weather."""
+    return f"sunny in {city}"
 
+
+def weather_tools(side: Side) -> list[Any]:
     @dec_tool
     def get_time(city: str) -> str:
         """Get the time."""
@@ -161,7 +157,7 @@ def weather_tools(side: Side) -> list[Any]:
         """Book a trip, and stop there."""
         return f"booked {city}"
 
-    return [get_weather, get_time, book]
+    return [dec_tool(get_weather), get_time, book]
 
 
 TWO_CALLS = [[call("get_weather", "1", city="Oslo"), call("get_time", "2", city="Rome")], []]
@@ -431,12 +427,7 @@ def asking_tools(side: Side) -> list[Any]:
         """Ask a human."""
         return f"human says {interrupt(question)}"
 
-    @dec_tool
-    def get_weather(city: str) -> str:
-        """Get the weather."""
-        return f"sunny in {city}"
-
-    return [ask_human, get_weather]
+    return [ask_human, dec_tool(get_weather)]
 
 
 @pytest.mark.parametrize("version", ["v1", "v2"])

@@ -17,9 +17,9 @@ from langgraph.store import base as lg_base
 from langgraph.store.base import embed as lg_embed
 from langgraph.store.memory import InMemoryStore as LangGraphStore
 
-from engine.store import (
+from engine.store import base as our_base
+from engine.store.base import (
     GetOp,
-    InMemoryStore,
     InvalidNamespaceError,
     Item,
     ListNamespacesOp,
@@ -28,7 +28,7 @@ from engine.store import (
     SearchItem,
     SearchOp,
 )
-from engine.store import base as our_base
+from engine.store.memory import InMemoryStore
 
 MODES = ["sync", "async"]
 
