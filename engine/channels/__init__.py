@@ -1,10 +1,10 @@
 """Channels: how each piece of state takes the writes of a step."""
 
-from engine.channels.aggregate import BinaryOperatorAggregate
-from engine.channels.barrier import NamedBarrierValue
 from engine.channels.base import MISSING, Channel
-from engine.channels.ephemeral import EphemeralValue
+from engine.channels.binop import BinaryOperatorAggregate
+from engine.channels.ephemeral_value import EphemeralValue
 from engine.channels.last_value import LastValue
+from engine.channels.named_barrier_value import NamedBarrierValue
 from engine.channels.topic import Topic
 
 __all__ = [

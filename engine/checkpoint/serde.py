@@ -35,7 +35,7 @@ from engine.checkpoint.messages import (
     rebuild_checked,
     stored_fields,
 )
-from engine.types import Interrupt, Send
+from engine.types import Interrupt, Overwrite, Send
 
 __all__ = ["TAG", "JsonSerializer", "Prepared", "SerializationError", "default_serializer"]
 
@@ -148,6 +148,7 @@ _BUILTIN_DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "msg": _decode_message,
     "interrupt": lambda o: Interrupt(value=o["v"], id=o["id"], response_schema=o.get("rs")),
     "send": lambda o: Send(node=o["node"], arg=o["v"]),
+    "overwrite": lambda o: Overwrite(o["v"]),
     **{tag: _old_message_decoder(name) for tag, name in _OLD_MESSAGE_TAGS.items()},
 }
 
@@ -173,6 +174,7 @@ class JsonSerializer:
             Decimal: lambda o: {TAG: "decimal", "v": str(o)},
             Interrupt: self._encode_interrupt,
             Send: lambda o: {TAG: "send", "node": o.node, "v": self._encode(o.arg)},
+            Overwrite: lambda o: {TAG: "overwrite", "v": self._encode(o.value)},
         }
         self._allowed: dict[str, Callable[[dict[str, Any]], Any]] = {}
         # Retrieval graphs keep LangChain documents in state whatever their schema says.

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any, get_args, get_origin, get_type_hints
 
 from engine.channels import BinaryOperatorAggregate, Channel, LastValue
-from engine.channels.aggregate import check_reducer
+from engine.channels.binop import check_reducer
 from engine.errors import InvalidUpdateError
 from engine.managed import ManagedValue, managed_of
 

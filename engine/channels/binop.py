@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, get_origin
 
 from engine.channels.base import MISSING, Channel
+from engine.errors import InvalidUpdateError
+from engine.types import Overwrite
 
 # Abstract collection annotations start as their concrete counterpart.
 _CONCRETE: dict[Any, type] = {
@@ -68,9 +70,33 @@ class BinaryOperatorAggregate(Channel):
             return False
         start = 0
         if self.value is MISSING:
-            self.value = values[0]
+            self.value = _overwrite_of(values[0], values[0])
             start = 1
         reducer = self.reducer
+        overwritten = False
         for value in values[start:]:
-            self.value = reducer(self.value, value)
+            replacement = _overwrite_of(value, MISSING)
+            if replacement is not MISSING:
+                if overwritten:
+                    raise InvalidUpdateError(
+                        f"Key '{self.key}' received more than one Overwrite in one step."
+                    )
+                self.value = replacement
+                overwritten = True
+            elif not overwritten:
+                self.value = reducer(self.value, value)
         return True
+
+
+def _overwrite_of(value: Any, default: Any) -> Any:
+    """The value an `Overwrite` write replaces the key with (also in the dict forms it
+    takes once it crossed JSON: `{"__overwrite__": v}` or `{"type": "__overwrite__",
+    "value": v}`), else `default`."""
+    if isinstance(value, Overwrite):
+        return value.value
+    if type(value) is dict:
+        if len(value) == 1 and "__overwrite__" in value:
+            return value["__overwrite__"]
+        if len(value) == 2 and value.get("type") == "__overwrite__" and "value" in value:
+            return value["value"]
+    return default
