@@ -20,9 +20,9 @@ import json
 import sys
 import uuid
 import zoneinfo
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from decimal import Decimal
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, get_args
 
 from langchain_core import messages as lc_messages
 from langchain_core.documents import Document
@@ -37,7 +37,14 @@ from engine.checkpoint.messages import (
 )
 from engine.types import Interrupt, Overwrite, Send
 
-__all__ = ["TAG", "JsonSerializer", "Prepared", "SerializationError", "default_serializer"]
+__all__ = [
+    "TAG",
+    "JsonSerializer",
+    "Prepared",
+    "SerializationError",
+    "allow_schemas",
+    "default_serializer",
+]
 
 TAG = "$t"
 _TAG_TEXT = '"$t"'
@@ -383,3 +390,31 @@ def _is_schema_class(cls: type) -> bool:
 
 
 default_serializer = JsonSerializer()
+
+
+def allow_schemas(saver: Any, schemas: Iterable[Any]) -> None:
+    """Let a saver's serializer restore the dataclasses, pydantic models and Enums that
+    these schemas name (a graph's state, an interrupt's answer), and no others."""
+    serializer = getattr(saver, "serializer", None) or getattr(saver, "serde", None)
+    allow = getattr(serializer, "allow", None)
+    if allow is None:
+        return
+    seen: set[Any] = set()
+
+    def visit(tp: Any) -> None:
+        if tp in seen:
+            return
+        seen.add(tp)
+        for arg in get_args(tp):
+            visit(arg)
+        if isinstance(tp, type) and (
+            dataclasses.is_dataclass(tp) or _is_pydantic_model(tp) or isinstance(tp, enum.EnumMeta)
+        ):
+            allow(tp)
+            for hint in getattr(tp, "__annotations__", {}).values():
+                visit(hint)
+
+    for schema in schemas:
+        visit(schema)
+        for hint in getattr(schema, "__annotations__", {}).values():
+            visit(hint)

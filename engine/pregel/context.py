@@ -16,6 +16,7 @@ from langchain_core.messages import convert_to_messages
 from langchain_core.runnables.config import var_child_runnable_config
 from pydantic import TypeAdapter, ValidationError
 
+from engine.checkpoint.serde import allow_schemas
 from engine.errors import GraphInterrupt, mark_invalid_resume
 from engine.pregel.runnable import CONFIG_KEY_RUNTIME
 from engine.runtime import DEFAULT_RUNTIME, Runtime
@@ -108,6 +109,9 @@ def interrupt(value: Any, *, response_schema: type | dict[str, Any] | None = Non
         if response_schema is None or isinstance(response_schema, dict)
         else TypeAdapter(response_schema)
     )
+    if adapter is not None and pad.loop is not None and pad.loop.saver is not None:
+        # The answer becomes an instance of the schema, which the node may save.
+        allow_schemas(pad.loop.saver, [response_schema])
     answer = next_answer(pad)
     if answer is not _NO_VALUE:
         return answer if adapter is None else _validated(pad, adapter, answer)

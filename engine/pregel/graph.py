@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import dataclasses
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
-from typing import Any, TypedDict, TypeVar, get_args
+from typing import Any, TypedDict, TypeVar
 
 from langchain_core.callbacks.manager import (
     AsyncCallbackManager,
@@ -25,6 +24,7 @@ from engine.checkpoint.base import (
     CheckpointTuple,
     checkpoint_config,
 )
+from engine.checkpoint.serde import allow_schemas
 from engine.errors import GraphInterrupt, InvalidUpdateError
 from engine.pregel import context
 from engine.pregel.config import coerce_context, merge_configs
@@ -775,36 +775,7 @@ def _names(
 
 def allow_types(saver: BaseCheckpointSaver, graph: CompiledGraph) -> None:
     """Let the saver's serializer restore the graph's own schema types, and no others."""
-    serializer = getattr(saver, "serializer", None) or getattr(saver, "serde", None)
-    allow = getattr(serializer, "allow", None)
-    if allow is None:
-        return
-    seen: set[Any] = set()
-
-    def visit(tp: Any) -> None:
-        if tp in seen:
-            return
-        seen.add(tp)
-        for arg in get_args(tp):
-            visit(arg)
-        if isinstance(tp, type) and (
-            dataclasses.is_dataclass(tp) or hasattr(tp, "model_fields") or _is_enum(tp)
-        ):
-            allow(tp)
-            hints = getattr(tp, "__annotations__", {})
-            for hint in hints.values():
-                visit(hint)
-
-    for schema in graph.state_types:
-        visit(schema)
-        for hint in getattr(schema, "__annotations__", {}).values():
-            visit(hint)
-
-
-def _is_enum(tp: type) -> bool:
-    import enum
-
-    return issubclass(tp, enum.Enum)
+    allow_schemas(saver, graph.state_types)
 
 
 def _run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:

@@ -85,6 +85,7 @@ SUITE: dict[str, list[str]] = {
         "tests/test_managed_values.py",
         "tests/test_runtime.py",
         "tests/test_type_checking.py",
+        "tests/test_interruption.py",
     ],
     "langgraph-prebuilt": [
         "tests/test_tool_node.py",
