@@ -586,6 +586,10 @@ class CompiledGraph(Runnable[Any, Any]):
             loop._restore(saved)
         else:
             loop._fresh_channels()
+        if as_node == COPY:
+            return await _copy(loop, saved, values)
+        if as_node == INPUT:
+            return await _as_input(loop, saved, values)
         if as_node is None:
             as_node = self._last_node(loop, saved)
         node = self.nodes.get(as_node)
@@ -597,6 +601,12 @@ class CompiledGraph(Runnable[Any, Any]):
         # An update standing in for a task that is due here takes that task's id, so the
         # step's record shows the update as the task's result.
         due = [t for t in loop._prepare(read=False) if t.name == as_node]
+        if task_id is not None:
+            due = [t for t in due if t.id == task_id]
+            if not due:
+                raise InvalidUpdateError(
+                    f"No task of node '{as_node}' with id {task_id!r} is due at this checkpoint."
+                )
         tid = due[0].id if due else _task_id(loop, as_node)
         if due and saved is not None:
             await saver.aput_writes(loop._config(), writes or [(NO_WRITES, None)], tid)
@@ -694,6 +704,39 @@ async def _start_run(loop: Loop, input: Any, name: str) -> AsyncCallbackManagerF
     )
     loop.config = {**config, "callbacks": run.get_child()}
     return run
+
+
+COPY = "__copy__"
+INPUT = "__input__"
+
+
+async def _copy(loop: Loop, saved: CheckpointTuple | None, values: Any) -> dict[str, Any]:
+    """`as_node="__copy__"`: a sibling of the checkpoint with its values and none of its
+    writes, so that what was due there (an interrupt) is due again on the new branch."""
+    if saved is None:
+        raise InvalidUpdateError("Cannot copy a checkpoint that does not exist.")
+    if values is not None:
+        raise InvalidUpdateError(
+            "A copy takes no values: copy with update_state(config, None, as_node='__copy__'), "
+            "then update the copy."
+        )
+    loop.parent_id = (saved.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+    loop.pending = []
+    await loop._save_checkpoint("fork")
+    await loop._finish_saving()
+    return loop._config()
+
+
+async def _as_input(loop: Loop, saved: CheckpointTuple | None, values: Any) -> dict[str, Any]:
+    """`as_node="__input__"`: the values as if sent as the input of a run, which starts
+    from them when the thread is next run with no input."""
+    feed = Task(NULL_TASK, INPUT, (INPUT,), None, None, (), writes=[(START, values)])  # type: ignore[arg-type]
+    loop.pending = []
+    loop.updated = loop.apply([feed], loop.live)
+    loop.step = loop.step if saved is not None else -1
+    await loop._save_checkpoint("input")
+    await loop._finish_saving()
+    return loop._config()
 
 
 def _task_id(loop: Loop, name: str) -> str:

@@ -950,3 +950,56 @@ def case_resume_replays_custom_stream_writes(ns: NS) -> Any:
         stream(graph, {"log": []}, cfg, stream_mode=modes),
         stream(graph, ns.Command(resume="yes"), cfg, stream_mode=modes),
     ]
+
+
+# --------------------------------------------------------------------------- copy and input
+
+
+@case(
+    engine_bug="a resume sent to a copy fork (which holds no pending interrupt) runs on it; "
+    "LangGraph first forks the copy again (source 'fork', step + 1) and re-runs from there"
+)
+def case_copy_fork_asks_again(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph = ask_graph(ns, calls, "q")
+    config = thread()
+    invoke(graph, {"log": []}, config)
+    head = graph.get_state(config)
+    copy = graph.update_state(head.config, None, as_node="__copy__")
+    copied = graph.get_state(copy)
+    return {
+        "copied": copied,
+        "same_parent": copied.parent_config == head.parent_config,
+        "answered": invoke(graph, ns.Command(resume="yes"), copy),
+        "with_values": _error_of(
+            lambda: graph.update_state(copy, {"log": ["x"]}, as_node="__copy__")
+        ),
+        "missing": _error_of(
+            lambda: graph.update_state(thread("nowhere"), None, as_node="__copy__")
+        ),
+        "calls": calls,
+        "timeline": timeline(graph, config),
+    }
+
+
+@case
+def case_input_update_runs_from_start(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph = ask_graph(ns, calls, "q")
+    config = thread()
+    invoke(graph, {"log": []}, config)
+    invoke(graph, ns.Command(resume="yes"), config)
+    fed = graph.update_state(config, {"log": ["in"]}, as_node="__input__")
+    return {
+        "fed": graph.get_state(fed),
+        "rerun": invoke(graph, None, fed),
+        "calls": calls,
+        "timeline": timeline(graph, config),
+    }
+
+
+def _error_of(call: Any) -> Any:
+    try:
+        return call()
+    except Exception as exc:  # the error class is the observation
+        return type(exc).__name__
