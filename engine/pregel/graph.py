@@ -823,9 +823,9 @@ def allow_types(saver: BaseCheckpointSaver, graph: CompiledGraph) -> None:
 
 def _run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run a coroutine from sync code, also when this thread already has a loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
+    if not _loop_running():
+        # Outside the `except` of the probe, so that an error of the run is not shown
+        # as raised "during handling of" the probe's RuntimeError.
         return asyncio.run(make())
     result: list[Any] = []
     failure: list[BaseException] = []
@@ -845,10 +845,16 @@ def _run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     return result[0]
 
 
-def _iterate_sync(make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
+def _loop_running() -> bool:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        return False
+    return True
+
+
+def _iterate_sync(make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
+    if not _loop_running():
         return _iterate_here(make)
     # Called from sync code that runs on an event loop (a node of a graph run with
     # `invoke`): this thread's loop is busy, so the stream runs in a thread of its own.

@@ -576,6 +576,7 @@ class Loop:
                         pad.config["configurable"][CONFIG_KEY_RUNTIME] = pad.runtime
                     continue
                 task.error = exc
+                exc.add_note(f"During task with name '{task.name}' and id '{task.id}'")
                 err = {"error": type(exc).__name__, "message": str(exc)}
                 failed: Writes = [(ERROR, err)]
                 if is_invalid_resume(exc):
