@@ -28,7 +28,14 @@ from engine.checkpoint.serde import allow_schemas
 from engine.errors import GraphInterrupt, InvalidUpdateError
 from engine.pregel import context
 from engine.pregel.config import coerce_context, merge_configs
-from engine.pregel.loop import CACHE_NS, NULL_TASK, Loop, restore_error, with_interrupts
+from engine.pregel.loop import (
+    CACHE_NS,
+    NULL_TASK,
+    Loop,
+    restore_error,
+    storage_namespace,
+    with_interrupts,
+)
 from engine.pregel.node import Node, Writes
 from engine.pregel.runnable import CONFIG_KEY_RUNTIME
 from engine.pregel.tasks import (
@@ -206,6 +213,8 @@ class CompiledGraph(Runnable[Any, Any]):
                 interrupt_before=before,
                 interrupt_after=after,
                 ns=child_ns,
+                storage_ns=storage_namespace(child_ns, self),
+                replay=parent.replay,
                 inline_sync=inline_sync,
                 parent_resume=lambda: context.next_answer(pad),
                 parents={**parent.parents, parent.ns_str: parent.checkpoint_id},
@@ -418,6 +427,8 @@ class CompiledGraph(Runnable[Any, Any]):
             interrupt_before=child.interrupt_before,
             interrupt_after=child.interrupt_after,
             ns=(*parent.ns, f"{task.name}:{task.id}"),
+            storage_ns=storage_namespace((*parent.ns, f"{task.name}:{task.id}"), child),
+            replay=parent.replay,
             inline_sync=parent.inline_sync,
             parent_resume=lambda: context.next_answer(pad),
             parents={**parent.parents, parent.ns_str: parent.checkpoint_id},

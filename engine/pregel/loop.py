@@ -12,6 +12,7 @@ import dataclasses
 import random
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -85,6 +86,15 @@ def restore_error(saved: Any) -> BaseException:
     return TaskFailure(str(saved))
 
 
+@dataclass(slots=True)
+class Replay:
+    """A call replaying the version `before` (and the subgraphs it runs): each subgraph
+    namespace starts, the first time it is reached, from its last checkpoint before it."""
+
+    before: str
+    visited: set[str] = field(default_factory=set)
+
+
 class Loop:
     """State of one call: channels, versions, the step counter and the stream sink."""
 
@@ -109,11 +119,15 @@ class Loop:
         control: RunControl | None = None,
         subgraphs: bool = False,
         outer_ns: str | None = None,
+        storage_ns: str | None = None,
+        replay: Replay | None = None,
     ) -> None:
         self.graph = graph
         # The namespace of the outermost task this call runs in: what callbacks see as
         # `checkpoint_ns` inside subgraphs, as in LangGraph.
         self.outer_ns = outer_ns
+        # Set while this call (or the call it is a subgraph of) replays an older version.
+        self.replay = replay
         self.config = config
         self.context = context
         self.store = store
@@ -127,7 +141,9 @@ class Loop:
         self.interrupt_before = interrupt_before
         self.interrupt_after = interrupt_after
         self.ns = ns
-        self.ns_str = "|".join(ns)
+        # Where the call's checkpoints live: its namespace, but for a subgraph compiled
+        # with checkpointer=True, whose state outlives each task that runs it.
+        self.ns_str = storage_ns if storage_ns is not None else "|".join(ns)
         self.inline_sync = inline_sync
         self.parent_resume = parent_resume
         # Checkpoint ids of the enclosing graphs, by namespace, for a subgraph's metadata.
@@ -214,7 +230,16 @@ class Loop:
             lookup = checkpoint_config(self.thread_id, self.ns_str, conf.get("checkpoint_id") or "")
             if not conf.get("checkpoint_id") or self.ns:
                 lookup["configurable"].pop("checkpoint_id")
-            saved = await self.saver.aget_tuple(lookup)
+            replay = self.replay
+            if self.ns and replay is not None and self.ns_str not in replay.visited:
+                # The enclosing graph replays an older version: this subgraph starts
+                # from its own state as of then, the first time the replay reaches it.
+                replay.visited.add(self.ns_str)
+                before = {"configurable": {"checkpoint_id": replay.before}}
+                found = [c async for c in self.saver.alist(lookup, before=before, limit=1)]
+                saved = found[0] if found else None
+            else:
+                saved = await self.saver.aget_tuple(lookup)
             if saved is None and conf.get("checkpoint_id") and not self.ns:
                 raise CheckpointNotFoundError(
                     f"Checkpoint '{conf['checkpoint_id']}' not found in thread '{self.thread_id}'."
@@ -261,6 +286,7 @@ class Loop:
         resuming = input is not None and input.resume is not None
         travelling = not resuming
         if travelling:
+            self.replay = Replay(saved.checkpoint["id"])
             self.pending = [w for w in self.pending if w[1] != RESUME]
         if travelling or superseded:
             self.pending = [w for w in self.pending if w[1] in (INTERRUPT, RESUME, ERROR)]
@@ -778,9 +804,10 @@ class Loop:
 
     def subgraph_config(self, task: Task) -> dict[str, Any] | None:
         """Where a subgraph task keeps its own checkpoints."""
-        if task.node.graph_inside is None:
+        inside = task.node.graph_inside
+        if inside is None:
             return None
-        ns = "|".join([*self.ns, f"{task.name}:{task.id}"])
+        ns = storage_namespace((*self.ns, f"{task.name}:{task.id}"), inside)
         return {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": ns}}
 
     def _emit_values_now(self) -> None:
@@ -919,6 +946,15 @@ class Loop:
                     continue
                 if handler.fresh(item, self.ns):
                     self.emit(self.ns, "messages", (item, meta))
+
+
+def storage_namespace(ns: tuple[str, ...], graph: CompiledGraph) -> str:
+    """Where a subgraph run in namespace `ns` keeps its checkpoints. One compiled with
+    checkpointer=True keeps them by node names alone, so its state carries over from one
+    run of its node to the next (LangGraph's stateful subgraphs)."""
+    if graph.checkpointer is True:
+        return "|".join(part.split(":")[0] for part in ns if not part.isdigit())
+    return "|".join(ns)
 
 
 def with_interrupts(values: Any, interrupts: list[Interrupt]) -> dict[str, Any]:
