@@ -215,6 +215,7 @@ class CompiledGraph(Runnable[Any, Any]):
                 ns=child_ns,
                 storage_ns=storage_namespace(child_ns, self),
                 replay=parent.replay,
+                checkpoint_map=parent.checkpoint_map,
                 inline_sync=inline_sync,
                 parent_resume=lambda: context.next_answer(pad),
                 parents={**parent.parents, parent.ns_str: parent.checkpoint_id},

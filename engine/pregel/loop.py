@@ -121,6 +121,7 @@ class Loop:
         outer_ns: str | None = None,
         storage_ns: str | None = None,
         replay: Replay | None = None,
+        checkpoint_map: dict[str, str] | None = None,
     ) -> None:
         self.graph = graph
         # The namespace of the outermost task this call runs in: what callbacks see as
@@ -128,6 +129,8 @@ class Loop:
         self.outer_ns = outer_ns
         # Set while this call (or the call it is a subgraph of) replays an older version.
         self.replay = replay
+        # Versions of subgraphs a caller named, by namespace (shared with the subgraphs).
+        self.checkpoint_map: dict[str, str] = checkpoint_map if checkpoint_map is not None else {}
         self.config = config
         self.context = context
         self.store = store
@@ -224,6 +227,8 @@ class Loop:
         )
 
     async def load(self, input: Any) -> None:
+        if not self.ns and self.saver and self.config.get("configurable", {}).get("checkpoint_ns"):
+            await self._address_subgraph_version()
         conf = self.config.get("configurable", {})
         saved: CheckpointTuple | None = None
         if self.saver is not None:
@@ -231,7 +236,11 @@ class Loop:
             if not conf.get("checkpoint_id") or self.ns:
                 lookup["configurable"].pop("checkpoint_id")
             replay = self.replay
-            if self.ns and replay is not None and self.ns_str not in replay.visited:
+            if self.ns and self.ns_str in self.checkpoint_map:
+                # The caller named a version of this subgraph (or of one inside it).
+                lookup["configurable"]["checkpoint_id"] = self.checkpoint_map.pop(self.ns_str)
+                saved = await self.saver.aget_tuple(lookup)
+            elif self.ns and replay is not None and self.ns_str not in replay.visited:
                 # The enclosing graph replays an older version: this subgraph starts
                 # from its own state as of then, the first time the replay reaches it.
                 replay.visited.add(self.ns_str)
@@ -269,6 +278,33 @@ class Loop:
             await self._apply_command(input)
         self._mark_interrupts_seen()
         self._emit_values_now()
+
+    async def _address_subgraph_version(self) -> None:
+        """A call of the top graph with a subgraph's checkpoint config: the top graph
+        runs from its version of that time, and each subgraph on the way down, when its
+        task runs, from its version of that time, down to the one named."""
+        assert self.saver is not None
+        conf = self.config["configurable"]
+        lookup = checkpoint_config(
+            self.thread_id, conf["checkpoint_ns"], conf.get("checkpoint_id") or ""
+        )
+        if not conf.get("checkpoint_id"):
+            lookup["configurable"].pop("checkpoint_id")
+        found = await self.saver.aget_tuple(lookup)
+        if found is None:
+            raise CheckpointNotFoundError(
+                f"No checkpoint of namespace '{conf['checkpoint_ns']}' "
+                f"{conf.get('checkpoint_id') or ''} in thread '{self.thread_id}'."
+            )
+        parents = dict(found.metadata.get("parents") or {})
+        self.checkpoint_map = {
+            **{ns: cid for ns, cid in parents.items() if ns},
+            conf["checkpoint_ns"]: found.checkpoint["id"],
+        }
+        top = {**conf, "checkpoint_ns": "", "checkpoint_id": parents.get("")}
+        if not top["checkpoint_id"]:
+            top.pop("checkpoint_id")
+        self.config = {**self.config, "configurable": top}
 
     async def _travel(self, saved: CheckpointTuple, input: Command | None) -> bool:
         """A call addressed at a named version.
