@@ -580,21 +580,12 @@ class Loop:
         while True:
             token = context.enter(pad)
             try:
-                runnable = node.runnable
-                if node.subgraph is not None:
-                    try:
-                        output = await self.graph.run_subgraph(self, task, pad)
-                    except ParentCommand as exc:
-                        # The subgraph handed control to us: its command is this task's.
-                        output = dataclasses.replace(exc.command, graph=None)  # type: ignore[type-var]
-                elif runnable is None:
-                    output = task.input
-                elif inline:
-                    output = runnable.invoke(task.input, pad.config)
-                elif node.is_async and not self.inline_sync:
-                    output = await runnable.ainvoke(task.input, pad.config)
-                else:
-                    output = await asyncio.to_thread(runnable.invoke, task.input, pad.config)
+                try:
+                    output = await self._call(task, pad, inline)
+                except ParentCommand as exc:
+                    # A graph run by this task (its subgraph, or one its code invoked)
+                    # handed control up to us: its command is this task's.
+                    output = dataclasses.replace(exc.command, graph=None)  # type: ignore[type-var]
                 writes = node.write(output, self.channels)
                 if asyncio.iscoroutine(writes):
                     writes = await writes
@@ -655,6 +646,19 @@ class Loop:
         if caching:
             await self._cache_writes(task)
         await self._task_finished(task, writes or [(NO_WRITES, None)], pad)
+
+    async def _call(self, task: Task, pad: context.Scratchpad, inline: bool) -> Any:
+        """The node's output: its subgraph's, its code's, or (for the input node) its input."""
+        node, runnable = task.node, task.node.runnable
+        if node.subgraph is not None:
+            return await self.graph.run_subgraph(self, task, pad)
+        if runnable is None:
+            return task.input
+        if inline:
+            return runnable.invoke(task.input, pad.config)
+        if node.is_async and not self.inline_sync:
+            return await runnable.ainvoke(task.input, pad.config)
+        return await asyncio.to_thread(runnable.invoke, task.input, pad.config)
 
     def _cache_key(self, task: Task) -> tuple[tuple[str, ...], str] | None:
         policy = task.node.cache_policy

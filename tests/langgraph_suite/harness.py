@@ -86,6 +86,8 @@ SUITE: dict[str, list[str]] = {
         "tests/test_runtime.py",
         "tests/test_type_checking.py",
         "tests/test_interruption.py",
+        "tests/test_parent_command.py",
+        "tests/test_parent_command_async.py",
     ],
     "langgraph-prebuilt": [
         "tests/test_tool_node.py",
