@@ -196,12 +196,13 @@ def downgrade() -> None:
 def _restore_thread(bind: sa.Connection, thread: int) -> None:
     """The thread's records replayed in order into rows: a checkpoint, item or blob saved
     again replaces the earlier one; a task's write keeps its first value, except a special
-    write (idx < 0), which keeps its last, as the old saver's upserts did."""
+    write (idx < 0), which keeps its last, as the old saver's upserts did. Digests (rows of
+    negative seq, which repeat part of the records before them) are left out."""
     found: dict[tuple[Any, ...], CheckpointEntry] = {}
     written: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     logged: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     stored: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-    records = sa.select(saves.c.data).where(saves.c.thread == thread)
+    records = sa.select(saves.c.data).where(saves.c.thread == thread, saves.c.seq > 0)
     for (data,) in bind.execute(records.order_by(saves.c.seq)):
         record = decode(bytes(data))
         for entry in record.checkpoints:

@@ -352,6 +352,7 @@ async def test_upgrade_makes_one_record_per_thread_and_downgrade_restores_the_ro
 
         # Two records of the other thread, replayed on downgrade: a checkpoint saved again
         # replaces the first; a task's write keeps its first value, a special write its last.
+        # Their digest (seq -2), which comes first in seq order, is not replayed.
         first, again = EXPECTED.checkpoints[0], EXPECTED.checkpoints[1]
         replaced = dataclasses.replace(first, ts="later", stored={})
         write = ("", "1ef-0001", "task-c", 0, "messages", "", '"first"')
@@ -371,6 +372,13 @@ async def test_upgrade_makes_one_record_per_thread_and_downgrade_restores_the_ro
                 [
                     {"data": encode(r), "thread": EMPTY, "seq": n}
                     for n, r in enumerate(records, start=1)
+                ]
+                + [
+                    {
+                        "data": encode(Record(writes=[write[:-1] + ('"stale"',)])),
+                        "thread": EMPTY,
+                        "seq": -2,
+                    }
                 ],
             )
         )

@@ -21,7 +21,7 @@ from engine.checkpoint.base import PutWrites, checkpoint_config
 from engine.checkpoint.serde import SerializationError, default_serializer
 from engine.checkpoint.sql.models import save_table, thread_table
 from engine.checkpoint.sql.records import Record, decode, encode
-from engine.checkpoint.sql.saver import _CATCH_UP, SQLSaver, ThreadDeletedError
+from engine.checkpoint.sql.saver import _CATCH_UP, DIGEST_EVERY, SQLSaver, ThreadDeletedError
 from tests.checkpoint.chat import bytes_on_disk, run_chat, turn_texts
 from tests.checkpoint.history import History, message_list
 from tests.pg import PostgresCluster
@@ -39,13 +39,19 @@ async def stored_records(saver: SQLSaver) -> list[Record]:
         return [decode(data) for data in found.scalars()]
 
 
+def rows_after(saves: int) -> int:
+    """The rows of a thread after `saves` saves: a record each, and a digest for every
+    DIGEST_EVERY records."""
+    return saves + saves // DIGEST_EVERY
+
+
 # Storage grows with what changed.
 
 
 async def test_chat_storage_stays_within_three_times_the_message_text(sql_saver: SQLSaver) -> None:
     """A 200-turn chat adds at most 3x its message text to the database (measured as the
     growth of tables that already hold a conversation, so the fixed cost of empty tables
-    and pages is not counted), and one record per turn."""
+    and pages is not counted), and one record per turn (with a digest every 32)."""
     await run_chat(sql_saver, "warm-up", 20, seed=1)
     async with sql_saver.engine.connect() as conn:
         before = await bytes_on_disk(conn)
@@ -53,7 +59,7 @@ async def test_chat_storage_stays_within_three_times_the_message_text(sql_saver:
     chat = await run_chat(sql_saver, "chat", 200)
     async with sql_saver.engine.connect() as conn:
         grown = await bytes_on_disk(conn) - before
-    assert await count_rows(sql_saver, save_table) - records_before == 200
+    assert await count_rows(sql_saver, save_table) - records_before == rows_after(200)
     assert grown <= 3 * chat.raw_bytes, f"{grown} bytes on disk for {chat.raw_bytes} of text"
     loaded = await sql_saver.aget_tuple(chat.config)
     assert loaded is not None
@@ -65,7 +71,7 @@ async def test_a_graph_s_chat_stays_within_three_times_the_message_text(
 ) -> None:
     """What a server stores: a chat graph's turn is an input checkpoint and two step
     checkpoints with their pending writes, yet 200 turns add at most 3x their message
-    text, in two records a turn."""
+    text, in two records a turn (with a digest every 32 records)."""
     answers: list[str] = []
 
     def chat(state: dict[str, Any]) -> dict[str, Any]:
@@ -90,7 +96,7 @@ async def test_a_graph_s_chat_stays_within_three_times_the_message_text(
         text += len(human.encode()) + len(ai.encode())
     async with sql_saver.engine.connect() as conn:
         grown = await bytes_on_disk(conn) - before
-    assert await count_rows(sql_saver, save_table) - records_before == 400
+    assert await count_rows(sql_saver, save_table) - records_before == rows_after(400)
     assert grown <= 3 * text, f"{grown} bytes on disk for {text} of text"
     state = await graph.aget_state(config)
     assert [m.content for m in state.values["messages"]] == [
@@ -100,8 +106,8 @@ async def test_a_graph_s_chat_stays_within_three_times_the_message_text(
 
 @pytest.mark.slow
 async def test_head_of_a_long_thread_is_read_with_one_query(pg_saver: SQLSaver) -> None:
-    """The head of a 1,000-turn thread: its thread row and its records in one statement;
-    read again after a turn, only the new turn's record travels.
+    """The head of a 1,000-turn thread: its thread row, its digests and the records after
+    them in one statement; read again after a turn, only the new turn's record travels.
 
     The time bound only guards against regressions on a busy test machine;
     bench/storage.py measures head reads against the 5 ms target."""
@@ -117,7 +123,7 @@ async def test_head_of_a_long_thread_is_read_with_one_query(pg_saver: SQLSaver) 
         loaded = await reader.aget_tuple(chat.config)
         assert loaded is not None
         assert loaded.checkpoint["channel_values"]["messages"] == chat.messages
-        assert rows_read == [1000]
+        assert rows_read == [1000 // DIGEST_EVERY + 1000 % DIGEST_EVERY]
         await chat.turn("one more question", "one more answer")
         rows_read.clear()
         loaded = await reader.aget_tuple(chat.config)

@@ -4,18 +4,21 @@ Records only ever grow within an epoch (whatever rewrites or deletes them starts
 one), so a saver keeps each thread it serves decoded, reads only the records it has not
 applied yet (after a turn, the turn's), and answers reads from memory. The journal keeps
 values as their JSON text; list elements are also prepared once (see `Journal.elements`).
+
+A saver new to a thread starts from its digests instead (`Journal.digest`): a journal
+built from them is `partial`, sure only of each namespace's head and of the item logs.
 """
 
 from __future__ import annotations
 
 from bisect import insort
-from collections import Counter, OrderedDict
+from collections import ChainMap, Counter, OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.checkpoint.base import INTERRUPT
-from engine.checkpoint.sql.logs import Chunks, Segments, merge
-from engine.checkpoint.sql.records import CheckpointEntry, Record
+from engine.checkpoint.sql.logs import Chunks, Segments, joined, merge
+from engine.checkpoint.sql.records import CheckpointEntry, Record, decode
 
 Log = tuple[str, str]  # (checkpoint_ns, channel)
 BlobKey = tuple[str, str, str]  # (checkpoint_ns, channel, version key)
@@ -38,7 +41,12 @@ class Known:
 class Journal:
     """One thread (its key and epoch) as of record `seq`: checkpoints by namespace and
     id, pending writes by checkpoint, item logs, blobs, and what was last put or read in
-    each namespace."""
+    each namespace.
+
+    A `partial` journal, built from the thread's digests and the records after the last
+    one, holds every item row, each namespace's head with its writes, and what the
+    records after the digests saved; other checkpoints it may hold stale or not at all
+    (see `knows`)."""
 
     def __init__(self, key: int, epoch: int) -> None:
         self.key = key
@@ -55,6 +63,18 @@ class Journal:
         self.blobs: dict[BlobKey, str] = {}
         self.known: dict[str, Known] = {}
         self.size = 0  # characters of text held, and prepared elements at twice theirs
+        self.prepared = 0  # the prepared elements' part of it
+        self.partial = False
+        self.undigested = 0  # records applied since the last digest it knows of
+
+    def add(self, seq: int, data: bytes) -> None:
+        """Apply a stored row not applied yet: a record, or the digest of the records up
+        to -`seq` (the journal is then partial)."""
+        if abs(seq) <= self.seq:
+            return
+        self.apply(abs(seq), decode(data))
+        self.partial = self.partial or seq < 0
+        self.undigested = self.undigested + 1 if seq > 0 else 0
 
     def apply(self, seq: int, record: Record) -> None:
         """Apply the record numbered `seq` (one already applied is skipped). A checkpoint
@@ -90,6 +110,50 @@ class Journal:
         ids = self.ids.get(ns)
         return self.checkpoints[(ns, ids[-1])] if ids else None
 
+    def knows(self, ns: str, checkpoint_id: str | None) -> bool:
+        """Whether the journal can answer a read of the checkpoint (the namespace's head
+        without an id): a partial one knows only heads, and not a blob that a head shares
+        with a checkpoint that is not one (a fork from an older checkpoint)."""
+        head = self.latest(ns)
+        if not self.partial or head is None:  # a namespace with checkpoints has its head
+            return True
+        return checkpoint_id in (None, head.id) and all(
+            (ns, channel, ref) in self.blobs
+            for channel, ref in head.stored.items()
+            if isinstance(ref, str)
+        )
+
+    def digest(self, tail: list[tuple[int, bytes]], seq: int, record: Record) -> Record:
+        """The digest of the records after the last digest (`tail`) and of `record`, the
+        save numbered `seq`: what a read of a head needs of them. That is the checkpoints
+        that are their namespace's head in the whole thread, their writes, the blobs they
+        use (those the journal holds), and every item row (a run of rows as one). A
+        checkpoint that is a head now was one when each record that saved it or a write
+        to it was digested, so a journal built from the digests holds each head whole."""
+        merged = Journal(self.key, self.epoch)
+        for at, data in tail:
+            merged.apply(at, decode(data))
+        merged.apply(seq, record)
+        whole = merged.whole()
+        heads = {
+            ns: max((*self.ids.get(ns, ())[-1:], *merged.ids.get(ns, ())[-1:]), default=None)
+            for ns in {entry.ns for entry in whole.checkpoints} | {w[0] for w in whole.writes}
+        }
+        digest = Record(
+            [entry for entry in whole.checkpoints if heads[entry.ns] == entry.id],
+            [write for write in whole.writes if heads.get(write[0]) == write[1]],
+            joined(whole.items),
+        )
+        blobs = ChainMap(merged.blobs, self.blobs)
+        used = {
+            (entry.ns, channel, ref)
+            for entry in digest.checkpoints
+            for channel, ref in entry.stored.items()
+            if isinstance(ref, str)
+        }
+        digest.blobs = [(*key, blobs[key]) for key in sorted(used) if key in blobs]
+        return digest
+
     def pending(self, ns: str, checkpoint_id: str) -> list[tuple[str, str, str]]:
         """(task id, channel, value as JSON) of the checkpoint's pending writes, by task
         and index."""
@@ -103,14 +167,31 @@ class Journal:
             if any(channel == INTERRUPT for channel, _, _ in writes.values())
         }
 
+    def whole(self) -> Record:
+        """Everything the journal holds, as one record."""
+        record = Record([entry for _, entry in sorted(self.checkpoints.items())])
+        for (ns, checkpoint_id), writes in sorted(self.writes.items()):
+            record.writes += [
+                (ns, checkpoint_id, task, idx, channel, path, data)
+                for (task, idx), (channel, path, data) in sorted(writes.items())
+            ]
+        record.items = [
+            (*log, start, count, data)
+            for log, chunks in sorted(self.logs.items())
+            for start, (count, data) in sorted(chunks.items())
+        ]
+        record.blobs = [(*key, data) for key, data in sorted(self.blobs.items())]
+        return record
+
     def without(self, doomed: set[Place], relinked: dict[Place, str | None]) -> Record:
         """The thread as one record, without the `doomed` checkpoints and their writes,
         kept ones relinked to new parents, and only the blobs and item rows that a kept
         checkpoint uses (item positions stay as they are)."""
+        whole = self.whole()
         kept = [
             replace(entry, parent=relinked[place]) if place in relinked else entry
-            for place, entry in sorted(self.checkpoints.items())
-            if place not in doomed
+            for entry in whole.checkpoints
+            if (place := (entry.ns, entry.id)) not in doomed
         ]
         used_blobs: set[BlobKey] = set()
         used_spans: dict[Log, Segments] = {}
@@ -120,24 +201,17 @@ class Journal:
                     used_blobs.add((entry.ns, channel, ref))
                 else:
                     used_spans.setdefault((entry.ns, channel), []).extend(ref)
-        record = Record(kept)
-        for (ns, checkpoint_id), writes in sorted(self.writes.items()):
-            if (ns, checkpoint_id) not in doomed:
-                record.writes += [
-                    (ns, checkpoint_id, task, idx, channel, path, data)
-                    for (task, idx), (channel, path, data) in sorted(writes.items())
-                ]
-        for log, chunks in sorted(self.logs.items()):
-            spans = merge(used_spans.get(log, []))
-            record.items += [
-                (*log, start, count, data)
-                for start, (count, data) in sorted(chunks.items())
-                if any(start < b and a < start + count for a, b in spans)
-            ]
-        record.blobs = [
-            (*key, data) for key, data in sorted(self.blobs.items()) if key in used_blobs
-        ]
-        return record
+        spans = {log: merge(found) for log, found in used_spans.items()}
+        return Record(
+            kept,
+            [write for write in whole.writes if write[:2] not in doomed],
+            [
+                (ns, channel, start, count, data)
+                for ns, channel, start, count, data in whole.items
+                if any(start < b and a < start + count for a, b in spans.get((ns, channel), []))
+            ],
+            [blob for blob in whole.blobs if blob[:3] in used_blobs],
+        )
 
 
 def prune_plan(

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from engine.checkpoint.sql.records import ItemEntry
+
 Segments = list[list[int]]  # [[start, end), ...] into one channel's item log, in list order
 Chunks = dict[int, tuple[int, str]]  # a log's rows: seq -> (count, elements joined by SEP)
 
@@ -52,22 +54,44 @@ def merge(spans: Segments) -> Segments:
 
 def rows(
     chunks: Mapping[int, tuple[int, str]], segments: Segments
-) -> Iterator[tuple[int, int, int, str]]:
-    """The rows of a list version: (seq, count, how many of its elements the version
-    takes, data). Raises KeyError if a row is missing. (Ranges always start where a row
-    starts: appends start new rows, and versions only ever cut ranges short.)"""
+) -> Iterator[tuple[int, int, int, int, str]]:
+    """The rows of a list version: (seq, count, the first of its elements the version
+    takes, how many, data). Raises KeyError if a row is missing. Ranges start where a
+    row starts (appends start new rows, and versions only ever cut ranges short), except
+    in a row that joins several (`joined`): then the row is found by going back."""
     for a, b in segments:
         while a < b:
-            count, data = chunks[a]
-            yield a, count, min(count, b - a), data
-            a += count
+            start = a
+            while start not in chunks and start > 0:
+                start -= 1
+            count, data = chunks[start]
+            if a - start >= count:
+                raise KeyError(a)
+            yield start, count, a - start, min(count - (a - start), b - a), data
+            a = start + count
 
 
 def parts(chunks: Mapping[int, tuple[int, str]], segments: Segments) -> list[str]:
     """The elements of a list version, as runs of elements joined by SEP."""
     return [
-        data if taken == count else SEP.join(data.split(SEP)[:taken])
-        for _, count, taken, data in rows(chunks, segments)
+        data if taken == count else SEP.join(data.split(SEP)[skip : skip + taken])
+        for _, count, skip, taken, data in rows(chunks, segments)
+    ]
+
+
+def joined(items: list[ItemEntry]) -> list[ItemEntry]:
+    """The rows with each run of rows that follow one another in a log as one row: a
+    few rows to decode and walk instead of one per save."""
+    runs: list[list[ItemEntry]] = []
+    for item in items:
+        last = runs[-1][-1] if runs else None
+        if last is not None and last[:2] == item[:2] and last[2] + last[3] == item[2]:
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    return [
+        (*run[0][:3], sum(item[3] for item in run), SEP.join(item[4] for item in run))
+        for run in runs
     ]
 
 

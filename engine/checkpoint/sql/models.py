@@ -54,7 +54,10 @@ class SaveRow(CheckpointBase):
     """What one write transaction saved for one thread: a compressed record
     (`engine.checkpoint.sql.records`) of its checkpoints, pending writes, new list
     elements and big values. A thread is its records applied in `seq` order; `seq` is the
-    thread's `put_count` after the transaction that wrote the record."""
+    thread's `put_count` after the transaction that wrote the record. A digest of the
+    records up to `seq` (what a new saver reads a thread's head from) is a row under
+    -`seq`. On PostgreSQL `data` has MAIN storage (revision 0005): a row of a few kB,
+    a digest, stays in the table's pages rather than in TOAST chunks."""
 
     __tablename__ = "checkpoint_saves"
 

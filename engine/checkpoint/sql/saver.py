@@ -5,6 +5,8 @@ compressed record per thread it saved to, holding its checkpoints' bookkeeping, 
 pending writes, small values inline, big values once per version, and the elements that
 list values (the messages of a chat) added to an append-only item log, which each
 version addresses by a few ranges. A turn that adds two messages stores two messages.
+Every few dozen records, a save also stores their digest, so that a saver new to a long
+thread reads its head from a few digests instead of decoding every record.
 """
 
 from __future__ import annotations
@@ -20,7 +22,20 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import Row, Text, and_, bindparam, delete, exists, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Row,
+    ScalarSelect,
+    Text,
+    and_,
+    bindparam,
+    delete,
+    exists,
+    func,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -77,6 +92,10 @@ T = TypeVar("T")
 Fence = Callable[[AsyncConnection, Sequence[SaveOp]], Awaitable[None]]
 
 INLINE_MAX = 128  # characters of JSON up to which a value is kept in the checkpoint entry
+# The save that makes this many records of a thread after its last digest also stores
+# their digest: a saver new to the thread decodes its digests and fewer records than this
+# (docs/storage.md, "Digests"), and every record is digested once.
+DIGEST_EVERY = 32
 # What a change other than a save does to its thread's row: every journal of it is stale.
 _CHANGED = {"put_count": thread_table.c.put_count + 1, "epoch": thread_table.c.epoch + 1}
 # SQLSTATE classes worth another attempt: connection lost, transaction rolled back by the
@@ -84,17 +103,58 @@ _CHANGED = {"put_count": thread_table.c.put_count + 1, "epoch": thread_table.c.e
 _TRANSIENT_SQLSTATES = ("08", "40", "53", "57P")
 
 # A thread's row with the records after :after, in order: what a saver needs to bring
-# its journal of the thread up to date, in one statement.
+# its journal of the thread up to date, in one statement. (Digests are rows under the
+# negative of the last record they digest, so records are the rows of positive seq.)
 _t, _s = thread_table.c, save_table.c
+_THREAD_ID = bindparam("thread_id", type_=Text())
 _CATCH_UP = (
     select(_t.id, _t.epoch, _t.deleted_at, _s.seq, _s.data)
     .outerjoin(save_table, and_(_s.thread == _t.id, _s.seq > bindparam("after")))
-    .where(_t.thread_id == bindparam("thread_id", type_=Text()))
+    .where(_t.thread_id == _THREAD_ID)
+    .order_by(_s.seq)
+)
+
+
+def _digested(thread: Callable[[Any], ColumnElement[bool]]) -> ScalarSelect[Any]:
+    """The seq of the last record that the digests of the thread (`thread`: a condition
+    on the columns of its `checkpoint_threads` row) cover; 0 without digests. It does not
+    depend on the row of the statement around it, so PostgreSQL computes it once."""
+    digest, of = save_table.alias("digest"), thread_table.alias("digest_thread")
+    return (
+        select(func.coalesce(-func.min(digest.c.seq), 0))
+        .join(of, of.c.id == digest.c.thread)
+        .where(thread(of.c), digest.c.seq < 0)
+        .scalar_subquery()
+    )
+
+
+# For a journal new to the thread: the row, its digests and the records after them, in
+# the order of the records they hold.
+_FIRST_READ = (
+    select(_t.id, _t.epoch, _t.deleted_at, _s.seq, _s.data)
+    .select_from(thread_table)
+    .outerjoin(
+        save_table,
+        and_(
+            _s.thread == _t.id,
+            or_(_s.seq < 0, _s.seq > _digested(lambda of: of.thread_id == _THREAD_ID)),
+        ),
+    )
+    .where(_t.thread_id == _THREAD_ID)
+    .order_by(func.abs(_s.seq))
+)
+# What the next digest of a thread (by key) covers: its records after the last digest.
+_UNDIGESTED = (
+    select(_s.seq, _s.data)
+    .where(
+        _s.thread == bindparam("thread"),
+        _s.seq > _digested(lambda of: of.id == bindparam("thread")),
+    )
     .order_by(_s.seq)
 )
 _SUMMARIES = (
     select(_t.thread_id, _s.data)
-    .join(save_table, _s.thread == _t.id)
+    .join(save_table, and_(_s.thread == _t.id, _s.seq > 0))
     .where(_t.deleted_at.is_(None))
 )
 
@@ -117,6 +177,7 @@ class _Draft:
     seq: int
     record: Record = field(default_factory=Record)
     known: dict[str, Known] = field(default_factory=dict)
+    undigested: int = 0  # the thread's records after its last digest, once committed
 
     def checkpoint(self, ns: str, checkpoint_id: str) -> CheckpointEntry | None:
         for entry in reversed(self.record.checkpoints):
@@ -142,6 +203,7 @@ class _Draft:
     def commit(self) -> None:
         self.journal.apply(self.seq, self.record)
         self.journal.known.update(self.known)
+        self.journal.undigested = self.undigested
 
 
 class SQLSaver(BaseCheckpointSaver):
@@ -155,7 +217,8 @@ class SQLSaver(BaseCheckpointSaver):
     Each saver keeps the threads it serves decoded in memory (`Journals`: up to
     `cache_threads` threads and `cache_text` characters), checked against the thread's
     row on every use: a read fetches only the records it has not seen, and a put needs
-    no read at all.
+    no read at all. The save that makes a thread's records after its last digest
+    `digest_every` also stores their digest.
     """
 
     def __init__(
@@ -168,6 +231,7 @@ class SQLSaver(BaseCheckpointSaver):
         retry_for: float = 15.0,
         owns_engine: bool = False,
         fence: Fence | None = None,
+        digest_every: int = DIGEST_EVERY,
     ) -> None:
         self.engine = engine
         self.fence = fence
@@ -194,6 +258,7 @@ class SQLSaver(BaseCheckpointSaver):
             )
         )
         self._add_save = save_table.insert()
+        self._digest_every = digest_every
         self._journals = Journals(cache_text, cache_threads)
         self._retry_for = retry_for
         self._owns_engine = owns_engine
@@ -213,6 +278,8 @@ class SQLSaver(BaseCheckpointSaver):
         thread_id, ns = thread_key(config)
         checkpoint_id = config["configurable"].get("checkpoint_id")
         journal = await self._retry(lambda: self._read_journal(thread_id))
+        if journal is not None and not journal.knows(ns, checkpoint_id):
+            journal = await self._retry(lambda: self._read_journal(thread_id, whole=True))
         if journal is None:
             return None
         entry = (
@@ -252,7 +319,7 @@ class SQLSaver(BaseCheckpointSaver):
             )
 
         if thread_id is not None:
-            journal = await self._retry(lambda: self._read_journal(thread_id))
+            journal = await self._retry(lambda: self._read_journal(thread_id, whole=True))
             if journal is None:
                 return
             # Newest first over the namespaces asked for, stopping at the limit; the id
@@ -281,7 +348,7 @@ class SQLSaver(BaseCheckpointSaver):
         for checkpoint_id_, found_thread, found_ns in candidates[:limit]:
             found = journals.get(found_thread)
             if found is None:
-                found = await self._retry(lambda t=found_thread: self._read_journal(t))
+                found = await self._retry(lambda t=found_thread: self._read_journal(t, True))
                 if found is None:
                     continue
                 journals[found_thread] = found
@@ -291,7 +358,7 @@ class SQLSaver(BaseCheckpointSaver):
 
     async def alist_versions(self, thread_id: str, checkpoint_ns: str = "") -> list[VersionInfo]:
         """From the checkpoints' bookkeeping: no value is decoded."""
-        journal = await self._retry(lambda: self._read_journal(str(thread_id)))
+        journal = await self._retry(lambda: self._read_journal(str(thread_id), whole=True))
         if journal is None:
             return []
         versions = []
@@ -301,36 +368,49 @@ class SQLSaver(BaseCheckpointSaver):
             versions.append(VersionInfo(entry.id, entry.parent, source, run_id, entry.ts))
         return versions
 
-    async def _read_journal(self, thread_id: str) -> Journal | None:
+    async def _read_journal(self, thread_id: str, whole: bool = False) -> Journal | None:
         async with self._reader.connect() as conn:
-            return await self._journal(conn, thread_id)
+            return await self._journal(conn, thread_id, whole=whole)
 
     async def _journal(
-        self, conn: AsyncConnection, thread_id: str, *, keep: bool = True
+        self, conn: AsyncConnection, thread_id: str, *, keep: bool = True, whole: bool = False
     ) -> Journal | None:
         """The thread's journal brought up to date with the records this process has not
         applied yet (one statement; two when the thread's epoch moved on); None if the
-        thread has no row or was deleted. With `keep=False` it is decoded anew and not
-        cached (a transaction that is about to rewrite the records)."""
+        thread has no row or was deleted. A journal new to the thread starts from its
+        digests (partial), unless it is to be `whole`. With `keep=False` it is decoded
+        anew, whole, and not cached (a transaction that is about to rewrite the records)."""
         cached = self._journals.get(thread_id) if keep else None
-        after = cached.seq if cached is not None else 0
-        found = (await conn.execute(_CATCH_UP, {"thread_id": thread_id, "after": after})).all()
-        if found and cached and (found[0].id, found[0].epoch) != (cached.key, cached.epoch):
-            cached = None  # rewritten or deleted meanwhile: decode it anew
-            found = (await conn.execute(_CATCH_UP, {"thread_id": thread_id, "after": 0})).all()
+        found = None
+        if cached is not None and not (whole and cached.partial):
+            found = (
+                await conn.execute(_CATCH_UP, {"thread_id": thread_id, "after": cached.seq})
+            ).all()
+            if found and (found[0].id, found[0].epoch) != (cached.key, cached.epoch):
+                found = None  # rewritten or deleted meanwhile: decode it anew
+        if found is None:
+            query = _CATCH_UP if whole or not keep else _FIRST_READ
+            found = (await conn.execute(query, {"thread_id": thread_id, "after": 0})).all()
+            cached = None
         if not found or found[0].deleted_at is not None:
             self._journals.drop(thread_id)
             return None
-        thread = (found[0].id, found[0].epoch)
-        # Another task may have caught up meanwhile: apply skips what it has.
-        journal = self._journals.get(thread_id) if keep else None
-        if journal is None or (journal.key, journal.epoch) != thread:
-            journal = cached or Journal(*thread)
+        journal = cached or self._new_journal(thread_id, found[0].id, found[0].epoch, keep)
         for row in found:
-            if row.seq is not None and row.seq > journal.seq:
-                journal.apply(row.seq, decode(row.data))
+            if row.seq is not None:
+                journal.add(row.seq, row.data)
         if keep:
             self._journals.keep(thread_id, journal)
+        return journal
+
+    def _new_journal(self, thread_id: str, key: int, epoch: int, keep: bool) -> Journal:
+        """A journal to decode the thread into; one that replaces a journal of the same
+        epoch (partial) keeps its prepared elements and what was last put or read."""
+        journal = Journal(key, epoch)
+        replaced = self._journals.get(thread_id) if keep else None
+        if replaced is not None and (replaced.key, replaced.epoch) == (key, epoch):
+            journal.elements, journal.known = replaced.elements, replaced.known
+            journal.prepared = journal.size = replaced.prepared
         return journal
 
     async def _summaries(self) -> list[tuple[str, Summary]]:
@@ -379,8 +459,14 @@ class SQLSaver(BaseCheckpointSaver):
 
     def _list(self, journal: Journal, log: Log, segments: Segments) -> list[Any]:
         """A version of a list channel: prepared elements are rebuilt, the others parsed
-        together (fresh containers for every read)."""
-        elements = pick(journal.elements.get(log, []), segments)
+        together (fresh containers for every read). The first read of a log parses it
+        whole instead: preparing takes longer than a parse, and pays off from the next
+        read on, which a saver reading a thread once never makes."""
+        kept = journal.elements.get(log)
+        if kept is None:
+            journal.elements[log] = []
+            return self._parse(array(parts(journal.logs[log], segments)))
+        elements = pick(kept, segments)
         if len(elements) != sum(b - a for a, b in segments) or UNPREPARED in elements:
             elements = self._prepare(journal, log, segments)
         texts = [e for e in elements if type(e) is str]
@@ -399,20 +485,26 @@ class SQLSaver(BaseCheckpointSaver):
         container but itself (a chat message, a plain dict of scalars) is kept as its
         class and fields, any other as its text, parsed on every read."""
         kept = journal.elements.setdefault(log, [])
-        found: list[tuple[int, int]] = []  # (first position, elements) of each row
-        texts: list[str] = []
-        for seq, count, _, data in rows(journal.logs[log], unprepared(kept, segments)):
+        runs: list[list[int]] = []  # [first position, elements] of each run of rows
+        found: list[str] = []
+        for seq, count, _, _, data in rows(journal.logs[log], unprepared(kept, segments)):
             if seq < len(kept) and kept[seq] is not UNPREPARED:
                 continue
-            found.append((seq, count))
-            texts += [data] if count == 1 else data.split(SEP)
+            if runs and sum(runs[-1]) == seq:  # a new saver's first read: a run of 1,000s
+                runs[-1][1] += count
+            else:
+                runs.append([seq, count])
+            found.append(data)
+        texts = SEP.join(found).split(SEP)
         fresh = self.serializer.prepare(texts)
         offset, slots = 0, 0
-        for start, count in found:
+        for start, count in runs:
             slots += place(kept, start, fresh[offset : offset + count])
             offset += count
         # A message's class and fields take about 1.6 times its JSON; a slot 8 bytes.
-        journal.size += 8 * slots + 2 * sum(map(len, texts))
+        prepared = 8 * slots + 2 * sum(map(len, texts))
+        journal.size += prepared
+        journal.prepared += prepared
         return pick(kept, segments)
 
     def _metadata(self, metadata: Any) -> CheckpointMetadata:
@@ -452,10 +544,16 @@ class SQLSaver(BaseCheckpointSaver):
         """Every save in one transaction, one record per thread (values serialized up
         front, outside it)."""
         saves: dict[str, list[Callable[[_Draft], None]]] = {}
+        parents: dict[str, list[Place]] = {}  # the puts' parents that the batch did not put
+        put_ids = {op.checkpoint["id"] for op in ops if isinstance(op, PutCheckpoint)}
         for op in ops:
+            thread_id, ns = thread_key(op.config)
             save = self._put(op) if isinstance(op, PutCheckpoint) else self._writes(op)
             if save is not None:
-                saves.setdefault(thread_key(op.config)[0], []).append(save)
+                saves.setdefault(thread_id, []).append(save)
+            parent = op.config["configurable"].get("checkpoint_id")
+            if isinstance(op, PutCheckpoint) and parent and parent not in put_ids:
+                parents.setdefault(thread_id, []).append((ns, parent))
         if not saves:
             return
 
@@ -473,20 +571,35 @@ class SQLSaver(BaseCheckpointSaver):
                         claim.put_count - 1,
                     ):  # another process wrote since: catch up (the lock holds it back now)
                         journal = await self._journal(conn, thread_id)
+                    if journal is not None and not all(
+                        journal.knows(*parent) for parent in parents.get(thread_id, ())
+                    ):  # a put from a checkpoint that a partial journal does not know
+                        journal = await self._journal(conn, thread_id, whole=True)
                     if journal is None or journal.seq >= claim.put_count:
                         raise RuntimeError(f"Thread {thread_id!r} changed under its lock")
-                    draft = _Draft(journal, claim.put_count)
+                    draft = _Draft(journal, claim.put_count, undigested=journal.undigested + 1)
                     for save in saves[thread_id]:
                         save(draft)
-                    await conn.execute(
-                        self._add_save,
-                        {"thread": claim.id, "seq": draft.seq, "data": encode(draft.record)},
-                    )
+                    await conn.execute(self._add_save, await self._rows(conn, claim.id, draft))
                     drafts.append(draft)
             for draft in drafts:
                 draft.commit()
 
         await self._retry(run)
+
+    async def _rows(self, conn: AsyncConnection, key: int, draft: _Draft) -> list[dict[str, Any]]:
+        """The rows a save stores: its record, and when the thread then has `digest_every`
+        records after its last digest, their digest, under the negative of the seq."""
+        rows = [{"thread": key, "seq": draft.seq, "data": encode(draft.record)}]
+        if draft.undigested >= self._digest_every:
+            found = await conn.execute(_UNDIGESTED, {"thread": key})
+            tail = [(seq, data) for seq, data in found]
+            draft.undigested = len(tail) + 1  # another process may have digested some
+            if draft.undigested >= self._digest_every:
+                digest = draft.journal.digest(tail, draft.seq, draft.record)
+                rows.append({"thread": key, "seq": -draft.seq, "data": encode(digest)})
+                draft.undigested = 0
+        return rows
 
     def _put(self, op: PutCheckpoint) -> Callable[[_Draft], None]:
         _, ns = thread_key(op.config)
@@ -595,11 +708,12 @@ class SQLSaver(BaseCheckpointSaver):
     ) -> str:
         """Store a big value under its channel version, the key of the blob (a fork
         counts versions up from its parent, so another branch may have taken it with a
-        different value: then the key is made unique with the checkpoint id)."""
+        different value: then the key is made unique with the checkpoint id; so it is
+        when the journal is partial, as it may not hold that branch)."""
         taken = draft.blob(key)
         if taken == data:
             return key[2]
-        if taken is not None:
+        if taken is not None or draft.journal.partial:
             key = (key[0], key[1], f"{key[2]}#{checkpoint_id}")
         draft.record.blobs.append((*key, data))
         return key[2]
