@@ -161,6 +161,14 @@ def interrupt(value: Any, *, response_schema: type | dict[str, Any] | None = Non
     return ask(value, response_schema=response_schema)
 
 
+class StateUpdate(NamedTuple):
+    """One update of `bulk_update_state`: values written as if by node `as_node`."""
+
+    values: dict[str, Any] | None
+    as_node: str | None = None
+    task_id: str | None = None
+
+
 class StateSnapshot(NamedTuple):
     """A thread's state at one checkpoint."""
 

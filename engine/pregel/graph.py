@@ -48,7 +48,7 @@ from engine.pregel.tasks import (
 )
 from engine.runtime import RunControl
 from engine.store.base import BaseStore
-from engine.types import START, Durability, PregelTask, StateSnapshot
+from engine.types import START, Durability, PregelTask, StateSnapshot, StateUpdate
 
 T = TypeVar("T")
 _ALL_MODES = frozenset({"values", "updates", "custom", "tasks", "debug", "messages", "checkpoints"})
@@ -583,6 +583,38 @@ class CompiledGraph(Runnable[Any, Any]):
         as_node: str | None = None,
         task_id: str | None = None,
     ) -> dict[str, Any]:
+        return await self.abulk_update_state(config, [[StateUpdate(values, as_node, task_id)]])
+
+    def update_state(
+        self,
+        config: dict[str, Any],
+        values: Any,
+        as_node: str | None = None,
+        task_id: str | None = None,
+    ) -> dict[str, Any]:
+        return _run_sync(lambda: self.aupdate_state(config, values, as_node, task_id))
+
+    async def abulk_update_state(
+        self, config: dict[str, Any], supersteps: Sequence[Sequence[StateUpdate]]
+    ) -> dict[str, Any]:
+        """Apply each superstep's updates together, as the writes of one step's tasks,
+        each superstep a version of its own on top of the last."""
+        if not supersteps:
+            raise ValueError("No supersteps provided.")
+        if any(not updates for updates in supersteps):
+            raise ValueError("No updates provided in a superstep.")
+        for updates in supersteps:
+            config = await self._update_step(config, [StateUpdate(*u) for u in updates])
+        return config
+
+    def bulk_update_state(
+        self, config: dict[str, Any], supersteps: Sequence[Sequence[StateUpdate]]
+    ) -> dict[str, Any]:
+        return _run_sync(lambda: self.abulk_update_state(config, supersteps))
+
+    async def _update_step(
+        self, config: dict[str, Any], updates: list[StateUpdate]
+    ) -> dict[str, Any]:
         saver = self._require_saver()
         saved = await saver.aget_tuple(_lookup(config))
         loop = self._loop(
@@ -598,45 +630,42 @@ class CompiledGraph(Runnable[Any, Any]):
             loop._restore(saved)
         else:
             loop._fresh_channels()
-        if as_node == COPY:
-            return await _copy(loop, saved, values)
-        if as_node == INPUT:
-            return await _as_input(loop, saved, values)
-        if as_node is None:
-            as_node = self._last_node(loop, saved)
-        node = self.nodes.get(as_node)
-        if node is None:
-            raise InvalidUpdateError(f"Node '{as_node}' does not exist in this graph.")
-        writes = node.write(values, loop.channels)
-        if asyncio.iscoroutine(writes):
-            writes = await writes
-        # An update standing in for a task that is due here takes that task's id, so the
-        # step's record shows the update as the task's result.
-        due = [t for t in loop._prepare(read=False) if t.name == as_node]
-        if task_id is not None:
-            due = [t for t in due if t.id == task_id]
-            if not due:
-                raise InvalidUpdateError(
-                    f"No task of node '{as_node}' with id {task_id!r} is due at this checkpoint."
-                )
-        tid = due[0].id if due else _task_id(loop, as_node)
-        if due and saved is not None:
-            await saver.aput_writes(loop._config(), writes or [(NO_WRITES, None)], tid)
-        task = Task(tid, as_node, (PULL, as_node), node, None, node.triggers, writes=writes)
-        loop.updated = loop.apply([task], loop.live)
+        special = [u.as_node for u in updates if u.as_node in (COPY, INPUT)]
+        if special and len(updates) > 1:
+            raise InvalidUpdateError(f"An update as {special[0]} must be alone in its superstep.")
+        if special == [COPY]:
+            return await _copy(loop, saved, updates[0].values)
+        if special == [INPUT]:
+            return await _as_input(loop, saved, updates[0].values)
+        due = loop._prepare(read=False)
+        tasks: list[Task] = []
+        for values, as_node, wanted_id in updates:
+            name = as_node if as_node is not None else self._last_node(loop, saved)
+            node = self.nodes.get(name)
+            if node is None:
+                raise InvalidUpdateError(f"Node '{name}' does not exist in this graph.")
+            writes = node.write(values, loop.channels)
+            if asyncio.iscoroutine(writes):
+                writes = await writes
+            # An update standing in for a task that is due here takes that task's id, so
+            # the step's record shows the update as the task's result.
+            taken = {t.id for t in tasks}
+            candidates = [t for t in due if t.name == name and t.id not in taken]
+            if wanted_id is not None:
+                candidates = [t for t in candidates if t.id == wanted_id]
+                if not candidates:
+                    raise InvalidUpdateError(
+                        f"No task of node '{name}' with id {wanted_id!r} is due at this checkpoint."
+                    )
+            tid = candidates[0].id if candidates else _task_id(loop, name, len(tasks))
+            if candidates and saved is not None:
+                await saver.aput_writes(loop._config(), writes or [(NO_WRITES, None)], tid)
+            tasks.append(Task(tid, name, (PULL, name), node, None, node.triggers, writes=writes))
+        loop.updated = loop.apply(tasks, loop.live)
         loop.step = loop.step if saved is not None else 0
         await loop._save_checkpoint("update")
         await loop._finish_saving()
         return loop._config()
-
-    def update_state(
-        self,
-        config: dict[str, Any],
-        values: Any,
-        as_node: str | None = None,
-        task_id: str | None = None,
-    ) -> dict[str, Any]:
-        return _run_sync(lambda: self.aupdate_state(config, values, as_node, task_id))
 
     def _last_node(self, loop: Loop, saved: CheckpointTuple | None) -> str:
         if saved is None:
@@ -751,8 +780,9 @@ async def _as_input(loop: Loop, saved: CheckpointTuple | None, values: Any) -> d
     return loop._config()
 
 
-def _task_id(loop: Loop, name: str) -> str:
-    return task_id(loop.checkpoint_id, loop.ns_str, loop.step, name, "update", name)
+def _task_id(loop: Loop, name: str, index: int = 0) -> str:
+    key = name if index == 0 else f"{name}:{index}"
+    return task_id(loop.checkpoint_id, loop.ns_str, loop.step, name, "update", key)
 
 
 def _lookup(config: dict[str, Any]) -> dict[str, Any]:

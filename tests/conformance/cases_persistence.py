@@ -998,6 +998,28 @@ def case_input_update_runs_from_start(ns: NS) -> Any:
     }
 
 
+@case
+def case_bulk_update_state_supersteps(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph = ask_graph(ns, calls, "q")
+    config = thread()
+    first = [ns.StateUpdate({"log": ["x"]}, "a")]
+    second = [ns.StateUpdate({"log": ["y"]}, "ask"), ns.StateUpdate({"log": ["z"]}, "b")]
+    updated = graph.bulk_update_state(config, [first, second])
+    return {
+        "state": graph.get_state(updated),
+        "empty": _error_of(lambda: graph.bulk_update_state(config, [])),
+        "empty_step": _error_of(lambda: graph.bulk_update_state(config, [[]])),
+        "copy_with_others": _error_of(
+            lambda: graph.bulk_update_state(
+                updated, [[ns.StateUpdate(None, "__copy__"), ns.StateUpdate({"log": []}, "a")]]
+            )
+        ),
+        "run": invoke(graph, None, config),
+        "timeline": timeline(graph, config),
+    }
+
+
 def _error_of(call: Any) -> Any:
     try:
         return call()

@@ -54,6 +54,7 @@ API_MODULES: dict[str, tuple[str, ...]] = {
         "RetryPolicy",
         "CachePolicy",
         "StreamWriter",
+        "StateUpdate",
     ),
     "langgraph.checkpoint.memory": ("InMemorySaver",),
     "langgraph.config": ("get_stream_writer", "get_store", "get_config"),
