@@ -77,16 +77,14 @@ def stored_fields(message: lc.BaseMessage) -> dict[str, Any]:
 
 
 def message_class(fields: dict[str, Any]) -> type[lc.BaseMessage] | None:
-    """The class that rebuilds stored `fields` (with their "type"), None if unknown."""
-    cls = MESSAGE_CLASSES.get(fields.get("type"))  # type: ignore[arg-type]
-    if cls is None or not _KNOWN[cls].issuperset(fields):
-        return cls if cls is not None and cls.model_config.get("extra") == "allow" else None
-    return cls
+    """The class of stored `fields` by their "type" (every message class takes extra
+    fields, so any known type rebuilds); None if the type is unknown."""
+    return MESSAGE_CLASSES.get(fields.get("type"))  # type: ignore[arg-type]
 
 
 def from_fields(fields: dict[str, Any]) -> lc.BaseMessage:
     """Rebuild a stored message; a dict the caller owns (fresh from a parse)."""
-    cls = MESSAGE_CLASSES.get(fields.get("type"))  # type: ignore[arg-type]
+    cls = message_class(fields)
     if cls is None:
         raise ValueError(f"Unknown stored message type {fields.get('type')!r}")
     return rebuild(cls, fields)

@@ -27,7 +27,7 @@ from engine.graph.schema import (
 )
 from engine.pregel.context import current, peek
 from engine.pregel.graph import CompiledGraph
-from engine.pregel.node import Node, Writes, as_runnable, find_inner_graph
+from engine.pregel.node import Node, Writes, as_runnable
 from engine.store.base import BaseStore
 from engine.types import END, START, CachePolicy, Command, RetryPolicy, Send
 
@@ -518,7 +518,6 @@ class _Compiler:
             subgraph=spec.subgraph,
             defer=spec.defer,
             metadata=spec.metadata,
-            inner_graph=find_inner_graph(runnable),
         )
 
 

@@ -417,6 +417,7 @@ class CompiledGraph(Runnable[Any, Any]):
         assert child is not None
         own = child._checkpointer
         saver = parent.saver if own is None or own is True else child._saver()
+        ns = (*parent.ns, f"{task.name}:{task.id}")
 
         loop = Loop(
             child,
@@ -427,8 +428,8 @@ class CompiledGraph(Runnable[Any, Any]):
             durability=parent.durability,
             interrupt_before=child.interrupt_before,
             interrupt_after=child.interrupt_after,
-            ns=(*parent.ns, f"{task.name}:{task.id}"),
-            storage_ns=storage_namespace((*parent.ns, f"{task.name}:{task.id}"), child),
+            ns=ns,
+            storage_ns=storage_namespace(ns, child),
             replay=parent.replay,
             inline_sync=parent.inline_sync,
             parent_resume=lambda: context.next_answer(pad),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import Runnable, RunnableLambda, RunnableSequence
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from engine.pregel.graph import CompiledGraph
 
 Writes = list[tuple[str, Any]]
+_NOT_LOOKED_UP = object()
 # (channels, step, stop) -> the input of a task woken by its triggers.
 Reader = Callable[[dict[str, Any], int, int], Any]
 
@@ -44,13 +45,17 @@ class Node:
     # branches of different lengths).
     defer: bool = False
     metadata: dict[str, Any] | None = None
-    # A graph the node's code runs in its body (found among the names it closes over):
-    # its checkpoints live under the node's task, so snapshots point at them.
-    inner_graph: CompiledGraph | None = None
+    # A graph the node's code runs in its body, found among the names it closes over on
+    # first need (finding it reads the code's source): snapshots point at its checkpoints.
+    _inner: Any = field(default=_NOT_LOOKED_UP, init=False, repr=False)
 
     @property
     def graph_inside(self) -> CompiledGraph | None:
-        return self.subgraph or self.inner_graph
+        if self.subgraph is not None:
+            return self.subgraph
+        if self._inner is _NOT_LOOKED_UP:
+            self._inner = find_inner_graph(self.runnable)
+        return self._inner
 
     @property
     def bound(self) -> Runnable[Any, Any] | None:
