@@ -186,7 +186,8 @@ def run_files(archive: Archive, files: Sequence[str], pytest_args: Sequence[str]
     A test id is `<archive>/<node id>`; a file that fails as a whole (it does not import,
     or is not in the archive) gets one outcome under its own path."""
     root = prepare(archive)
-    run = Run(archive, list(files), CACHE / "logs" / f"{archive.name}.log")
+    # one log per process, so that runs side by side do not write over each other
+    run = Run(archive, list(files), CACHE / "logs" / f"{archive.name}-{os.getpid()}.log")
     run.log.parent.mkdir(parents=True, exist_ok=True)
     present = [name for name in files if (root / name).is_file()]
     for name in sorted(set(files) - set(present)):
