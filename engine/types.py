@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypeVar
+from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypedDict, TypeVar
 
 from langchain_core.messages.tool import ToolOutputMixin
+from typing_extensions import TypeAliasType
 
 START = "__start__"
 END = "__end__"
@@ -71,6 +73,9 @@ class Overwrite:
     """A write that replaces a reduced key's value instead of going through its reducer."""
 
     value: Any
+    # Tells an Overwrite that crossed JSON as a plain dict from a write (LangGraph's
+    # field, under its name).
+    type: Literal["__overwrite__"] = "__overwrite__"
 
 
 def _default_cache_key(*args: Any, **kwargs: Any) -> str:
@@ -180,3 +185,105 @@ class StateSnapshot(NamedTuple):
     parent_config: dict[str, Any] | None
     tasks: tuple[PregelTask, ...]
     interrupts: tuple[Interrupt, ...] = ()
+
+
+# The parts `stream(..., version="v2")` yields: one dict shape for every mode, told apart
+# by `type`, with the namespace of the graph that made it (LangGraph 1.2's format).
+
+StateT = TypeVar("StateT")
+OutputT = TypeVar("OutputT")
+
+
+class ValuesStreamPart(TypedDict, Generic[OutputT]):
+    """The state after a step; the interrupts that stopped the run, in a part of their own."""
+
+    type: Literal["values"]
+    ns: tuple[str, ...]
+    data: OutputT
+    interrupts: tuple[Interrupt, ...]
+
+
+class UpdatesStreamPart(TypedDict):
+    type: Literal["updates"]
+    ns: tuple[str, ...]
+    data: dict[str, Any]
+
+
+class MessagesStreamPart(TypedDict):
+    type: Literal["messages"]
+    ns: tuple[str, ...]
+    data: tuple[Any, dict[str, Any]]
+
+
+class CustomStreamPart(TypedDict):
+    type: Literal["custom"]
+    ns: tuple[str, ...]
+    data: Any
+
+
+class CheckpointStreamPart(TypedDict, Generic[StateT]):
+    type: Literal["checkpoints"]
+    ns: tuple[str, ...]
+    data: dict[str, Any]
+
+
+class TasksStreamPart(TypedDict):
+    type: Literal["tasks"]
+    ns: tuple[str, ...]
+    data: dict[str, Any]
+
+
+class DebugStreamPart(TypedDict, Generic[StateT]):
+    type: Literal["debug"]
+    ns: tuple[str, ...]
+    data: dict[str, Any]
+
+
+StreamPart = TypeAliasType(
+    "StreamPart",
+    ValuesStreamPart[OutputT]
+    | UpdatesStreamPart
+    | MessagesStreamPart
+    | CustomStreamPart
+    | CheckpointStreamPart[StateT]
+    | TasksStreamPart
+    | DebugStreamPart[StateT],
+    type_params=(StateT, OutputT),
+)
+
+
+@dataclass(frozen=True)
+class GraphOutput(Generic[OutputT]):
+    """What `invoke(..., version="v2")` returns: the output, and the interrupts apart."""
+
+    value: OutputT
+    interrupts: tuple[Interrupt, ...] = ()
+
+    def __getitem__(self, key: str) -> Any:
+        # The v1 result was a dict; reading it as one still works, with a warning.
+        _warn_dict_access()
+        if key == "__interrupt__":
+            return self.interrupts
+        if isinstance(self.value, dict):
+            return self.value[key]
+        try:
+            return getattr(self.value, key)
+        except AttributeError:
+            raise KeyError(key) from None
+
+    def __contains__(self, key: object) -> bool:
+        _warn_dict_access()
+        if key == "__interrupt__":
+            return bool(self.interrupts)
+        if isinstance(self.value, dict):
+            return key in self.value
+        return isinstance(key, str) and hasattr(self.value, key)
+
+
+def _warn_dict_access() -> None:
+    warnings.warn(
+        "Reading GraphOutput as a dict is deprecated: use .value for the output and "
+        ".interrupts for the interrupts.",
+        DeprecationWarning,
+        stacklevel=3,
+    )

@@ -2,6 +2,7 @@
 
 from engine.channels.base import MISSING, Channel
 from engine.channels.binop import BinaryOperatorAggregate
+from engine.channels.delta import DeltaChannel
 from engine.channels.ephemeral_value import EphemeralValue
 from engine.channels.last_value import LastValue
 from engine.channels.named_barrier_value import NamedBarrierValue
@@ -11,6 +12,7 @@ __all__ = [
     "MISSING",
     "BinaryOperatorAggregate",
     "Channel",
+    "DeltaChannel",
     "EphemeralValue",
     "LastValue",
     "NamedBarrierValue",

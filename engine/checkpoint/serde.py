@@ -323,6 +323,11 @@ class JsonSerializer:
 
             self._encoders[cls] = encode_message
             return encode_message
+        if issubclass(cls, str) and not issubclass(cls, enum.Enum):
+            # Some library's str subclass (a message's `.text`) is stored as its text,
+            # as LangGraph does.
+            self._encoders[cls] = str
+            return str
         hint = (
             f"; if it belongs to the graph's schema, call serializer.allow({cls.__qualname__})"
             if _is_schema_class(cls)

@@ -7,7 +7,7 @@ tools and callbacks take what a node reads from state without conversion.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from operator import attrgetter
 from typing import Annotated, Any, Literal, TypedDict, cast
@@ -28,7 +28,11 @@ from langchain_core.messages import (
     message_chunk_to_message,
 )
 
+from engine.channels.base import Channel
+from engine.channels.binop import _overwrite_of
+from engine.channels.delta import DeltaChannel
 from engine.pregel.context import push_message
+from engine.types import Overwrite
 
 __all__ = [
     "REMOVE_ALL_MESSAGES",
@@ -149,3 +153,143 @@ class MessagesState(TypedDict):
     """Ready-made state: one `messages` list reduced with `add_messages`."""
 
     messages: Annotated[list[AnyMessage], add_messages]
+
+
+def _messages_delta_reducer(state: list[AnyMessage], writes: Sequence[Any]) -> list[AnyMessage]:
+    """The batch reducer for `Annotated[list[AnyMessage], DeltaChannel(...)]` (experimental
+    in LangGraph 1.2, and named as there).
+
+    One pass over a step's writes (a list of messages or one message each): a new id
+    appends, a known id replaces, `RemoveMessage` drops its id (an unknown one is
+    ignored) and `RemoveMessage(REMOVE_ALL_MESSAGES)` drops what came before. Folding
+    writes in one batch or several gives the same list. Unlike `add_messages` it gives
+    no ids (the loop gives them when the messages are written) and keeps chunks.
+    """
+    items: list[Any] = []
+    for write in writes:
+        if isinstance(write, list):
+            items.extend(write)
+        else:
+            items.append(write)
+    current: list[BaseMessage] = (
+        state if state and isinstance(state[0], BaseMessage) else convert_to_messages(state)
+    )
+    new = convert_to_messages(items)
+    for i in range(len(new) - 1, -1, -1):
+        if isinstance(new[i], RemoveMessage) and new[i].id == REMOVE_ALL_MESSAGES:
+            current, new = [], new[i + 1 :]
+            break
+    merged: list[BaseMessage | None] = list(current)
+    where = {m.id: i for i, m in enumerate(current) if m.id is not None}
+    for m in new:
+        pos = where.get(m.id) if m.id is not None else None
+        if isinstance(m, RemoveMessage) and m.id is not None:
+            if pos is not None:
+                merged[pos] = None
+                del where[m.id]
+        elif pos is not None:
+            merged[pos] = m
+        else:
+            if m.id is not None:
+                where[m.id] = len(merged)
+            merged.append(m)
+    return [m for m in merged if m is not None]
+
+
+def with_message_ids(
+    channels: Mapping[str, Channel], writes: list[tuple[str, Any]]
+) -> list[tuple[str, Any]]:
+    """The writes, with every message written to a DeltaChannel given an id, as LangGraph
+    gives them when a task's writes are saved: `_messages_delta_reducer` assigns none,
+    and an id is what a later edit or `RemoveMessage` names.
+
+    In a channel of that reducer, whatever becomes a message (a dict, a string, a
+    `(role, content)` tuple) is turned into one; in other DeltaChannels only message
+    objects and message dicts are given ids. Lists and dicts passed in are never changed.
+    """
+    out = writes
+    for i, (key, value) in enumerate(writes):
+        channel = channels.get(key)
+        if not isinstance(channel, DeltaChannel):
+            continue
+        messages_only = channel.reducer is _messages_delta_reducer
+        new = _ids_in_write(value, messages_only)
+        if new is not value:
+            if out is writes:
+                out = list(writes)
+            out[i] = (key, new)
+    return out
+
+
+def _ids_in_write(value: Any, messages_only: bool) -> Any:
+    replacement = _overwrite_of(value, _NOT_OVERWRITE)
+    if replacement is not _NOT_OVERWRITE:
+        if not isinstance(replacement, list | tuple):
+            return value
+        if messages_only:
+            items = _each(replacement, _as_message_with_id)
+            return value if items is replacement else Overwrite(items)
+        for item in replacement:
+            _give_id(item)
+        return value
+    if messages_only:
+        if isinstance(value, list):
+            return _each(value, _list_item_as_message)
+        return _as_message_with_id(value)
+    if isinstance(value, list):
+        return _each(value, _list_item_with_id)
+    if isinstance(value, dict) and _is_message_dict(value) and not value.get("id"):
+        return {**value, "id": str(uuid.uuid4())}
+    _give_id(value)
+    return value
+
+
+_NOT_OVERWRITE = object()
+_ROLES = frozenset({"user", "human", "assistant", "ai", "tool", "system", "function"})
+_TYPES = frozenset({"human", "ai", "tool", "system", "function", "remove"})
+
+
+def _is_message_dict(item: dict[str, Any]) -> bool:
+    return item.get("role") in _ROLES or item.get("type") in _TYPES
+
+
+def _each(items: Sequence[Any], fn: Callable[[Any], Any]) -> Any:
+    """`items` mapped by `fn`, or `items` itself when nothing changed."""
+    mapped = [fn(item) for item in items]
+    if all(new is old for new, old in zip(mapped, items, strict=True)):
+        return items
+    return mapped if isinstance(items, list) else tuple(mapped)
+
+
+def _give_id(item: Any) -> None:
+    if isinstance(item, BaseMessage) and item.id is None:
+        item.id = str(uuid.uuid4())
+
+
+def _as_message_with_id(item: Any, *, strict: bool = False) -> Any:
+    """A message object, with an id; what cannot become one is left as it is (or, when
+    `strict`, raises here)."""
+    if isinstance(item, BaseMessage):
+        _give_id(item)
+        return item
+    try:
+        message = convert_to_messages([item])[0]
+    except Exception:
+        if strict:
+            raise
+        return item
+    if not message.id:
+        message.id = str(uuid.uuid4())
+    return message
+
+
+def _list_item_as_message(item: Any) -> Any:
+    strict = isinstance(item, dict) and _is_message_dict(item)
+    return _as_message_with_id(item, strict=strict)
+
+
+def _list_item_with_id(item: Any) -> Any:
+    if isinstance(item, dict) and _is_message_dict(item):
+        return _as_message_with_id(item, strict=True)
+    _give_id(item)
+    return item

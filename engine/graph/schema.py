@@ -1,7 +1,8 @@
 """State schemas: which keys a graph has, their channels, and how nodes see them.
 
 A schema is a TypedDict, a dataclass or a pydantic model. `Annotated[T, reducer]` makes
-a key fold its writes with the reducer; any other key keeps the last value written.
+a key fold its writes with the reducer, `Annotated[T, DeltaChannel(reducer)]` fold each
+step's writes in one call; any other key keeps the last value written.
 """
 
 from __future__ import annotations
@@ -9,10 +10,12 @@ from __future__ import annotations
 import dataclasses
 import typing
 from collections.abc import Callable
+from functools import partial
 from typing import Any, get_args, get_origin, get_type_hints
 
 from engine.channels import BinaryOperatorAggregate, Channel, LastValue
 from engine.channels.binop import check_reducer
+from engine.channels.delta import DeltaChannel
 from engine.errors import InvalidUpdateError
 from engine.managed import ManagedValue, managed_of
 
@@ -55,6 +58,14 @@ def reducer_of(annotation: Any) -> Callable[[Any, Any], Any] | None:
     return None
 
 
+def _delta_of(annotation: Any) -> DeltaChannel | None:
+    if get_origin(annotation) is typing.Annotated:
+        for meta in annotation.__metadata__:
+            if isinstance(meta, DeltaChannel):
+                return meta
+    return None
+
+
 def _base_type(annotation: Any) -> Any:
     if get_origin(annotation) is typing.Annotated:
         return get_args(annotation)[0]
@@ -67,8 +78,12 @@ def channels_for(schema: Any) -> dict[str, Callable[[], Channel]]:
     for key, annotation in field_types(schema).items():
         if managed_of(annotation) is not None:
             continue
+        delta = _delta_of(annotation)
         reducer = reducer_of(annotation)
-        if reducer is None:
+        if delta is not None:
+            factories[key] = partial(delta.bound, key, annotation)
+            factories[key]()  # a type with no empty value fails here, not at the first run
+        elif reducer is None:
             factories[key] = _last_value_factory(key)
         else:
             check_reducer(key, reducer)

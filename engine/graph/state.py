@@ -18,6 +18,7 @@ from engine.checkpoint.base import BaseCheckpointSaver
 from engine.errors import ParentCommand
 from engine.foreign import check_engine_object
 from engine.graph.branch import Branch
+from engine.graph.message import with_message_ids
 from engine.graph.schema import (
     channels_for,
     coerce_input,
@@ -464,7 +465,7 @@ class _Compiler:
         route = self._control(START, joins)
 
         def write(output: Any, channels: dict[str, Channel]) -> Any:
-            state_writes = update_items(output, input_keys, START)
+            state_writes = with_message_ids(channels, update_items(output, input_keys, START))
             control = route(state_writes, (), channels)
             return _combine(state_writes, control)
 
@@ -500,6 +501,7 @@ class _Compiler:
                     gotos += _goto_list(command.goto)
             else:
                 state_writes = update_items(output, keys, name)
+            state_writes = with_message_ids(channels, state_writes)
             return _combine(state_writes, route(state_writes, gotos, channels))
 
         if spec.subgraph is not None:

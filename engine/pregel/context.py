@@ -7,7 +7,8 @@ loop puts the current task in a context variable before calling a node.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,9 +55,14 @@ class Scratchpad:
     folded: dict[str, Any] = field(default_factory=dict)
     # Set when the task took the shared resume, so the loop can save it as this task's.
     taken: list[Any] = field(default_factory=list)
+    # Set when a graph run inside the task took one of its answers into its own
+    # checkpoints: the task's answers are saved without it (see next_answer).
+    handed_down: bool = False
     # The loop running this task: a graph invoked inside the node streams and saves
     # through it, as a subgraph of this task.
     loop: Any = None
+    # Counts the graphs run in this task, so that each has a namespace of its own.
+    graph_calls: Iterator[int] = field(default_factory=itertools.count)
 
 
 _current: ContextVar[Scratchpad | None] = ContextVar("threadline_task", default=None)
@@ -84,20 +90,39 @@ def leave(token: Any) -> None:
 _NO_VALUE = object()
 
 
-def next_answer(pad: Scratchpad) -> Any:
+def next_answer(pad: Scratchpad, *, hand_down: bool = False) -> Any:
     """The answer to the task's next question: saved from an earlier resume, else the
-    shared resume of this call (kept as the task's own), else NO_VALUE."""
+    shared resume of this call (kept as the task's own), else NO_VALUE.
+
+    `hand_down` is for a graph run inside the task that keeps its answers in its own
+    checkpoints (it resumes where it stopped rather than re-asking): the answer leaves
+    the task's list, or the next run of the task would hand it down again, to the
+    subgraph's next question."""
     idx = pad.counter
-    pad.counter += 1
     if idx < len(pad.resume):
+        if hand_down:
+            pad.handed_down = True
+            return pad.resume.pop(idx)
+        pad.counter += 1
         return pad.resume[idx]
+    if not hand_down:
+        pad.counter += 1
     if pad.null_resume is not None:
         answer = pad.null_resume()
-        if answer is not _NO_VALUE:
+        if answer is not _NO_VALUE and not hand_down:
             pad.resume.append(answer)
             pad.taken.append(answer)
-            return answer
+        return answer
     return _NO_VALUE
+
+
+def next_graph_namespace(pad: Scratchpad) -> tuple[str, ...]:
+    """The namespace of the next graph run in the task: the task's own for the first,
+    then numbered (`node:<task id>|1`, `|2`...), as LangGraph numbers them, so that two
+    graphs a node invokes keep their checkpoints apart."""
+    n = next(pad.graph_calls)
+    ns = tuple(pad.task_ns.split("|"))
+    return (*ns, str(n)) if n else ns
 
 
 def interrupt(value: Any, *, response_schema: type | dict[str, Any] | None = None) -> Any:

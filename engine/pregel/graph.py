@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import dataclasses
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
-from typing import Any, TypedDict, TypeVar
+from typing import Any, Literal, TypedDict, TypeVar
 
+import pydantic
 from langchain_core.callbacks.manager import (
     AsyncCallbackManager,
     AsyncCallbackManagerForChainRun,
@@ -32,8 +34,9 @@ from engine.pregel.loop import (
     CACHE_NS,
     NULL_TASK,
     Loop,
+    own_config,
+    own_namespace,
     restore_error,
-    storage_namespace,
     with_interrupts,
 )
 from engine.pregel.node import Node, Writes
@@ -48,10 +51,19 @@ from engine.pregel.tasks import (
 )
 from engine.runtime import RunControl
 from engine.store.base import BaseStore
-from engine.types import START, Durability, PregelTask, StateSnapshot, StateUpdate
+from engine.types import (
+    START,
+    Durability,
+    GraphOutput,
+    PregelTask,
+    StateSnapshot,
+    StateUpdate,
+)
 
 T = TypeVar("T")
-_ALL_MODES = frozenset({"values", "updates", "custom", "tasks", "debug", "messages", "checkpoints"})
+_ALL_MODES = frozenset(
+    {"values", "updates", "custom", "tasks", "debug", "messages", "checkpoints", "tools"}
+)
 
 
 class RunOptions(TypedDict, total=False):
@@ -149,6 +161,25 @@ class CompiledGraph(Runnable[Any, Any]):
             return self.read_output(channels)
         return {key: channels[key].value for key in self.state_keys if channels[key].is_available()}
 
+    def _v2_part(self, ns: tuple[str, ...], mode: str, payload: Any) -> dict[str, Any]:
+        """A stream part in LangGraph 1.2's v2 format: a dict whose `type` is the mode.
+        Values come without the interrupts, which get a key of their own, and as the
+        output schema's class when it is a pydantic model or a dataclass; so do the
+        values in checkpoint parts, but those of the input's (not all keys are set yet).
+        As in LangGraph, the schemas are this graph's for the parts of subgraphs too."""
+        builder = self.builder
+        if mode == "values":
+            interrupts: tuple[Any, ...] = ()
+            if isinstance(payload, dict):
+                payload = dict(payload)
+                interrupts = tuple(payload.pop("__interrupt__", ()))
+                if builder is not None:
+                    payload = _as_schema(builder.output_schema, payload)
+            return {"type": mode, "ns": ns, "data": payload, "interrupts": interrupts}
+        if mode in ("checkpoints", "debug") and builder is not None:
+            payload = _checkpoint_as_schema(builder.state_schema, payload)
+        return {"type": mode, "ns": ns, "data": payload}
+
     # Running.
 
     def _loop(
@@ -186,7 +217,7 @@ class CompiledGraph(Runnable[Any, Any]):
         before = _names(options.get("interrupt_before"), self.interrupt_before, self.nodes)
         after = _names(options.get("interrupt_after"), self.interrupt_after, self.nodes)
         pad = context.peek()
-        parent: Loop | None = pad.loop if pad is not None else None
+        parent: Loop | None = pad.loop if pad is not None and _in_task(config, pad) else None
         if parent is not None and pad is not None:
             # Invoked from inside a node: this run is a subgraph of that node's task.
             local = emit
@@ -197,9 +228,11 @@ class CompiledGraph(Runnable[Any, Any]):
                 if mode in parent.modes:
                     parent.emit(ns, mode, payload)
 
-            child_ns = tuple(pad.task_ns.split("|"))
+            child_ns = own_namespace(context.next_graph_namespace(pad), self)
             own = self._checkpointer
-            return Loop(
+            inner_saver = parent.saver if own is None or own is True else saver
+            keeps = inner_saver is not None
+            loop = Loop(
                 self,
                 {
                     **config,
@@ -208,16 +241,17 @@ class CompiledGraph(Runnable[Any, Any]):
                 },
                 emit=emit,
                 modes=modes | parent.modes,
-                checkpointer=parent.saver if own is None or own is True else saver,
+                checkpointer=inner_saver,
                 durability=durability or parent.durability,
                 interrupt_before=before,
                 interrupt_after=after,
                 ns=child_ns,
-                storage_ns=storage_namespace(child_ns, self),
                 replay=parent.replay,
                 checkpoint_map=parent.checkpoint_map,
+                resume_map=parent.resume_map,
+                resuming=parent.resuming,
                 inline_sync=inline_sync,
-                parent_resume=lambda: context.next_answer(pad),
+                parent_resume=lambda: context.next_answer(pad, hand_down=keeps),
                 parents={**parent.parents, parent.ns_str: parent.checkpoint_id},
                 context=parent.context if run_context is None else run_context,
                 store=self.store or parent.store,
@@ -226,6 +260,12 @@ class CompiledGraph(Runnable[Any, Any]):
                 subgraphs=subgraphs,
                 outer_ns=parent.outer_ns or pad.task_ns,
             )
+            if "messages" in modes and "messages" in parent.modes and loop._messages:
+                # The caller streams messages too, through the run's handler: a consumer
+                # of its own, which keeps track of what it was shown.
+                loop._messages.watch(child_ns, subgraphs)
+            return loop
+        _refuse_stateful_root(self)
         if saver is not None and "thread_id" not in config.get("configurable", {}):
             raise ValueError(
                 "This graph has a checkpointer: pass a thread, "
@@ -277,16 +317,19 @@ class CompiledGraph(Runnable[Any, Any]):
         *,
         stream_mode: str = "values",
         subgraphs: bool = False,
+        version: Literal["v1", "v2"] = "v1",
         _inline_sync: bool = False,
         **options: Unpack[RunOptions],
     ) -> Any:
         """Run to the end (or an interrupt) and return the output; `subgraphs` changes
-        nothing here, as in LangGraph, where it only shapes stream parts."""
+        nothing here, as in LangGraph, where it only shapes stream parts. With
+        `version="v2"` the output is a `GraphOutput` (its interrupts apart), or for another
+        stream mode the list of its v2 parts."""
         chunks: list[Any] = []
 
         def emit(ns: tuple[str, ...], mode: str, payload: Any) -> None:
             if not ns and mode == stream_mode:
-                chunks.append(payload)
+                chunks.append(self._v2_part(ns, mode, payload) if version == "v2" else payload)
 
         loop = self._loop(
             config, emit=emit, modes=frozenset({stream_mode}), inline_sync=_inline_sync, **options
@@ -294,6 +337,10 @@ class CompiledGraph(Runnable[Any, Any]):
         await self._drive(loop, input)
         if stream_mode != "values":
             return chunks
+        if version == "v2":
+            # What the last values part showed, and every interrupt the parts carried.
+            value = chunks[-1]["data"] if chunks else None
+            return GraphOutput(value, tuple(i for part in chunks for i in part["interrupts"]))
         values = self.read_output(loop.channels)
         if loop.status == "interrupted" and loop.interrupts:
             return {
@@ -312,6 +359,7 @@ class CompiledGraph(Runnable[Any, Any]):
         *,
         stream_mode: str | Sequence[str] | None = None,
         subgraphs: bool = False,
+        version: Literal["v1", "v2"] = "v1",
         _inline_sync: bool = False,
         **options: Unpack[RunOptions],
     ) -> AsyncIterator[Any]:
@@ -329,6 +377,7 @@ class CompiledGraph(Runnable[Any, Any]):
                 deliver,
                 stream_mode=stream_mode,
                 subgraphs=subgraphs,
+                version=version,
                 _inline_sync=_inline_sync,
                 **options,
             )
@@ -359,6 +408,7 @@ class CompiledGraph(Runnable[Any, Any]):
         *,
         stream_mode: str | Sequence[str] | None = None,
         subgraphs: bool = False,
+        version: Literal["v1", "v2"] = "v1",
         _inline_sync: bool = False,
         **options: Unpack[RunOptions],
     ) -> StateSnapshot | None:
@@ -392,7 +442,7 @@ class CompiledGraph(Runnable[Any, Any]):
 
         loop = self._loop(
             config,
-            emit=_emitter(single, subgraphs, hand_over),
+            emit=_emitter(single, subgraphs, hand_over, self._v2_part if version == "v2" else None),
             modes=frozenset(modes),
             inline_sync=_inline_sync,
             subgraphs=subgraphs,
@@ -417,7 +467,7 @@ class CompiledGraph(Runnable[Any, Any]):
         assert child is not None
         own = child._checkpointer
         saver = parent.saver if own is None or own is True else child._saver()
-        ns = (*parent.ns, f"{task.name}:{task.id}")
+        ns = own_namespace(context.next_graph_namespace(pad), child)
 
         loop = Loop(
             child,
@@ -429,10 +479,12 @@ class CompiledGraph(Runnable[Any, Any]):
             interrupt_before=child.interrupt_before,
             interrupt_after=child.interrupt_after,
             ns=ns,
-            storage_ns=storage_namespace(ns, child),
             replay=parent.replay,
+            checkpoint_map=parent.checkpoint_map,
+            resume_map=parent.resume_map,
+            resuming=parent.resuming,
             inline_sync=parent.inline_sync,
-            parent_resume=lambda: context.next_answer(pad),
+            parent_resume=lambda: context.next_answer(pad, hand_down=saver is not None),
             parents={**parent.parents, parent.ns_str: parent.checkpoint_id},
             context=parent.context,
             store=child.store or parent.store,
@@ -447,7 +499,54 @@ class CompiledGraph(Runnable[Any, Any]):
     # Reading and writing state.
 
     async def aget_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
-        return await self._state(self._require_saver(), config, subgraphs)
+        saver = self._require_saver()
+        graph = self._graph_at(config)
+        return await graph._state(saver, own_config(config, graph), subgraphs)
+
+    def _graph_at(self, config: dict[str, Any], *, for_update: bool = False) -> CompiledGraph:
+        """The graph whose checkpoints live in the config's namespace: a subgraph's
+        state is read and updated by the subgraph's own nodes and channels.
+
+        A namespace of no declared subgraph (a graph a tool invokes) is read with this
+        graph's channels, as in LangGraph; updating it raises, as this graph's nodes and
+        channels would write the wrong state into it."""
+        ns = (config.get("configurable") or {}).get("checkpoint_ns") or ""
+        if not ns:
+            return self
+        names = "|".join(part.split(":")[0] for part in ns.split("|") if not part.isdigit())
+        for _, graph in self.get_subgraphs(namespace=names, recurse=True):
+            return graph
+        if for_update:
+            raise ValueError(f"Subgraph {names} not found")
+        return self
+
+    def get_subgraphs(
+        self, *, namespace: str | None = None, recurse: bool = False
+    ) -> Iterator[tuple[str, CompiledGraph]]:
+        """The graphs this graph's nodes run, as (namespace, graph): node names joined by
+        `|`, without task ids. With `namespace`, only the graph at exactly that one (a
+        nested one needs `recurse`)."""
+        for name, node in self.nodes.items():
+            if namespace is not None and namespace != name and not namespace.startswith(name + "|"):
+                continue
+            graph = node.graph_inside
+            if graph is None:
+                continue
+            if name == namespace:
+                yield name, graph
+                return
+            if namespace is None:
+                yield name, graph
+            if recurse:
+                rest = None if namespace is None else namespace[len(name) + 1 :]
+                for inner, found in graph.get_subgraphs(namespace=rest, recurse=True):
+                    yield f"{name}|{inner}", found
+
+    async def aget_subgraphs(
+        self, *, namespace: str | None = None, recurse: bool = False
+    ) -> AsyncIterator[tuple[str, CompiledGraph]]:
+        for found in self.get_subgraphs(namespace=namespace, recurse=recurse):
+            yield found
 
     async def _state(
         self, saver: BaseCheckpointSaver, config: dict[str, Any], subgraphs: bool
@@ -465,7 +564,7 @@ class CompiledGraph(Runnable[Any, Any]):
             child = self.nodes[task.name].graph_inside
             if child is not None and task.state is not None:
                 own = child._saver()
-                state = await child._state(own or saver, task.state, True)
+                state = await child._state(own or saver, own_config(task.state, child), True)
                 task = task._replace(state=state)
             tasks.append(task)
         return snapshot._replace(tasks=tuple(tasks))
@@ -482,7 +581,8 @@ class CompiledGraph(Runnable[Any, Any]):
         limit: int | None = None,
     ) -> AsyncIterator[StateSnapshot]:
         saver = self._require_saver()
-        conf = config.get("configurable", {})
+        graph = self._graph_at(config)
+        conf = own_config(config, graph).get("configurable", {})
         lookup = {
             "configurable": {
                 "thread_id": conf.get("thread_id"),
@@ -492,7 +592,7 @@ class CompiledGraph(Runnable[Any, Any]):
         if conf.get("checkpoint_id"):
             lookup["configurable"]["checkpoint_id"] = conf["checkpoint_id"]
         async for saved in saver.alist(lookup, filter=filter, before=before, limit=limit):
-            yield self._snapshot(saved)
+            yield graph._snapshot(saved)
 
     def get_state_history(self, config: dict[str, Any], **kwargs: Any) -> Iterator[StateSnapshot]:
         async def collect() -> list[StateSnapshot]:
@@ -537,10 +637,12 @@ class CompiledGraph(Runnable[Any, Any]):
         return StateSnapshot(
             values=self.read_state(loop.channels),
             next=tuple(t.name for t in tasks if not (live and t.id in finished)),
-            config=saved.config,
+            config=with_checkpoint_map(saved.config, saved.metadata),
             metadata=saved.metadata,
             created_at=cp["ts"],
-            parent_config=saved.parent_config,
+            parent_config=with_checkpoint_map(saved.parent_config, saved.metadata)
+            if saved.parent_config
+            else None,
             tasks=tuple(shown),
             interrupts=tuple(i for t in shown for i in t.interrupts),
         )
@@ -604,8 +706,11 @@ class CompiledGraph(Runnable[Any, Any]):
             raise ValueError("No supersteps provided.")
         if any(not updates for updates in supersteps):
             raise ValueError("No updates provided in a superstep.")
+        saver = self._require_saver()
+        graph = self._graph_at(config, for_update=True)
+        config = own_config(config, graph)
         for updates in supersteps:
-            config = await self._update_step(config, [StateUpdate(*u) for u in updates])
+            config = await graph._update_step(saver, config, [StateUpdate(*u) for u in updates])
         return config
 
     def bulk_update_state(
@@ -614,28 +719,47 @@ class CompiledGraph(Runnable[Any, Any]):
         return _run_sync(lambda: self.abulk_update_state(config, supersteps))
 
     async def _update_step(
-        self, config: dict[str, Any], updates: list[StateUpdate]
+        self, saver: BaseCheckpointSaver, config: dict[str, Any], updates: list[StateUpdate]
     ) -> dict[str, Any]:
-        saver = self._require_saver()
+        """One superstep of updates, saved in the config's namespace: a subgraph's next
+        to its other versions, under the same versions of the graphs around it."""
         saved = await saver.aget_tuple(_lookup(config))
-        loop = self._loop(
-            config,
+        ns = (config.get("configurable") or {}).get("checkpoint_ns") or ""
+        parents = dict((saved.metadata.get("parents") if saved else None) or {})
+        loop = Loop(
+            self,
+            merge_configs(config),
             emit=lambda *_: None,
             modes=frozenset(),
+            checkpointer=saver,
             durability="sync",
             interrupt_before=(),
             interrupt_after=(),
-            inline_sync=False,
+            ns=tuple(ns.split("|")) if ns else (),
+            parents=parents,
+            store=self.store,
         )
         if saved is not None:
             loop._restore(saved)
         else:
             loop._fresh_channels()
+        updated = await self._apply_updates(loop, saver, saved, updates)
+        return with_checkpoint_map(updated, {"parents": parents})
+
+    async def _apply_updates(
+        self,
+        loop: Loop,
+        saver: BaseCheckpointSaver,
+        saved: CheckpointTuple | None,
+        updates: list[StateUpdate],
+    ) -> dict[str, Any]:
         special = [u.as_node for u in updates if u.as_node in (COPY, INPUT)]
         if special and len(updates) > 1:
             raise InvalidUpdateError(f"An update as {special[0]} must be alone in its superstep.")
         if special == [COPY]:
-            return await _copy(loop, saved, updates[0].values)
+            copied = await _copy(loop, saved, updates[0].values)
+            then = [StateUpdate(*item[:2]) for item in updates[0].values or ()]
+            return await self._update_step(saver, copied, then) if then else copied
         if special == [INPUT]:
             return await _as_input(loop, saved, updates[0].values)
         due = loop._prepare(read=False)
@@ -669,12 +793,15 @@ class CompiledGraph(Runnable[Any, Any]):
         return loop._config()
 
     def _last_node(self, loop: Loop, saved: CheckpointTuple | None) -> str:
+        """The node an update without `as_node` stands for: the one that ran last. That
+        may be the input node, on a version that took new input: the update is then
+        input too, and the graph runs from its start again."""
         if saved is None:
             return START
         latest: dict[str, int] = {
             name: max(seen.values(), default=0)
             for name, seen in loop.seen.items()
-            if name in self.nodes and name != START
+            if name in self.nodes
         }
         if not latest:
             return START
@@ -687,6 +814,7 @@ class CompiledGraph(Runnable[Any, Any]):
         return names[0]
 
     def _require_saver(self) -> BaseCheckpointSaver:
+        _refuse_stateful_root(self)
         saver = self._saver()
         if saver is None:
             raise ValueError("No checkpointer set: compile the graph with checkpointer=...")
@@ -754,13 +882,21 @@ INPUT = "__input__"
 
 async def _copy(loop: Loop, saved: CheckpointTuple | None, values: Any) -> dict[str, Any]:
     """`as_node="__copy__"`: a sibling of the checkpoint with its values and none of its
-    writes, so that what was due there (an interrupt) is due again on the new branch."""
+    writes, so that what was due there (an interrupt) is due again on the new branch.
+
+    The values may be a list of `(values, as_node)` updates, applied to the copy as one
+    superstep (LangGraph's copy-and-update); any other values are refused, where
+    LangGraph ignores them."""
     if saved is None:
         raise InvalidUpdateError("Cannot copy a checkpoint that does not exist.")
-    if values is not None:
+    pairs = isinstance(values, list) and all(
+        isinstance(item, Sequence) and not isinstance(item, str) and len(item) >= 2
+        for item in values
+    )
+    if values is not None and not pairs:
         raise InvalidUpdateError(
-            "A copy takes no values: copy with update_state(config, None, as_node='__copy__'), "
-            "then update the copy."
+            "A copy takes no values, or a list of (values, as_node) updates to apply to it: "
+            "update_state(config, [({'key': value}, 'node')], as_node='__copy__')."
         )
     loop.parent_id = (saved.parent_config or {}).get("configurable", {}).get("checkpoint_id")
     loop.pending = []
@@ -779,6 +915,18 @@ async def _as_input(loop: Loop, saved: CheckpointTuple | None, values: Any) -> d
     await loop._save_checkpoint("input")
     await loop._finish_saving()
     return loop._config()
+
+
+def with_checkpoint_map(config: dict[str, Any], metadata: dict[str, Any] | None) -> dict[str, Any]:
+    """A subgraph's checkpoint config names the versions of the graphs around it too
+    (`checkpoint_map`, by namespace), as LangGraph's do: running the top graph with it
+    then replays each graph on the way down from its version of that time."""
+    parents = (metadata or {}).get("parents")
+    if not parents:
+        return config
+    conf = config["configurable"]
+    checkpoint_map = {**parents, conf["checkpoint_ns"]: conf["checkpoint_id"]}
+    return {**config, "configurable": {**conf, "checkpoint_map": checkpoint_map}}
 
 
 def _task_id(loop: Loop, name: str, index: int = 0) -> str:
@@ -805,12 +953,19 @@ def _stream_modes(stream_mode: str | Sequence[str] | None) -> tuple[bool, list[s
 
 
 def _emitter(
-    single: bool, subgraphs: bool, deliver: Callable[[Any], None]
+    single: bool,
+    subgraphs: bool,
+    deliver: Callable[[Any], None],
+    v2: Callable[[tuple[str, ...], str, Any], Any] | None = None,
 ) -> Callable[[tuple[str, ...], str, Any], None]:
-    """The loop's emit: each part shaped as a stream of these options yields it."""
+    """The loop's emit: each part shaped as a stream of these options yields it (`v2`
+    shapes every part alike, whatever the modes)."""
 
     def emit(ns: tuple[str, ...], mode: str, payload: Any) -> None:
         if ns and not subgraphs:
+            return
+        if v2 is not None:
+            deliver(v2(ns, mode, payload))
             return
         part: Any = payload if single else (mode, payload)
         if subgraphs:
@@ -818,6 +973,41 @@ def _emitter(
         deliver(part)
 
     return emit
+
+
+def _as_schema(schema: Any, values: dict[str, Any]) -> Any:
+    if isinstance(schema, type) and (
+        dataclasses.is_dataclass(schema) or issubclass(schema, pydantic.BaseModel)
+    ):
+        return schema(**values)
+    return values
+
+
+def _checkpoint_as_schema(schema: Any, payload: Any) -> Any:
+    """A checkpoints part (or a debug part wrapping one) with its values as `schema`."""
+    if not isinstance(payload, dict):
+        return payload
+    if payload.get("type") == "checkpoint" and isinstance(payload.get("payload"), dict):
+        return {**payload, "payload": _checkpoint_as_schema(schema, payload["payload"])}
+    values = payload.get("values")
+    if not isinstance(values, dict) or START in payload.get("next", ()):
+        return payload
+    return {**payload, "values": _as_schema(schema, values)}
+
+
+def _refuse_stateful_root(graph: CompiledGraph) -> None:
+    """checkpointer=True borrows the enclosing graph's saver: run on its own (or read as
+    the top graph), it has none, and its state would be lost without a word."""
+    if graph.checkpointer is True:
+        raise RuntimeError("checkpointer=True cannot be used for root graphs.")
+
+
+def _in_task(config: dict[str, Any], pad: context.Scratchpad) -> bool:
+    """Whether a graph called inside a node runs as a subgraph of the node's task: it
+    does unless the call brings a `configurable` of its own (a thread of its own, say),
+    and then runs as a root graph, as in LangGraph."""
+    conf = config.get("configurable")
+    return conf is None or conf.get("checkpoint_ns") == pad.task_ns
 
 
 def _print_modes(print_mode: str | Sequence[str], debug: bool | None) -> tuple[str, ...]:

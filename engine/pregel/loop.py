@@ -47,7 +47,7 @@ from engine.errors import (
     is_invalid_resume,
 )
 from engine.pregel import context
-from engine.pregel.messages import StreamMessagesHandler
+from engine.pregel.messages import GraphStreamHandler, StreamMessagesHandler
 from engine.pregel.node import Writes
 from engine.pregel.runnable import CONFIG_KEY_READ_STATE, CONFIG_KEY_RUNTIME
 from engine.pregel.tasks import (
@@ -61,6 +61,7 @@ from engine.pregel.tasks import (
     prepare_tasks,
     task_statuses,
 )
+from engine.pregel.tools import StreamToolsHandler
 from engine.runtime import ExecutionInfo, RunControl, Runtime, ServerInfo
 from engine.store.base import BaseStore
 from engine.types import START, Command, Durability, Interrupt
@@ -119,11 +120,16 @@ class Loop:
         control: RunControl | None = None,
         subgraphs: bool = False,
         outer_ns: str | None = None,
-        storage_ns: str | None = None,
         replay: Replay | None = None,
         checkpoint_map: dict[str, str] | None = None,
+        resume_map: dict[str, Any] | None = None,
+        resuming: bool = False,
     ) -> None:
         self.graph = graph
+        # The call continues a run rather than taking new input: graphs invoked during
+        # its first step go on from their checkpoints, as LangGraph's do. A subgraph
+        # is told by its caller; the top graph works it out when it loads.
+        self.resuming = resuming
         # The namespace of the outermost task this call runs in: what callbacks see as
         # `checkpoint_ns` inside subgraphs, as in LangGraph.
         self.outer_ns = outer_ns
@@ -131,6 +137,9 @@ class Loop:
         self.replay = replay
         # Versions of subgraphs a caller named, by namespace (shared with the subgraphs).
         self.checkpoint_map: dict[str, str] = checkpoint_map if checkpoint_map is not None else {}
+        # Answers the call was given by interrupt id: the subgraphs it resumes take
+        # those of their own questions (shared with the subgraphs).
+        self.resume_map: dict[str, Any] = resume_map if resume_map is not None else {}
         self.config = config
         self.context = context
         self.store = store
@@ -144,9 +153,8 @@ class Loop:
         self.interrupt_before = interrupt_before
         self.interrupt_after = interrupt_after
         self.ns = ns
-        # Where the call's checkpoints live: its namespace, but for a subgraph compiled
-        # with checkpointer=True, whose state outlives each task that runs it.
-        self.ns_str = storage_ns if storage_ns is not None else "|".join(ns)
+        # Where the call's checkpoints live.
+        self.ns_str = "|".join(ns)
         self.inline_sync = inline_sync
         self.parent_resume = parent_resume
         # Checkpoint ids of the enclosing graphs, by namespace, for a subgraph's metadata.
@@ -176,7 +184,9 @@ class Loop:
         self._exit_writes: list[tuple[str, Writes]] = []
         self.subgraphs = subgraphs
         self._messages: StreamMessagesHandler | None = None
-        self._join_message_handler()
+        # A caller's `messages` handlers that observe this call (see _join_stream_handlers).
+        self._observers: list[StreamMessagesHandler] = []
+        self._join_stream_handlers()
         self._call_results: dict[str, Any] = {}
         self.stop = 0
         self._null_resume: list[Any] = []
@@ -236,14 +246,20 @@ class Loop:
             if not conf.get("checkpoint_id") or self.ns:
                 lookup["configurable"].pop("checkpoint_id")
             replay = self.replay
+            addressed = bool(conf.get("checkpoint_id")) and not self.ns
             if self.ns and self.ns_str in self.checkpoint_map:
                 # The caller named a version of this subgraph (or of one inside it).
                 lookup["configurable"]["checkpoint_id"] = self.checkpoint_map.pop(self.ns_str)
                 saved = await self.saver.aget_tuple(lookup)
+                addressed = True
+                if replay is not None:
+                    # Reached again in this call, it goes on from where it got to.
+                    replay.visited.add(self.ns_str)
             elif self.ns and replay is not None and self.ns_str not in replay.visited:
                 # The enclosing graph replays an older version: this subgraph starts
                 # from its own state as of then, the first time the replay reaches it.
                 replay.visited.add(self.ns_str)
+                self.resuming = False  # it re-runs from then: its input applies again
                 before = {"configurable": {"checkpoint_id": replay.before}}
                 found = [c async for c in self.saver.alist(lookup, before=before, limit=1)]
                 saved = found[0] if found else None
@@ -257,11 +273,14 @@ class Loop:
             self._restore(saved)
         else:
             self._fresh_channels()
-        if self.ns and saved is not None and self._has_pending_tasks():
-            # A subgraph that stopped mid-way resumes rather than starting over.
-            input = Command(resume=self.parent_resume()) if self.parent_resume else None
-            if isinstance(input, Command) and input.resume is context.NO_VALUE:
-                input = None
+        if not self.ns:
+            self.resuming = saved is not None and (input is None or isinstance(input, Command))
+        elif saved is not None:
+            pending = self._has_pending_tasks()
+            if self.resuming or (addressed and pending):
+                # A subgraph of a resumed call goes on from where it stopped; one that
+                # had finished hands back its state without running again.
+                input = self._resume_from_parent() if pending else None
         if input is not None and not isinstance(input, Command):
             await self._apply_input(input)
             return
@@ -270,7 +289,7 @@ class Loop:
                 "Received no input and the thread has no checkpoint to continue from."
             )
         forked = False
-        if saved is not None and conf.get("checkpoint_id") and not self.ns:
+        if saved is not None and addressed:
             forked = await self._travel(saved, input)
         if saved is not None and not forked and {"checkpoints", "debug"} & self.modes:
             self._emit_checkpoint(self._prepare(read=False), task_statuses(self.pending, NULL_TASK))
@@ -301,6 +320,9 @@ class Loop:
             **{ns: cid for ns, cid in parents.items() if ns},
             conf["checkpoint_ns"]: found.checkpoint["id"],
         }
+        # The versions the call starts from are the parents of what it saves, as in
+        # LangGraph (whose checkpoint_map this is).
+        self.parents = {**parents, conf["checkpoint_ns"]: found.checkpoint["id"]}
         top = {**conf, "checkpoint_ns": "", "checkpoint_id": parents.get("")}
         if not top["checkpoint_id"]:
             top.pop("checkpoint_id")
@@ -320,9 +342,16 @@ class Loop:
         )
         superseded = latest is not None and latest.checkpoint["id"] != saved.checkpoint["id"]
         resuming = input is not None and input.resume is not None
-        travelling = not resuming
+        # A subgraph's version named by the caller is travelled to even when the run
+        # resumes: the answer is for the question asked again there.
+        travelling = not resuming or bool(self.ns)
+        if travelling and not self.ns:
+            # Subgraphs start from their state as of this version; an update or a fork
+            # was made later than that state, so as of the version it was made from.
+            made_later = saved.metadata.get("source") in ("update", "fork")
+            before = self.head_parent if made_later else None
+            self.replay = Replay(before or saved.checkpoint["id"])
         if travelling:
-            self.replay = Replay(saved.checkpoint["id"])
             self.pending = [w for w in self.pending if w[1] != RESUME]
         if travelling or superseded:
             self.pending = [w for w in self.pending if w[1] in (INTERRUPT, RESUME, ERROR)]
@@ -332,6 +361,20 @@ class Loop:
             self.step += 1
             return True
         return False
+
+    def _resume_from_parent(self) -> Command | None:
+        """The answer the enclosing task hands this subgraph. Answers given by
+        interrupt id go to the questions of those ids (several may be open here); the
+        task's answer is taken all the same, as this subgraph now keeps its own."""
+        if self.parent_resume is None:
+            return None
+        answer = self.parent_resume()
+        statuses = task_statuses(self.pending, NULL_TASK).values()
+        asked = {i.id for status in statuses for i in status.pending_interrupts}
+        by_id = {k: v for k, v in self.resume_map.items() if k in asked}
+        if by_id:
+            return Command(resume=by_id)
+        return None if answer is context.NO_VALUE else Command(resume=answer)
 
     def _has_pending_tasks(self) -> bool:
         return bool(self._prepare(read=False))
@@ -357,9 +400,11 @@ class Loop:
             writes += self._resume_writes(command.resume)
         control: Writes = []
         if command.update is not None:
+            from engine.graph.message import with_message_ids
             from engine.graph.schema import update_items
 
-            control += update_items(command.update, self.graph.state_keys, "__input__")
+            update = update_items(command.update, self.graph.state_keys, "__input__")
+            control += with_message_ids(self.channels, update)
         if command.goto:
             control += self.graph.goto_writes(command.goto)
         writes += [(NULL_TASK, chan, value) for chan, value in control]
@@ -384,6 +429,7 @@ class Loop:
         statuses = task_statuses(self.pending, NULL_TASK)
         by_id = {i.id: tid for tid, status in statuses.items() for i in status.pending_interrupts}
         if isinstance(resume, dict) and resume and all(k in by_id for k in resume):
+            self.resume_map = dict(resume)
             targets = {by_id[k]: v for k, v in resume.items()}
         else:
             open_tasks = sorted(set(by_id.values()))
@@ -457,6 +503,7 @@ class Loop:
                     self.status = "drained"
                     raise GraphDrained(self.control.drain_reason or "shutdown")
                 await self._run_step(tasks)
+                self.resuming = False
                 if self.status == "interrupted":
                     return
                 self.updated = self.apply(tasks, self.live)
@@ -691,7 +738,7 @@ class Loop:
         await self.cache.aset({full: (writes, task.node.cache_policy.ttl)})
 
     async def _task_finished(self, task: Task, writes: Writes, pad: context.Scratchpad) -> None:
-        if pad.taken:
+        if pad.taken or pad.handed_down:
             writes = [*writes, (RESUME, list(pad.resume))]
         if self.saver is not None:
             saves = [(call_id, [(RETURN, value)]) for call_id, value in pad.finished_calls]
@@ -750,11 +797,13 @@ class Loop:
         if parent is None:
             parent_config["configurable"].pop("checkpoint_id")
         if self.durability == "exit":
-            # Only the last version is saved, as a child of the last one saved.
+            # Only the last version is saved, as a child of the last one saved; the
+            # writes so far are folded into it, so only later ones are its pending writes.
             if self._exit_checkpoint is None:
                 self._exit_parent = parent
             self._exit_checkpoint = (checkpoint, metadata, self._exit_parent)
             self._exit_new_versions.update(new_versions)
+            self._exit_writes = []
         else:
             await self._save(PutCheckpoint(parent_config, checkpoint, metadata, new_versions))
         self.head_metadata, self.head_parent = metadata, parent
@@ -843,11 +892,11 @@ class Loop:
             self.emit(self.ns, "debug", _debug(self.head_metadata["step"], "checkpoint", payload))
 
     def subgraph_config(self, task: Task) -> dict[str, Any] | None:
-        """Where a subgraph task keeps its own checkpoints."""
-        inside = task.node.graph_inside
-        if inside is None:
+        """The config of a subgraph task's own checkpoints: the task's namespace, which
+        state reads map to where a stateful subgraph keeps them (as LangGraph's do)."""
+        if task.node.graph_inside is None:
             return None
-        ns = storage_namespace((*self.ns, f"{task.name}:{task.id}"), inside)
+        ns = "|".join((*self.ns, f"{task.name}:{task.id}"))
         return {"configurable": {"thread_id": self.thread_id, "checkpoint_ns": ns}}
 
     def _emit_values_now(self) -> None:
@@ -882,6 +931,14 @@ class Loop:
             **({"thread_id": self.thread_id} if self.thread_id else {}),
         }
 
+    def _run_metadata(self, task: Task) -> dict[str, Any]:
+        """The metadata of the task's run: what callbacks see, and what the `messages`
+        stream shows with the messages the node returns."""
+        metadata = {**(self.config.get("metadata") or {}), **self.task_metadata(task)}
+        if self.outer_ns is not None:
+            metadata["checkpoint_ns"] = self.outer_ns
+        return metadata
+
     def _task_config(self, task: Task, runtime: Runtime[Any]) -> dict[str, Any]:
         conf = {**self.config.get("configurable", {}), "checkpoint_ns": None}
         conf["checkpoint_ns"] = "|".join([*self.ns, f"{task.name}:{task.id}"])
@@ -895,33 +952,57 @@ class Loop:
             "callbacks": None,
             **self.config,
             "configurable": conf,
-            "metadata": {**(self.config.get("metadata") or {}), **self.task_metadata(task)},
+            "metadata": self._run_metadata(task),
         }
-        if self.outer_ns is not None:
-            config["metadata"]["checkpoint_ns"] = self.outer_ns
         config.pop("run_id", None)
         config.pop("run_name", None)
         return config
 
-    def _join_message_handler(self) -> None:
-        """Chat models called in this call's nodes stream their tokens through the run's
-        one handler (inherited from an enclosing call with its callbacks), which this
-        call joins; a call that wants messages and finds none adds it."""
+    def _join_stream_handlers(self) -> None:
+        """Chat models and tools called in this call's nodes stream through the run's
+        handler of each such mode (`messages`, `tools`): a subgraph joins the one it
+        inherits with its callbacks; a call that wants the mode and finds none adds it.
+
+        A root call joins none it inherits (a graph run inside a node with a config of
+        its own inherits the caller's): as in LangGraph, a caller's handler that streams
+        subgraphs is shown this graph's parts, at this graph's own namespaces, through an
+        observer; one that does not is shown none."""
         callbacks = self.config.get("callbacks")
-        handlers = callbacks.handlers if isinstance(callbacks, BaseCallbackManager) else callbacks
-        handler = next((h for h in handlers or () if isinstance(h, StreamMessagesHandler)), None)
-        if handler is None:
-            if "messages" not in self.modes:
-                return
-            handler = StreamMessagesHandler(self.emit, self.ns, self.subgraphs)
-            if isinstance(callbacks, BaseCallbackManager):
-                callbacks = callbacks.copy()
-                callbacks.add_handler(handler, inherit=True)
+        manager = callbacks if isinstance(callbacks, BaseCallbackManager) else None
+        handlers = list(manager.handlers if manager is not None else callbacks or ())
+        dropped: list[GraphStreamHandler] = []
+        added: list[GraphStreamHandler] = []
+        for kind, mode in ((StreamMessagesHandler, "messages"), (StreamToolsHandler, "tools")):
+            inherited = [h for h in handlers if isinstance(h, kind)]
+            joined = None
+            if self.ns:
+                joined = next((h for h in reversed(inherited) if not h.observer), None)
             else:
-                callbacks = [*(callbacks or ()), handler]
-            self.config = {**self.config, "callbacks": callbacks}
-        handler.emitters[self.ns] = self.emit
-        self._messages = handler
+                dropped.extend(inherited)
+                observers = [
+                    kind(h.default_emit, (), True, observer=True) for h in inherited if h.subgraphs
+                ]
+                added.extend(observers)
+                self._observers += [o for o in observers if isinstance(o, StreamMessagesHandler)]
+            if joined is None and mode in self.modes:
+                joined = kind(self.emit, self.ns, self.subgraphs)
+                added.append(joined)
+            if joined is not None:
+                joined.emitters[self.ns] = self.emit
+            if isinstance(joined, StreamMessagesHandler):
+                self._messages = joined
+        if not dropped and not added:
+            return
+        if manager is not None:
+            manager = manager.copy()
+            for handler in dropped:
+                manager.remove_handler(handler)
+            for handler in added:
+                manager.add_handler(handler, inherit=True)
+            self.config = {**self.config, "callbacks": manager}
+        else:
+            kept = [h for h in handlers if h not in dropped]
+            self.config = {**self.config, "callbacks": [*kept, *added]}
 
     def _emit_task_start(self, task: Task) -> None:
         if task.node.hidden or not ({"tasks", "debug"} & self.modes):
@@ -941,7 +1022,7 @@ class Loop:
         if task.node.hidden:
             return
         state_writes = {k: v for k, v in task.writes if k in self.graph.state_key_set}
-        if "messages" in self.modes and task.error is None and not task.interrupted:
+        if task.error is None and not task.interrupted:
             self._emit_messages(task, state_writes)
         if "updates" in self.modes and task.error is None and not task.interrupted:
             output = self.graph.output_channel
@@ -963,38 +1044,58 @@ class Loop:
             if "debug" in self.modes:
                 self.emit(self.ns, "debug", _debug(self.step, "task_result", payload))
 
-    def _stream_pushed(self, task: Task, message: BaseMessage) -> None:
+    def _message_routes(self) -> list[tuple[StreamMessagesHandler, Emit]]:
+        """Where the messages a node returns or pushes are shown: this call's stream when
+        it wants them, and the streams of callers that observe this call."""
+        routes: list[tuple[StreamMessagesHandler, Emit]] = [(o, o.emit) for o in self._observers]
         if self._messages is not None and "messages" in self.modes:
-            self._messages.fresh(message, self.ns)
-            self.emit(self.ns, "messages", (message, self.task_metadata(task)))
+            routes.insert(0, (self._messages, self.emit))
+        return routes
+
+    def _stream_pushed(self, task: Task, message: BaseMessage) -> None:
+        meta = self._run_metadata(task)
+        for handler, emit in self._message_routes():
+            handler.fresh(message, self.ns)
+            emit(self.ns, "messages", (message, meta))
 
     def _emit_messages(self, task: Task, state_writes: dict[str, Any]) -> None:
         """Messages a node wrote that no chat model streamed, each whole, once."""
-        handler = self._messages
-        if handler is None:
+        routes = self._message_routes()
+        if not routes:
             return
-        meta = self.task_metadata(task)
-        if isinstance(task.input, dict) and handler.visible(self.ns):
-            # What the node was given is not news, though it may return it again.
-            for value in task.input.values():
+        meta = self._run_metadata(task)
+        for handler, emit in routes:
+            if isinstance(task.input, dict):
+                # What the node was given is not news, though it may return it again.
+                for value in task.input.values():
+                    for item in value if isinstance(value, list) else (value,):
+                        if isinstance(item, BaseMessage) and item.id is not None:
+                            handler.mark_seen(item.id, self.ns)
+            for value in state_writes.values():
                 for item in value if isinstance(value, list) else (value,):
-                    if isinstance(item, BaseMessage) and item.id is not None:
-                        handler.seen.add(item.id)
-        for value in state_writes.values():
-            for item in value if isinstance(value, list) else (value,):
-                if not isinstance(item, BaseMessage) or isinstance(item, RemoveMessage):
-                    continue
-                if handler.fresh(item, self.ns):
-                    self.emit(self.ns, "messages", (item, meta))
+                    if not isinstance(item, BaseMessage) or isinstance(item, RemoveMessage):
+                        continue
+                    if handler.fresh(item, self.ns):
+                        emit(self.ns, "messages", (item, meta))
 
 
-def storage_namespace(ns: tuple[str, ...], graph: CompiledGraph) -> str:
-    """Where a subgraph run in namespace `ns` keeps its checkpoints. One compiled with
-    checkpointer=True keeps them by node names alone, so its state carries over from one
-    run of its node to the next (LangGraph's stateful subgraphs)."""
+def own_namespace(ns: tuple[str, ...], graph: CompiledGraph) -> tuple[str, ...]:
+    """The namespace a subgraph run in task namespace `ns` runs and saves in. One compiled
+    with checkpointer=True drops the task ids (call numbers stay), so its state carries
+    over from one run of its node to the next (LangGraph's stateful subgraphs)."""
     if graph.checkpointer is True:
-        return "|".join(part.split(":")[0] for part in ns if not part.isdigit())
-    return "|".join(ns)
+        return tuple(part.split(":")[0] for part in ns)
+    return ns
+
+
+def own_config(config: dict[str, Any], graph: CompiledGraph) -> dict[str, Any]:
+    """A config naming a task namespace of `graph`, turned to where its checkpoints are."""
+    conf = config.get("configurable") or {}
+    ns = conf.get("checkpoint_ns")
+    if not ns or graph.checkpointer is not True:
+        return config
+    own = "|".join(own_namespace(tuple(ns.split("|")), graph))
+    return {**config, "configurable": {**conf, "checkpoint_ns": own}}
 
 
 def with_interrupts(values: Any, interrupts: list[Interrupt]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage
@@ -17,54 +17,104 @@ from langchain_core.tracers._streaming import _StreamingCallbackHandler
 
 from engine.constants import TAG_NOSTREAM
 
-__all__ = ["StreamMessagesHandler"]
+__all__ = ["GraphStreamHandler", "StreamMessagesHandler"]
 
 Emit = Callable[[tuple[str, ...], str, Any], None]
 
 
-class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
-    """Emits `(message chunk, metadata)` for chat models called inside nodes; a reply
-    that was not streamed is emitted whole when the model returns."""
+class GraphStreamHandler(BaseCallbackHandler, _StreamingCallbackHandler):
+    """A stream mode fed by LangChain callbacks (`messages`, `tools`): one handler per
+    run and mode, shared by the run's subgraphs, that routes each part to the loop of
+    the graph the callback's run belongs to."""
 
+    # Called in the thread that fires the callback, so parts keep the order they happen.
     run_inline = True
 
-    def __init__(self, emit: Emit, owner: tuple[str, ...], subgraphs: bool) -> None:
+    def __init__(
+        self, emit: Emit, owner: tuple[str, ...], subgraphs: bool, *, observer: bool = False
+    ) -> None:
         self.default_emit = emit
-        # The namespace of the call that streams, and whether its consumer sees the
-        # parts of subgraphs: a message it does not see is not yet "seen", and is
-        # streamed whole when the subgraph's node returns it (as LangGraph does).
+        # The namespace of the call that made the handler, and whether that call streams
+        # the parts of subgraphs.
         self.owner = owner
         self.subgraphs = subgraphs
+        # An observer hands a caller's stream the parts of a graph run as a root of its
+        # own inside the caller's node; that graph's loops stream through handlers of
+        # their own, so none joins it.
+        self.observer = observer
         # Each graph of the run (a subgraph, a graph run inside a node) streams through
         # its own loop's emit, so a consumer of that graph's own stream sees its parts.
         self.emitters: dict[tuple[str, ...], Emit] = {}
-        # Ids of messages already streamed: a node that returns the model's reply must
-        # not show it a second time (shared with every loop of the run).
-        self.seen: set[str] = set()
-        self.runs: dict[UUID, tuple[tuple[str, ...], dict[str, Any]]] = {}
 
     def emit(self, ns: tuple[str, ...], mode: str, payload: Any) -> None:
         self.emitters.get(ns, self.default_emit)(ns, mode, payload)
-
-    def visible(self, ns: tuple[str, ...]) -> bool:
-        owner = self.owner
-        return ns[: len(owner)] == owner and (len(ns) == len(owner) or self.subgraphs)
-
-    def fresh(self, message: BaseMessage, ns: tuple[str, ...]) -> bool:
-        """Whether `message` is news to the stream; marks it seen where it is shown."""
-        if message.id is None:
-            return True
-        if message.id in self.seen:
-            return False
-        if self.visible(ns):
-            self.seen.add(message.id)
-        return True
 
     def tap_output_aiter(self, run_id: UUID, output: Any) -> Any:
         return output
 
     def tap_output_iter(self, run_id: UUID, output: Any) -> Any:
         return output
+
+
+def graph_namespace(
+    metadata: dict[str, Any] | None, tags: list[str] | None
+) -> tuple[str, ...] | None:
+    """The namespace of the graph whose task made a callback's run, or None when the run
+    is not to be streamed: it is outside any graph, or tagged `nostream`."""
+    if not metadata or "langgraph_checkpoint_ns" not in metadata:
+        return None
+    if tags and TAG_NOSTREAM in tags:
+        return None
+    # A task's namespace ends with its own segment; `@task` calls run in their caller's.
+    return tuple(metadata["langgraph_checkpoint_ns"].split("|"))[:-1]
+
+
+class StreamMessagesHandler(GraphStreamHandler):
+    """Emits `(message chunk, metadata)` for chat models called inside nodes; a reply
+    that was not streamed is emitted whole when the model returns."""
+
+    def __init__(
+        self, emit: Emit, owner: tuple[str, ...], subgraphs: bool, *, observer: bool = False
+    ) -> None:
+        super().__init__(emit, owner, subgraphs, observer=observer)
+        # Who is shown the run's messages: the call that made the handler, and each
+        # graph streamed with messages inside a node of the run. Each keeps the ids of
+        # the messages it was shown, its namespace and whether it sees subgraphs: a node
+        # that returns the model's reply must not show it a second time, and a message a
+        # consumer was not shown (a subgraph's, without subgraphs) is shown whole when a
+        # node it does see returns it, as LangGraph does.
+        self.consumers: list[tuple[tuple[str, ...], bool, set[str]]] = []
+        self.watch(owner, subgraphs)
+        self.runs: dict[UUID, tuple[tuple[str, ...], dict[str, Any]]] = {}
+
+    def watch(self, owner: tuple[str, ...], subgraphs: bool) -> None:
+        """Add a consumer: a graph run inside a node of this run, streamed with messages."""
+        self.consumers.append((owner, subgraphs, set()))
+
+    def _shown(self, ns: tuple[str, ...]) -> list[set[str]]:
+        """The seen ids of each consumer shown the parts made in namespace `ns`."""
+        return [
+            seen
+            for owner, subgraphs, seen in self.consumers
+            if ns[: len(owner)] == owner and (len(ns) == len(owner) or subgraphs)
+        ]
+
+    def mark_seen(self, message_id: str, ns: tuple[str, ...]) -> None:
+        for seen in self._shown(ns):
+            seen.add(message_id)
+
+    def fresh(self, message: BaseMessage, ns: tuple[str, ...]) -> bool:
+        """Whether `message`, made in `ns`, is news to a consumer shown it there; marks
+        it seen by them. A message without an id gets one here, as in LangGraph, so that
+        it is not shown again when an enclosing graph's node returns it."""
+        if message.id is None:
+            message.id = str(uuid4())
+        shown = self._shown(ns)
+        if shown and all(message.id in seen for seen in shown):
+            return False
+        for seen in shown:
+            seen.add(message.id)
+        return True
 
     def on_chat_model_start(
         self,
@@ -77,11 +127,9 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         metadata: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> Any:
-        if not metadata or "langgraph_checkpoint_ns" not in metadata:
+        ns = graph_namespace(metadata, tags)
+        if ns is None or metadata is None:
             return
-        if tags and TAG_NOSTREAM in tags:
-            return
-        ns = tuple(metadata["langgraph_checkpoint_ns"].split("|"))[:-1]
         user_tags = [t for t in tags or () if not t.startswith("seq:step")]
         self.runs[run_id] = (ns, {**metadata, "tags": user_tags} if user_tags else metadata)
 
@@ -97,8 +145,8 @@ class StreamMessagesHandler(BaseCallbackHandler, _StreamingCallbackHandler):
         if found is None or not isinstance(chunk, ChatGenerationChunk):
             return
         message = chunk.message
-        if message.id is not None and self.visible(found[0]):
-            self.seen.add(message.id)
+        if message.id is not None:
+            self.mark_seen(message.id, found[0])
         self.emit(found[0], "messages", (message, found[1]))
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> Any:

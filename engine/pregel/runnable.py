@@ -18,7 +18,6 @@ from langchain_core.callbacks.manager import AsyncCallbackManager, CallbackManag
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import (
     ensure_config,
-    patch_config,
     run_in_executor,
     var_child_runnable_config,
 )
@@ -213,7 +212,14 @@ class RunnableCallable(Runnable[Any, Any]):
 
 
 def _child_context(config: RunnableConfig, run: Any) -> Context:
-    """A context in which Runnables the function calls run as children of `run`."""
+    """A context in which Runnables the function calls run as children of `run`.
+
+    The config is the task's as it is, not re-ensured: `ensure_config` would copy the
+    task's namespace into the metadata as `checkpoint_ns`, where a graph run inside the
+    node on a thread of its own would inherit it, which LangGraph's does not."""
+    child = {**config, "callbacks": run.get_child()}
+    child.pop("run_name", None)
+    child.pop("run_id", None)
     context = copy_context()
-    context.run(var_child_runnable_config.set, patch_config(config, callbacks=run.get_child()))
+    context.run(var_child_runnable_config.set, child)
     return context

@@ -955,10 +955,7 @@ def case_resume_replays_custom_stream_writes(ns: NS) -> Any:
 # --------------------------------------------------------------------------- copy and input
 
 
-@case(
-    engine_bug="a resume sent to a copy fork (which holds no pending interrupt) runs on it; "
-    "LangGraph first forks the copy again (source 'fork', step + 1) and re-runs from there"
-)
+@case
 def case_copy_fork_asks_again(ns: NS) -> Any:
     calls: dict[str, int] = {}
     graph = ask_graph(ns, calls, "q")
@@ -971,8 +968,9 @@ def case_copy_fork_asks_again(ns: NS) -> Any:
         "copied": copied,
         "same_parent": copied.parent_config == head.parent_config,
         "answered": invoke(graph, ns.Command(resume="yes"), copy),
-        "with_values": _error_of(
-            lambda: graph.update_state(copy, {"log": ["x"]}, as_node="__copy__")
+        # Copy and update in one go: the updates are one superstep on the copy.
+        "with_updates": graph.get_state(
+            graph.update_state(copy, [({"log": ["x"]}, "a"), ({"log": ["y"]}, "ask")], "__copy__")
         ),
         "missing": _error_of(
             lambda: graph.update_state(thread("nowhere"), None, as_node="__copy__")
@@ -1025,3 +1023,368 @@ def _error_of(call: Any) -> Any:
         return call()
     except Exception as exc:  # the error class is the observation
         return type(exc).__name__
+
+
+# --------------------------------------------------------------------------- subgraph state
+
+
+def echo_chat(ns: NS, prefix: str, **compile_kw: Any) -> Any:
+    """A MessagesState graph that answers `<prefix>: <last message>`."""
+
+    def echo(state: Any) -> dict[str, Any]:
+        last = state["messages"][-1]
+        return {"messages": [AIMessage(content=f"{prefix}: {last.content}", id=f"{last.id}-re")]}
+
+    return build(ns, ns.MessagesState, {"echo": echo}, chain_edges(["echo"]), **compile_kw)
+
+
+def stateful(ns: NS, prefix: str, node: str) -> Any:
+    """`echo_chat` wrapped as node `node` of a graph compiled with checkpointer=True."""
+    inner = echo_chat(ns, prefix)
+    return build(ns, ns.MessagesState, {node: inner}, chain_edges([node]), checkpointer=True)
+
+
+@case
+def case_graphs_invoked_in_one_node_keep_apart(ns: NS) -> Any:
+    """A node runs two stateful graphs and a plain one twice: each run has a namespace of
+    its own (numbered after the first), the stateful ones without task ids, so their
+    messages carry over from one turn to the next and never mix."""
+    fruit, veggie = stateful(ns, "fruit", "fruit_agent"), stateful(ns, "veggie", "veggie_agent")
+    plain, seen = echo_chat(ns, "plain"), []
+
+    def call_all(state: Any) -> dict[str, Any]:
+        for graph, text in ((fruit, "cherry"), (veggie, "leek"), (plain, "a"), (plain, "b")):
+            # With an id: LangGraph saves the input before its reducer gives one, so
+            # whether a saved input shows it depends on timing there.
+            message = HumanMessage(content=text, id=f"{text}{len(seen)}")
+            out = graph.invoke({"messages": [message]})
+            seen.append([m.content for m in out["messages"]])
+        return {"log": [len(seen)]}
+
+    parent = build(
+        ns, LogState, {"call": call_all}, chain_edges(["call"]), checkpointer=ns.InMemorySaver()
+    )
+    cfg = thread()
+    turns = [stream(parent, {"log": []}, cfg, subgraphs=True) for _ in range(2)]
+    return {
+        "turns": turns,
+        "seen": seen,
+        "fruit": parent.get_state(thread(checkpoint_ns="call")),
+        "veggie": history(parent, thread(checkpoint_ns="call|1")),
+        "parent": parent.get_state(cfg, subgraphs=True),
+    }
+
+
+@case(aio=True)
+def case_subgraph_checkpointer_kinds(ns: NS, aio: bool) -> Any:
+    """Graphs a node invokes, compiled with checkpointer None (a fresh state per run),
+    False (no checkpoints at all) and True (state kept from one run to the next)."""
+    graphs = {
+        "fresh": echo_chat(ns, "fresh"),
+        "unsaved": echo_chat(ns, "unsaved", checkpointer=False),
+        "kept": stateful(ns, "kept", "agent"),
+    }
+    seen: dict[str, list[Any]] = {}
+
+    def call(state: Any) -> dict[str, Any]:
+        for name, graph in graphs.items():
+            turn = len(seen.get(name, []))
+            out = graph.invoke({"messages": [HumanMessage(content=name, id=f"{name}{turn}")]})
+            seen.setdefault(name, []).append([m.content for m in out["messages"]])
+        return {"log": ["call"]}
+
+    parent = build(
+        ns, LogState, {"call": call}, chain_edges(["call"]), checkpointer=ns.InMemorySaver()
+    )
+    cfg = thread()
+    runs = [invoke(parent, {"log": []}, cfg, aio=aio) for _ in range(2)]
+    return {
+        "runs": runs,
+        "seen": seen,
+        "kept": history(parent, thread(checkpoint_ns="call|2")),
+        "unsaved": history(parent, thread(checkpoint_ns="call")),
+    }
+
+
+@case
+def case_stateful_graph_is_no_root_graph(ns: NS) -> Any:
+    """checkpointer=True borrows the saver of the graph it runs in: alone it has none."""
+    kept = stateful(ns, "kept", "agent")
+    cfg = thread()
+    return {
+        "invoke": _error_of(lambda: kept.invoke({"messages": []})),
+        "with_thread": _error_of(lambda: kept.invoke({"messages": []}, cfg)),
+        "state": _error_of(lambda: kept.get_state(cfg)),
+    }
+
+
+@case(aio=True)
+def case_graphs_invoked_in_a_resumed_node(ns: NS, aio: bool) -> Any:
+    def ask(state: Any) -> dict[str, Any]:
+        return {"messages": [AIMessage(content=f"ok {ns.interrupt('go?')}")]}
+
+    graphs = {
+        "plain": echo_chat(ns, "plain"),
+        "first": build(ns, ns.MessagesState, {"ask": ask}, chain_edges(["ask"])),
+        "kept": build(
+            ns,
+            ns.MessagesState,
+            {"agent": build(ns, ns.MessagesState, {"ask": ask}, chain_edges(["ask"]))},
+            chain_edges(["agent"]),
+            checkpointer=True,
+        ),
+        "second": build(ns, ns.MessagesState, {"ask": ask}, chain_edges(["ask"])),
+    }
+    seen: list[Any] = []
+
+    def call(state: Any) -> dict[str, Any]:
+        for name, graph in graphs.items():
+            out = graph.invoke({"messages": [HumanMessage(content=name)]})
+            seen.append([m.content for m in out["messages"]])
+        return {"log": ["call"]}
+
+    parent = build(
+        ns, LogState, {"call": call}, chain_edges(["call"]), checkpointer=ns.InMemorySaver()
+    )
+    cfg = thread()
+    runs = [invoke(parent, {"log": []}, cfg, aio=aio)]
+    runs += [invoke(parent, ns.Command(resume=f"y{i}"), cfg, aio=aio) for i in range(2)]
+    runs.append(invoke(parent, {"log": []}, cfg, aio=aio))
+    runs.append(invoke(parent, {"log": []}, cfg, aio=aio))
+    runs += [invoke(parent, ns.Command(resume=f"z{i}"), cfg, aio=aio) for i in range(3)]
+    return {"runs": runs, "seen": seen}
+
+
+@case
+def case_undeclared_subgraph_namespace(ns: NS) -> Any:
+    """A graph run by a node that declares none (found through a subscript, which
+    subgraph detection does not follow) is read with the parent's channels; updating
+    its namespace raises."""
+    agents = {"notes": echo_chat(ns, "notes")}
+
+    def tools(state: Any) -> dict[str, Any]:
+        agents["notes"].invoke({"messages": [HumanMessage(content="research", id="r")]})
+        return {"messages": [AIMessage(content="tool done")]}
+
+    parent = build(
+        ns,
+        ns.MessagesState,
+        {"tools": tools},
+        chain_edges(["tools"]),
+        checkpointer=ns.InMemorySaver(),
+    )
+    cfg = thread()
+    parts = stream(parent, {"messages": [HumanMessage(content="go", id="go")]}, cfg, subgraphs=True)
+    inner = thread(checkpoint_ns=parts["parts"][0][0][0])
+    return {
+        "parts": parts,
+        "state": parent.get_state(inner),
+        "history": history(parent, inner),
+        "update": _error_of(lambda: parent.update_state(inner, {"messages": ["edit"]})),
+        "subgraphs": [name for name, _ in parent.get_subgraphs(recurse=True)],
+    }
+
+
+@case
+def case_get_subgraphs_by_namespace(ns: NS) -> Any:
+    leaf = echo_chat(ns, "leaf")
+    research = build(ns, ns.MessagesState, {"review": leaf}, chain_edges(["review"]))
+    parent = build(
+        ns,
+        ns.MessagesState,
+        {"research": research, "research_review": echo_chat(ns, "rr"), "review": leaf},
+        chain_edges(["research", "research_review", "review"]),
+    )
+    graphs = {"research": research, "research|review": leaf, "review": leaf}
+
+    def found(**kw: Any) -> list[list[Any]]:
+        return [[name, graphs.get(name) is graph] for name, graph in parent.get_subgraphs(**kw)]
+
+    return {
+        "all": found(),
+        "recursive": found(recurse=True),
+        **{n: found(namespace=n, recurse=True) for n in ("research", "research|review", "review")},
+        "nested_without_recurse": found(namespace="research|review"),
+        "unknown": found(namespace="nothing", recurse=True),
+    }
+
+
+# ---------------------------------------------------------------- time travel into subgraphs
+
+
+def two_askers(ns: NS, calls: dict[str, int], **compile_kw: Any) -> Any:
+    """A subgraph: pre -> ask_1 (interrupt) -> ask_2 (interrupt)."""
+    nodes = {
+        "pre": note("pre"),
+        "ask_1": asker(ns, calls, "ask_1", "first?"),
+        "ask_2": asker(ns, calls, "ask_2", "second?"),
+    }
+    return build(ns, AskState, nodes, chain_edges(["pre", "ask_1", "ask_2"]), **compile_kw)
+
+
+def executor(ns: NS, calls: dict[str, int], **compile_kw: Any) -> Any:
+    """START -> executor (a `two_askers` subgraph) -> END, saved."""
+    inner = two_askers(ns, calls, **compile_kw)
+    return build(
+        ns,
+        AskState,
+        {"executor": inner},
+        chain_edges(["executor"]),
+        checkpointer=ns.InMemorySaver(),
+    )
+
+
+def stateful_timeline(graph: Any, config: dict[str, Any]) -> dict[str, Any]:
+    """`timeline` without where tasks keep their subgraph's state: for a stateful
+    subgraph, case_nested_stateful_mid_replayed shows that known difference."""
+
+    def bare(snapshot: Any) -> Any:
+        return snapshot._replace(tasks=tuple(t._replace(state=None) for t in snapshot.tasks))
+
+    return {
+        "state": bare(graph.get_state(config)),
+        "history": [bare(s) for s in history(graph, config)],
+    }
+
+
+def subgraph_version(graph: Any, config: dict[str, Any]) -> dict[str, Any]:
+    """The config of the subgraph's version the thread stopped at."""
+    return graph.get_state(config, subgraphs=True).tasks[0].state.config
+
+
+@case(aio=True, sql=True)
+def case_subgraph_questions_answered_in_turn(ns: NS, aio: bool) -> Any:
+    """Two nodes of a subgraph ask one after the other: each resume answers the question
+    open then (the subgraph keeps the answers it took), stateful subgraph or not."""
+    out = {}
+    for kind, compile_kw in (("plain", {}), ("stateful", {"checkpointer": True})):
+        calls: dict[str, int] = {}
+        graph, cfg = executor(ns, calls, **compile_kw), thread(kind)
+        runs = [invoke(graph, {"log": []}, cfg, aio=aio)]
+        runs += [invoke(graph, ns.Command(resume=a), cfg, aio=aio) for a in ("one", "two")]
+        seen = stateful_timeline if kind == "stateful" else timeline
+        out[kind] = {"runs": runs, "calls": calls, **seen(graph, cfg)}
+    return out
+
+
+@case(sql=True)
+def case_subgraph_parallel_questions_answered_by_id(ns: NS) -> Any:
+    """A subgraph with two questions open at once, answered one id at a time. (They are
+    asked in parallel, in no fixed order: the subgraph's own snapshots list them by task,
+    a run's result and the top graph's by when they were asked, so those are sorted.)"""
+    calls: dict[str, int] = {}
+    inner = build(
+        ns,
+        AskState,
+        {"p": asker(ns, calls, "p", "p?"), "q": asker(ns, calls, "q", "q?")},
+        [("S", "p"), ("S", "q"), ("p", "E"), ("q", "E")],
+        checkpointer=True,
+    )
+    graph = build(
+        ns, AskState, {"sub": inner}, chain_edges(["sub"]), checkpointer=ns.InMemorySaver()
+    )
+    cfg = thread()
+
+    def run(inp: Any) -> dict[str, Any]:
+        out = invoke(graph, inp, cfg)
+        asked = sorted(i.value for i in out.pop("__interrupt__", ()))
+        return {"values": out, "asked": asked}
+
+    first = run({"log": []})
+    sub = graph.get_state(cfg, subgraphs=True).tasks[0].state
+    ids = {i.value: i.id for i in sub.interrupts}
+    return {
+        "first": first,
+        "sub": sub,
+        "p": run(ns.Command(resume={ids["p?"]: "yes"})),
+        "q": run(ns.Command(resume={ids["q?"]: "no"})),
+        "calls": calls,
+        "values": [(s.values, s.next) for s in history(graph, cfg)],
+        "subgraph": history(graph, thread(checkpoint_ns="sub")),
+    }
+
+
+@case(sql=True)
+def case_time_travel_to_subgraph_questions(ns: NS) -> Any:
+    """Run the top graph from a stateful subgraph's version at its 1st and at its 2nd
+    question: the top graph and the subgraph fork there, the question is asked again
+    (nodes before it do not re-run), and the new answers finish the new branch."""
+    calls: dict[str, int] = {}
+    graph, cfg = executor(ns, calls, checkpointer=True), thread()
+    invoke(graph, {"log": []}, cfg)
+    at_first = subgraph_version(graph, cfg)
+    invoke(graph, ns.Command(resume="one"), cfg)
+    at_second = subgraph_version(graph, cfg)
+    invoke(graph, ns.Command(resume="two"), cfg)
+    second = {
+        "replay": invoke(graph, None, at_second),
+        "answer": invoke(graph, ns.Command(resume="two again"), cfg),
+    }
+    first = {
+        "replay": invoke(graph, None, at_first),
+        "answers": [invoke(graph, ns.Command(resume=a), cfg) for a in ("1", "2")],
+    }
+    return {
+        "at_first": graph.get_state(at_first),
+        "at_second": at_second,
+        "second": second,
+        "first": first,
+        "calls": calls,
+        "subgraph": history(graph, thread(checkpoint_ns="executor")),
+        **stateful_timeline(graph, cfg),
+    }
+
+
+@case(sql=True)
+def case_update_subgraph_version_then_run(ns: NS) -> Any:
+    """update_state on a subgraph's version writes the subgraph's channels in its
+    namespace, next to that version; running the top graph from it asks from there."""
+    calls: dict[str, int] = {}
+    graph, cfg = executor(ns, calls, checkpointer=True), thread()
+    invoke(graph, {"log": []}, cfg)
+    at_first = subgraph_version(graph, cfg)
+    invoke(graph, ns.Command(resume="one"), cfg)
+    written = graph.update_state(at_first, {"log": ["by hand"]})
+    return {
+        "written": graph.get_state(written),
+        "run": invoke(graph, None, written),
+        "answer": invoke(graph, ns.Command(resume="again"), cfg),
+        "calls": calls,
+        "subgraph": history(graph, thread(checkpoint_ns="executor")),
+        **stateful_timeline(graph, cfg),
+    }
+
+
+@case(sql=True)
+def case_fork_before_stateful_subgraph(ns: NS) -> Any:
+    """An update on a version before a stateful subgraph ran in the 2nd turn, without
+    as_node (the input node ran last there): the subgraph then starts from its state as
+    of the updated version, the end of the 1st turn."""
+    calls: dict[str, int] = {}
+    inner = build(
+        ns,
+        AskState,
+        {"ask": asker(ns, calls, "ask", "q?")},
+        chain_edges(["ask"]),
+        checkpointer=True,
+    )
+    graph = build(
+        ns,
+        AskState,
+        {"a": note("a"), "sub": inner},
+        chain_edges(["a", "sub"]),
+        checkpointer=ns.InMemorySaver(),
+    )
+    cfg = thread()
+    for turn in ("1", "2"):
+        invoke(graph, {"log": []}, cfg)
+        invoke(graph, ns.Command(resume=turn), cfg)
+    before_a = [s.config for s in history(graph, cfg) if s.next == ("a",)][0]
+    fork = graph.update_state(before_a, {"log": ["forked"]})
+    return {
+        "fork": graph.get_state(fork),
+        "run": invoke(graph, None, fork),
+        "inner": graph.get_state(cfg, subgraphs=True),
+        "calls": calls,
+        **stateful_timeline(graph, cfg),
+    }

@@ -46,10 +46,12 @@ CaseFn = Callable[[NS], Obs]
 # public LangGraph module as a twin under the same path, with "engine" for "langgraph".
 API_MODULES: dict[str, tuple[str, ...]] = {
     "langgraph.graph": ("StateGraph", "START", "END", "add_messages", "MessagesState"),
-    "langgraph.graph.message": ("REMOVE_ALL_MESSAGES",),
+    "langgraph.graph.message": ("REMOVE_ALL_MESSAGES", "_messages_delta_reducer", "push_message"),
+    "langgraph.channels.delta": ("DeltaChannel",),
     "langgraph.types": (
         "Send",
         "Command",
+        "Overwrite",
         "interrupt",
         "RetryPolicy",
         "CachePolicy",

@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 # Importing the case modules registers their cases.
-from . import cases_core, cases_func, cases_langchain, cases_persistence, cases_runtime  # noqa: F401
+from . import (  # noqa: F401
+    cases_core,
+    cases_delta,
+    cases_func,
+    cases_langchain,
+    cases_nesting,
+    cases_persistence,
+    cases_runtime,
+    cases_streams,
+)
 from .harness import CASES, NS, case_params, diff, observe
 
 

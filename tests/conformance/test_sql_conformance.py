@@ -17,7 +17,14 @@ from engine.checkpoint.sql.url import create_engine
 from tests.pg import PostgresCluster
 
 # Importing the case modules registers their cases.
-from . import cases_core, cases_langchain, cases_persistence, cases_runtime  # noqa: F401
+from . import (  # noqa: F401
+    cases_core,
+    cases_delta,
+    cases_langchain,
+    cases_nesting,
+    cases_persistence,
+    cases_runtime,
+)
 from .harness import CASES, NS, ON_SQL, case_params, diff, observe
 
 PERSISTENCE = sorted(

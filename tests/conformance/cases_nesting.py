@@ -1,0 +1,282 @@
+"""Nesting conformance cases: a graph in a graph in a graph ("top" runs "mid" as a node,
+"mid" runs "leaf"), each level asking a question with ``interrupt()``. The thread is
+resumed level by level, replayed from a version of each level, forked with
+``update_state`` (in the top graph and inside a subgraph), copied
+(``as_node="__copy__"``) and resumed again. Every case runs on InMemorySaver and, with
+``sql=True``, on the SQL saver (SQLite and PostgreSQL).
+
+No ``from __future__ import annotations`` here (see cases_core).
+"""
+
+from typing import Annotated, Any, TypedDict
+
+from .cases_core import Node, build, chain_edges, note
+from .harness import NS, bump, case, history, invoke, thread
+
+
+def union(left: list, right: list) -> list:
+    """Appends the entries that are new: a subgraph hands its parent's entries back."""
+    return left + [x for x in right if x not in left]
+
+
+class NestState(TypedDict):
+    log: Annotated[list, union]
+
+
+LEVELS = ("top", "mid", "leaf")
+
+
+def asker(ns: NS, calls: dict[str, int], name: str) -> Node:
+    """A node that counts its calls and logs the answer to its question."""
+
+    def node(state: Any) -> dict[str, Any]:
+        bump(calls, name)
+        return {"log": [f"{name}={ns.interrupt(f'{name}?')}"]}
+
+    return node
+
+
+def level(ns: NS, calls: dict[str, int], name: str, inner: Any = None, **compile_kw: Any) -> Any:
+    """<name>_pre -> <name>_ask (interrupts) -> [the next level's graph] -> <name>_post."""
+    below = LEVELS[LEVELS.index(name) + 1 :]
+    nodes: dict[str, Any] = {f"{name}_pre": note(f"{name}_pre")}
+    nodes[f"{name}_ask"] = asker(ns, calls, f"{name}_ask")
+    if inner is not None:
+        nodes[below[0]] = inner
+    nodes[f"{name}_post"] = note(f"{name}_post")
+    return build(ns, NestState, nodes, chain_edges(list(nodes)), **compile_kw)
+
+
+def nested(ns: NS, calls: dict[str, int], **mid_kw: Any) -> Any:
+    """The three levels; only the top graph has a checkpointer (``mid_kw`` compiles mid)."""
+    leaf = level(ns, calls, "leaf")
+    mid = level(ns, calls, "mid", leaf, **mid_kw)
+    return level(ns, calls, "top", mid, checkpointer=ns.InMemorySaver())
+
+
+def subgraph_configs(snapshot: Any) -> list[dict[str, Any]]:
+    """The checkpoint configs of the subgraph states under a ``subgraphs=True`` snapshot,
+    outermost first."""
+    found = []
+    for task in snapshot.tasks:
+        if task.state is not None and hasattr(task.state, "config"):
+            found.append(task.state.config)
+            found.extend(subgraph_configs(task.state))
+    return found
+
+
+def namespace(config: dict[str, Any]) -> dict[str, Any]:
+    """A config naming a namespace's latest version."""
+    conf = config["configurable"]
+    return thread(conf["thread_id"], checkpoint_ns=conf["checkpoint_ns"])
+
+
+def histories(graph: Any, cfg: dict[str, Any], spaces: list[dict[str, Any]]) -> list[Any]:
+    """The history of the top graph, then of each subgraph namespace."""
+    return [history(graph, cfg), *(history(graph, namespace(c)) for c in spaces)]
+
+
+def timeline(graph: Any, cfg: dict[str, Any]) -> dict[str, Any]:
+    """The thread's state down to the innermost subgraph, and the top graph's history."""
+    return {"deep": graph.get_state(cfg, subgraphs=True), "history": history(graph, cfg)}
+
+
+def stopped_in_leaf(ns: NS, graph: Any, cfg: dict[str, Any], aio: bool = False) -> dict[str, Any]:
+    """Run to the first question and answer the top's and mid's: the thread then waits
+    in the leaf, three levels down. The result of each call, and the subgraph versions
+    the thread waited at: mid's at its question, then mid's and the leaf's at the leaf's."""
+    stops = [invoke(graph, {"log": []}, cfg, aio=aio)]
+    waits = []
+    for answer in ("t", "m"):
+        stops.append(invoke(graph, ns.Command(resume=answer), cfg, aio=aio))
+        waits.extend(subgraph_configs(graph.get_state(cfg, subgraphs=True)))
+    return {"stops": stops, "waits": waits}
+
+
+def version(graph: Any, config: dict[str, Any], next_node: str) -> dict[str, Any]:
+    """The config of the oldest version of ``config``'s namespace where ``next_node`` is due."""
+    for snap in reversed(history(graph, config)):
+        if snap.next == (next_node,):
+            return snap.config
+    raise LookupError(next_node)
+
+
+def resumed_to_end(ns: NS, graph: Any, cfg: dict[str, Any], *answers: str) -> list[Any]:
+    return [invoke(graph, ns.Command(resume=a), cfg) for a in answers]
+
+
+@case(aio=True, sql=True)
+def case_nested_interrupts_resumed(ns: NS, aio: bool) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = nested(ns, calls), thread()
+    return {
+        "stops": stopped_in_leaf(ns, graph, cfg, aio)["stops"],
+        "deep": graph.get_state(cfg, subgraphs=True),
+        "last": invoke(graph, ns.Command(resume="l"), cfg, aio=aio),
+        "calls": calls,
+        **timeline(graph, cfg),
+    }
+
+
+@case(sql=True)
+def case_nested_read_by_namespace(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = nested(ns, calls), thread()
+    waits = stopped_in_leaf(ns, graph, cfg)["waits"]
+    states = [graph.get_state(c) for c in waits]
+    latest = [graph.get_state(namespace(c)) for c in waits]
+    invoke(graph, ns.Command(resume="l"), cfg)
+    leaf = namespace(waits[2])
+    return {
+        "states": states,
+        "latest": latest,
+        "histories": [history(graph, namespace(c)) for c in waits[1:]],
+        "leaf_inputs": history(graph, leaf, filter={"source": "input"}),
+        "leaf_before": history(graph, leaf, before=waits[2], limit=1),
+    }
+
+
+def replayed(ns: NS, pick: Any) -> Any:
+    """Finish the thread, then re-run from the version ``pick(graph, cfg, waits)`` gives
+    (no input: time travel asks the questions from there again) and answer anew."""
+    calls: dict[str, int] = {}
+    graph, cfg = nested(ns, calls), thread()
+    waits = stopped_in_leaf(ns, graph, cfg)["waits"]
+    invoke(graph, ns.Command(resume="l"), cfg)
+    return {
+        "replay": invoke(graph, None, pick(graph, cfg, waits)),
+        "answers": resumed_to_end(ns, graph, cfg, "m2", "l2"),
+        "calls": calls,
+        **timeline(graph, cfg),
+    }
+
+
+@case(sql=True)
+def case_nested_replay_from_top_version(ns: NS) -> Any:
+    return replayed(ns, lambda graph, cfg, waits: version(graph, cfg, "mid"))
+
+
+@case(sql=True)
+def case_nested_replay_from_mid_version(ns: NS) -> Any:
+    return replayed(ns, lambda graph, cfg, waits: waits[0])
+
+
+@case(sql=True)
+def case_nested_replay_from_leaf_version(ns: NS) -> Any:
+    return replayed(ns, lambda graph, cfg, waits: waits[2])
+
+
+def resumed_at(ns: NS, pick: Any) -> Any:
+    """Finish the thread, then answer anew the question pending at the version
+    ``pick(waits)`` gives, and the questions asked after it."""
+    calls: dict[str, int] = {}
+    graph, cfg = nested(ns, calls), thread()
+    waits = stopped_in_leaf(ns, graph, cfg)["waits"]
+    invoke(graph, ns.Command(resume="l"), cfg)
+    return {
+        "resumed": invoke(graph, ns.Command(resume="again"), pick(waits)),
+        "answers": resumed_to_end(ns, graph, cfg, "l2"),
+        "calls": calls,
+        **timeline(graph, cfg),
+    }
+
+
+@case(sql=True)
+def case_nested_resume_at_mid_version(ns: NS) -> Any:
+    return resumed_at(ns, lambda waits: waits[0])
+
+
+@case(sql=True)
+def case_nested_resume_at_leaf_version(ns: NS) -> Any:
+    return resumed_at(ns, lambda waits: waits[2])
+
+
+@case(sql=True)
+def case_nested_fork_in_top_graph(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = nested(ns, calls), thread()
+    stopped_in_leaf(ns, graph, cfg)
+    invoke(graph, ns.Command(resume="l"), cfg)
+    fork = graph.update_state(version(graph, cfg, "mid"), {"log": ["edited"]})
+    return {
+        "fork": graph.get_state(fork, subgraphs=True),
+        "run": invoke(graph, None, fork),
+        "answers": resumed_to_end(ns, graph, cfg, "m2", "l2"),
+        "calls": calls,
+        **timeline(graph, cfg),
+    }
+
+
+@case(sql=True)
+def case_nested_update_inside_subgraph(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = nested(ns, calls), thread()
+    waits = stopped_in_leaf(ns, graph, cfg)["waits"]
+    written = graph.update_state(waits[2], {"log": ["by hand"]}, as_node="leaf_ask")
+    return {
+        "written": graph.get_state(written),
+        "run": invoke(graph, None, cfg),
+        "calls": calls,
+        **timeline(graph, cfg),
+    }
+
+
+@case(sql=True)
+def case_nested_update_finishes_subgraph(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = nested(ns, calls), thread()
+    waits = stopped_in_leaf(ns, graph, cfg)["waits"]
+    written = graph.update_state(waits[2], {"log": ["by hand"]}, as_node="leaf_post")
+    return {
+        "written": graph.get_state(written),
+        "run": invoke(graph, None, cfg),
+        "calls": calls,
+        **timeline(graph, cfg),
+    }
+
+
+@case(sql=True)
+def case_nested_copy_of_top_version(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = nested(ns, calls), thread()
+    stopped_in_leaf(ns, graph, cfg)
+    copy = graph.update_state(graph.get_state(cfg).config, None, as_node="__copy__")
+    return {
+        "copy": graph.get_state(copy, subgraphs=True),
+        "run": invoke(graph, None, copy),
+        "answers": resumed_to_end(ns, graph, cfg, "m2", "l2"),
+        "calls": calls,
+        **timeline(graph, cfg),
+    }
+
+
+@case(sql=True)
+def case_nested_copy_inside_subgraph(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = nested(ns, calls), thread()
+    waits = stopped_in_leaf(ns, graph, cfg)["waits"]
+    copy = graph.update_state(waits[2], None, as_node="__copy__")
+    return {
+        "copy": graph.get_state(copy),
+        "answer": invoke(graph, ns.Command(resume="l2"), cfg),
+        "calls": calls,
+        **timeline(graph, cfg),
+    }
+
+
+@case(sql=True)
+def case_nested_stateful_mid_replayed(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+    graph, cfg = nested(ns, calls, checkpointer=True), thread()
+    first = stopped_in_leaf(ns, graph, cfg)["stops"]
+    invoke(graph, ns.Command(resume="l"), cfg)
+    second = stopped_in_leaf(ns, graph, cfg)["stops"]
+    before_second = [s.config for s in history(graph, cfg) if s.next == ("mid",)][0]
+    return {
+        "first": first,
+        "second": second,
+        "replay": invoke(graph, None, before_second),
+        "answers": resumed_to_end(ns, graph, cfg, "m2", "l2"),
+        "calls": calls,
+        **timeline(graph, cfg),
+    }

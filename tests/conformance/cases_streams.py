@@ -1,0 +1,352 @@
+"""LangGraph 1.2's stream formats: the parts of `stream(..., version="v2")`, what
+`invoke(..., version="v2")` returns, and the `tools` stream mode, in graphs, their
+subgraphs and graphs run inside nodes (as subgraphs, or on a thread of their own).
+
+No ``from __future__ import annotations`` here (see cases_core).
+"""
+
+import contextlib
+import operator
+import warnings
+from typing import Annotated, Any, TypedDict
+
+import pydantic
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
+
+from .cases_core import DataState, LogState, ModelState, Node, build, chain_edges, note
+from .cases_langchain import question
+from .cases_persistence import timeline
+from .harness import NS, case, invoke, raw_stream, stream, thread
+
+RUN_MODES = ["values", "updates", "custom"]
+TASK_MODES = ["tasks", "checkpoints", "debug"]
+
+
+class AskState(TypedDict):
+    log: Annotated[list, operator.add]
+    answer: str
+
+
+def v2(graph: Any, inp: Any, config: Any = None, *, aio: bool, **kw: Any) -> dict[str, Any]:
+    """Every part of a v2 stream, and the error class if the run raised."""
+    parts, exc = raw_stream(graph, inp, config, aio, version="v2", **kw)
+    return {"parts": parts, "error": type(exc).__name__ if exc else None}
+
+
+def writer_node(ns: NS, name: str) -> Node:
+    def node(state: Any) -> dict[str, Any]:
+        ns.get_stream_writer()({"from": name})
+        return {"log": [name]}
+
+    return node
+
+
+def asking_graph(ns: NS) -> Any:
+    """START -> a (writes to the custom stream) -> sub (a subgraph) -> ask (interrupts)."""
+    sub = build(ns, AskState, {"inner": writer_node(ns, "inner")}, [("S", "inner")])
+
+    def ask(state: Any) -> dict[str, Any]:
+        return {"answer": ns.interrupt("ready?"), "log": ["ask"]}
+
+    nodes = {"a": writer_node(ns, "a"), "sub": sub, "ask": ask}
+    return build(ns, AskState, nodes, chain_edges(list(nodes)), checkpointer=ns.InMemorySaver())
+
+
+# --------------------------------------------------------------------------- v2 parts
+
+
+@case(aio=True)
+def case_v2_parts_of_every_mode(ns: NS, aio: bool) -> Any:
+    # Task and checkpoint parts apart, and only the top graph's: where they fall among
+    # the values and updates parts at an interrupt or a resume, and the checkpoint map in
+    # a subgraph's checkpoint parts, are not yet LangGraph's.
+    out = {}
+    for modes, subgraphs in ((RUN_MODES, False), (RUN_MODES, True), (TASK_MODES, False)):
+        graph, cfg = asking_graph(ns), thread()
+        kw = {"stream_mode": modes, "subgraphs": subgraphs, "aio": aio}
+        out[f"{modes}, subgraphs={subgraphs}"] = {
+            "asked": v2(graph, {"log": []}, cfg, **kw),
+            "answered": v2(graph, ns.Command(resume="yes"), cfg, **kw),
+        }
+    return out
+
+
+@case(aio=True)
+def case_v2_parts_of_one_mode(ns: NS, aio: bool) -> Any:
+    graph, cfg = asking_graph(ns), thread()
+    return {
+        "values": v2(graph, {"log": []}, cfg, stream_mode="values", aio=aio),
+        "default": v2(graph, ns.Command(resume="yes"), cfg, aio=aio),
+    }
+
+
+@case(aio=True)
+def case_v2_values_as_the_schema_class(ns: NS, aio: bool) -> Any:
+    out = {}
+    for schema in (DataState, ModelState):
+        nodes = {"a": note("a", x=1)}
+        graph = build(ns, schema, nodes, [("S", "a")], checkpointer=ns.InMemorySaver())
+        modes = ["values", "checkpoints", "debug"]
+        out[schema.__name__] = {
+            "stream": v2(graph, {"x": 5}, thread(), stream_mode=modes, aio=aio),
+            "invoke": invoke(graph, {"x": 5}, thread("t2"), aio=aio, version="v2"),
+        }
+    return out
+
+
+class Out(pydantic.BaseModel):
+    log: list
+
+
+@case
+def case_v2_values_as_the_output_schema(ns: NS) -> Any:
+    builder = ns.StateGraph(LogState, output_schema=Out).add_node("a", note("a"))
+    graph = builder.add_edge(ns.START, "a").compile()
+    return {
+        "stream": v2(graph, {"log": []}, stream_mode="values", aio=False),
+        "invoke": graph.invoke({"log": []}, version="v2"),
+    }
+
+
+# --------------------------------------------------------------------------- invoke v2
+
+
+@case(aio=True)
+def case_invoke_v2(ns: NS, aio: bool) -> Any:
+    graph, cfg = asking_graph(ns), thread()
+    return {
+        "asked": invoke(graph, {"log": []}, cfg, aio=aio, version="v2"),
+        "answered": invoke(graph, ns.Command(resume="yes"), cfg, aio=aio, version="v2"),
+        "updates": invoke(
+            graph, {"log": []}, thread("t2"), aio=aio, version="v2", stream_mode="updates"
+        ),
+    }
+
+
+@case(aio=True)
+def case_invoke_v2_of_an_entrypoint(ns: NS, aio: bool) -> Any:
+    @ns.entrypoint(checkpointer=ns.InMemorySaver())
+    def flow(text: str) -> str:
+        return text + ns.interrupt("more?")
+
+    cfg = thread()
+    return {
+        "asked": invoke(flow, "a", cfg, aio=aio, version="v2"),
+        "answered": invoke(flow, ns.Command(resume="b"), cfg, aio=aio, version="v2"),
+    }
+
+
+@case
+def case_graph_output_read_as_a_dict(ns: NS) -> Any:
+    """The v1 result was a dict: a GraphOutput still reads as one, with a deprecation
+    warning each time."""
+    graph, cfg = asking_graph(ns), thread()
+    out = graph.invoke({"log": []}, cfg, version="v2")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        read = {
+            "log": out["log"],
+            "interrupts": out["__interrupt__"],
+            "has log": "log" in out,
+            "has interrupts": "__interrupt__" in out,
+            "has other": "other" in out,
+        }
+    deprecations = [issubclass(w.category, DeprecationWarning) for w in caught]
+    return {"read": read, "deprecations": deprecations}
+
+
+# --------------------------------------------------------------------------- tools mode
+
+
+@tool
+def lookup(q: str) -> str:
+    """Look something up."""
+    return f"{q}: sunny"
+
+
+@tool
+def broken(q: str) -> str:
+    """Fail."""
+    raise ValueError(f"no {q}")
+
+
+def call(name: str, call_id: str, **args: Any) -> dict[str, Any]:
+    return {"name": name, "args": args, "id": call_id, "type": "tool_call"}
+
+
+def tool_caller(state: Any) -> dict[str, Any]:
+    """Calls tools as a ToolNode would (with a tool call), plainly, and one that fails."""
+    replies = [lookup.invoke(call("lookup", "call_1", q="weather"))]
+    lookup.invoke({"q": "plain"})
+    lookup.with_config(tags=["nostream"]).invoke({"q": "quiet"})
+    with contextlib.suppress(ValueError):
+        broken.invoke({"q": "luck"})
+    return {"messages": replies}
+
+
+async def atool_caller(state: Any) -> dict[str, Any]:
+    replies = [await lookup.ainvoke(call("lookup", "call_1", q="weather"))]
+    await lookup.ainvoke({"q": "plain"})
+    with contextlib.suppress(ValueError):
+        await broken.ainvoke({"q": "luck"})
+    return {"messages": replies}
+
+
+def tools_graph(ns: NS, aio: bool) -> Any:
+    return build(
+        ns, ns.MessagesState, {"tools": atool_caller if aio else tool_caller}, [("S", "tools")]
+    )
+
+
+@case(aio=True)
+def case_tools_stream_mode(ns: NS, aio: bool) -> Any:
+    graph = tools_graph(ns, aio)
+    return {
+        "alone": stream(graph, question(), stream_mode="tools", aio=aio),
+        "with updates": stream(graph, question(), stream_mode=["tools", "updates"], aio=aio),
+        "v2": v2(graph, question(), stream_mode=["tools", "messages"], aio=aio),
+        "not asked": stream(graph, question(), stream_mode=["updates"], aio=aio),
+    }
+
+
+@case(aio=True)
+def case_tools_in_a_subgraph(ns: NS, aio: bool) -> Any:
+    parent = build(ns, ns.MessagesState, {"sub": tools_graph(ns, aio)}, [("S", "sub")])
+    modes = ["tools", "messages"]
+    return {
+        f"subgraphs={subgraphs}": v2(
+            parent, question(), stream_mode=modes, subgraphs=subgraphs, aio=aio
+        )
+        for subgraphs in (False, True)
+    }
+
+
+@case(aio=True)
+def case_tool_that_interrupts(ns: NS, aio: bool) -> Any:
+    @tool
+    def confirm(q: str) -> str:
+        """Ask first."""
+        return f"{q}: {ns.interrupt('sure?')}"
+
+    def node(state: Any) -> dict[str, Any]:
+        return {"messages": [confirm.invoke(call("confirm", "call_9", q="go"))]}
+
+    graph = build(
+        ns, ns.MessagesState, {"node": node}, [("S", "node")], checkpointer=ns.InMemorySaver()
+    )
+    cfg = thread()
+    return {
+        "asked": stream(graph, question(), cfg, stream_mode="tools", aio=aio),
+        "answered": stream(graph, ns.Command(resume="yes"), cfg, stream_mode="tools", aio=aio),
+    }
+
+
+# --------------------------------------------------------------------------- graphs run in nodes
+
+
+def chat_and_lookup(state: Any) -> dict[str, Any]:
+    lookup.invoke(call("lookup", "call_2", q="inside"))
+    return {"messages": [GenericFakeChatModel(messages=iter(["a reply"])).invoke("hi")]}
+
+
+def child_graph(ns: NS, **compile_kw: Any) -> Any:
+    return build(ns, ns.MessagesState, {"chat": chat_and_lookup}, [("S", "chat")], **compile_kw)
+
+
+def runs_child(child: Any, config: Any, how: str, seen: list[Any], modes: Any) -> Node:
+    """A node that invokes `child`, or streams it in `modes` into `seen`, with `config`."""
+
+    def node(state: Any) -> dict[str, Any]:
+        if how == "invoke":
+            child.invoke({"messages": []}, config)
+        else:
+            seen.extend(child.stream({"messages": []}, config, stream_mode=modes))
+        return {}
+
+    return node
+
+
+@case
+def case_graph_run_inside_a_node(ns: NS) -> Any:
+    """A node runs a child graph: as a subgraph of its task (no config), or on a thread
+    of its own (a config of its own), streaming it itself or not."""
+    out: dict[str, Any] = {}
+    for label, config in (("no config", None), ("own thread", thread("child"))):
+        for how in ("invoke", "stream"):
+            seen: list[Any] = []
+            node = runs_child(child_graph(ns), config, how, seen, ["tools", "messages"])
+            graph = build(ns, ns.MessagesState, {"node": node}, [("S", "node")])
+            for subgraphs in (False, True):
+                modes = ["tools", "messages"]
+                parts = v2(graph, question(), stream_mode=modes, subgraphs=subgraphs, aio=False)
+                out[f"{label}, {how}, subgraphs={subgraphs}"] = {"parts": parts, "child": seen[:]}
+                seen.clear()
+    return out
+
+
+@case
+def case_graph_on_its_own_thread_inside_a_node(ns: NS) -> Any:
+    """A child graph with its own checkpointer, run in a node on a thread of its own: its
+    state and its interrupt stay on that thread; the node gets its output."""
+
+    class Ask(TypedDict):
+        log: Annotated[list, operator.add]
+
+    def ask(state: Any) -> dict[str, Any]:
+        return {"log": [ns.interrupt("child?")]}
+
+    child = build(ns, Ask, {"ask": ask}, [("S", "ask")], checkpointer=ns.InMemorySaver())
+    got: list[Any] = []
+
+    def node(state: Any) -> dict[str, Any]:
+        got.append(child.invoke({"log": []}, thread("child")))
+        return {"log": ["node"]}
+
+    graph = build(ns, LogState, {"node": node}, [("S", "node")], checkpointer=ns.InMemorySaver())
+    cfg = thread("parent")
+    return {
+        "run": invoke(graph, {"log": []}, cfg),
+        "got": got,
+        "parent": timeline(graph, cfg),
+        "child": timeline(child, thread("child")),
+        "parent with subgraphs": graph.get_state(cfg, subgraphs=True),
+    }
+
+
+@case
+def case_node_messages_of_a_graph_run_inside_a_node(ns: NS) -> Any:
+    """Messages a graph's node pushes and returns, not made by a chat model, where that
+    graph is a subgraph and where a node runs it (on its task's thread or its own, and
+    streaming it or not): who is shown them, and where. Their metadata is left out: ours
+    has `ls_integration`, LangGraph's not."""
+
+    def push(state: Any) -> dict[str, Any]:
+        ns.push_message(AIMessage("pushed", id="p1"), state_key=None)
+        return {"messages": [AIMessage("returned", id="r1")]}
+
+    pushing = build(ns, ns.MessagesState, {"push": push}, [("S", "push")])
+    sub = build(ns, ns.MessagesState, {"sub": pushing}, [("S", "sub")])
+    out: dict[str, Any] = {
+        f"subgraph, subgraphs={subgraphs}": shown_messages(sub, subgraphs)
+        for subgraphs in (False, True)
+    }
+    for label, config in (("no config", None), ("own thread", thread("child"))):
+        for how in ("invoke", "stream"):
+            seen: list[Any] = []
+            node = runs_child(pushing, config, how, seen, "messages")
+            graph = build(ns, ns.MessagesState, {"node": node}, [("S", "node")])
+            for subgraphs in (False, True):
+                out[f"{label}, {how}, subgraphs={subgraphs}"] = {
+                    "shown": shown_messages(graph, subgraphs),
+                    "seen": [message.id for message, _ in seen],
+                }
+                seen.clear()
+    return out
+
+
+def shown_messages(graph: Any, subgraphs: bool) -> list[Any]:
+    """(namespace, message id) of each part of a v2 messages stream."""
+    parts = v2(graph, question(), stream_mode="messages", subgraphs=subgraphs, aio=False)
+    return [[part["ns"], part["data"][0].id] for part in parts["parts"]]
