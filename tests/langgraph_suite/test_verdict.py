@@ -76,3 +76,8 @@ def test_fold_keeps_the_worst_phase() -> None:
     fold(run, lines)
     assert run.outcomes == {f"{FILE}::a": "failed", f"{FILE}::b": "skipped", f"{FILE}::c": "passed"}
     assert run.messages == {f"{FILE}::a": "E", f"{FILE}::b": "why"}
+
+
+def test_a_file_with_no_outcome_fails_the_verdict() -> None:
+    """Tests that ran under other node ids (a moved root) must not read as a clean run."""
+    assert judge([make_run()], {}, whole_suite=False) == [f"no outcome was recorded for {FILE}"]
