@@ -2,12 +2,14 @@
 
     .venv/bin/python bench/run_all.py [--quick]
 
-In order: the engine comparison (bench/engine.py), the storage comparison
-(bench/storage.py) and its plot (bench/plot_storage.py, docs/storage.png), the side-by-side
-HTTP load against `langgraph dev` (bench/compare.py), the thread scaling run
-(bench/scaling.py) and the many-streams run (bench/streams.py). Each part starts and stops
+In order: the engine comparison (bench/engine.py), LangGraph's own bench suite on both
+engines (bench/langgraph_suite.py), the serializers (bench/serde.py), the SQL savers on a
+wide state (bench/sql_wide.py), the storage comparison (bench/storage.py) and its plot
+(bench/plot_storage.py, docs/storage.png), the side-by-side HTTP load against
+`langgraph dev` (bench/compare.py), the thread scaling run (bench/scaling.py) and the
+many-streams run (bench/streams.py). Each part starts and stops
 what it needs, prints its own table, and a part that crashes is reported without stopping
-the others. --quick shrinks every part to a smoke test of about two minutes: its figures
+the others. --quick shrinks every part to a smoke test of about four minutes: its figures
 are only indicative, and its plot goes to a temporary file, not docs/.
 """
 
@@ -44,6 +46,9 @@ class Plan:
     """The sizes of one run of everything."""
 
     engine_args: list[str]
+    suite_args: list[str]
+    serde_args: list[str]
+    sql_wide_args: list[str]
     storage_args: list[str]
     plot_turns: list[int]
     users: list[int]  # the first level is the one the goals name
@@ -56,6 +61,9 @@ class Plan:
 
 FULL = Plan(
     engine_args=[],
+    suite_args=[],
+    serde_args=[],
+    sql_wide_args=[],
     storage_args=[],
     plot_turns=[int(n) for n in plot_storage.DEFAULT_TURNS.split(",")],
     users=[20, 100],
@@ -67,6 +75,9 @@ FULL = Plan(
 )
 QUICK = Plan(
     engine_args=["--quick"],
+    suite_args=["--repeat", "1", "--only", "_10x|_25x300|sequential_10|allowlist"],
+    serde_args=["--repeat", "3", "--number", "5"],
+    sql_wide_args=["--repeat", "1"],
     storage_args=["--turns", "20", "--graph-turns", "10"],
     plot_turns=[10, 20, 40],
     users=[5],
@@ -272,6 +283,16 @@ def main() -> int:
     rows: list[Row] = []
 
     guarded("engine (bench/engine.py)", lambda: run_script("engine.py", plan.engine_args), failed)
+    for title, script, script_args in (
+        ("LangGraph's bench suite", "langgraph_suite.py", plan.suite_args),
+        ("serializers", "serde.py", plan.serde_args),
+        ("SQL savers on a wide state", "sql_wide.py", plan.sql_wide_args),
+    ):
+        guarded(
+            f"{title} (bench/{script})",
+            lambda s=script, a=script_args: run_script(s, a),
+            failed,
+        )
     guarded(
         "storage (bench/storage.py)", lambda: run_script("storage.py", plan.storage_args), failed
     )

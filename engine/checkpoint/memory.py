@@ -2,7 +2,10 @@
 
 Everything is stored serialized, as a database saver would store it, so a value that
 could not be saved to a database fails here too, and whatever a caller gets back is a
-fresh copy that cannot alias what is stored.
+fresh copy that cannot alias what is stored. Values are stored in the serializer's
+binary format; a list that holds some object more than once is stored element by
+element, each object encoded once per save (a state built with `operator.add` holds the
+same elements in many lists, and each of them many times).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from itertools import chain
 from typing import Any, NamedTuple
 
 from engine.checkpoint.base import (
@@ -28,7 +32,7 @@ from engine.checkpoint.base import (
     matches_filter,
     thread_key,
 )
-from engine.checkpoint.serde import JsonSerializer
+from engine.checkpoint.serde import JsonSerializer, holds_repeats
 
 
 class _Saved(NamedTuple):
@@ -37,10 +41,19 @@ class _Saved(NamedTuple):
     parent_id: str | None
 
 
+class _List(NamedTuple):
+    """A list stored element by element: an element's bytes may be shared."""
+
+    elements: tuple[bytes, ...]
+
+
+Blob = bytes | _List
+
+
 class _Write(NamedTuple):
     task_id: str
     channel: str
-    value: bytes
+    value: Blob
     task_path: str
 
 
@@ -53,7 +66,7 @@ class _Thread:
     # checkpoint_ns -> newest checkpoint_id, so finding the latest is not a scan
     latest: dict[str, str] = field(default_factory=dict)
     # (checkpoint_ns, channel, version) -> value; None when the channel was emptied
-    blobs: dict[tuple[str, str, Version], bytes | None] = field(default_factory=dict)
+    blobs: dict[tuple[str, str, Version], Blob | None] = field(default_factory=dict)
     # (checkpoint_ns, checkpoint_id) -> (task_id, idx) -> write
     writes: dict[tuple[str, str], dict[tuple[str, int], _Write]] = field(default_factory=dict)
 
@@ -73,7 +86,7 @@ class InMemorySaver(BaseCheckpointSaver):
     ) -> None:
         self.serializer = serializer or JsonSerializer()
         self._threads: dict[str, _Thread] = {}
-        self._guard = _MutationGuard(self.serializer.dumps) if check_immutable else None
+        self._guard = _MutationGuard(self.serializer.dumps_binary) if check_immutable else None
 
     async def aget_tuple(self, config: Config) -> CheckpointTuple | None:
         self._check_immutable()
@@ -141,13 +154,14 @@ class InMemorySaver(BaseCheckpointSaver):
     ) -> Config:
         self._check_immutable()
         thread_id, ns = thread_key(config)
-        dumps = self.serializer.dumps
+        dumps = self.serializer.dumps_binary
+        encode = self._encoder()
         checkpoint_id = checkpoint["id"]
         # Serialize everything before storing anything, so a refused value stores nothing.
         skeleton = dumps({**checkpoint, "channel_values": {}})
         values = checkpoint["channel_values"]
         blobs = {
-            (ns, channel, version): dumps(values[channel]) if channel in values else None
+            (ns, channel, version): encode(values[channel]) if channel in values else None
             for channel, version in new_versions.items()
         }
         saved = _Saved(skeleton, dumps(metadata), config["configurable"].get("checkpoint_id"))
@@ -173,11 +187,11 @@ class InMemorySaver(BaseCheckpointSaver):
         checkpoint_id = config["configurable"].get("checkpoint_id")
         if not checkpoint_id:
             raise ValueError("Writes belong to a checkpoint: the config needs a checkpoint_id")
-        dumps = self.serializer.dumps
+        encode = self._encoder()
         encoded = [
             (
                 (task_id, SPECIAL_WRITES.get(channel, idx)),
-                _Write(task_id, channel, dumps(value), task_path),
+                _Write(task_id, channel, encode(value), task_path),
             )
             for idx, (channel, value) in enumerate(writes)
         ]
@@ -251,21 +265,54 @@ class InMemorySaver(BaseCheckpointSaver):
 
     # Helpers.
 
+    def _encoder(self) -> Callable[[Any], Blob]:
+        """Encodes the values of one save. A list that holds an object more than once,
+        or dicts that hold the same values, is stored element by element, and each
+        object is encoded once per save (all stay alive, so their ids stay theirs,
+        until the save ends)."""
+        dumps = self.serializer.dumps_binary
+        dumps_sharing = self.serializer.dumps_binary_sharing
+        memo: dict[int, bytes] = {}
+        shared: dict[int, Any] = {}
+
+        def encode(value: Any) -> Blob:
+            if type(value) is not list:
+                return dumps(value)
+            sharing = _dicts_share_values(value)
+            if not sharing and not holds_repeats(value):
+                return dumps(value)
+            elements = []
+            for element in value:
+                data = memo.get(id(element))
+                if data is None:
+                    data = dumps_sharing(element, shared) if sharing else dumps(element)
+                    memo[id(element)] = data
+                elements.append(data)
+            return _List(tuple(elements))
+
+        return encode
+
+    def _decode(self, blob: Blob) -> Any:
+        loads = self.serializer.loads
+        if type(blob) is _List:
+            return [loads(data) for data in blob.elements]
+        return loads(blob)
+
     def _load(
         self, thread_id: str, thread: _Thread, ns: str, checkpoint_id: str, saved: _Saved
     ) -> CheckpointTuple:
-        loads = self.serializer.loads
+        loads, decode = self.serializer.loads, self._decode
         checkpoint = loads(saved.checkpoint)
         blobs = thread.blobs
         values: dict[str, Any] = {}
         for channel, version in checkpoint["channel_versions"].items():
             blob = blobs.get((ns, channel, version))
             if blob is not None:
-                values[channel] = loads(blob)
+                values[channel] = decode(blob)
         checkpoint["channel_values"] = values
         writes = thread.writes.get((ns, checkpoint_id))
         pending: list[PendingWrite] = (
-            [(w.task_id, w.channel, loads(w.value)) for _, w in sorted(writes.items())]
+            [(w.task_id, w.channel, decode(w.value)) for _, w in sorted(writes.items())]
             if writes
             else []
         )
@@ -284,11 +331,20 @@ class InMemorySaver(BaseCheckpointSaver):
         if metadata.get("thread_id") != source_thread_id:
             return saved
         metadata["thread_id"] = target_thread_id
-        return saved._replace(metadata=self.serializer.dumps(metadata))
+        return saved._replace(metadata=self.serializer.dumps_binary(metadata))
 
     def _check_immutable(self) -> None:
         if self._guard is not None:
             self._guard.verify()
+
+
+def _dicts_share_values(items: list[Any]) -> bool:
+    """Whether `items` are dicts of which some hold the same dict or list."""
+    try:
+        values = list(chain.from_iterable(map(dict.values, items)))
+    except TypeError:  # an item is not a dict
+        return False
+    return holds_repeats(values)
 
 
 _IMMUTABLE = frozenset(

@@ -1,13 +1,19 @@
-"""JSON serialization of checkpoints and writes, with type tags and an allowlist.
+"""Serialization of checkpoints and writes, with type tags and an allowlist.
 
 Stored bytes may come back from a database that someone else can write to, so decoding
 never imports a module and never builds a class it was not told about: schema classes
 must be registered with `JsonSerializer.allow`. Pickle is never used.
 
-Plain JSON values are written as themselves. Anything else is an object whose `TAG` key
-names its type, e.g. `{"$t":"tuple","v":[1,2]}`; a class from the allowlist is tagged
-with its "module:qualname". A plain dict that happens to own a `TAG` key is written in
-the tagged pair-list form used for non-str keys, so it cannot be mistaken for a tag.
+Two formats, both read by `loads`:
+
+- Format 0, JSON text (`dumps`), for stores that keep text (the SQL saver). Plain JSON
+  values are written as themselves. Anything else is an object whose `TAG` key names its
+  type, e.g. `{"$t":"tuple","v":[1,2]}`; a class from the allowlist is tagged with its
+  "module:qualname". A plain dict that happens to own a `TAG` key is written in the
+  tagged pair-list form used for non-str keys, so it cannot be mistaken for a tag.
+- Format 1, msgpack (`dumps_binary`, engine/checkpoint/packed.py), for stores that keep
+  bytes: a C encoder writes the plain values and calls Python only for the others.
+  Its bytes start with packed.FORMAT, whose first byte no JSON text starts with.
 """
 
 from __future__ import annotations
@@ -17,16 +23,20 @@ import dataclasses
 import datetime as dt
 import enum
 import json
+import re
 import sys
 import uuid
-import zoneinfo
 from collections.abc import Callable, Iterable
 from decimal import Decimal
+from itertools import compress
 from typing import Any, NamedTuple, get_args
 
+import orjson
+import ormsgpack
 from langchain_core import messages as lc_messages
 from langchain_core.documents import Document
 
+from engine.checkpoint import packed
 from engine.checkpoint.messages import (
     can_rebuild,
     from_fields,
@@ -35,6 +45,7 @@ from engine.checkpoint.messages import (
     rebuild_checked,
     stored_fields,
 )
+from engine.checkpoint.packed import Schema, decode_datetime, encode_datetime
 from engine.types import Interrupt, Overwrite, Send
 
 __all__ = [
@@ -44,6 +55,7 @@ __all__ = [
     "SerializationError",
     "allow_schemas",
     "default_serializer",
+    "holds_repeats",
 ]
 
 TAG = "$t"
@@ -70,6 +82,17 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 # Cycles cannot reach the C encoder: the Python walk before it recurses first.
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False).encode
 _loads = json.loads
+_packb = ormsgpack.packb
+_orjson_dumps = orjson.dumps
+_ORJSON_OPTIONS = (
+    orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+# What orjson writes as some other value, without asking (ints beyond 64 bits it refuses).
+_JSON_UNSAFE = frozenset({tuple, uuid.UUID, int})
+_TAG_KEY = b"\xa2" + TAG.encode()  # the tag as msgpack writes a short str
+_NON_FINITE = re.compile(rb"\xcb[\x7f\xff][\xf0-\xff]")  # a msgpack double of NaN or infinity
 
 
 class SerializationError(ValueError):
@@ -96,22 +119,17 @@ def _type_name(cls: type) -> str:
 
 
 def _encode_datetime(value: dt.datetime) -> dict[str, Any]:
-    tz = value.tzinfo
-    if isinstance(tz, zoneinfo.ZoneInfo) and tz.key:
-        # An offset would lose the zone's DST rules; the wall time, zone and fold keep all.
-        out = {TAG: "datetime", "v": value.replace(tzinfo=None).isoformat(), "z": tz.key}
-    else:
-        out = {TAG: "datetime", "v": value.isoformat()}
-    if value.fold:
+    text, key, fold = encode_datetime(value)
+    out: dict[str, Any] = {TAG: "datetime", "v": text}
+    if key is not None:
+        out["z"] = key
+    if fold:
         out["f"] = 1
     return out
 
 
 def _decode_datetime(obj: dict[str, Any]) -> dt.datetime:
-    value = dt.datetime.fromisoformat(obj["v"])
-    if "z" in obj:
-        value = value.replace(tzinfo=zoneinfo.ZoneInfo(obj["z"]))
-    return value.replace(fold=1) if obj.get("f") else value
+    return decode_datetime(obj["v"], obj.get("z"), obj.get("f"))
 
 
 def _plain_messages(data: bytes | str, tags: int) -> list[Any] | None:
@@ -160,38 +178,53 @@ _BUILTIN_DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
 }
 
 
+def _tag_interrupt(question: Interrupt) -> dict[str, Any]:
+    out = {TAG: "interrupt", "v": question.value, "id": question.id}
+    if question.response_schema is not None:
+        out["rs"] = question.response_schema
+    return out
+
+
+def _tag_message(message: Any) -> dict[str, Any]:
+    return {TAG: "msg", "v": stored_fields(message)}
+
+
+# The JSON form of each builtin type that is not plain JSON: a tagged dict whose values
+# are still to be encoded.
+_TAGS: dict[type, Callable[[Any], Any]] = {
+    tuple: lambda o: {TAG: "tuple", "v": list(o)},
+    set: lambda o: {TAG: "set", "v": list(o)},
+    frozenset: lambda o: {TAG: "frozenset", "v": list(o)},
+    dt.datetime: _encode_datetime,
+    dt.date: lambda o: {TAG: "date", "v": o.isoformat()},
+    dt.time: lambda o: {TAG: "time", "v": o.isoformat()},
+    dt.timedelta: lambda o: {TAG: "timedelta", "v": [o.days, o.seconds, o.microseconds]},
+    uuid.UUID: lambda o: {TAG: "uuid", "v": str(o)},
+    bytes: lambda o: {TAG: "bytes", "v": base64.b64encode(o).decode("ascii")},
+    Decimal: lambda o: {TAG: "decimal", "v": str(o)},
+    Interrupt: _tag_interrupt,
+    Send: lambda o: {TAG: "send", "node": o.node, "v": o.arg},
+    Overwrite: lambda o: {TAG: "overwrite", "v": o.value},
+}
+
+
 class JsonSerializer:
-    """Turns checkpoint values into compact JSON bytes and back.
+    """Turns checkpoint values into compact JSON (`dumps`) or msgpack (`dumps_binary`)
+    bytes and back (`loads` reads both, and every earlier version's bytes).
 
     `allow(cls)` admits a dataclass, pydantic model or Enum of the graph's own schema;
     instances of any other class are refused on both sides.
     """
 
     def __init__(self) -> None:
-        self._encoders: dict[type, Callable[[Any], Any]] = {
-            tuple: lambda o: {TAG: "tuple", "v": self._encode_list(o)},
-            set: lambda o: {TAG: "set", "v": self._encode_list(o)},
-            frozenset: lambda o: {TAG: "frozenset", "v": self._encode_list(o)},
-            dt.datetime: _encode_datetime,
-            dt.date: lambda o: {TAG: "date", "v": o.isoformat()},
-            dt.time: lambda o: {TAG: "time", "v": o.isoformat()},
-            dt.timedelta: lambda o: {TAG: "timedelta", "v": [o.days, o.seconds, o.microseconds]},
-            uuid.UUID: lambda o: {TAG: "uuid", "v": str(o)},
-            bytes: lambda o: {TAG: "bytes", "v": base64.b64encode(o).decode("ascii")},
-            Decimal: lambda o: {TAG: "decimal", "v": str(o)},
-            Interrupt: self._encode_interrupt,
-            Send: lambda o: {TAG: "send", "node": o.node, "v": self._encode(o.arg)},
-            Overwrite: lambda o: {TAG: "overwrite", "v": self._encode(o.value)},
-        }
+        self._tags = dict(_TAGS)
         self._allowed: dict[str, Callable[[dict[str, Any]], Any]] = {}
+        schemas: dict[type, Schema] = {}
+        names: dict[str, Schema] = {}
+        self._schemas, self._names = schemas, names
+        self._packer = packed.Packer(schemas, names, _refusal, _not_allowed)
         # Retrieval graphs keep LangChain documents in state whatever their schema says.
         self.allow(Document)
-
-    def _encode_interrupt(self, question: Interrupt) -> dict[str, Any]:
-        out = {TAG: "interrupt", "v": self._encode(question.value), "id": question.id}
-        if question.response_schema is not None:
-            out["rs"] = self._encode(question.response_schema)
-        return out
 
     def allow(self, *classes: type) -> None:
         """Admit schema classes (dataclasses, pydantic models, Enums) by module:qualname.
@@ -199,29 +232,58 @@ class JsonSerializer:
         Message classes (a schema's `list[AnyMessage]`) are always admitted and keep
         their own compact form."""
         for cls in classes:
-            if isinstance(cls, type) and is_message_class(cls):
-                continue
-            encode, decode = self._class_codec(cls)
-            name = _type_name(cls)
-            self._encoders[cls] = encode
-            self._allowed[name] = decode
+            if isinstance(cls, type) and (cls in self._schemas or is_message_class(cls)):
+                continue  # a graph compiled again allows its classes again
+            schema = _schema(cls)
+            self._schemas[cls] = self._names[schema.name] = schema
+            self._tags[cls] = lambda o, s=schema: {TAG: s.name, "v": s.fields(o)}
+            self._allowed[schema.name] = lambda o, s=schema: s.build(o["v"])
 
     def dumps(self, obj: Any) -> bytes:
-        """Encode `obj` as UTF-8 JSON; raises TypeError for a type that is not allowed."""
+        """Encode `obj` as UTF-8 JSON (format 0); raises TypeError for a type that is
+        not allowed.
+
+        A C msgpack encoder first checks that `obj` holds nothing the C JSON encoder
+        (orjson) would write as some other value (tuples, UUIDs and Enums as their
+        contents, NaN as null, dicts that own the tag key as tags; ints beyond 64 bits
+        and keys that are not str it refuses): then orjson writes it, calling Python
+        only for the values that take a tag. Anything else takes the Python walk."""
+        try:
+            probe = _packb(obj, default=self._probe, option=packed.OPTIONS)
+            if _TAG_KEY not in probe and not (b"\xcb" in probe and _NON_FINITE.search(probe)):
+                return _orjson_dumps(obj, default=self._tag, option=_ORJSON_OPTIONS)
+        except TypeError:
+            pass  # the walk encodes it, or says why it cannot be
         return _dumps(self._encode(obj)).encode()
 
+    def dumps_binary(self, obj: Any) -> bytes:
+        """Encode `obj` in format 1 (msgpack), faster to write and read than JSON;
+        raises TypeError for a type that is not allowed."""
+        return self._packer.dumps(obj)
+
+    def dumps_binary_sharing(self, obj: Any, shared: dict[int, Any]) -> bytes:
+        """`dumps_binary` for one of the values of a save that share what is inside
+        them: see packed.Packer.dumps_sharing."""
+        return self._packer.dumps_sharing(obj, shared)
+
     def loads(self, data: bytes | str) -> Any:
-        """Decode `dumps` output (as bytes, or as text); raises SerializationError for
-        anything else."""
+        """Decode `dumps` or `dumps_binary` output (as bytes, or JSON as text); raises
+        SerializationError for anything else."""
         try:
             if type(data) is str:
                 tag, message_list = _TAG_TEXT, _MESSAGE_LIST
             else:
                 if type(data) is not bytes:
                     data = bytes(data)  # a driver's memoryview or bytearray
+                if data[:2] == packed.FORMAT:
+                    return self._packer.loads(data)
+                if data[:1] == packed.FORMAT[:1]:
+                    raise SerializationError(f"Stored value has unknown format {data[1:2]!r}")
                 tag, message_list = _TAG_BYTES, _MESSAGE_LIST_BYTES
             tags = data.count(tag)  # type: ignore[arg-type]
             if not tags:
+                # Not orjson: it reads ints beyond 64 bits as floats, and a scan for
+                # them costs more than this parse.
                 return _loads(data)
             if data.startswith(message_list):  # type: ignore[arg-type]
                 messages = _plain_messages(data, tags)
@@ -287,8 +349,25 @@ class JsonSerializer:
             return self._encode_list(obj)
         if cls is dict:
             return self._encode_dict(obj)
-        encoder = self._encoders.get(cls) or self._find_encoder(cls)
-        return encoder(obj)
+        tagged = self._tag(obj)
+        if type(tagged) is str:
+            return tagged
+        encode = self._encode
+        return {key: value if key == TAG else encode(value) for key, value in tagged.items()}
+
+    def _tag(self, obj: Any) -> Any:
+        """The tagged dict that stands for `obj`, its values still to be encoded (or
+        the str a str subclass is stored as)."""
+        cls = type(obj)
+        return (self._tags.get(cls) or self._find_tag(cls))(obj)
+
+    def _probe(self, obj: Any) -> Any:
+        """The msgpack check's hook: what orjson would write wrong refuses the fast path;
+        the values a tag holds are checked in turn."""
+        if type(obj) in _JSON_UNSAFE or isinstance(obj, enum.Enum):
+            raise TypeError("a value orjson would write as another")
+        tagged = self._tag(obj)
+        return tagged if type(tagged) is str else list(tagged.values())
 
     def _encode_list(self, items: Any) -> list[Any]:
         encode = self._encode
@@ -315,55 +394,17 @@ class JsonSerializer:
                     out[key] = new
         return obj if out is None else out
 
-    def _find_encoder(self, cls: type) -> Callable[[Any], Any]:
+    def _find_tag(self, cls: type) -> Callable[[Any], Any]:
         if is_message_class(cls):
-
-            def encode_message(message: Any) -> dict[str, Any]:
-                return {TAG: "msg", "v": self._encode_dict(stored_fields(message))}
-
-            self._encoders[cls] = encode_message
-            return encode_message
-        if issubclass(cls, str) and not issubclass(cls, enum.Enum):
-            # Some library's str subclass (a message's `.text`) is stored as its text,
-            # as LangGraph does.
-            self._encoders[cls] = str
-            return str
-        hint = (
-            f"; if it belongs to the graph's schema, call serializer.allow({cls.__qualname__})"
-            if _is_schema_class(cls)
-            else "; only JSON values, tuples, sets, dates, UUIDs, bytes, Decimals, messages "
-            "and allowed dataclasses, pydantic models and Enums can be stored"
-        )
-        raise TypeError(f"Cannot serialize an object of type {_type_name(cls)}{hint}")
-
-    def _class_codec(
-        self, cls: type
-    ) -> tuple[Callable[[Any], Any], Callable[[dict[str, Any]], Any]]:
-        """How to encode an allowed class, and how to rebuild it from its tag."""
-        if not isinstance(cls, type):
-            raise TypeError(f"allow() takes classes, not {cls!r}")
-        name = _type_name(cls)
-        if isinstance(cls, enum.EnumMeta):
-            return (lambda o: {TAG: name, "v": self._encode(o.value)}), (lambda o: cls(o["v"]))
-        if dataclasses.is_dataclass(cls):
-            fields = [f.name for f in dataclasses.fields(cls) if f.init]
-
-            def encode_dataclass(o: Any) -> dict[str, Any]:
-                return {TAG: name, "v": self._encode_dict({f: getattr(o, f) for f in fields})}
-
-            return encode_dataclass, lambda o: cls(**o["v"])
-        if _is_pydantic_model(cls):
-
-            def encode_model(o: Any) -> dict[str, Any]:
-                values = {f: getattr(o, f) for f in type(o).model_fields}
-                values.update(o.model_extra or {})
-                return {TAG: name, "v": self._encode_dict(values)}
-
-            # Values were valid when stored; rebuilding must not re-run validators.
-            return encode_model, lambda o: cls.model_construct(**o["v"])
-        raise TypeError(
-            f"Cannot allow {name}: only dataclasses, pydantic models and Enums can be allowed"
-        )
+            tag: Callable[[Any], Any] = _tag_message
+        elif issubclass(cls, str) and not issubclass(cls, enum.Enum):
+            # A str that is some library's subclass (a message's `.text`) is stored as
+            # its text and read back as a str, as LangGraph's savers do.
+            tag = str.__str__
+        else:
+            raise _refusal(cls)
+        self._tags[cls] = tag
+        return tag
 
     # Decoding: json calls this for every object (innermost first) once a tag is present.
 
@@ -373,13 +414,62 @@ class JsonSerializer:
         tag = obj[TAG]
         decode = _BUILTIN_DECODERS.get(tag) or self._allowed.get(tag)
         if decode is None:
-            if isinstance(tag, str) and ":" in tag:
-                raise SerializationError(
-                    f"Stored value has type {tag}, which this serializer does not allow; "
-                    "call serializer.allow(cls) for the graph's schema classes"
-                )
-            raise SerializationError(f"Stored value has an unknown type tag {tag!r}")
+            raise _not_allowed(tag)
         return decode(obj)
+
+
+def _schema(cls: type) -> Schema:
+    """What is stored of an allowed class's instances, and how they are rebuilt."""
+    if not isinstance(cls, type):
+        raise TypeError(f"allow() takes classes, not {cls!r}")
+    name = _type_name(cls)
+    if isinstance(cls, enum.EnumMeta):
+        return Schema(name, lambda o: o.value, cls)
+    if dataclasses.is_dataclass(cls):
+        fields = [f.name for f in dataclasses.fields(cls) if f.init]
+        return Schema(name, lambda o: {f: getattr(o, f) for f in fields}, lambda v: cls(**v))
+    if _is_pydantic_model(cls):
+
+        def model_fields(o: Any) -> dict[str, Any]:
+            values = {f: getattr(o, f) for f in type(o).model_fields}
+            values.update(o.model_extra or {})
+            return values
+
+        # Values were valid when stored; rebuilding must not re-run validators.
+        return Schema(name, model_fields, lambda v: cls.model_construct(**v))
+    raise TypeError(
+        f"Cannot allow {name}: only dataclasses, pydantic models and Enums can be allowed"
+    )
+
+
+def _refusal(cls: type) -> TypeError:
+    hint = (
+        f"; if it belongs to the graph's schema, call serializer.allow({cls.__qualname__})"
+        if _is_schema_class(cls)
+        else "; only JSON values, tuples, sets, dates, UUIDs, bytes, Decimals, messages "
+        "and allowed dataclasses, pydantic models and Enums can be stored"
+    )
+    return TypeError(f"Cannot serialize an object of type {_type_name(cls)}{hint}")
+
+
+def _not_allowed(tag: Any) -> SerializationError:
+    if isinstance(tag, str) and ":" in tag:
+        return SerializationError(
+            f"Stored value has type {tag}, which this serializer does not allow; "
+            "call serializer.allow(cls) for the graph's schema classes"
+        )
+    return SerializationError(f"Stored value has an unknown type tag {tag!r}")
+
+
+_CONTAINERS = frozenset({dict, list})
+
+
+def holds_repeats(objects: list[Any]) -> bool:
+    """Whether some dict or list is among `objects` more than once (scalars do not
+    count: small ints and None are single objects), as in the lists of a state built by
+    reducers: a saver then encodes it once."""
+    containers = list(compress(objects, map(_CONTAINERS.__contains__, map(type, objects))))
+    return len(set(map(id, containers))) < len(containers)
 
 
 def _is_pydantic_model(cls: type) -> bool:

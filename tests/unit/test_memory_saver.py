@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import re
 from collections.abc import Callable
 from typing import Any
@@ -340,6 +341,38 @@ async def test_unserializable_values_store_nothing(saver: InMemorySaver) -> None
         await saver.aput_writes(config, [("a", 1), ("b", object())], "task")
     got = await saver.aget_tuple(config)
     assert got is not None and got.pending_writes == []
+
+
+async def test_shared_objects_are_stored_once_and_read_back_as_copies(
+    saver: InMemorySaver,
+) -> None:
+    """A state built by reducers holds one object in many lists, and many times in one
+    (the LangGraph benchmark's wide state); state validation copies a list's dicts but
+    shares their values. Each comes back whole, as objects of its own."""
+    inner = {"k": [1, (2, 3)], "when": dt.date(2024, 1, 2)}
+    item = {"a": inner, "b": "x"}
+    copies = [{**item} for _ in range(3)]  # distinct dicts, the same values
+    values = {"many": [item, item, 5, item], "copies": copies, "mixed": [item, "s", None]}
+    checkpoint = make_checkpoint(values, {"many": 1, "copies": 1, "mixed": 1})
+    config = await saver.aput(thread(), checkpoint, {}, {"many": 1, "copies": 1, "mixed": 1})
+    await saver.aput_writes(config, [("many", [item, item]), ("copies", copies)], "task")
+    got = await saver.aget_tuple(thread())
+    assert got is not None
+    stored = got.checkpoint["channel_values"]
+    assert stored == values
+    assert got.pending_writes == [("task", "many", [item, item]), ("task", "copies", copies)]
+    many = stored["many"]
+    assert many[0] is not many[1] and many[0]["a"] is not many[1]["a"]
+    assert stored["copies"][0]["a"] is not stored["copies"][1]["a"]
+    assert type(many[0]["a"]["k"][1]) is tuple
+
+
+async def test_a_refused_element_of_a_shared_list_stores_nothing(saver: InMemorySaver) -> None:
+    item = {"a": [1]}
+    for bad in ([item, item, object()], [{"a": item["a"]}, {"a": item["a"], "b": object()}]):
+        with pytest.raises(TypeError, match="Cannot serialize"):
+            await saver.aput(thread(), make_checkpoint({"l": bad}, {"l": 1}), {}, {"l": 1})
+    assert await saver.aget_tuple(thread()) is None
 
 
 async def test_uses_the_given_serializer() -> None:

@@ -1,5 +1,6 @@
 """The serializer must give back exactly what it was given, and refuse what it was not
-told about, on both sides, without ever importing or calling anything unknown."""
+told about, on both sides, without ever importing or calling anything unknown; in both
+formats (JSON text, and msgpack bytes), and for bytes any earlier version stored."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ import json
 import re
 import sys
 import zoneinfo
+from pathlib import Path
 from typing import Any
 
+import orjson
+import ormsgpack
 import pydantic
 import pytest
 from hypothesis import given, settings
@@ -25,6 +29,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from engine.checkpoint import packed
 from engine.checkpoint.serde import (
     TAG,
     JsonSerializer,
@@ -32,7 +37,7 @@ from engine.checkpoint.serde import (
     SerializationError,
     default_serializer,
 )
-from engine.types import Interrupt, Send
+from engine.types import Interrupt, Overwrite, Send
 from tests.message_samples import (
     OLD_CLASS_FORM,
     OLD_MSG_FORM,
@@ -40,6 +45,7 @@ from tests.message_samples import (
     assert_same_messages,
     sample_messages,
 )
+from tests.unit import serde_cases
 
 
 def assert_same(got: Any, expected: Any) -> None:
@@ -65,6 +71,14 @@ def assert_same(got: Any, expected: Any) -> None:
 
 def round_trip(value: Any, serializer: JsonSerializer = default_serializer) -> Any:
     return serializer.loads(serializer.dumps(value))
+
+
+def binary_round_trip(value: Any, serializer: JsonSerializer = default_serializer) -> Any:
+    return serializer.loads(serializer.dumps_binary(value))
+
+
+# Both formats: what a test of round trips or refusals runs on.
+FORMATS = {"json": JsonSerializer.dumps, "binary": JsonSerializer.dumps_binary}
 
 
 # Strategies.
@@ -114,8 +128,33 @@ values = st.recursive(
 @given(plain_json)
 def test_plain_json_is_written_as_itself(value: Any) -> None:
     data = default_serializer.dumps(value)
-    assert data == json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+    assert_same(json.loads(data), value)  # what any JSON reader reads
     assert_same(default_serializer.loads(data), value)
+    assert_same(default_serializer.loads(data.decode()), value)
+
+
+json_64 = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(plain_keys, inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300)
+@given(json_64, st.sampled_from(["", "hi", TAG]))
+def test_plain_json_is_written_by_the_c_encoder(value: Any, key: str) -> None:
+    """orjson writes it, unless it holds the tag as a key (which is escaped)."""
+    wrapped = {key: value}
+    data = default_serializer.dumps(wrapped)
+    if key == TAG:
+        assert data.startswith(b'{"$t":"dict","v":[["$t",')
+    elif TAG not in json.dumps(value):  # a str with the tag may take the walk: it is rare
+        assert data == orjson.dumps(wrapped)
+    assert_same(default_serializer.loads(data), wrapped)
 
 
 @settings(max_examples=300)
@@ -243,6 +282,22 @@ def test_subclasses_of_builtins_and_allowed_classes_are_not_let_through(
             JsonSerializer().dumps(value)
     with pytest.raises(TypeError, match="SubPoint"):
         schema_serializer.dumps(SubPoint(1))
+
+
+def test_a_str_of_a_library_subclass_is_stored_as_its_text() -> None:
+    """LangChain's `message.text` is a str subclass that nodes often write to state;
+    LangGraph's savers store it as a str, and so do we. A str Enum still needs allowing."""
+    text = AIMessage(content="hi").text
+    assert type(text) is not str
+    stored = JsonSerializer().loads(JsonSerializer().dumps({"result": text, "all": [text]}))
+    assert stored == {"result": "hi", "all": ["hi"]}
+    assert type(stored["result"]) is str
+
+    class Colour(enum.StrEnum):
+        RED = "red"
+
+    with pytest.raises(TypeError, match="Cannot serialize"):
+        JsonSerializer().dumps(Colour.RED)
 
 
 def test_only_schema_kinds_can_be_allowed() -> None:
@@ -471,3 +526,245 @@ def test_prepared_messages_build_as_a_parse_would() -> None:
     for p in prepared:
         if isinstance(p, Prepared):
             assert p.build() is not p.build()
+
+
+# Format 1: msgpack bytes, for stores that keep bytes.
+
+# Every supported kind nested in every other, the graph's schema classes and messages too.
+schema_leaves = (
+    st.sampled_from(Colour)
+    | st.just(Level.LOW)
+    | st.builds(Point, st.integers(-5, 5), st.lists(st.integers(), max_size=2).map(tuple))
+    | st.builds(Address, city=st.text(max_size=5), at=st.none() | st.datetimes(timezones=timezones))
+    | st.sampled_from(range(len(sample_messages()))).map(lambda i: sample_messages()[i])
+    | st.builds(Overwrite, plain_json)
+)
+schema_values = st.recursive(
+    plain_scalars | tagged_scalars | schema_leaves,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.sets(hashables, max_size=3)
+        | st.dictionaries(st.text(max_size=3) | st.just(TAG), inner, max_size=3)
+        | st.dictionaries(hashables, inner, max_size=3)
+        | st.builds(Send, st.text(max_size=5), inner)
+        | st.builds(Interrupt, inner, st.text(max_size=5))
+        | st.builds(
+            Shape, st.lists(st.builds(Point, st.integers()), max_size=2), st.just(Colour.RED)
+        )
+    ),
+    max_leaves=20,
+)
+SCHEMA_SERIALIZER = JsonSerializer()
+SCHEMA_SERIALIZER.allow(Colour, Level, Point, Shape, Address, Person)
+
+
+def assert_same_deep(got: Any, expected: Any) -> None:
+    """assert_same, with messages and schema objects compared field by field."""
+    if isinstance(expected, BaseMessage):
+        assert_same_messages([got], [expected])
+    elif isinstance(expected, pydantic.BaseModel):
+        assert type(got) is type(expected)
+        assert_same_deep(vars(got), vars(expected))
+        assert_same_deep(got.model_extra, expected.model_extra)
+    elif dataclasses.is_dataclass(expected):  # Send, Interrupt and Overwrite too
+        assert type(got) is type(expected)
+        for field in dataclasses.fields(expected):
+            assert_same_deep(getattr(got, field.name), getattr(expected, field.name))
+    elif type(expected) in (dict, list, tuple):
+        assert type(got) is type(expected)
+        assert len(got) == len(expected)
+        if type(expected) is dict:
+            assert list(got) == list(expected)
+            for key in expected:
+                assert_same_deep(got[key], expected[key])
+        else:
+            for a, b in zip(got, expected, strict=True):
+                assert_same_deep(a, b)
+    else:
+        assert_same(got, expected)
+
+
+native_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**64 - 1)  # what msgpack's ints hold
+    | st.floats()
+    | st.text()
+    | st.binary(max_size=8)
+)
+native = st.recursive(
+    native_scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300)
+@given(native)
+def test_plain_values_are_written_by_the_c_encoder_alone(value: Any) -> None:
+    data = default_serializer.dumps_binary(value)
+    assert data == packed.FORMAT + ormsgpack.packb(value)  # no extension, no Python
+    assert repr(default_serializer.loads(data)) == repr(value)  # NaN is not equal to itself
+
+
+@settings(max_examples=300)
+@given(schema_values)
+def test_every_kind_nested_in_every_other_round_trips_in_both_formats(value: Any) -> None:
+    for dumps in FORMATS.values():
+        assert_same_deep(SCHEMA_SERIALIZER.loads(dumps(SCHEMA_SERIALIZER, value)), value)
+
+
+@settings(max_examples=200)
+@given(schema_values, st.sampled_from([Plain(), Point(1)]))
+def test_a_class_not_allowed_is_refused_wherever_it_is_nested(value: Any, bad: Any) -> None:
+    for wrapped in ([value, bad], {"k": (bad,)}, {1: {"x": [bad]}}, Send("n", {bad: 1})):
+        for dumps in FORMATS.values():
+            with pytest.raises(TypeError, match="Cannot serialize"):
+                dumps(default_serializer, wrapped)
+
+
+@settings(max_examples=200)
+@given(schema_values)
+def test_a_schema_class_not_allowed_is_refused_when_decoding_both_formats(value: Any) -> None:
+    """A serializer that allows nothing reads what holds no schema object, and refuses
+    what holds one, naming it."""
+    wrapped = [value, Point(1)]
+    for dumps in FORMATS.values():
+        data = dumps(SCHEMA_SERIALIZER, wrapped)
+        with pytest.raises(SerializationError, match=r"test_serde:\w+.*serializer\.allow"):
+            JsonSerializer().loads(data)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {1: "a"},
+        [{(1, 2): {None: b"x"}}],
+        {"k": {Colour.RED: 1}},
+        Send("n", {1.5: 2}),
+        Shape([Point(1)], Colour.BLUE, {"a"}),
+        {"big": [2**64, -(2**63) - 1, 2**63, -(2**63), 2**200]},
+        {"floats": [float("inf"), -0.0, 1e308]},
+        "\u2028 😀",
+    ],
+)
+def test_values_the_c_encoder_refuses_round_trip_through_the_walk(value: Any) -> None:
+    assert_same_deep(binary_round_trip(value, SCHEMA_SERIALIZER), value)
+
+
+def test_bytearrays_and_memoryviews_come_back_as_bytes() -> None:
+    """The C encoder takes them as bytes; refusing them would cost a walk of every value."""
+    got = binary_round_trip({"a": bytearray(b"x"), "b": [memoryview(b"yz")]})
+    assert_same(got, {"a": b"x", "b": [b"yz"]})
+
+
+@pytest.mark.parametrize("message", sample_messages(), ids=lambda m: f"{type(m).__name__}-{m.id}")
+def test_every_message_class_round_trips_in_binary(message: BaseMessage) -> None:
+    assert_same_messages(binary_round_trip([message]), [message])
+    assert_same_messages([binary_round_trip({"m": message})["m"]], [message])
+
+
+def test_a_str_subclass_is_stored_as_its_text_in_both_formats() -> None:
+    class Text(str):
+        pass
+
+    for dumps in FORMATS.values():
+        got = default_serializer.loads(dumps(default_serializer, {"t": Text("hi"), 1: Text("x")}))
+        assert_same(got, {"t": "hi", 1: "x"})
+
+
+def test_dumps_sharing_encodes_shared_values_once_and_reads_as_copies() -> None:
+    inner = {"deep": [1, 2, (3,)]}
+    first, second = {"a": inner, "b": 1}, {"a": inner, "c": "x"}
+    shared: dict[int, Any] = {}
+    data = [default_serializer.dumps_binary_sharing(d, shared) for d in (first, second)]
+    assert len(shared) == 3  # inner, 1 and "x": each encoded once
+    got = [default_serializer.loads(d) for d in data]
+    assert_same(got, [first, second])
+    assert got[0]["a"] is not got[1]["a"]
+    # A key that is not a str, or a value that cannot be stored: as dumps_binary does.
+    assert_same(
+        default_serializer.loads(default_serializer.dumps_binary_sharing({1: inner}, shared)),
+        {1: inner},
+    )
+    with pytest.raises(TypeError, match="Cannot serialize"):
+        default_serializer.dumps_binary_sharing({"p": Plain()}, shared)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        packed.FORMAT,
+        packed.FORMAT + b"\xc1",
+        packed.FORMAT + b"\x91",
+        packed.FORMAT + b"\x91" * 100_000 + b"\x01",
+        packed.FORMAT + ormsgpack.packb(ormsgpack.Ext(99, ormsgpack.packb(1))),
+        packed.FORMAT + ormsgpack.packb(ormsgpack.Ext(packed.TUPLE, b"\xc1")),
+        packed.FORMAT + ormsgpack.packb(ormsgpack.Ext(packed.UUID, ormsgpack.packb(b"short"))),
+        packed.FORMAT + ormsgpack.packb(ormsgpack.Ext(packed.DICT, ormsgpack.packb([1]))),
+        packed.FORMAT + ormsgpack.packb(ormsgpack.Ext(packed.MESSAGE, ormsgpack.packb({}))),
+        b"\x92\x02\xc0",  # a later version of the binary format
+        b"\x00",
+    ],
+)
+def test_malformed_binary_input_raises_serialization_error(data: bytes) -> None:
+    with pytest.raises(SerializationError):
+        default_serializer.loads(data)
+
+
+def test_a_schema_tag_the_binary_decoder_does_not_know_is_refused_without_importing() -> None:
+    assert "this" not in sys.modules
+    for name in ("this:Foo", "os:system", 7):
+        payload = ormsgpack.packb([name, {}])
+        data = packed.FORMAT + ormsgpack.packb(ormsgpack.Ext(packed.SCHEMA, payload))
+        with pytest.raises(SerializationError, match="does not allow|unknown type"):
+            default_serializer.loads(data)
+    assert "this" not in sys.modules
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=200))
+def test_arbitrary_binary_input_decodes_or_raises_serialization_error(data: bytes) -> None:
+    try:
+        default_serializer.loads(packed.FORMAT + data)
+    except SerializationError as exc:
+        assert str(exc)
+
+
+# Stored bytes of earlier versions.
+
+STORED_FORMAT_0 = json.loads(
+    (Path(__file__).parent / "serde_format0.json").read_text(encoding="utf-8")
+)
+
+
+def test_the_fixtures_cover_every_case() -> None:
+    assert set(STORED_FORMAT_0) == set(serde_cases.cases())
+
+
+@pytest.mark.parametrize("name", sorted(STORED_FORMAT_0))
+def test_what_the_json_serializer_stored_before_format_1_still_reads(name: str) -> None:
+    """Bytes written before the binary format existed (tests/unit/serde_cases.py says
+    how they were made), as bytes and as text."""
+    serializer = serde_cases.serializer()
+    expected = serde_cases.cases()[name]
+    text = STORED_FORMAT_0[name]
+    for stored in (text.encode(), text):
+        assert_same_deep(serializer.loads(stored), expected)
+    # What is written now reads back the same, in both formats.
+    for dumps in FORMATS.values():
+        assert_same_deep(serializer.loads(dumps(serializer, expected)), expected)
+
+
+def test_old_chat_elements_still_prepare() -> None:
+    """The SQL saver keeps list elements as the text each one was stored as."""
+    history = json.loads(STORED_FORMAT_0["chat history"])
+    texts = [json.dumps(m, separators=(",", ":"), ensure_ascii=False) for m in history]
+    prepared = default_serializer.prepare(texts)
+    built = [
+        p.build() if isinstance(p, Prepared) else default_serializer.loads(p) for p in prepared
+    ]
+    assert_same_messages(built, serde_cases.cases()["chat history"])

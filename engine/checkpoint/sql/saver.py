@@ -56,7 +56,7 @@ from engine.checkpoint.base import (
     matches_filter,
     thread_key,
 )
-from engine.checkpoint.serde import JsonSerializer, default_serializer
+from engine.checkpoint.serde import JsonSerializer, default_serializer, holds_repeats
 from engine.checkpoint.sql.journal import Journal, Journals, Known, Log, Place, prune_plan
 from engine.checkpoint.sql.logs import (
     MAX_SEGMENTS,
@@ -635,7 +635,7 @@ class SQLSaver(BaseCheckpointSaver):
         checkpoint_id = op.config["configurable"].get("checkpoint_id")
         if not checkpoint_id:
             raise ValueError("Writes belong to a checkpoint: the config needs a checkpoint_id")
-        dump = self._dump
+        dump = self._dumper()
         writes = [
             (
                 ns,
@@ -674,7 +674,7 @@ class SQLSaver(BaseCheckpointSaver):
         """Sort each channel: shared with the parent when its version did not change, else
         inline, a blob, or new items appended to the channel's log."""
         values = checkpoint["channel_values"]
-        dump = self._dump
+        dump = self._dumper()
         known = Known(checkpoint["id"], checkpoint["channel_versions"], {}, {})
         for channel, version in known.channel_versions.items():
             unchanged = channel not in new_versions
@@ -690,11 +690,16 @@ class SQLSaver(BaseCheckpointSaver):
                 continue  # emptied: no value
             value = values[channel]
             previous = parent.stored.get(channel) if parent else None
-            data = None if isinstance(previous, list) else dump(value)
+            if isinstance(previous, list):
+                data = None
+            elif type(value) is list:
+                data = _small_array(value, dump)  # a long list is not dumped whole
+            else:
+                data = dump(value)
             if type(value) is list and (data is None or len(data) > INLINE_MAX):
                 segments = previous if isinstance(previous, list) else []
                 elements = parent.elements.get(channel) if parent else None
-                self._append(draft, (ns, channel), value, segments, elements, known)
+                self._append(draft, (ns, channel), value, segments, elements, known, dump)
             elif data is None or len(data) > INLINE_MAX:
                 known.stored[channel] = self._add_blob(
                     draft, (ns, channel, str(version)), data or dump(value), checkpoint["id"]
@@ -726,10 +731,10 @@ class SQLSaver(BaseCheckpointSaver):
         segments: Segments,
         elements: list[Any] | None,
         known: Known,
+        dump: Callable[[Any], str],
     ) -> None:
         """Store a list version as the longest prefix it shares with the parent's version
         plus its new tail appended to the log: O(new elements) for a growing chat."""
-        dump = self._dump
         common = min(len(value), sum(b - a for a, b in segments))
         same = 0
         if elements is not None:
@@ -775,6 +780,25 @@ class SQLSaver(BaseCheckpointSaver):
 
     def _dump(self, value: Any) -> str:
         return self.serializer.dumps(value).decode()
+
+    def _dumper(self) -> Callable[[Any], str]:
+        """`_dump` for the values of one save, each object dumped once: a state built by
+        reducers holds the same elements in many lists, and many times in one. The
+        objects stay alive, so their ids stay theirs, while the save is planned."""
+        dumps = self.serializer.dumps
+        memo: dict[int, str] = {}
+
+        def dump(value: Any) -> str:
+            text = memo.get(id(value))
+            if text is None:
+                if type(value) is list and holds_repeats(value):
+                    text = "[" + ",".join(map(dump, value)) + "]"
+                else:
+                    text = dumps(value).decode()
+                memo[id(value)] = text
+            return text
+
+        return dump
 
     def _parse(self, data: str) -> Any:
         return self.serializer.loads(data)
@@ -1028,6 +1052,19 @@ def _renamed(data: bytes, source_id: str, target_id: str) -> bytes:
 
 def _copy(channels: list[str] | None) -> list[str] | None:
     return None if channels is None else list(channels)
+
+
+def _small_array(value: list[Any], dump: Callable[[Any], str]) -> str | None:
+    """The JSON of a list that fits inline, from its elements' JSON; None for a longer
+    one, found without dumping more than the first elements of it."""
+    texts = []
+    size = 1
+    for element in value:
+        texts.append(dump(element))
+        size += len(texts[-1]) + 1
+        if size > INLINE_MAX:
+            return None
+    return "[" + ",".join(texts) + "]"
 
 
 def _join_object(values: dict[str, str]) -> str | None:
