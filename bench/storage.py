@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import gc
 import multiprocessing
 import statistics
@@ -111,20 +112,20 @@ async def saver_chat(saver: Any, library: Library, turns: int) -> Chat:
     return Chat(chat.config, chat.raw_bytes, chat.turn_seconds)
 
 
-async def graph_chat(saver: Any, library: Library, turns: int) -> Chat:
-    """Run the chat on the library's graph (our engine and langgraph share the API)."""
+async def graph_chat(saver: Any, library: Library, turns: int, *, nested: bool = False) -> Chat:
+    """Run the chat on the library's graph (our engine and langgraph share the API); with
+    `nested`, the reply comes from a sub-agent: a subgraph node, which saves checkpoints
+    of its own in the task's namespace every turn."""
     g, answers = library.graph, []
 
     def chat(state: dict[str, Any]) -> dict[str, Any]:
         return {"messages": [AIMessage(content=answers.pop())]}
 
-    graph = (
-        g.StateGraph(g.MessagesState)
-        .add_node("chat", chat)
-        .add_edge(g.START, "chat")
-        .add_edge("chat", g.END)
-        .compile(checkpointer=saver)
-    )
+    def one_node(node: Any, saver: Any = None) -> Any:
+        builder = g.StateGraph(g.MessagesState).add_node("chat", node)
+        return builder.add_edge(g.START, "chat").add_edge("chat", g.END).compile(checkpointer=saver)
+
+    graph = one_node(one_node(chat) if nested else chat, saver)
     config = {"configurable": {"thread_id": "bench", "checkpoint_ns": ""}}
     raw, seconds = 0, []
     for human, ai in turn_texts(turns):
@@ -241,7 +242,11 @@ def server(url: str | None) -> Iterator[str]:
 
 
 LIBRARIES = {library.name: library for library in (OURS, LANGGRAPH)}
-DRIVERS: dict[str, Driver] = {"saver": saver_chat, "graph": graph_chat}
+DRIVERS: dict[str, Driver] = {
+    "saver": saver_chat,
+    "graph": graph_chat,
+    "subgraph": functools.partial(graph_chat, nested=True),
+}
 
 
 def measure_apart(url: str, library: str, driver: str, turns: int) -> Result:
@@ -261,13 +266,26 @@ def main() -> None:
     parser.add_argument("--url", help="a PostgreSQL server to create the databases on")
     parser.add_argument("--turns", default="200,1000", help="saver chat lengths")
     parser.add_argument("--graph-turns", default="200,1000", help="graph chat lengths")
+    parser.add_argument(
+        "--nested-turns",
+        default="200",
+        help="chat lengths of a graph whose reply comes from a subgraph",
+    )
     args = parser.parse_args()
     with server(args.url) as url:
-        for driver, lengths in (("saver", args.turns), ("graph", args.graph_turns)):
+        plan = (
+            ("saver", args.turns),
+            ("graph", args.graph_turns),
+            ("subgraph", args.nested_turns),
+        )
+        for driver, lengths in plan:
             for turns in (int(t) for t in lengths.split(",") if t):
                 us, them = (
                     measure_apart(
-                        create_database(url, f"bench_{driver}_{turns}_{lib.name}"),
+                        create_database(
+                            url,
+                            f"bench_{driver}_{turns}_{lib.name}",
+                        ),
                         lib.name,
                         driver,
                         turns,
