@@ -54,6 +54,26 @@ class Principal:
     user_id: str
 
 
+@dataclass(frozen=True, slots=True)
+class GraphUser:
+    """The user a run is for, as LangGraph's server hands it to graphs:
+    `config["configurable"]["langgraph_auth_user"]` and `runtime.server_info.user`, read
+    as attributes or as keys (`user.identity`, `user["identity"]`)."""
+
+    identity: str
+    is_authenticated: bool
+    permissions: tuple[str, ...] = ()
+
+    @property
+    def display_name(self) -> str:
+        return self.identity
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in ("identity", "is_authenticated", "permissions", "display_name"):
+            raise KeyError(key)
+        return getattr(self, key)
+
+
 class Authenticator(Protocol):
     async def authenticate(self, credential: str | None) -> Principal:
         """The caller behind a credential (an API key or a token); 401 if none or bad."""

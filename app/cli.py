@@ -2,19 +2,23 @@
 
 import argparse
 import asyncio
+import logging
 import os
 import sys
 from collections.abc import Coroutine, Sequence
+from pathlib import Path
 from typing import Any
 
 import uvicorn
 from sqlalchemy import make_url
 
-from app import auth, logs
+from app import auth, logs, project
 from app.config import Settings, get_settings
 from app.db.database import Database
+from app.db.migrations import migrate
 from app.worker import run_worker
-from engine.checkpoint.sql.migrations import migrate
+
+log = logging.getLogger(__name__)
 
 
 def run_loop(main: Coroutine[Any, Any, None]) -> None:
@@ -67,11 +71,32 @@ async def manage_users(settings: Settings, args: argparse.Namespace) -> str:
         await db.close()
 
 
+def open_project() -> project.Project | None:
+    """The LangGraph project here (`langgraph.json`, or THREADLINE_CONFIG): its variables
+    go into the environment (under those set) before the settings are read, and its path
+    into THREADLINE_CONFIG, where the server (a uvicorn factory) finds it."""
+    found = project.find(os.environ, Path.cwd())
+    if found is None:
+        return None
+    opened = project.Project.read(found)
+    opened.apply_env()
+    os.environ["THREADLINE_CONFIG"] = str(opened.path)
+    return opened
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
+    try:
+        opened = open_project()
+    except project.ProjectError as exc:
+        print(f"threadline: {exc}", file=sys.stderr)
+        return 1
     settings = get_settings()
     args = build_parser(settings).parse_args(argv)
     logs.configure()
+    if opened is not None:
+        graphs = "THREADLINE_GRAPHS" if settings.graphs else ", ".join(opened.graphs)
+        log.info("project %s: serving %s", opened.path, graphs)
     if args.command == "migrate":
         asyncio.run(migrate(settings.database_url))
         where = make_url(settings.database_url).render_as_string(hide_password=True)

@@ -16,10 +16,14 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8123
     database_url: str = "sqlite+aiosqlite:///./data/threadline.db"
-    cors_origins: tuple[str, ...] = ("*",)
+    # None: every origin, unless the project's `http.cors` says otherwise.
+    cors_origins: tuple[str, ...] | None = None
     recursion_limit: int = 100
-    # JSON {"graph_id": "package.module:attribute"}; empty means the default assistant.
+    # JSON {"graph_id": "package.module:attribute"}; empty means the project's graphs, or
+    # else the default assistant.
     graphs: str = ""
+    # A LangGraph project's `langgraph.json` (app/project.py); the CLI finds it.
+    config_file: str = ""
     # Runs executed at once by this process (each is an asyncio task, not a thread).
     workers: int = 32
     # Database connections this process keeps open (PostgreSQL), and how many more it may
@@ -49,6 +53,14 @@ class Settings:
     max_messages: int = 1000
     max_streams_per_user: int = 100
     max_queued_runs_per_user: int = 100
+    # Webhooks (app/webhooks.py): the HMAC key of the signature header (none: unsigned);
+    # private and loopback hosts or networks a webhook may call anyway; each attempt's
+    # timeout; attempts in all; the pause after the first failure, doubled after each.
+    webhook_secret: str = ""
+    webhook_allow: tuple[str, ...] = ()
+    webhook_timeout_s: float = 10.0
+    webhook_attempts: int = 8
+    webhook_backoff_s: float = 2.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> "Settings":
@@ -59,15 +71,14 @@ class Settings:
             host=environ.get("THREADLINE_HOST", defaults.host),
             port=int(environ.get("THREADLINE_PORT", defaults.port)),
             database_url=environ.get("THREADLINE_DATABASE_URL", defaults.database_url),
-            cors_origins=(
-                defaults.cors_origins
-                if origins is None
-                else tuple(o.strip() for o in origins.split(",") if o.strip())
-            ),
+            cors_origins=None
+            if origins is None
+            else tuple(o.strip() for o in origins.split(",") if o.strip()),
             recursion_limit=int(
                 environ.get("THREADLINE_RECURSION_LIMIT", defaults.recursion_limit)
             ),
             graphs=environ.get("THREADLINE_GRAPHS", defaults.graphs),
+            config_file=environ.get("THREADLINE_CONFIG", defaults.config_file),
             workers=int(environ.get("THREADLINE_WORKERS", defaults.workers)),
             db_pool_size=int(environ.get("THREADLINE_DB_POOL_SIZE", defaults.db_pool_size)),
             db_max_overflow=int(
@@ -94,6 +105,21 @@ class Settings:
                 environ.get(
                     "THREADLINE_MAX_QUEUED_RUNS_PER_USER", defaults.max_queued_runs_per_user
                 )
+            ),
+            webhook_secret=environ.get("THREADLINE_WEBHOOK_SECRET", defaults.webhook_secret),
+            webhook_allow=tuple(
+                a.strip()
+                for a in environ.get("THREADLINE_WEBHOOK_ALLOW", "").split(",")
+                if a.strip()
+            ),
+            webhook_timeout_s=float(
+                environ.get("THREADLINE_WEBHOOK_TIMEOUT_S", defaults.webhook_timeout_s)
+            ),
+            webhook_attempts=int(
+                environ.get("THREADLINE_WEBHOOK_ATTEMPTS", defaults.webhook_attempts)
+            ),
+            webhook_backoff_s=float(
+                environ.get("THREADLINE_WEBHOOK_BACKOFF_S", defaults.webhook_backoff_s)
             ),
         )
 

@@ -6,16 +6,20 @@ import functools
 import gc
 from dataclasses import dataclass
 
+from starlette.types import ASGIApp
+
 from app.agents.reminder_store import set_store
 from app.api.sse import StreamSlots
 from app.auth import Authenticator, authenticator
 from app.config import Settings
 from app.db.database import Database
-from app.graphs import GraphRegistry, parse_spec
+from app.graphs import GraphRegistry, graph_source
 from app.runs.broker import StreamBroker
 from app.runs.notify import Notifier, PostgresNotifier
 from app.runs.service import RunService
 from app.services.assistants import ensure_system_assistants
+from app.services.graph_store import ServerStore
+from app.services.reminder_scheduler import ReminderScheduler
 from app.services.reminders import SQLReminderStore
 from engine.checkpoint.sql.saver import SQLSaver
 
@@ -31,6 +35,7 @@ class AppContext:
     reminders: SQLReminderStore
     auth: Authenticator
     streams: StreamSlots
+    scheduler: ReminderScheduler
 
     @classmethod
     async def open(cls, settings: Settings) -> AppContext:
@@ -44,7 +49,8 @@ class AppContext:
             auth = authenticator(settings, db)
             await db.prepare()
             saver = SQLSaver(db.engine)
-            graphs = GraphRegistry.load(parse_spec(settings.graphs), saver)
+            spec, base = graph_source(settings)
+            graphs = await GraphRegistry.load(spec, saver, base)
             await ensure_system_assistants(db, graphs)
         except BaseException:
             await db.close()
@@ -60,13 +66,26 @@ class AppContext:
         # The agent's tools write through the store installed here.
         set_store(reminders)
         streams = StreamSlots(settings.max_streams_per_user)
+        scheduler = ReminderScheduler(db, runs)
+        ctx = cls(settings, db, saver, graphs, broker, runs, reminders, auth, streams, scheduler)
+        # The graphs' store is the server's (`/store`): each run's, its user's items.
+        runs.store_of = functools.partial(ServerStore, ctx)
         freeze_startup_objects()
-        return cls(settings, db, saver, graphs, broker, runs, reminders, auth, streams)
+        return ctx
+
+    def start(self, own_app: ASGIApp) -> None:
+        """Execute runs here, with what runs bring about: their webhooks' calls (a path
+        calls `own_app`: this server's app, with this context) and due reminders."""
+        self.runs.start()
+        self.runs.webhooks.start(own_app)
+        self.scheduler.start()
 
     async def close(self) -> None:
         """Stop workers (re-queueing what they could not finish), then disconnect."""
         try:
+            await self.scheduler.stop()
             await self.runs.stop()
+            await self.runs.webhooks.stop()
             await self.broker.flush()
             await self.broker.notifier.close()
         finally:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import re
+import sqlite3
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
@@ -12,6 +14,9 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 log = logging.getLogger(__name__)
 # How long a client should wait before retrying while the database is unreachable.
 UNAVAILABLE_RETRY_AFTER_S = 2
+# What SQLite says of a statement past one of its size limits (an expression tree, a LIKE
+# pattern, bound variables, the parser's stack): its code, SQLITE_ERROR, is no finer.
+_SQLITE_LIMIT = re.compile(r"too (large|big|complex|many)|stack overflow")
 
 
 class APIError(Exception):
@@ -59,6 +64,23 @@ class TooManyRequests(APIError):
         super().__init__(detail, headers={"Retry-After": str(retry_after_s)})
 
 
+def refused_by_database(exc: DBAPIError) -> int | None:
+    """413 when the database refused a statement of the request as too large, 422 when it
+    refused one of its values (too long, out of range); None for any other error. The
+    input limits keep requests clear of both: this is the net under them."""
+    sqlstate = getattr(exc.orig, "sqlstate", None) or ""  # PostgreSQL (asyncpg, psycopg)
+    if sqlstate.startswith("54"):  # program_limit_exceeded
+        return 413
+    if sqlstate.startswith("22"):  # data_exception
+        return 422
+    if isinstance(exc.orig, sqlite3.Error) and (
+        getattr(exc.orig, "sqlite_errorcode", None) in (sqlite3.SQLITE_TOOBIG, sqlite3.SQLITE_RANGE)
+        or _SQLITE_LIMIT.search(str(exc.orig))
+    ):
+        return 413
+    return None
+
+
 def install(app: FastAPI) -> None:
     async def handle(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, APIError)
@@ -68,12 +90,22 @@ def install(app: FastAPI) -> None:
 
     async def unavailable(request: Request, exc: Exception) -> JSONResponse:
         """The database is down, restarting or out of connections: the request may
-        succeed later, so 503 and not 500. Any other database error is a bug: a 500."""
+        succeed later, so 503 and not 500. A request the database refused is the
+        client's to change (413, 422); any other database error is a bug: a 500."""
+        where = f"{request.method} {request.url.path}"
+        if isinstance(exc, DBAPIError) and (refused := refused_by_database(exc)) is not None:
+            log.warning("%s: the database refused the request: %r", where, exc.orig)
+            detail = (
+                "The request is too large for the database: see the input limits."
+                if refused == 413
+                else "The database refused a value of the request as invalid or out of range."
+            )
+            return JSONResponse({"detail": detail}, status_code=refused)
         if isinstance(exc, DBAPIError) and not (
             exc.connection_invalidated or isinstance(exc, OperationalError | InterfaceError)
         ):
             raise exc
-        log.warning("%s %s: the database is unavailable: %r", request.method, request.url.path, exc)
+        log.warning("%s: the database is unavailable: %r", where, exc)
         return JSONResponse(
             {"detail": "The database is unavailable at the moment; retry shortly."},
             status_code=503,

@@ -1,4 +1,13 @@
-"""The graphs the server hosts: loaded from `THREADLINE_GRAPHS`, compiled on the SQL saver.
+"""The graphs the server hosts, compiled on the SQL saver: THREADLINE_GRAPHS, else those of
+the project's `langgraph.json` (`app.project`), else the default assistant.
+
+A graph is named as `package.module:attribute` or `path/to/file.py:attribute` (relative
+to the working directory, or to the project's folder). The attribute is a graph (a
+`StateGraph` or a compiled graph, which gets the server's checkpointer), or a factory
+that makes one: a function (sync or async) of no argument or of the run's config, as
+LangGraph's server takes them. A factory is called once at startup (its graph is drawn,
+its schemas shown, its threads' state read) and again for every run, with the run's
+config, so an assistant's `configurable` can pick a model or a prompt.
 
 Each graph gets a system assistant whose id is derived from the graph id, so clients
 can address an assistant before anyone created one.
@@ -6,17 +15,27 @@ can address an assistant before anyone created one.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
 import json
+import sys
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from pydantic import PydanticUserError, TypeAdapter, ValidationError
+
+from app.errors import Invalid
+from app.project import Project
 from engine import CompiledGraph, StateGraph
 from engine.checkpoint.base import BaseCheckpointSaver
 
 if TYPE_CHECKING:
+    from app.config import Settings
     from app.db.models import Assistant
 
 SYSTEM_NAMESPACE = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
@@ -24,16 +43,14 @@ DEFAULT_GRAPHS = {"agent": "app.agents.reminders:graph"}
 
 
 class GraphConfigError(RuntimeError):
-    """THREADLINE_GRAPHS names something that is not a graph."""
+    """A graph spec names something that is not a graph, or that fails to load."""
 
 
 def system_assistant_id(graph_id: str) -> str:
     return str(uuid.uuid5(SYSTEM_NAMESPACE, graph_id))
 
 
-def parse_spec(raw: str | None) -> dict[str, str]:
-    if not raw:
-        return dict(DEFAULT_GRAPHS)
+def parse_spec(raw: str) -> dict[str, str]:
     try:
         spec = json.loads(raw)
     except json.JSONDecodeError as exc:
@@ -47,21 +64,48 @@ def parse_spec(raw: str | None) -> dict[str, str]:
     return spec
 
 
+def graph_source(settings: Settings) -> tuple[dict[str, str], Path]:
+    """The graphs to serve, and the folder their file paths start from."""
+    if settings.graphs:
+        return parse_spec(settings.graphs), Path.cwd()
+    if settings.config_file:
+        project = Project.read(Path(settings.config_file))
+        return project.graphs, project.folder
+    return dict(DEFAULT_GRAPHS), Path.cwd()
+
+
 ResumeCheck = Callable[[Any, Any], None]
+GraphFactory = Callable[[dict[str, Any]], Awaitable[CompiledGraph]]
 
 
-def load_graph(path: str, saver: BaseCheckpointSaver) -> tuple[CompiledGraph, ResumeCheck | None]:
-    """The compiled graph, and the module's `check_resume(interrupt_value, resume)` if it
-    has one: a graph can refuse a malformed answer before the server starts a run."""
-    module_name, _, attribute = path.partition(":")
-    if not module_name or not attribute:
-        raise GraphConfigError(f"{path!r} is not of the form 'package.module:attribute'.")
+def load_target(path: str, base: Path) -> tuple[ModuleType, Any]:
+    """The module `path` names and its attribute; whatever fails, a GraphConfigError that
+    says which graph."""
+    module_ref, _, attribute = path.rpartition(":")
+    if not module_ref or not attribute:
+        raise GraphConfigError(
+            f"{path!r} is not of the form 'package.module:attribute' or 'file.py:attribute'."
+        )
     try:
-        module = importlib.import_module(module_name)
-        target = getattr(module, attribute)
-    except (ImportError, AttributeError) as exc:
-        raise GraphConfigError(f"Cannot load graph {path!r}: {exc}") from None
-    return _compiled(target, path, saver), getattr(module, "check_resume", None)
+        module = _import(module_ref, base)
+        return module, getattr(module, attribute)
+    except Exception as exc:  # the graph's own code runs here: anything may fail
+        raise GraphConfigError(f"Cannot load graph {path!r}: {type(exc).__name__}: {exc}") from exc
+
+
+def _import(module_ref: str, base: Path) -> ModuleType:
+    """A module by name, or a file by path from `base`, imported under the dotted name of
+    its path from the folder it is in (put on `sys.path`), so that it is the same module
+    in every process, and its imports of its neighbours work."""
+    if not module_ref.endswith(".py"):
+        return importlib.import_module(module_ref)
+    file = (base / module_ref).resolve()
+    if not file.is_file():
+        raise FileNotFoundError(f"no file {file}")
+    root = base.resolve() if file.is_relative_to(base.resolve()) else file.parent
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    return importlib.import_module(".".join(file.relative_to(root).with_suffix("").parts))
 
 
 def _compiled(target: Any, path: str, saver: BaseCheckpointSaver) -> CompiledGraph:
@@ -77,27 +121,93 @@ def _compiled(target: Any, path: str, saver: BaseCheckpointSaver) -> CompiledGra
     raise GraphConfigError(f"{path!r} is a {type(target).__name__}, not a StateGraph.")
 
 
+async def _made(
+    factory: Callable[..., Any], path: str, saver: BaseCheckpointSaver, config: dict[str, Any]
+) -> CompiledGraph:
+    """The graph a factory makes for `config` (given only to a factory that takes it)."""
+    made = factory(config) if inspect.signature(factory).parameters else factory()
+    if inspect.isawaitable(made):
+        made = await made
+    return _compiled(made, path, saver)
+
+
 @dataclass
 class GraphRegistry:
     graphs: dict[str, CompiledGraph]
     resume_checks: dict[str, ResumeCheck] = field(default_factory=dict)
+    # Graphs made by a factory, by graph id: each run gets its own, made for its config.
+    factories: dict[str, GraphFactory] = field(default_factory=dict)
     # The system assistants' rows by id, read once: nobody may change them (see
     # app/services/assistants.py), so every run need not read its assistant again.
     system_rows: dict[str, Assistant] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, spec: dict[str, str], saver: BaseCheckpointSaver) -> GraphRegistry:
+    async def load(
+        cls, spec: dict[str, str], saver: BaseCheckpointSaver, base: Path
+    ) -> GraphRegistry:
+        """Compile every graph of `spec` (file paths from `base`), calling each factory
+        once; a module's `check_resume(interrupt_value, resume)`, if it has one, lets its
+        graph refuse a malformed answer before the server starts a run."""
         registry = cls({})
         for graph_id, path in spec.items():
-            graph, check = load_graph(path, saver)
-            registry.graphs[graph_id] = graph
-            if check is not None:
+            module, target = load_target(path, base)
+            if isinstance(target, StateGraph | CompiledGraph) or not callable(target):
+                registry.graphs[graph_id] = _compiled(target, path, saver)
+            else:
+                make = functools.partial(_made, target, path, saver)
+                config = {"configurable": {"graph_id": graph_id}}
+                try:
+                    registry.graphs[graph_id] = await make(config)
+                except GraphConfigError:
+                    raise
+                except Exception as exc:
+                    raise GraphConfigError(
+                        f"Graph factory {path!r} failed: {type(exc).__name__}: {exc}"
+                    ) from exc
+                registry.factories[graph_id] = make
+            if (check := getattr(module, "check_resume", None)) is not None:
                 registry.resume_checks[graph_id] = check
         return registry
 
     def get(self, graph_id: str) -> CompiledGraph | None:
         return self.graphs.get(graph_id)
 
+    async def for_run(self, graph_id: str, config: dict[str, Any]) -> CompiledGraph:
+        """The graph a run executes: a factory's is made anew from the run's config; any
+        other is the one loaded."""
+        make = self.factories.get(graph_id)
+        return await make(config) if make is not None else self.graphs[graph_id]
+
     def system_assistants(self) -> dict[str, str]:
         """graph id -> system assistant id."""
         return {graph_id: system_assistant_id(graph_id) for graph_id in self.graphs}
+
+
+def run_context(graph: CompiledGraph, *layers: dict[str, Any] | None) -> Any:
+    """A run's `Runtime.context`: its assistant's context, then its own, key by key, read
+    as the graph's `context_schema` reads it (a dataclass or pydantic schema gives an
+    instance); 422 naming the fields that do not fit. Without a schema, the dict (None
+    when empty, as a graph called without a context sees)."""
+    merged = {key: value for layer in layers for key, value in (layer or {}).items()}
+    adapter = _adapter(graph.context_schema)
+    if adapter is None:
+        return merged or None
+    try:
+        return adapter.validate_python(merged)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, error['loc'])) or 'context'}: {error['msg']}"
+            for error in exc.errors()
+        )
+        raise Invalid(f"context does not fit the graph's context_schema: {problems}.") from None
+
+
+@functools.cache
+def _adapter(schema: Any) -> TypeAdapter[Any] | None:
+    """A validator of `schema`; None without one, or for a type pydantic cannot check."""
+    if schema is None:
+        return None
+    try:
+        return TypeAdapter(schema)
+    except (PydanticUserError, TypeError):
+        return None

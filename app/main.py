@@ -2,19 +2,34 @@
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from app import __version__, errors, logs, metrics, retention
-from app.api import assistants, demo, reminders, runs, state, store, system, threads, ui
+from app.api import assistants, crons, demo, reminders, runs, state, store, system, threads, ui
 from app.api import metrics as metrics_api
 from app.config import Settings, get_settings
 from app.context import AppContext
 from app.middleware import LimitBodySize, QueryStrings
+from app.project import Project
 
 # Browser clients (chat frontends, the SDK in a page) must be able to read these.
 EXPOSED_HEADERS = ["Location", "Content-Location", "X-Pagination-Total", "X-Pagination-Next"]
+
+
+def cors_options(settings: Settings) -> dict[str, Any]:
+    """Every origin, method and header by default (as the reference server allows), a
+    project's `http.cors` over that, THREADLINE_CORS_ORIGINS over both; the headers
+    clients read are exposed whatever the project says."""
+    project = Project.read(Path(settings.config_file)).cors if settings.config_file else {}
+    options = {"allow_origins": ["*"], "allow_methods": ["*"], "allow_headers": ["*"], **project}
+    if settings.cors_origins is not None:
+        options["allow_origins"] = list(settings.cors_origins)
+    options["expose_headers"] = [*EXPOSED_HEADERS, *project.get("expose_headers", ())]
+    return options
 
 
 @asynccontextmanager
@@ -23,7 +38,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.ctx = ctx
     app.state.metrics.time_checkpoint_saves(ctx.saver)
     if ctx.settings.run_workers:
-        ctx.runs.start()
+        ctx.start(app)
     try:
         async with retention.cleaning(ctx.db):
             yield
@@ -38,13 +53,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     # Inside CORS, so that a browser can read the 413.
     app.add_middleware(LimitBodySize, max_bytes=settings.max_body_bytes)
-    app.add_middleware(
-        CORSMiddleware,
-        allow_origins=list(settings.cors_origins),
-        allow_methods=["*"],
-        allow_headers=["*"],
-        expose_headers=EXPOSED_HEADERS,
-    )
+    app.add_middleware(CORSMiddleware, **cors_options(settings))
     app.add_middleware(QueryStrings)
     app.add_middleware(logs.RequestIds)
     metrics.install(app)
@@ -56,6 +65,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(state.router)
     app.include_router(store.router)
     app.include_router(runs.router)
+    app.include_router(crons.router)
     app.include_router(reminders.router)
     app.include_router(demo.router)
     app.include_router(ui.router)

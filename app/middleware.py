@@ -1,19 +1,23 @@
 """What every request goes through before a route uses it: the query-string conventions
-of the API, the limit on body size, and JSON bodies that any database can store."""
+of the API, the limit on body size, and JSON bodies that any database can store, within
+the limits on their depth and their number of values."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import re
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from fastapi import Request, Response
+from fastapi import HTTPException, Request, Response
 from fastapi.routing import APIRoute
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.limits import MAX_JSON_DEPTH, MAX_JSON_VALUES
 
 
 class QueryStrings:
@@ -90,18 +94,41 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
 
 
 class JsonOnlyRequest(Request):
-    """A request whose JSON body is parsed strictly (`strict_json`)."""
+    """A request whose JSON body is parsed strictly (`strict_json`): a body nested deeper
+    than MAX_JSON_DEPTH is a 422 naming the field where it does, one of more than
+    MAX_JSON_VALUES values a 413. A large body is parsed in a thread: the walk over its
+    values lets the event loop serve other requests meanwhile."""
 
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
-            self._json = strict_json(await self.body())
+            body = await self.body()
+            try:
+                if len(body) > _PARSED_IN_A_THREAD:
+                    self._json = await asyncio.to_thread(strict_json, body)
+                else:
+                    self._json = strict_json(body)
+            except TooDeep as exc:
+                # Shaped as FastAPI's validation errors, which every route documents.
+                error = {
+                    "loc": ["body", *exc.field],
+                    "msg": f"nested deeper than {MAX_JSON_DEPTH} levels; a body nests at "
+                    f"most {MAX_JSON_DEPTH} (objects and arrays, the body counting as one)",
+                    "type": "json_too_deep",
+                    "ctx": {"max_depth": MAX_JSON_DEPTH},
+                }
+                raise HTTPException(status_code=422, detail=[error]) from None
+            except TooManyValues:
+                detail = f"The body holds more than {MAX_JSON_VALUES} JSON values; at most that."
+                raise HTTPException(status_code=413, detail=detail) from None
         return self._json
 
 
 class JsonOnlyRoute(APIRoute):
     """A route that reads its body as JSON that any database can store: no NaN or
     Infinity, no integer beyond 64 bits, no NUL character and no lone surrogate in a
-    string. Anything else is a 422 (`json_invalid`), as malformed JSON is."""
+    string (anything else is a 422, `json_invalid`, as malformed JSON is), nested no
+    deeper than MAX_JSON_DEPTH (422, `json_too_deep`), of at most MAX_JSON_VALUES values
+    (413)."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
@@ -113,12 +140,39 @@ class JsonOnlyRoute(APIRoute):
 
 
 _INT64 = 2**63
+# Bodies longer than this many bytes are parsed off the event loop; shorter ones, the
+# turns of a chat, are not worth a thread's hop.
+_PARSED_IN_A_THREAD = 256 * 1024
 # A lone surrogate cannot be written as UTF-8; NUL cannot be stored in PostgreSQL text.
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+# The JSON escapes that spell either.
+_ESCAPE = re.compile(r"\\u(0000|d[89a-f])", re.IGNORECASE)
+
+
+class TooDeep(ValueError):
+    """A body nested deeper than MAX_JSON_DEPTH; `path` leads to where it does."""
+
+    def __init__(self) -> None:
+        super().__init__(f"nested deeper than {MAX_JSON_DEPTH} levels")
+        self.path: list[str | int] = []
+
+    @property
+    def field(self) -> list[str | int]:
+        """The path down to the first object key: the field of the request's model (or
+        of an item of a list body); the first step when there is no key."""
+        keys = [i for i, step in enumerate(self.path) if isinstance(step, str)]
+        return self.path[: keys[0] + 1] if keys else self.path[:1]
+
+
+class TooManyValues(ValueError):
+    """A body of more than MAX_JSON_VALUES values (objects, arrays, scalars and keys)."""
 
 
 def strict_json(body: bytes) -> Any:
-    """`body` parsed as JSON, refusing what standard JSON or a database cannot hold."""
+    """`body` parsed as JSON, refusing what standard JSON or a database cannot hold
+    (JSONDecodeError), nesting deeper than MAX_JSON_DEPTH (TooDeep) and more than
+    MAX_JSON_VALUES values (TooManyValues). The C parser reads the numbers and the
+    strings; one walk over the containers checks them after, at a small cost per value."""
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
@@ -130,32 +184,55 @@ def strict_json(body: bytes) -> Any:
     def constant(name: str) -> Any:
         raise refuse(f"{name} is not JSON")
 
-    def integer(digits: str) -> int:
-        value = int(digits) if len(digits) < 25 else _INT64
-        if not -_INT64 <= value < _INT64:
-            raise refuse(f"integer {digits[:30]} does not fit in 64 bits")
-        return value
+    try:
+        parsed = json.loads(text, parse_constant=constant)
+    except RecursionError:  # far deeper than the limit: the parser gave up
+        raise TooDeep() from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # an integer of more digits than Python converts
+        raise refuse("an integer does not fit in 64 bits") from None
+    # Valid UTF-8 holds neither NUL nor a lone surrogate, and JSON text no raw NUL: only
+    # an escape can spell one, so without such escapes no string needs a look.
+    strings = _ESCAPE.search(text) is not None
+    values = 1
 
-    def number(digits: str) -> float:
-        value = float(digits)
-        if not math.isfinite(value):
-            raise refuse(f"number {digits[:30]} is out of range")
-        return value
+    def scalar(value: Any) -> None:
+        kind = type(value)
+        if kind is str:
+            if strings and _UNSTORABLE.search(value):
+                raise refuse("strings must not contain NUL or unpaired surrogates")
+        elif kind is int:
+            if not -_INT64 <= value < _INT64:
+                raise refuse(f"integer {str(value)[:30]} does not fit in 64 bits")
+        elif kind is float and not math.isfinite(value):
+            raise refuse(f"number {value} is out of range")
 
-    parsed = json.loads(text, parse_constant=constant, parse_int=integer, parse_float=number)
-    _check_strings(parsed, refuse)
+    def check(container: dict[str, Any] | list[Any], depth: int) -> None:
+        nonlocal values
+        if depth > MAX_JSON_DEPTH:
+            raise TooDeep()
+        if type(container) is dict:
+            values += 2 * len(container)  # its keys count too
+            steps: Iterable[tuple[str | int, Any]] = container.items()
+        else:
+            values += len(container)
+            steps = enumerate(container)
+        if values > MAX_JSON_VALUES:
+            raise TooManyValues()
+        for step, item in steps:
+            scalar(step)  # a key (an index is always fine)
+            if type(item) is dict or type(item) is list:
+                try:
+                    check(item, depth + 1)
+                except TooDeep as exc:
+                    exc.path.insert(0, step)
+                    raise
+            else:
+                scalar(item)
+
+    if type(parsed) is dict or type(parsed) is list:
+        check(parsed, 1)
+    else:
+        scalar(parsed)
     return parsed
-
-
-def _check_strings(value: Any, refuse: Callable[[str], Exception]) -> None:
-    """Raise for a string (value or key) holding a character no database stores."""
-    if isinstance(value, str):
-        if _UNSTORABLE.search(value):
-            raise refuse("strings must not contain NUL or unpaired surrogates")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _check_strings(key, refuse)
-            _check_strings(item, refuse)
-    elif isinstance(value, list):
-        for item in value:
-            _check_strings(item, refuse)

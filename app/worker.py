@@ -12,6 +12,7 @@ import signal
 
 from app.config import Settings
 from app.context import AppContext
+from app.main import create_app
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +24,10 @@ async def run_worker(settings: Settings) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    ctx.runs.start()
+    # Webhooks given as a path call an app of this server over this context (not served).
+    own_app = create_app(settings)
+    own_app.state.ctx = ctx
+    ctx.start(own_app)
     log.info("worker %s started", ctx.runs.pool.worker_id)
     try:
         await stop.wait()

@@ -6,8 +6,9 @@ In order: the engine comparison (bench/engine.py), LangGraph's own bench suite o
 engines (bench/langgraph_suite.py), the serializers (bench/serde.py), the SQL savers on a
 wide state (bench/sql_wide.py), the storage comparison (bench/storage.py) and its plot
 (bench/plot_storage.py, docs/storage.png), the side-by-side HTTP load against
-`langgraph dev` (bench/compare.py), the thread scaling run (bench/scaling.py) and the
-many-streams run (bench/streams.py). Each part starts and stops
+`langgraph dev` (bench/compare.py), durable turns against the floor (bench/turns.py), a
+long chat's growth per table (bench/growth.py), the thread scaling run
+(bench/scaling.py) and the many-streams run (bench/streams.py). Each part starts and stops
 what it needs, prints its own table, and a part that crashes is reported without stopping
 the others. --quick shrinks every part to a smoke test of about four minutes: its figures
 are only indicative, and its plot goes to a temporary file, not docs/.
@@ -31,6 +32,7 @@ import compare
 import plot_storage
 import scaling
 import streams
+import turns
 from load import LoadResult
 
 T = TypeVar("T")
@@ -57,6 +59,9 @@ class Plan:
     sizes: list[int]
     control_turns: int
     streams: int
+    turn_users: list[int]  # bench/turns.py; the first level is the one the goals name
+    turn_total: int
+    growth_args: list[str]
 
 
 FULL = Plan(
@@ -72,6 +77,9 @@ FULL = Plan(
     sizes=[10, 100, 1000, 10000],
     control_turns=1000,
     streams=1000,
+    turn_users=[20, 100],
+    turn_total=500,
+    growth_args=[],
 )
 QUICK = Plan(
     engine_args=["--quick"],
@@ -86,6 +94,9 @@ QUICK = Plan(
     sizes=[10, 50, 200],
     control_turns=100,
     streams=100,
+    turn_users=[5],
+    turn_total=50,
+    growth_args=["--turns", "60", "--marks", "10,30,60"],
 )
 
 
@@ -210,6 +221,56 @@ def _ratio_row(
     return row
 
 
+def turns_rows(results: dict[tuple[str, int], turns.Measured], levels: list[int]) -> list[Row]:
+    """Throughput against the floor and the reference, tail latency, costs per turn."""
+    users = levels[0]
+    floor = results.get(("floor", users))
+    reference = results.get(("langgraph", users))
+    rows = []
+    for key, label in (("pg", "PG 1 process"), ("pg2x2", "PG 2 API + 2 workers")):
+        ours = results.get((key, users))
+        load = None if ours is None else ours.load
+        rows += [
+            _ratio_row(
+                f"wait turns/s vs floor, {users} users, {label}",
+                load,
+                floor and floor.load,
+                "turns_per_s",
+                0.6,
+            ),
+            _ratio_row(
+                f"wait turns/s, {users} users, {label}",
+                load,
+                reference and reference.load,
+                "turns_per_s",
+                3.0,
+            ),
+            _ratio_row(
+                f"wait p99 ms, {users} users, {label}",
+                load,
+                reference and reference.load,
+                "latency_p99_ms",
+                1 / 3,
+            ),
+            Row(
+                f"  per turn: server CPU ms / statements, {label}",
+                "-" if ours is None else f"{_num(ours.cpu_ms, 2)} / {_num(ours.statements)}",
+            ),
+        ]
+    for level in levels[1:]:
+        ours, ref = results.get(("pg", level)), results.get(("langgraph", level))
+        rows.append(
+            _ratio_row(
+                f"wait turns/s, {level} users, PG 1 process",
+                ours and ours.load,
+                ref and ref.load,
+                "turns_per_s",
+                2.0,
+            )
+        )
+    return rows
+
+
 def scaling_rows(result: scaling.Scaling) -> list[Row]:
     """RSS growth over the sizes, the cost of an idle thread, a lone turn at each end."""
     first, last = result.levels[0], result.levels[-1]
@@ -312,6 +373,18 @@ def main() -> int:
         lambda: compare.run_compare(plan.users, plan.turns, plan.request_timeout),
         compare.format_comparison,
         comparison_rows,
+        failed,
+    )
+    rows += reported(
+        "durable turns against the floor (bench/turns.py)",
+        lambda: turns.run(list(turns.SETUPS), plan.turn_users, plan.turn_total),
+        lambda results: turns.report(results, plan.turn_users),
+        lambda results: turns_rows(results, plan.turn_users),
+        failed,
+    )
+    guarded(
+        "a long chat's growth (bench/growth.py)",
+        lambda: run_script("growth.py", plan.growth_args),
         failed,
     )
     rows += reported(

@@ -114,7 +114,13 @@ def start_threadline(
     other and the workers last, so only the first creates the schema. Raises with the log
     tail if a process does not start.
     """
-    environ = {**os.environ, **(env or {}), "THREADLINE_DATABASE_URL": database_url}
+    # The scripted model at full speed (its default is a human pace), unless told otherwise.
+    environ = {
+        "THREADLINE_SCRIPTED_PACE_S": "0",
+        **os.environ,
+        **(env or {}),
+        "THREADLINE_DATABASE_URL": database_url,
+    }
     server = Server([], [], _new_log())
     for _ in range(apis):
         port = _free_port()
@@ -130,14 +136,18 @@ def start_threadline(
 
 
 @contextlib.contextmanager
-def start_langgraph_dev(startup_timeout: float = 120.0) -> Iterator[Server]:
-    """`langgraph dev` serving bench/lg_agent (in-memory runtime, default settings, no
-    reload, no browser); its on-disk cache in that folder is removed before and after."""
+def start_langgraph_dev(
+    config: str = "langgraph.json", startup_timeout: float = 120.0
+) -> Iterator[Server]:
+    """`langgraph dev` serving bench/lg_agent with the graphs of `config` there (in-memory
+    runtime, default settings, no reload, no browser); its on-disk cache in that folder is
+    removed before and after."""
     cache = LG_AGENT / ".langgraph_api"
     shutil.rmtree(cache, ignore_errors=True)
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     command = [str(LANGGRAPH), "dev", "--port", str(port), "--no-browser", "--no-reload"]
+    command += ["--config", config]
     environ = {**os.environ, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGSMITH_TRACING": "false"}
     server = Server([url], [], _new_log())
     try:
@@ -156,8 +166,22 @@ def _answers_ok(url: str) -> bool:
         return False
 
 
+def start_floor(database_url: str, startup_timeout: float = 30.0) -> Server:
+    """Start bench/floor.py (the least a durable turn does) on a free port."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [sys.executable, str(ROOT / "bench" / "floor.py"), "--port", str(port)]
+    server = Server([url], [], _new_log())
+    server.processes.append(
+        _spawn([*command, "--database-url", database_url], os.environ, server.log)
+    )
+    _wait_ok(server, server.processes[0], url, startup_timeout)
+    return server
+
+
 @contextlib.contextmanager
-def start_postgres() -> Iterator[str]:
-    """A throwaway PostgreSQL cluster; yields the URL of an empty `threadline` database."""
-    with throwaway_cluster() as cluster:
+def start_postgres(settings: Mapping[str, str] | None = None) -> Iterator[str]:
+    """A throwaway PostgreSQL cluster (`settings` change the tests' ones: fsync and
+    full-page writes off); yields the URL of an empty `threadline` database."""
+    with throwaway_cluster(settings) as cluster:
         yield cluster.create_database("threadline")

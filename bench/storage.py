@@ -9,7 +9,10 @@ Each saver gets a fresh database on the same server and the same chat texts, in 
   checkpoint per turn with two messages more each time, for each of --turns;
 - "graph": a one-node chat graph (START -> chat -> END on MessagesState) run turn by turn,
   ours on our engine and LangGraph's on langgraph: what a server stores, with the input
-  and step checkpoints and the pending writes of every turn (--graph-turns).
+  and step checkpoints and the pending writes of every turn (--graph-turns);
+- "subgraph": the same graph whose node is itself a one-node chat graph, run per call,
+  so that it saves in a new namespace every turn and gets and hands back the whole
+  history (--nested-turns).
 
 Printed per chat: bytes on disk (every table with its indexes, TOAST and maps), the growth
 over the empty schema per turn and per byte of message text, the bytes of stored values,

@@ -15,8 +15,8 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
@@ -61,16 +61,18 @@ def _free_port() -> int:
 
 @dataclass
 class PostgresCluster:
-    """A cluster in `directory`, served on 127.0.0.1:`port` with trust authentication."""
+    """A cluster in `directory`, served on 127.0.0.1:`port` with trust authentication;
+    `settings` change those of the tests."""
 
     directory: Path
     port: int
+    settings: Mapping[str, str] = field(default_factory=dict)
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
 
     def start(self) -> None:
-        options = " ".join(f"-c {k}={v}" for k, v in _SETTINGS.items())
+        options = " ".join(f"-c {k}={v}" for k, v in {**_SETTINGS, **self.settings}.items())
         self._ctl("start", "-o", f"-p {self.port} -k {self.directory} {options}")
 
     def stop(self) -> None:
@@ -111,13 +113,14 @@ def _run_as_postgres(*command: str) -> None:
 
 
 @contextlib.contextmanager
-def throwaway_cluster() -> Iterator[PostgresCluster]:
-    """A fresh running cluster, stopped and deleted on exit."""
+def throwaway_cluster(settings: Mapping[str, str] | None = None) -> Iterator[PostgresCluster]:
+    """A fresh running cluster (with `settings` besides the tests'), stopped and deleted on
+    exit."""
     directory = Path(tempfile.mkdtemp(prefix="threadline-pg-"))
     try:
         if os.geteuid() == 0:
             shutil.chown(directory, "postgres", "postgres")
-        cluster = PostgresCluster(directory, _free_port())
+        cluster = PostgresCluster(directory, _free_port(), dict(settings or {}))
         _run_as_postgres(
             str(_bin_dir() / "initdb"),
             "-D",
@@ -154,3 +157,13 @@ def postgres_url(postgres_cluster: PostgresCluster | None) -> str:
     if postgres_cluster is None:
         return os.environ[URL_VARIABLE]
     return postgres_cluster.create_database(TEST_DATABASE)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of a database without tables, on each dialect (for migrations)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'empty.db'}"
+    cluster: PostgresCluster | None = request.getfixturevalue("postgres_cluster")
+    server = cluster.url() if cluster else os.environ[URL_VARIABLE]
+    return create_database(server, "threadline_empty")

@@ -6,21 +6,32 @@ wrong host or credentials, files the image lacks."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import fnmatch
 import json
+import os
 import re
 import shlex
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
 import tomllib
+import venv
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from sqlalchemy import make_url
 
 from app.cli import build_parser
 from app.config import Settings
-from engine.checkpoint.sql.migrations import ALEMBIC_DIR
-from tests.multiprocess.topology import ROOT, compose, service
+from app.db.migrations import HISTORIES
+from app.db.models import app_metadata
+from engine.checkpoint.sql.models import checkpoint_metadata
+from tests.multiprocess.topology import ROOT, compose, free_port, service
 
 THREADLINE_SERVICES = {"migrate": "migrate", "api": "serve", "worker": "worker"}
 
@@ -154,29 +165,152 @@ def test_dockerfile_runs_the_threadline_command_as_a_user() -> None:
     assert int(port) == Settings().port
 
 
-def test_image_holds_the_packages_and_migrations_where_the_code_finds_them() -> None:
-    """Migrations are found next to the packages (ALEMBIC_DIR), so the image copies both
-    into its working directory and installs in place (editable)."""
-    [workdir] = instruction("WORKDIR")
+def stages() -> list[list[tuple[str, str]]]:
+    """The Dockerfile's stages: the (INSTRUCTION, arguments) pairs of each, FROM first."""
+    found: list[list[tuple[str, str]]] = []
+    for keyword, rest in dockerfile():
+        if keyword == "FROM":
+            found.append([])
+        found[-1].append((keyword, rest))
+    return found
+
+
+def of(stage: list[tuple[str, str]], keyword: str) -> list[str]:
+    return [rest for key, rest in stage if key == keyword]
+
+
+def build_stage_sources() -> dict[str, Path]:
+    """What the first stage copies from the build context: where each source lands."""
+    build = stages()[0]
+    [workdir] = of(build, "WORKDIR")
     copied: dict[str, Path] = {}
-    for args in instruction("COPY"):
+    for args in of(build, "COPY"):
         *sources, target = shlex.split(args)
         into = Path(workdir, target)
         copied.update({s: into / s if target.endswith("/") else into for s in sources})
-    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    packages = {
-        p.rstrip("*") for p in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
-    }
-    needed = {"pyproject.toml", pyproject["project"]["readme"], ALEMBIC_DIR.name, *packages}
+    return copied
+
+
+def wheel_sources() -> set[str]:
+    """What the wheel is built from: the build files, the readme, and the folders that
+    setup.py takes packages from (those it searches, and the one it renames)."""
+    folders: set[str] = set()
+    for node in ast.walk(ast.parse((ROOT / "setup.py").read_text(encoding="utf-8"))):
+        if isinstance(node, ast.keyword) and node.arg == "include":
+            assert isinstance(node.value, ast.List)
+            folders |= {ast.literal_eval(item).rstrip("*") for item in node.value.elts}
+        elif isinstance(node, ast.keyword) and node.arg == "package_dir":
+            assert isinstance(node.value, ast.Dict)
+            folders |= {ast.literal_eval(value) for value in node.value.values}
+    readme = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["readme"]
+    return {"pyproject.toml", "setup.py", readme, *folders}
+
+
+def test_image_installs_the_wheel_built_from_the_sources_it_copies() -> None:
+    """The first stage copies what the wheel is built from and builds it; the image
+    installs the locked runtime dependencies, then that wheel, not editable (the
+    migration scripts ride in it), and copies no source of its own."""
+    build, image = stages()
+    [workdir] = of(build, "WORKDIR")
+    copied = build_stage_sources()
+    needed = wheel_sources()
+    assert {"alembic", "engine", "app"} <= needed
     assert needed <= set(copied)
     for source in needed:
         assert (ROOT / source).exists()
         assert copied[source] == Path(workdir, source)
-    assert any("pip install -e ." in run for run in instruction("RUN"))
+    assert any(run.startswith("pip wheel --no-deps") for run in of(build, "RUN"))
+
+    from_context = [shlex.split(args) for args in of(image, "COPY")]
+    from_context = [args for args in from_context if not args[0].startswith("--from=")]
+    assert [args[:-1] for args in from_context] == [["requirements.txt"]]
+    runs = of(image, "RUN")
+    assert any("pip install -r" in run and "requirements.txt" in run for run in runs)
+    assert any("pip install --no-deps" in run and ".whl" in run for run in runs)
+    assert not any(" -e " in run or "--editable" in run for run in runs)
     ignored = [
         line.strip()
         for line in (ROOT / ".dockerignore").read_text().splitlines()
         if line.strip() and not line.startswith("#")
     ]
-    for source in needed:
+    for source in {*needed, "requirements.txt"}:
         assert not any(fnmatch.fnmatch(source, pattern) for pattern in ignored), source
+
+
+@pytest.mark.slow
+def test_the_wheel_the_image_builds_migrates_a_database(tmp_path: Path) -> None:
+    """The image's two stages without Docker: the wheel built from what the first stage
+    copies, installed with the locked dependencies into a new venv (not editable, no
+    source tree in reach), runs `threadline migrate` on a SQLite file."""
+    source = tmp_path / "src"
+    source.mkdir()
+    for name in build_stage_sources():
+        if (ROOT / name).is_dir():
+            shutil.copytree(
+                ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__")
+            )
+        else:
+            shutil.copy2(ROOT / name, source / name)
+    environment = {
+        key: value
+        for key, value in os.environ.items()
+        if key != "PYTHONPATH" and not key.startswith("THREADLINE_")
+    }
+    wheels = tmp_path / "wheels"
+    pip = [sys.executable, "-m", "pip", "--quiet"]
+    subprocess.run([*pip, "wheel", "--no-deps", "--wheel-dir", wheels, source], check=True)
+    [wheel] = wheels.glob("threadline-*.whl")
+
+    venv.EnvBuilder(with_pip=True).create(tmp_path / "venv")
+    python = tmp_path / "venv" / "bin" / "python"
+    installed = [python, "-m", "pip", "--quiet", "install"]
+    subprocess.run([*installed, "-r", ROOT / "requirements.txt"], check=True, env=environment)
+    subprocess.run([*installed, "--no-deps", wheel], check=True, env=environment)
+    where = subprocess.run(
+        [python, "-c", "import app, threadline_migrations as m; print(app.__file__, *m.__path__)"],
+        cwd=tmp_path,
+        env=environment,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    assert all(Path(path).is_relative_to(tmp_path / "venv") for path in where), where
+
+    database = tmp_path / "data" / "threadline.db"
+    subprocess.run(
+        [tmp_path / "venv" / "bin" / "threadline", "migrate"],
+        cwd=tmp_path,
+        env={**environment, "THREADLINE_DATABASE_URL": f"sqlite:///{database}"},
+        check=True,
+    )
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        tables = {
+            name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+    expected = {*checkpoint_metadata.tables, *app_metadata.tables}
+    assert tables == expected | {history.version_table for history in HISTORIES}
+
+    # The runtime dependencies are all the server needs: it serves on that database.
+    port = free_port()
+    server = subprocess.Popen(
+        [tmp_path / "venv" / "bin" / "threadline", "serve", "--port", str(port)],
+        cwd=tmp_path,
+        env={**environment, "THREADLINE_DATABASE_URL": f"sqlite:///{database}"},
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while not ready(f"{url}/ok?check_db=1"):
+            assert server.poll() is None and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.2)
+        assert httpx.post(f"{url}/threads", json={}).status_code == 200
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def ready(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=1).is_success
+    except httpx.TransportError:
+        return False

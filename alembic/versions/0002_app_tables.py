@@ -1,7 +1,10 @@
 """app tables
 
+The first revision of the server's history. It followed 0001 while the checkpoint tables
+shared this history; they have their own since (alembic/checkpoint).
+
 Revision ID: 0002
-Revises: 0001
+Revises:
 Create Date: 2026-11-30 13:16:20.147347
 """
 
@@ -11,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0002"
-down_revision: str | None = "0001"
+down_revision: str | None = None
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -4,29 +4,53 @@
                    -> ask_user -> tools   (any add_reminder: one review of all of them)
                    -> tools               (one task per call, all in one step)
              tools -> model
+          remind -> END                   (a reminder come due: the agent says it)
 
-Every tool task of a turn runs in the same step, so `model` runs once after all of them.
+Written as LangGraph users write agents, so it doubles as an example to copy: a LangChain
+chat model with the tools bound (`THREADLINE_MODEL` picks it, see `app.models.base`), a
+`ToolNode` that runs each call (sent to it with `Send`, as `create_react_agent` does), and
+`interrupt()` for the review. Every tool task of a turn runs in the same step, so `model`
+runs once after all of them.
 `ask_user` only asks: it has no side effects before `interrupt()`, and a resume it cannot
-read fails with `InvalidResumeError` while the thread stays interrupted.
+read fails with `InvalidResumeError` while the thread stays interrupted. Its card shows
+when each reminder will fire, or, when no time can be read from its `due`, asks for one
+(the user edits the reminder, or approves it without a time).
+
+When a reminder comes due, the server runs the thread with `Command(goto=Send("remind",
+reminder))` (`app.services.reminder_scheduler`): `remind` has the model say it, in a turn
+of its own that streams like any reply, once, however often the run is retried.
 """
 
+import logging
+from datetime import UTC, datetime, tzinfo
 from typing import Any, Literal, TypedDict
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
+from pydantic import ValidationError
 
-from app.agents.tools import TOOLS, declined, run_tool, tool_schemas
+from app.agents.due import resolve_due, zone_of
+from app.agents.reminder_store import get_store
+from app.agents.tools import TOOLS, add_reminder, declined, tool_error
 from app.models.base import load_model
 from engine import END, START, Command, MessagesState, Send, StateGraph, interrupt
+from engine.prebuilt import ToolNode
 
-ADD_REMINDER = "add_reminder"
+ADD_REMINDER = add_reminder.name
 SYSTEM_PROMPT = (
     "You are Threadline, a concise, friendly assistant. Use get_forecast for weather "
     "questions, add_reminder to set reminders (the user confirms each one before it is set) "
     "and list_reminders to show them. If the user declines a reminder, acknowledge it and do "
     "not set it again."
 )
+REMINDER_PROMPT = (
+    "A reminder the user set is due now. Tell them, in one short friendly sentence that "
+    "starts with '⏰'. Do not ask anything."
+)
+# The request `remind` puts to the model (the scripted model knows it).
+DUE_NOW = "Reminder due now: "
+log = logging.getLogger(__name__)
 _YES = frozenset({"yes", "y", "approve"})
 _NO = frozenset({"no", "n", "reject"})
 
@@ -73,6 +97,14 @@ class RejectDecision(TypedDict):
 
 
 Decision = ApproveDecision | EditDecision | RejectDecision
+
+
+class DueReminder(TypedDict):
+    """What the server sends `remind` when a reminder comes due."""
+
+    id: str
+    text: str
+    due: str | None
 
 
 class InvalidResumeError(ValueError):
@@ -127,17 +159,27 @@ def _decision(raw: Any, where: str) -> Decision:
                 f'{where}: an edit needs "edited_action": {{"name": "{ADD_REMINDER}", '
                 '"args": {"text": ..., "due": ...}}.'
             )
-        if problem := TOOLS[ADD_REMINDER].check_args(action.get("args")):
-            raise InvalidResumeError(f"{where}: {problem}.")
+        try:
+            add_reminder.tool_call_schema.model_validate(action.get("args"))  # type: ignore[union-attr]
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'args'}: {e['msg']}" for e in exc.errors()
+            )
+            raise InvalidResumeError(f"{where}: {ADD_REMINDER} {problems}.") from None
         return {"type": "edit", "edited_action": {"name": ADD_REMINDER, "args": action["args"]}}
     raise InvalidResumeError(f"{where}: type must be 'approve', 'edit' or 'reject', got {kind!r}.")
 
 
-def review_request(calls: list[dict[str, Any]]) -> ReviewRequest:
-    """One action request per add_reminder call, in call order."""
+def review_request(calls: list[dict[str, Any]], zone: tzinfo, now: datetime) -> ReviewRequest:
+    """One action request per add_reminder call, in call order; each says when it fires
+    (in `zone`, seen from `now`), or asks when."""
     return {
         "action_requests": [
-            {"name": c["name"], "args": c["args"], "description": _description(c["args"])}
+            {
+                "name": c["name"],
+                "args": c["args"],
+                "description": _description(c["args"], zone, now),
+            }
             for c in calls
         ],
         "review_configs": [
@@ -146,11 +188,17 @@ def review_request(calls: list[dict[str, Any]]) -> ReviewRequest:
     }
 
 
-def _description(args: Any) -> str:
+def _description(args: Any, zone: tzinfo, now: datetime) -> str:
     if not isinstance(args, dict) or not args.get("text"):
         return "Set a reminder."
-    due = f", due {args['due']}" if args.get("due") else ""
-    return f"Set a reminder to {args['text']}{due}."
+    words = args.get("due")
+    if not isinstance(words, str) or not words.strip():
+        return f"Set a reminder to {args['text']}."
+    set_it = f"Set a reminder to {args['text']}, due {words}."
+    due = resolve_due(words, zone, now)
+    if due.at is None:
+        return f"{set_it} When is that? {due.problem}: edit it, or approve it without a time."
+    return f"{set_it} That is {due.describe(zone)}."
 
 
 def _tool_calls(state: MessagesState) -> list[dict[str, Any]]:
@@ -160,7 +208,9 @@ def _tool_calls(state: MessagesState) -> list[dict[str, Any]]:
 
 
 def _to_tools(call: dict[str, Any]) -> Send:
-    return Send("tools", {"tool_call": call})
+    """One call for the ToolNode. Only the call is sent (and so saved with the version):
+    a tool that asks for the state reads it from the graph when it runs."""
+    return Send("tools", [call])
 
 
 def route_after_model(state: MessagesState) -> str | list[Send]:
@@ -173,59 +223,78 @@ def route_after_model(state: MessagesState) -> str | list[Send]:
     return [_to_tools(call) for call in calls]
 
 
-def ask_user(state: MessagesState) -> Command:
+def ask_user(state: MessagesState, config: RunnableConfig) -> Command:
     """Review all reminders of the message in one interrupt, then send every call that may
-    run (approved, edited, and the other tools) to `tools` in one step."""
+    run (approved, edited, and the other tools) to `tools` in one step. Edited calls
+    replace the originals in the model's message (same id), as LangChain's
+    human-in-the-loop middleware does, so the conversation shows what ran."""
     calls = _tool_calls(state)
     reminders = [call for call in calls if call["name"] == ADD_REMINDER]
-    decisions = iter(validate_resume(interrupt(review_request(reminders)), len(reminders)))
+    question = review_request(reminders, zone_of(config["configurable"]), datetime.now(UTC))
+    decisions = iter(validate_resume(interrupt(question), len(reminders)))
     sends: list[Send] = []
     answers: list[ToolMessage] = []
+    revised: list[dict[str, Any]] = []
     for call in calls:
         decision: Decision = (
             next(decisions) if call["name"] == ADD_REMINDER else {"type": "approve"}
         )
+        if decision["type"] == "edit":
+            call = {**call, "args": decision["edited_action"]["args"]}
+        revised.append(call)
         if decision["type"] == "reject":
             answers.append(declined(call, decision["message"]))
-        elif decision["type"] == "edit":
-            sends.append(_to_tools({**call, "args": decision["edited_action"]["args"]}))
         else:
             sends.append(_to_tools(call))
+    messages: list[Any] = list(answers)
+    if revised != calls:
+        messages.insert(0, state["messages"][-1].model_copy(update={"tool_calls": revised}))
     # With nothing to run, the model answers the refusals straight away.
-    return Command(update={"messages": answers} if answers else None, goto=sends or "model")
-
-
-async def run_tool_call(
-    packet: dict[str, Any], config: RunnableConfig
-) -> dict[str, list[ToolMessage]]:
-    """One tool call per task; the call id is the idempotency key of its side effect."""
-    configurable = config["configurable"]
-    message = await run_tool(
-        packet["tool_call"],
-        owner=configurable.get("user_id") or "local",
-        thread_id=configurable.get("thread_id", ""),
-    )
-    return {"messages": [message]}
+    return Command(update={"messages": messages} if messages else None, goto=sends or "model")
 
 
 def build_graph(model: BaseChatModel | None = None) -> StateGraph:
     """The agent over `model` (default: THREADLINE_MODEL), not compiled: the caller picks
     the checkpointer."""
-    chat_model = (model or load_model()).bind_tools(tool_schemas())
+    base_model = model or load_model()
+    chat_model = base_model.bind_tools(TOOLS)
 
     async def call_model(state: MessagesState) -> dict[str, list[AIMessage]]:
         """The system prompt is added per call, never stored, so changing it is free."""
         messages = [SystemMessage(SYSTEM_PROMPT), *state["messages"]]
         return {"messages": [await chat_model.ainvoke(messages)]}
 
+    async def remind(reminder: DueReminder, config: RunnableConfig) -> dict[str, list[AIMessage]]:
+        """Say a reminder that came due, once: a run that finds it said by another run
+        (the server made two, its maker having died halfway) says nothing."""
+        configurable = config["configurable"]
+        first = await get_store().deliver(
+            reminder_id=reminder["id"],
+            owner=configurable.get("user_id") or "local",
+            thread_id=configurable.get("thread_id", ""),
+            run_id=configurable.get("run_id", ""),
+        )
+        if not first:
+            return {}
+        try:
+            said = await base_model.ainvoke(
+                [SystemMessage(REMINDER_PROMPT), HumanMessage(DUE_NOW + reminder["text"])]
+            )
+        except Exception:  # the reminder is said all the same, in plain words
+            log.warning("the model could not say reminder %s", reminder["id"], exc_info=True)
+            said = AIMessage(f"⏰ Reminder: {reminder['text']}.")
+        return {"messages": [said.model_copy(update={"name": "reminder"})]}
+
     return (
         StateGraph(MessagesState)
         .add_node("model", call_model)
         .add_node("ask_user", ask_user, destinations=("tools", "model"))
-        .add_node("tools", run_tool_call)
+        .add_node("tools", ToolNode(TOOLS, handle_tool_errors=tool_error))
+        .add_node("remind", remind)
         .add_edge(START, "model")
         .add_conditional_edges("model", route_after_model, ["ask_user", "tools", END])
         .add_edge("tools", "model")
+        .add_edge("remind", END)
     )
 
 

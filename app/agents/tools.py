@@ -1,20 +1,26 @@
-"""The reminder agent's tools: plain async functions, each with the JSON schema a model sees.
+"""The reminder agent's tools, written as LangChain tools (`@tool`), as a LangGraph user
+writes them: the model sees each one's schema through `bind_tools`, and the agent's
+`ToolNode` runs them, handing each the `ToolRuntime` of its call (whose user and thread it
+acts for, and the call's id, the idempotency key of its side effect).
 
-A tool reports trouble by raising `ToolError`; `run_tool` turns that into an error
-`ToolMessage` the model can read and answer, so a failing service never crashes the turn.
+A tool reports trouble by raising `ToolError`; `tool_error`, the ToolNode's error handler,
+turns that (and arguments that do not fit a tool's schema) into an error `ToolMessage` the
+model can read and answer, so a failing service never crashes the turn.
 """
 
 import asyncio
-import json
 import os
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any
+from datetime import UTC, datetime
+from typing import Annotated, Any
 
 import httpx
 from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool, tool
 
+from app.agents.due import resolve_due, zone_of
 from app.agents.reminder_store import get_store
+from engine.prebuilt import ToolRuntime
+from engine.prebuilt.tool_node import ToolInvocationError
 
 DEFAULT_FORECAST_URL = "http://127.0.0.1:8123/demo/forecast"
 FORECAST_ATTEMPTS = 3
@@ -26,17 +32,13 @@ class ToolError(Exception):
     """A failure the model should be told about, in words it can repeat to the user."""
 
 
-@dataclass(frozen=True, slots=True)
-class ToolContext:
-    """What a call acts for: the reminder's owner and thread, and its idempotency key."""
-
-    owner: str
-    thread_id: str
-    tool_call_id: str
-
-
-async def get_forecast(ctx: ToolContext, city: str, day: str = "today") -> dict[str, Any]:
-    """Ask the forecast service; connect errors and 5xx are retried, as they often heal."""
+@tool
+async def get_forecast(
+    city: Annotated[str, "City name, e.g. Paris"],
+    day: Annotated[str, "'today' (the default) or 'tomorrow'"] = "today",
+) -> dict[str, Any]:
+    """Get the weather forecast for a city on a given day."""
+    # Connect errors and 5xx are retried, as they often heal.
     url = os.environ.get("THREADLINE_FORECAST_URL") or DEFAULT_FORECAST_URL
     timeout = float(os.environ.get("THREADLINE_FORECAST_TIMEOUT_S") or 5)
     async with httpx.AsyncClient(timeout=timeout) as client:
@@ -74,109 +76,57 @@ def _forecast_body(response: httpx.Response) -> dict[str, Any]:
     return body
 
 
-async def add_reminder(ctx: ToolContext, text: str, due: str | None = None) -> dict[str, Any]:
-    """Set a reminder once per tool call, however often the call is re-run."""
+@tool
+async def add_reminder(
+    text: Annotated[str, "What to remind the user of, e.g. 'call mom'"],
+    runtime: ToolRuntime,
+    due: Annotated[str | None, "When, in the user's words, e.g. 'tomorrow at 9'"] = None,
+) -> dict[str, Any]:
+    """Set a reminder for the user. The user is asked to confirm first."""
+    # Set once per tool call, however often the call is re-run. Its time is read when
+    # it is set (approved): "in 2 hours" counts from then.
     if not text.strip():
         raise ToolError("a reminder needs some text")
+    configurable = runtime.config["configurable"]
+    words = due.strip() if due and due.strip() else None
+    when = resolve_due(words, zone_of(configurable), datetime.now(UTC))
     reminder = await get_store().add(
-        owner=ctx.owner,
-        thread_id=ctx.thread_id,
+        owner=_owner(runtime),
+        thread_id=configurable.get("thread_id", ""),
         text=text.strip(),
-        due=due.strip() if due and due.strip() else None,
-        tool_call_id=ctx.tool_call_id,
+        due=words,
+        due_at=when.at,
+        assistant_id=configurable.get("assistant_id"),
+        tool_call_id=runtime.tool_call_id or "",
     )
-    return {"id": reminder["id"], "text": reminder["text"], "due": reminder["due"]}
+    result = {"id": reminder["id"], "text": reminder["text"], "due": reminder["due"]}
+    if reminder["due_at"]:
+        result["due_at"] = reminder["due_at"]
+    elif when.problem:
+        result["not_scheduled"] = when.problem
+    return result
 
 
-async def list_reminders(ctx: ToolContext) -> dict[str, Any]:
-    """The owner's reminders from every thread, so "list my reminders" works anywhere."""
-    reminders = await get_store().list(owner=ctx.owner)
+@tool
+async def list_reminders(runtime: ToolRuntime) -> dict[str, Any]:
+    """List the reminders the user has set."""
+    # From every thread of the user, so "list my reminders" works anywhere.
+    reminders = await get_store().list(owner=_owner(runtime))
     return {"reminders": [{"text": r["text"], "due": r["due"]} for r in reminders]}
 
 
-@dataclass(frozen=True, slots=True)
-class Tool:
-    """A tool as both sides see it: the schema for the model, the function for the graph
-    (called as `fn(ctx, **args)`, so every tool can reach its owner and idempotency key)."""
-
-    name: str
-    description: str
-    parameters: dict[str, Any]
-    fn: Callable[..., Awaitable[dict[str, Any]]]
-
-    def schema(self) -> dict[str, Any]:
-        """The OpenAI chat completions `tools` entry."""
-        return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.parameters,
-            },
-        }
-
-    def check_args(self, args: Any) -> str | None:
-        """Why `args` do not fit the schema, or None; models do send malformed calls."""
-        if not isinstance(args, dict):
-            return f"{self.name} takes an object of arguments, got {type(args).__name__}"
-        properties: dict[str, Any] = self.parameters["properties"]
-        required: list[str] = self.parameters.get("required", [])
-        if missing := [key for key in required if key not in args]:
-            return f"{self.name} is missing {', '.join(missing)}"
-        if unknown := sorted(args.keys() - properties.keys()):
-            return f"{self.name} does not take {', '.join(unknown)}"
-        for key, value in args.items():
-            if not isinstance(value, str) and not (value is None and key not in required):
-                return f"{self.name}: {key} must be a string"
-        return None
+def _owner(runtime: ToolRuntime) -> str:
+    """The user the server runs the call for ("local" outside a server)."""
+    return runtime.config["configurable"].get("user_id") or "local"
 
 
-def _string(description: str) -> dict[str, str]:
-    return {"type": "string", "description": description}
+TOOLS: list[BaseTool] = [get_forecast, add_reminder, list_reminders]
 
 
-TOOLS: dict[str, Tool] = {
-    tool.name: tool
-    for tool in (
-        Tool(
-            name="get_forecast",
-            description="Get the weather forecast for a city on a given day.",
-            parameters={
-                "type": "object",
-                "properties": {
-                    "city": _string("City name, e.g. Paris"),
-                    "day": _string("'today' (the default) or 'tomorrow'"),
-                },
-                "required": ["city"],
-            },
-            fn=get_forecast,
-        ),
-        Tool(
-            name="add_reminder",
-            description="Set a reminder for the user. The user is asked to confirm first.",
-            parameters={
-                "type": "object",
-                "properties": {
-                    "text": _string("What to remind the user of, e.g. 'call mom'"),
-                    "due": _string("When, in the user's words, e.g. 'tomorrow at 9'"),
-                },
-                "required": ["text"],
-            },
-            fn=add_reminder,
-        ),
-        Tool(
-            name="list_reminders",
-            description="List the reminders the user has set.",
-            parameters={"type": "object", "properties": {}},
-            fn=list_reminders,
-        ),
-    )
-}
-
-
-def tool_schemas() -> list[dict[str, Any]]:
-    """Every tool's schema, in a stable order, for the model's tool list."""
-    return [tool.schema() for tool in TOOLS.values()]
+def tool_error(exc: ToolError | ToolInvocationError) -> str:
+    """The ToolNode's error handler: what the model reads when a call failed in a way it
+    can tell the user about (or fix: arguments that do not fit the tool's schema)."""
+    return exc.message if isinstance(exc, ToolInvocationError) else f"Error: {exc}"
 
 
 def declined(call: dict[str, Any], message: str | None) -> ToolMessage:
@@ -190,19 +140,3 @@ def declined(call: dict[str, Any], message: str | None) -> ToolMessage:
         status="error",
         artifact={"declined": True, "message": message},
     )
-
-
-async def run_tool(call: dict[str, Any], *, owner: str, thread_id: str) -> ToolMessage:
-    """Run one tool call; whatever goes wrong in a foreseeable way becomes an error reply."""
-    name, call_id = call["name"], call["id"]
-    try:
-        tool = TOOLS.get(name)
-        if tool is None:
-            raise ToolError(f"there is no tool named {name!r}; use one of {', '.join(TOOLS)}")
-        if problem := tool.check_args(call["args"]):
-            raise ToolError(problem)
-        ctx = ToolContext(owner=owner, thread_id=thread_id, tool_call_id=call_id)
-        result = await tool.fn(ctx, **call["args"])
-    except ToolError as exc:
-        return ToolMessage(content=f"Error: {exc}", tool_call_id=call_id, name=name, status="error")
-    return ToolMessage(content=json.dumps(result), tool_call_id=call_id, name=name)

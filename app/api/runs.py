@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Header, Query, Response
+from fastapi import APIRouter, Body, Header, Query, Response
 from fastapi.responses import JSONResponse
 from sse_starlette.sse import EventSourceResponse
 
 from app.api.deps import Ctx, CurrentUser, StreamSlot
 from app.api.sse import event_stream, parse_last_event_id, run_headers, run_stream
 from app.db.models import Run
+from app.limits import MAX_BATCH_RUNS, MAX_OFFSET, MAX_PAGE_SIZE
 from app.middleware import JsonOnlyRoute
 from app.schemas.common import ERROR_RESPONSES
 from app.schemas.runs import CancelMany, RunCreate
@@ -78,8 +79,8 @@ async def list_runs(
     thread_id: str,
     ctx: Ctx,
     user: CurrentUser,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 10,
-    offset: Annotated[int, Query(ge=0, lt=2**63)] = 0,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 10,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     status: Literal["pending", "running", "success", "error", "timeout", "interrupted"]
     | None = None,
 ) -> list[RunOut]:
@@ -216,5 +217,7 @@ async def wait_stateless(body: RunCreate, ctx: Ctx, user: CurrentUser) -> JSONRe
 
 
 @router.post("/runs/batch")
-async def batch_stateless(body: list[RunCreate], ctx: Ctx, user: CurrentUser) -> list[RunOut]:
+async def batch_stateless(
+    body: Annotated[list[RunCreate], Body(max_length=MAX_BATCH_RUNS)], ctx: Ctx, user: CurrentUser
+) -> list[RunOut]:
     return [out(await ctx.runs.create(None, item, owner=user.user_id)) for item in body]

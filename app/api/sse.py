@@ -13,11 +13,12 @@ from sse_starlette.sse import EventSourceResponse, ServerSentEvent
 
 from app.db.models import Run
 from app.errors import Invalid, TooManyRequests
+from app.limits import MAX_EVENT_ID
 from app.runs.broker import Event
 from app.runs.service import RunService
 
 HEARTBEAT_S = 5.0
-# ASCII digits only, and few enough that every id fits a database integer.
+# ASCII digits only; the value is checked against MAX_EVENT_ID once it is short enough.
 _EVENT_ID = re.compile(r"-?[0-9]{1,18}")
 # A refused stream may be retried once the client's other streams had time to end.
 STREAM_RETRY_AFTER_S = 5
@@ -28,8 +29,11 @@ def parse_last_event_id(value: str | None) -> int:
     if value is None or value.strip() == "":
         return -1
     text = value.strip()
-    if not _EVENT_ID.fullmatch(text) or int(text) < -1:
-        raise Invalid(f"Last-Event-ID must be -1 or an event id (an integer), got {value[:40]!r}.")
+    if not _EVENT_ID.fullmatch(text) or not -1 <= int(text) <= MAX_EVENT_ID:
+        raise Invalid(
+            f"Last-Event-ID must be -1 or an event id (an integer from 0 to {MAX_EVENT_ID}), "
+            f"got {value[:40]!r}."
+        )
     return int(text)
 
 
@@ -122,7 +126,7 @@ def event_stream(
                         data=event.data, event=event.event, id=str(event.seq) if with_ids else None
                     ).encode()
                     for event in batch
-                    if not modes or event.event == "metadata" or event.event.split("|")[0] in modes
+                    if not modes or event.event in ALWAYS or mode_of(event.event) in modes
                 )
                 if chunk:
                     yield chunk
@@ -135,6 +139,19 @@ def event_stream(
         ping=HEARTBEAT_S,
         ping_message_factory=lambda: ServerSentEvent(comment="heartbeat"),
     )
+
+
+# Sent whatever modes a reader asked for: what the run is, and how it failed.
+ALWAYS = frozenset({"metadata", "error"})
+
+
+def mode_of(event: str) -> str:
+    """The stream mode an event's name comes from: `messages` events are the tuples of
+    `messages-tuple`, `messages/partial` and the like those of `messages`."""
+    name = event.split("|")[0]
+    if name == "messages":
+        return "messages-tuple"
+    return name.split("/")[0]
 
 
 def run_headers(run: Run) -> dict[str, str]:

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from app.api.deps import Ctx, CurrentUser
+from app.limits import MAX_PAGE_SIZE
 from app.middleware import JsonOnlyRoute
 from app.schemas.common import ERROR_RESPONSES, pick
 from app.schemas.runs import CheckpointRef
@@ -53,8 +54,9 @@ async def get_state(
 async def update_state(
     thread_id: str, body: StateUpdate, ctx: Ctx, user: CurrentUser
 ) -> StateUpdated:
-    """Write values as a node would; on an older version this forks the thread. 409 while
-    a run is pending or running on it."""
+    """Write values as a node would; on an older version this forks the thread; with
+    `checkpoint.checkpoint_ns`, in a subgraph's state. 409 while a run is pending or
+    running on the thread."""
     written = await state.update_state(ctx, thread_id, body, owner=user.user_id)
     return StateUpdated(checkpoint=written)
 
@@ -89,7 +91,8 @@ async def get_state_by_id(
 async def post_history(
     thread_id: str, body: HistoryQuery, ctx: Ctx, user: CurrentUser
 ) -> ThreadState | list[ThreadState] | JSONResponse:
-    """Versions of every branch, newest first, each with its parent."""
+    """Versions of every branch, newest first, each with its parent: of the thread's graph,
+    or of the subgraph namespace `checkpoint.checkpoint_ns` names."""
     return _shown(await state.history(ctx, thread_id, body, owner=user.user_id), body.select)
 
 
@@ -98,7 +101,7 @@ async def get_history(
     thread_id: str,
     ctx: Ctx,
     user: CurrentUser,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 10,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 10,
     before: str | None = None,
 ) -> list[ThreadState]:
     """Versions of every branch, newest first; `before` is a checkpoint id."""
@@ -110,5 +113,6 @@ async def get_history(
 async def get_tree(thread_id: str, ctx: Ctx, user: CurrentUser) -> ThreadTree:
     """The conversation as a tree of turns: each turn's checkpoint range, user message,
     reply, parent, and place among its siblings; and which turn is the head. Edits,
-    regenerations and state updates on older versions show as sibling turns."""
+    regenerations and state updates on older versions show as sibling turns. Turns are
+    versions of the thread's graph: a subgraph's versions are under its tasks."""
     return await state.tree(ctx, thread_id, owner=user.user_id)

@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from app.api.deps import Ctx, CurrentUser
+from app.limits import MAX_KEY_LENGTH
 from app.middleware import JsonOnlyRoute
 from app.schemas.common import ERROR_RESPONSES
 from app.schemas.store import (
@@ -39,7 +40,7 @@ async def get_item(
     namespace: Annotated[
         list[str], Query(description="Dotted (`users.u1`) or one label per repeated key.")
     ],
-    key: str,
+    key: Annotated[str, Query(max_length=MAX_KEY_LENGTH)],
 ) -> Item:
     """One item; the SDK names the namespace dotted, other clients may repeat the key."""
     labels = namespace[0].split(".") if len(namespace) == 1 else namespace

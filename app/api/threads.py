@@ -28,19 +28,17 @@ router = APIRouter(tags=["Threads"], responses=ERROR_RESPONSES, route_class=Json
 async def create_thread(body: ThreadCreate, ctx: Ctx, user: CurrentUser) -> Thread:
     """Create a thread (409, or your existing one with `if_exists=do_nothing`, if the id
     is taken). Metadata `graph_id` lets its state be updated before any run."""
-    return Thread.of(
-        await threads.create_thread(
-            ctx.db, body.thread_id, body.metadata, body.if_exists, owner=user.user_id
-        )
+    thread = await threads.create_thread(
+        ctx.db, body.thread_id, body.metadata, body.if_exists, owner=user.user_id
     )
+    return await threads.shown(ctx, thread)
 
 
 @router.post("/threads/search", response_model=list[Thread])
 async def search_threads(body: ThreadSearch, ctx: Ctx, user: CurrentUser) -> JSONResponse:
     """A page of the caller's threads, newest first unless sorted otherwise;
     X-Pagination-Total gives how many match, X-Pagination-Next the offset of the next page."""
-    rows, total = await threads.search(ctx, body, owner=user.user_id)
-    found = [Thread.of(row) for row in rows]
+    found, total = await threads.search(ctx, body, owner=user.user_id)
     select = body.select
     if body.extract:
         found = [thread.with_extracted(body.extract) for thread in found]
@@ -63,7 +61,7 @@ async def prune_threads(body: ThreadPrune, ctx: Ctx, user: CurrentUser) -> Prune
 @router.get("/threads/{thread_id}")
 async def get_thread(thread_id: str, ctx: Ctx, user: CurrentUser) -> Thread:
     """A thread with its status, current values and open interrupts."""
-    return Thread.of(await threads.get_thread(ctx.db, thread_id, owner=user.user_id))
+    return await threads.shown(ctx, await threads.get_thread(ctx.db, thread_id, owner=user.user_id))
 
 
 @router.patch(
@@ -82,7 +80,7 @@ async def patch_thread(
     thread = await threads.update(ctx, thread_id, body.metadata, owner=user.user_id)
     if prefer == "return=minimal":
         return Response(status_code=204)
-    return Thread.of(thread)
+    return await threads.shown(ctx, thread)
 
 
 @router.delete("/threads/{thread_id}", status_code=204)
@@ -95,4 +93,4 @@ async def delete_thread(thread_id: str, ctx: Ctx, user: CurrentUser) -> Response
 @router.post("/threads/{thread_id}/copy")
 async def copy_thread(thread_id: str, ctx: Ctx, user: CurrentUser) -> Thread:
     """A new thread with the same metadata and every checkpoint of this one."""
-    return Thread.of(await threads.copy(ctx, thread_id, owner=user.user_id))
+    return await threads.shown(ctx, await threads.copy(ctx, thread_id, owner=user.user_id))

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import Executable, Row
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from engine.checkpoint.sql.migrations import check_schema, migrate
+from app.db.migrations import migrate, schema_state
 from engine.checkpoint.sql.url import WRITE_OPTION, create_engine, normalize_url, write_gate
 
 
@@ -63,11 +63,11 @@ class Database:
             yield session
 
     async def prepare(self, *, migrate_empty: bool = True) -> None:
-        """Create the schema of an empty database; refuse one at another revision."""
-        problem = await check_schema(self.url)
+        """Create the schema of a new database; refuse one at other revisions."""
+        new, problem = await schema_state(self.url)
         if problem is None:
             return
-        if migrate_empty and "empty" in problem:
+        if migrate_empty and new:
             await migrate(self.url)
             return
         raise SchemaOutdatedError(problem)

@@ -1,8 +1,9 @@
-"""Tables of the server: assistants, threads, runs, their stream events, the store, users
-and their API keys.
+"""Tables of the server: assistants, threads, runs, their stream events, the store, the
+reminders the agent sets, webhook deliveries, crons, users and their API keys.
 
-Checkpoint tables belong to the engine's SQL saver (`checkpoint_metadata`); one Alembic
-history owns both. JSON columns hold client JSON only, never type-tagged objects.
+Checkpoint tables belong to the engine's SQL saver (`checkpoint_metadata`); each set has
+an Alembic history of its own (`app.db.migrations`). JSON columns hold client JSON only,
+never type-tagged objects.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     DateTime,
     Dialect,
     ForeignKey,
@@ -78,9 +80,13 @@ class Thread(Base):
     thread_id: Mapped[str] = mapped_column(String(36), primary_key=True)
     metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
     status: Mapped[str] = mapped_column(String(16), default="idle", index=True)
-    # The head's values and open interrupts, refreshed after every run, so that reading
-    # and searching threads never loads checkpoints.
+    # The head's values as of the last run (or state change): the checkpoint whose saved
+    # values they are, or, when no checkpoint's are (a step stopped with some tasks done),
+    # the values themselves. Never a copy of what a checkpoint holds: a long chat's row
+    # stays small, and a turn does not rewrite the conversation.
+    checkpoint_id: Mapped[str | None] = mapped_column(String(36))
     values: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # The head's open interrupts, by task id.
     interrupts: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     owner: Mapped[str] = mapped_column(String(200), index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
@@ -108,8 +114,13 @@ class Run(Base):
     metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
     multitask_strategy: Mapped[str] = mapped_column(String(16), default="enqueue")
     kwargs: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    # What the run ended with (values, interrupts or the error), for join and wait.
+    # What the run ended with, for join and wait: the values of `checkpoint_id` as saved,
+    # followed by what `result` holds (its interrupts); without a checkpoint, `result`
+    # whole (the error, or values no checkpoint holds: a stateless run deletes its own).
+    checkpoint_id: Mapped[str | None] = mapped_column(String(36))
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # The last message of the values it ended with, for the conversation tree.
+    last_message: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     owner: Mapped[str] = mapped_column(String(200), index=True)
     # Set by a cancel request; the worker running the run acts on it.
     cancel_action: Mapped[str | None] = mapped_column(String(16))
@@ -130,6 +141,10 @@ class RunEvent(Base):
     run_id: Mapped[str] = mapped_column(String(36), primary_key=True)
     seq: Mapped[int] = mapped_column(Integer, primary_key=True)
     event: Mapped[str] = mapped_column(String(200))
+    # A `values` event is kept as the checkpoint whose saved values it showed, and `data`
+    # holds only what followed them (its interrupts, as a JSON object; else empty): the
+    # replay turns it back into the same text (`app.runs.broker`).
+    checkpoint_id: Mapped[str | None] = mapped_column(String(36))
     data: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
 
@@ -160,6 +175,69 @@ class Reminder(Base):
     # One reminder per tool call: a re-run after a crash or resume does not act twice.
     tool_call_id: Mapped[str] = mapped_column(String(200), unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # When `due` comes (None: no time could be read from it, so it never fires).
+    due_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), index=True)
+    # unscheduled (no due_at), scheduled, sending (its delivery run exists), delivered, or
+    # undeliverable (its thread or assistant is gone, or the assistant cannot say it).
+    status: Mapped[str] = mapped_column(String(16), default="unscheduled")
+    # The assistant whose agent set it, which says it when it is due.
+    assistant_id: Mapped[str | None] = mapped_column(String(36))
+    # A scheduler holds a due reminder until then while it makes its delivery run.
+    claimed_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # The run that delivers it, and when that run said it in the thread.
+    run_id: Mapped[str | None] = mapped_column(String(36))
+    delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class WebhookDelivery(Base):
+    """A run's webhook call, recorded with the run's outcome: sent (and retried) from here,
+    so a crash loses no delivery. The body is kept only until the call is done."""
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (Index("webhook_deliveries_due", "status", "next_attempt_at"),)
+
+    # Sent as a header, the same on every attempt: receivers deduplicate by it.
+    delivery_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    run_id: Mapped[str] = mapped_column(String(36), index=True)
+    url: Mapped[str] = mapped_column(Text)
+    # The JSON payload without `webhook_sent_at` (added on each attempt); None once done.
+    body: Mapped[str | None] = mapped_column(Text)
+    # pending, delivered or failed (refused, or out of attempts).
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    # A pending delivery is sent once this has passed; an attempt in flight pushes it
+    # past the attempt's timeout, so the delivery of a sender that died is sent again.
+    next_attempt_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class Cron(Base):
+    """Runs on a schedule (`/runs/crons`): on a thread, or each on a new thread. Each
+    occurrence becomes one run; `next_run_at` moves on in the transaction that inserts it."""
+
+    __tablename__ = "crons"
+
+    cron_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(200), index=True)
+    assistant_id: Mapped[str] = mapped_column(String(36), index=True)
+    # None: each run gets a new thread.
+    thread_id: Mapped[str | None] = mapped_column(String(36), index=True)
+    schedule: Mapped[str] = mapped_column(String(200))
+    # An IANA zone the schedule is read in; None for UTC.
+    timezone: Mapped[str | None] = mapped_column(String(200))
+    end_time: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    # What becomes of a new thread after its run (delete or keep); None on a thread.
+    on_run_completed: Mapped[str | None] = mapped_column(String(16))
+    # The fields of the runs it starts, as the client sent them.
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
+    # The next occurrence, not run yet; None once the cron ended (past `end_time`).
+    next_run_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), index=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class User(Base):

@@ -1,1 +1,2 @@
-"""Chat model providers: `scripted` (offline, the default) and OpenAI-compatible endpoints."""
+"""Chat model providers: `scripted` (offline, the default), OpenAI-compatible endpoints, and
+whatever LangChain's `init_chat_model` builds (`app.models.base.load_model`)."""

@@ -24,6 +24,8 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+# Seconds between two streamed pieces of the scripted model's reply: a person typing fast.
+HUMAN_PACE_S = 0.05
 
 
 class ModelProviderError(RuntimeError):
@@ -100,22 +102,54 @@ class StreamingChatModel(BaseChatModel):
         return generate_from_stream(iter(chunks))
 
 
+class ModelConfigError(ValueError):
+    """THREADLINE_MODEL names a model the server cannot build (the server refuses to start)."""
+
+
 def load_model(spec: str | None = None) -> BaseChatModel:
-    """The model named by `spec` or THREADLINE_MODEL: `scripted` (default;
-    THREADLINE_SCRIPTED_PACE_S) or `openai:<model>` (THREADLINE_OPENAI_BASE_URL,
-    THREADLINE_OPENAI_API_KEY)."""
+    """The model named by `spec` or THREADLINE_MODEL.
+
+    - `scripted` (the default): offline and deterministic; THREADLINE_SCRIPTED_PACE_S is the
+      pause between two streamed pieces (default a human pace; 0 in tests).
+    - `openai:<model>` with THREADLINE_OPENAI_BASE_URL set: the built-in client of any
+      OpenAI-compatible server (vLLM, llama.cpp, LM Studio, Ollama's /v1), keyed by
+      THREADLINE_OPENAI_API_KEY; it needs no other package.
+    - any other `<provider>:<model>`: LangChain's `init_chat_model`, which needs the
+      `langchain` package and the provider's own (`langchain-anthropic`, ...), and reads
+      the provider's usual variables (`ANTHROPIC_API_KEY`, ...).
+    """
     spec = (spec or os.environ.get("THREADLINE_MODEL") or "scripted").strip()
-    provider, _, name = spec.partition(":")
-    if provider == "scripted" and not name:
+    if spec == "scripted":
         from app.models.scripted import ScriptedChatModel
 
-        return ScriptedChatModel(pace_s=float(os.environ.get("THREADLINE_SCRIPTED_PACE_S") or 0))
-    if provider == "openai" and name:
+        pace = os.environ.get("THREADLINE_SCRIPTED_PACE_S")
+        return ScriptedChatModel(pace_s=HUMAN_PACE_S if pace is None else float(pace or 0))
+    provider, _, name = spec.partition(":")
+    base_url = os.environ.get("THREADLINE_OPENAI_BASE_URL")
+    if provider == "openai" and name and base_url:
         from app.models.openai import OpenAIChatModel
 
         return OpenAIChatModel(
             model=name,
-            base_url=os.environ.get("THREADLINE_OPENAI_BASE_URL") or DEFAULT_OPENAI_BASE_URL,
+            base_url=base_url,
             api_key=os.environ.get("THREADLINE_OPENAI_API_KEY") or None,
         )
-    raise ValueError(f"Unknown model {spec!r}: use 'scripted' or 'openai:<model name>'.")
+    return _init_chat_model(spec)
+
+
+def _init_chat_model(spec: str) -> BaseChatModel:
+    """LangChain's `init_chat_model(spec)`; what it lacks or refuses, said in one sentence."""
+    try:
+        from langchain.chat_models import init_chat_model
+    except ImportError:
+        raise ModelConfigError(
+            f"THREADLINE_MODEL={spec!r} needs LangChain's init_chat_model: install the "
+            "`langchain` package (threadline's `models` extra) and the provider's package "
+            "(langchain-openai, langchain-anthropic, langchain-ollama, ...); or use 'scripted'."
+        ) from None
+    try:
+        return init_chat_model(spec)
+    except ImportError as exc:  # the provider's package: LangChain's message names it
+        raise ModelConfigError(f"THREADLINE_MODEL={spec!r}: {exc}") from None
+    except Exception as exc:  # an unknown provider, missing credentials: the provider's words
+        raise ModelConfigError(f"THREADLINE_MODEL={spec!r} cannot be built: {exc}") from exc

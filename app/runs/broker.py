@@ -9,7 +9,7 @@ a client reads when it rejoins after the run left memory (or from another proces
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -27,16 +27,70 @@ FLUSH_EVERY_S = 0.05
 COALESCE_S = 0.005
 # Readers in other processes are woken by a notification; this is the safety net.
 POLL_EVERY_S = 1.0
+# A recorded `values` event whose checkpoint is not committed yet (its run saves it in
+# the background) is read again this soon.
+UNSAVED_RETRY_S = 0.02
 # Core, not ORM, statements on the hot path: the ORM's bulk machinery costs more than the
 # insert.
 _ADD_EVENTS = insert(RunEvent.__table__)
 
 
-@dataclass(slots=True)
+# The JSON text of the saved values of a run's checkpoints, by id (those found).
+SavedValues = Callable[[str, list[str]], Awaitable[dict[str, str]]]
+
+
 class Event:
-    seq: int
-    event: str
-    data: str  # JSON, encoded once for every reader
+    """One event of a run's stream. Its JSON text (`data`) is encoded once, for every
+    reader, when first read: a `values` event whose checkpoint holds its values
+    (`checkpoint_id`) is recorded as that checkpoint, and encoded only if someone follows
+    the run live. `after` is the JSON object of what such an event shows besides the
+    values (its interrupts), or empty."""
+
+    __slots__ = ("seq", "event", "_data", "_payload", "checkpoint_id", "after")
+
+    def __init__(
+        self,
+        seq: int,
+        event: str,
+        data: str | None,
+        payload: Any = None,
+        checkpoint_id: str | None = None,
+        after: str = "",
+    ) -> None:
+        self.seq = seq
+        self.event = event
+        self._data = data
+        self._payload = payload
+        self.checkpoint_id = checkpoint_id
+        self.after = after
+
+    @property
+    def data(self) -> str:
+        if self._data is None:
+            self._data, self._payload = to_json(self._payload), None
+        return self._data
+
+    def row(self, run_id: str, now: datetime) -> dict[str, Any]:
+        """Its row in `run_events`."""
+        data = self.after if self.checkpoint_id else self.data
+        return {
+            "run_id": run_id,
+            "seq": self.seq,
+            "event": self.event,
+            "checkpoint_id": self.checkpoint_id,
+            "data": data,
+            "created_at": now,
+        }
+
+
+def with_values(values: str, after: str) -> str:
+    """The text of a `values` event from its checkpoint's values and what followed them:
+    as `to_json` writes `{**values, **after}` (values that are not an object give way)."""
+    if not after:
+        return values
+    if values.startswith("{") and values != "{}":
+        return f"{values[:-1]},{after[1:]}"
+    return after
 
 
 @dataclass
@@ -64,6 +118,8 @@ class StreamBroker:
         self._flushing: asyncio.Task[None] | None = None
         # Keys to announce with the next flush (`announce_later`).
         self._later: set[str] = set()
+        # How recorded `values` events get their values back (set by the run service).
+        self.saved_values: SavedValues = _none_saved
 
     async def attach(self, run_id: str, *, retry: bool) -> None:
         """Before a run executes here: a retry continues numbering after what an earlier
@@ -89,10 +145,23 @@ class StreamBroker:
             self.notifier.fire(run_key(run_id))
         return stream
 
-    def publish(self, run_id: str, event: str, data: Any) -> None:
+    def publish(
+        self,
+        run_id: str,
+        event: str,
+        data: Any,
+        *,
+        checkpoint_id: str | None = None,
+        after: str = "",
+    ) -> None:
+        """Add an event to the run's stream. With `checkpoint_id`, `data` is that
+        checkpoint's saved values (followed by the object `after`, see `Event`): it is
+        recorded as the checkpoint, and encoded only for a live reader."""
         stream = self.streams.setdefault(run_id, RunStream())
-        encoded = to_json(data)
-        stream.events.append(Event(stream.end, event, encoded))
+        if checkpoint_id is None:
+            stream.events.append(Event(stream.end, event, to_json(data)))
+        else:
+            stream.events.append(Event(stream.end, event, None, data, checkpoint_id, after))
         stream.unsaved += 1
         stream.changed.set()
         stream.changed = asyncio.Event()
@@ -125,10 +194,7 @@ class StreamBroker:
             pending = stream.events[len(stream.events) - stream.unsaved :]
             stream.unsaved = 0
             taken.append(rid)
-            rows += [
-                {"run_id": rid, "seq": e.seq, "event": e.event, "data": e.data, "created_at": now}
-                for e in pending
-            ]
+            rows += [e.row(rid, now) for e in pending]
         return rows, taken
 
     async def flush(self, run_id: str | None = None) -> None:
@@ -151,10 +217,16 @@ class StreamBroker:
         """Save the run's last events and announce the run (with any key waiting for a
         flush) in `session`'s transaction, the one that records its outcome, rather than
         in a transaction of their own."""
-        rows, _ = self._take([run_id])
+        rows, keys = self.take_rest(run_id)
         if rows:
             await session.execute(_ADD_EVENTS, rows)
-        await self.notifier.announce(session, *self._keys([run_id]))
+        await self.notifier.announce(session, *keys)
+
+    def take_rest(self, run_id: str) -> tuple[list[dict[str, Any]], list[str]]:
+        """The rows of the run's events not recorded yet, which count as recorded from
+        now on, and the keys that recording them announces (`record_rest`)."""
+        rows, _ = self._take([run_id])
+        return rows, self._keys([run_id])
 
     async def close(self, run_id: str) -> None:
         """The run reached a final status: record the rest and release live readers."""
@@ -199,7 +271,9 @@ class StreamBroker:
                 if stream.final:
                     return
                 continue  # the run left this process: it goes on elsewhere
-            stored = await self._stored(run_id, next_seq)
+            # Events of an earlier attempt of a run executing here now: their checkpoints
+            # were saved, or never will be.
+            stored, whole = await self._stored(run_id, next_seq, final=stream is not None)
             if stored:
                 yield stored
                 next_seq = stored[-1].seq + 1
@@ -207,11 +281,13 @@ class StreamBroker:
                 continue
             woken = self.notifier.listen(run_key(run_id))
             if await self._is_final(run_id):
-                if stored := await self._stored(run_id, next_seq):
+                # Whatever checkpoint is missing now was deleted: its events are gone.
+                stored, _ = await self._stored(run_id, next_seq, final=True)
+                if stored:
                     yield stored
                 return
             if run_id not in self.streams:  # else it started here during the check
-                await until(woken, POLL_EVERY_S)
+                await until(woken, POLL_EVERY_S if whole else UNSAVED_RETRY_S)
 
     async def wait_done(self, run_id: str) -> None:
         """Return once the run has ended (or is gone), without reading its events."""
@@ -229,11 +305,33 @@ class StreamBroker:
             if run_id not in self.streams:  # else it started here during the check
                 await until(woken, POLL_EVERY_S)
 
-    async def _stored(self, run_id: str, from_seq: int) -> list[Event]:
+    async def _stored(
+        self, run_id: str, from_seq: int, *, final: bool = False
+    ) -> tuple[list[Event], bool]:
+        """The recorded events from `from_seq` on, `values` events with their values
+        back, and whether that is all of them: it stops before an event whose
+        checkpoint is not found (not committed yet), which a `final` run's are not to be
+        (they were deleted): those are left out."""
         async with self.db.read() as session:
-            rows = await session.execute(
-                select(RunEvent.seq, RunEvent.event, RunEvent.data)
-                .where(RunEvent.run_id == run_id, RunEvent.seq >= from_seq)
-                .order_by(RunEvent.seq)
+            rows = list(
+                await session.execute(
+                    select(RunEvent.seq, RunEvent.event, RunEvent.data, RunEvent.checkpoint_id)
+                    .where(RunEvent.run_id == run_id, RunEvent.seq >= from_seq)
+                    .order_by(RunEvent.seq)
+                )
             )
-            return [Event(seq, event, data) for seq, event, data in rows]
+        wanted = list(dict.fromkeys(c for *_, c in rows if c is not None))
+        values = await self.saved_values(run_id, wanted) if wanted else {}
+        events: list[Event] = []
+        for seq, event, data, checkpoint_id in rows:
+            if checkpoint_id is None:
+                events.append(Event(seq, event, data))
+            elif checkpoint_id in values:
+                events.append(Event(seq, event, with_values(values[checkpoint_id], data)))
+            elif not final:
+                return events, False
+        return events, True
+
+
+async def _none_saved(run_id: str, checkpoint_ids: list[str]) -> dict[str, str]:
+    return {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import psycopg
 from sqlalchemy import text
@@ -32,6 +32,19 @@ _NOTIFY = text("SELECT pg_notify(:channel, :key)")
 
 def run_key(run_id: str) -> str:
     return f"run:{run_id}"
+
+
+def payloads(keys: Iterable[str]) -> list[str]:
+    """The payloads of notifications of `keys`: as few as hold them, space-separated
+    (keys have no spaces)."""
+    found: list[str] = []
+    payload = ""
+    for key in keys:
+        if payload and len(payload) + 1 + len(key) > MAX_PAYLOAD:
+            found.append(payload)
+            payload = ""
+        payload = f"{payload} {key}" if payload else key
+    return [*found, payload] if payload else found
 
 
 async def until(event: asyncio.Event, timeout: float) -> None:
@@ -89,15 +102,9 @@ class PostgresNotifier(Notifier):
                 await self._task
 
     async def announce(self, session: AsyncSession, *keys: str) -> None:
-        """As few notifications as hold the keys, space-separated (keys have no spaces):
-        a flush of many runs' events is one statement, not one per run."""
-        payload = ""
-        for key in keys:
-            if payload and len(payload) + 1 + len(key) > MAX_PAYLOAD:
-                await session.execute(_NOTIFY, {"channel": CHANNEL, "key": payload})
-                payload = ""
-            payload = f"{payload} {key}" if payload else key
-        if payload:
+        """As few notifications as hold the keys: a flush of many runs' events is one
+        statement, not one per run."""
+        for payload in payloads(keys):
             await session.execute(_NOTIFY, {"channel": CHANNEL, "key": payload})
 
     async def _listen(self) -> None:

@@ -13,15 +13,19 @@ delete names the owner, and another user's run is answered exactly as a missing 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import (
     JSON,
+    Integer,
+    String,
+    Text,
     and_,
     bindparam,
     cast,
@@ -33,32 +37,55 @@ from sqlalchemy import (
     true,
     update,
 )
-from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app import logs
+from app.auth import LOCAL_USER, GraphUser
 from app.config import Settings
 from app.db.database import Database
-from app.db.models import Assistant, Run, RunEvent, Thread, columns_of
+from app.db.models import Assistant, Cron, Run, RunEvent, Thread, columns_of
 from app.errors import Conflict, Invalid, NotFound, TooManyRequests
-from app.graphs import GraphRegistry
+from app.graphs import GraphRegistry, run_context
+from app.jsonable import jsonable, to_json
 from app.runs.broker import POLL_EVERY_S, Event, StreamBroker
+from app.runs.crons import CronScheduler
 from app.runs.events import EventMapper, engine_modes
-from app.runs.notify import QUEUE, STARTED, until
+from app.runs.notify import CHANNEL, QUEUE, STARTED, payloads, until
 from app.runs.worker import LeaseLost, WorkerPool
 from app.schemas.runs import RunCreate
 from app.schemas.runs import Send as SendModel
+from app.schemas.threads import ThreadStatus
 from app.services import assistants
 from app.services.common import check_messages, error_message, new_id, now, parse_uuid
-from app.services.threads import head_of, new_thread, owned, settle, taken
+from app.services.state import read_version, requested_version, version_config
+from app.services.threads import (
+    Head,
+    head_of,
+    new_thread,
+    owned,
+    settle,
+    settle_params,
+    settle_statement,
+    taken,
+)
+from app.webhooks import Webhooks
 from engine import Command, CompiledGraph, GraphRecursionError, Send, StateSnapshot
 from engine.checkpoint.base import BaseCheckpointSaver
+from engine.errors import CheckpointNotFoundError
+from engine.pregel.runnable import CONFIG_KEY_RUNTIME
+from engine.runtime import Runtime
+from engine.store.base import BaseStore
 
 log = logging.getLogger(__name__)
 FINAL = frozenset({"success", "error", "timeout", "interrupted"})
+# The key of a result (and of a `values` event) under which the open interrupts follow.
+INTERRUPTS = "__interrupt__"
 # A user at their queue limit may retry once some of their runs had time to start.
 QUEUE_RETRY_AFTER_S = 5
+# Run in the transaction that inserts a run; raising inserts nothing (see `create`).
+Claim = Callable[[AsyncSession], Awaitable[None]]
 
 # The run's row while one attempt holds it (bound with `_holder(run)`). Once its lease
 # went to another worker (this process lost the database for too long), that attempt's
@@ -76,7 +103,11 @@ _RECORD = (
     update(Run.__table__)
     .where(_HELD)
     .values(
-        status=bindparam("outcome"), result=bindparam("outcome_result"), updated_at=bindparam("now")
+        status=bindparam("outcome"),
+        checkpoint_id=bindparam("outcome_checkpoint"),
+        result=bindparam("outcome_result"),
+        last_message=bindparam("outcome_message"),
+        updated_at=bindparam("now"),
     )
 )
 _REQUEUE = (
@@ -142,6 +173,43 @@ def _start_at_once_statement(columns: tuple[str, ...]) -> Any:
     )
 
 
+# What `_record_at_once_statement` inserts of each event, as arrays.
+_EVENT_FIELDS = {"seq": Integer(), "event": String(), "checkpoint_id": String(), "data": Text()}
+
+
+@functools.cache
+def _record_at_once_statement(changed: tuple[str, ...]) -> Any:
+    """PostgreSQL, one statement: the run's outcome (`_RECORD`), its thread's rest
+    (`settle`, with `changed` columns), its last events and their notification, all only
+    if this attempt holds the run. Its row: `held`, and the thread's `status`."""
+    ended = _RECORD.returning(_RUNS.run_id).cte("ended")
+    held = exists(select(ended.c.run_id))
+    settled = settle_statement(changed, ending=True).where(held).cte("settled")
+    fields = list(_EVENT_FIELDS)
+    given = func.unnest(
+        *[bindparam(f"event_{name}", type_=ARRAY(kind)) for name, kind in _EVENT_FIELDS.items()]
+    )
+    events = given.table_valued(*fields).render_derived(name="given")
+    stamp = bindparam("now", type_=_RUNS.updated_at.type)
+    recorded = (
+        insert(RunEvent.__table__)
+        .from_select(
+            ["run_id", *fields, "created_at"],
+            select(bindparam("held_run", type_=String()), *events.c, stamp).where(held),
+        )
+        .returning(RunEvent.__table__.c.seq)
+        .cte("recorded")
+    )
+    payload = func.unnest(bindparam("notifications", type_=ARRAY(Text()))).column_valued()
+    notified = select(func.count(func.pg_notify(bindparam("channel"), payload))).where(held)
+    return select(
+        held.label("held"),
+        select(settled.c.status).scalar_subquery().label("status"),
+        select(func.count()).select_from(recorded).scalar_subquery().label("events"),
+        notified.scalar_subquery().label("notified"),
+    )
+
+
 _QUEUED = (
     select(func.count())
     .select_from(Run)
@@ -164,6 +232,20 @@ def _known_nodes(graph: CompiledGraph, names: list[str], field: str) -> None:
     unknown = [n for n in names if n not in graph.nodes]
     if unknown:
         raise Invalid(f"{field} names unknown nodes {unknown}; nodes: {list(graph.nodes)}.")
+
+
+def _last_message(values: Any) -> Any:
+    """The last of the values' `messages`, for the conversation tree (None if none)."""
+    messages = values.get("messages") if isinstance(values, dict) else None
+    return jsonable(messages[-1]) if isinstance(messages, list) and messages else None
+
+
+def _interrupts_after(values: Any) -> str:
+    """What a `values` part shows after its checkpoint's values: the interrupts that
+    stopped the step, as a JSON object (`app.runs.broker.with_values`); else nothing."""
+    if isinstance(values, dict) and INTERRUPTS in values:
+        return to_json({INTERRUPTS: values[INTERRUPTS]})
+    return ""
 
 
 def _goto_nodes(goto: str | SendModel | list[str | SendModel] | None) -> list[str]:
@@ -202,14 +284,25 @@ class RunService:
         self.finishing: set[str] = set()
         # Clients waiting here on each run, and the results of those runs once they ended
         # here (as most do): the row need not be read again. Only awaited results are
-        # kept, and only while awaited: a long chat's result is its whole state.
+        # made, and kept only while awaited: a long chat's result is its whole state.
         self.awaited: Counter[str] = Counter()
         self.outcomes: dict[str, Any] = {}
+        broker.saved_values = self.saved_values
+        # The store a run's graph gets, for the run's user (the app context sets it).
+        self.store_of: Callable[[str], BaseStore] | None = None
+        # Runs' webhooks: checked on creation, recorded with the outcome, sent from here.
+        self.webhooks = Webhooks(db, settings)
+        # Starts the runs of crons as they fall due, where runs are executed.
+        self.crons = CronScheduler(db, self)
 
     # Creating.
 
-    async def create(self, thread_id: str | None, body: RunCreate, *, owner: str) -> Run:
-        """Validate everything the client sent, then queue the run in one transaction."""
+    async def create(
+        self, thread_id: str | None, body: RunCreate, *, owner: str, claim: Claim | None = None
+    ) -> Run:
+        """Validate everything the client sent, then queue the run in one transaction;
+        `claim`, run first in that transaction, may raise to insert nothing (a cron's
+        occurrence is claimed with its run, so that it runs once)."""
         if body.input is not None and body.command is not None:
             raise Invalid("Pass either `input` or `command`, not both.")
         modes = body.stream_mode if isinstance(body.stream_mode, list) else [body.stream_mode]
@@ -218,47 +311,59 @@ class RunService:
         limit = self.settings.max_messages
         check_messages(body.input, limit, "input")
         check_messages(body.command and body.command.update, limit, "command.update")
-        if body.checkpoint is not None and body.checkpoint.checkpoint_ns:
-            raise Invalid("checkpoint.checkpoint_ns: runs start at the root; leave it empty.")
         stateless = thread_id is None
         create = stateless or body.if_not_exists == "create"
         key = new_id() if stateless else parse_uuid(thread_id or "", "thread_id")
-        checkpoint_id = body.checkpoint_id or (body.checkpoint and body.checkpoint.checkpoint_id)
-        if not stateless and (checkpoint_id or body.command is not None):
+        start_at = requested_version(body.checkpoint, body.checkpoint_id)
+        # The version to start from (an older one: time travel; a subgraph's: the run
+        # starts from the versions of that time of the graphs around it).
+        version = version_config(key, start_at)
+        checkpoint_id = version["configurable"].get("checkpoint_id")
+        addressed = bool(checkpoint_id or start_at.checkpoint_ns)
+        if not stateless and (addressed or body.command is not None):
             # Before anything reads the thread's checkpoints: a foreign thread tells nothing.
             async with self.db.read() as session:
                 thread = await session.get(Thread, key)
                 _refuse_foreign(thread and thread.owner, key, owner, create=create)
         assistant = await assistants.resolve(self.db, self.graphs, body.assistant_id, owner=owner)
         graph = self.graph_of(assistant)
+        run_context(graph, assistant.context, body.context)  # 422 if it does not fit
+        await self.webhooks.check(body.webhook)  # 422 if it cannot be called
         for field in ("interrupt_before", "interrupt_after"):
             names = getattr(body, field)
             if isinstance(names, list):
                 _known_nodes(graph, names, field)
         if body.command is not None:
             _known_nodes(graph, _goto_nodes(body.command.goto), "command.goto")
-        if checkpoint_id:
-            await self._require_checkpoint(key, checkpoint_id)
+        if addressed:
+            await read_version(graph, version)
         if body.command is not None and body.command.resume is not None:
-            await self._require_interrupt(
-                assistant.graph_id, graph, key, checkpoint_id, body.command.resume
-            )
+            await self._require_interrupt(assistant.graph_id, graph, version, body.command.resume)
         run = self._new_run(key, assistant, body, modes, checkpoint_id, stateless, owner)
         # A run this process can start at once is inserted already held by it: its
         # first events then wait for no claim. Two creations racing on one thread both
         # try; the index on running runs lets one through, and the other queues.
         start = not body.after_seconds
         try:
-            if start and not stateless and await self._start_at_once(run, assistant, owner):
+            if (
+                start
+                and not stateless
+                and not claim
+                and await self._start_at_once(run, assistant, owner)
+            ):
                 cancel = []
             else:
-                cancel = await self._insert(run, body, assistant, owner, create=create, start=start)
+                cancel = await self._insert(
+                    run, body, assistant, owner, create=create, start=start, claim=claim
+                )
         except IntegrityError:
             if run.status != "running":
                 raise
             self.pool.release(run)
             run = self._new_run(key, assistant, body, modes, checkpoint_id, stateless, owner)
-            cancel = await self._insert(run, body, assistant, owner, create=create, start=False)
+            cancel = await self._insert(
+                run, body, assistant, owner, create=create, start=False, claim=claim
+            )
         except BaseException:
             if run.status == "running":
                 self.pool.release(run)
@@ -269,7 +374,9 @@ class RunService:
             self.broker.announce_later(STARTED)
             self.pool.adopt(run, self._execute(run, assistant))
         for other in cancel:
-            await self.cancel(key, other, body.multitask_strategy, owner=owner)
+            # A run another request rolled back meanwhile is gone already: done.
+            with contextlib.suppress(NotFound):
+                await self.cancel(key, other, body.multitask_strategy, owner=owner)
         # Wakes this process's readers (and workers, for a queued run) now; other
         # processes get the notification.
         self.broker.notifier.fire(QUEUE if run.status == "pending" else STARTED)
@@ -313,6 +420,7 @@ class RunService:
         *,
         create: bool,
         start: bool,
+        claim: Claim | None,
     ) -> list[str]:
         """Insert `run` in one transaction with the multitask strategy applied; return
         the runs to cancel. With `start`, a run on a free thread is inserted held by this
@@ -321,6 +429,8 @@ class RunService:
         # Urgent: on SQLite the run's first token waits for this transaction, which
         # would otherwise queue behind the saves and outcomes of every other run.
         async with self.db.write(urgent=True) as session:
+            if claim is not None:
+                await claim(session)
             found = (await session.execute(_THREAD, {"thread": key})).first()
             _refuse_foreign(found and found.owner, key, owner, create=create)
             active = sorted(found.active.split()) if found and found.active else []
@@ -406,37 +516,22 @@ class RunService:
             raise NotFound(f"Graph '{assistant.graph_id}' is not served here.")
         return graph
 
-    async def _require_checkpoint(self, thread_id: str, checkpoint_id: str) -> None:
-        found = await self.saver.aget_tuple(
-            {
-                "configurable": {
-                    "thread_id": thread_id,
-                    "checkpoint_ns": "",
-                    "checkpoint_id": checkpoint_id,
-                }
-            }
-        )
-        if found is None:
-            raise NotFound(f"Checkpoint '{checkpoint_id}' not found in thread '{thread_id}'.")
-
     async def _require_interrupt(
         self,
         graph_id: str,
         graph: CompiledGraph,
-        thread_id: str,
-        checkpoint_id: str | None,
+        version: dict[str, Any],
         resume: Any,
     ) -> None:
         """A resume must answer a question that is waiting (at the named version), in a
         form the graph can read: a refused answer must not reach the graph, where it
         would be saved as the answer and fail every later resume at that version."""
-        conf: dict[str, Any] = {"thread_id": thread_id}
-        if checkpoint_id:
-            conf["checkpoint_id"] = checkpoint_id
-        state = await graph.aget_state({"configurable": conf})
+        state = await graph.aget_state(version)
         if not state.interrupts:
+            conf = version["configurable"]
+            checkpoint_id = conf.get("checkpoint_id")
             raise Conflict(
-                f"Thread '{thread_id}' has no pending interrupt to resume"
+                f"Thread '{conf['thread_id']}' has no pending interrupt to resume"
                 + (f" at checkpoint '{checkpoint_id}'." if checkpoint_id else ".")
             )
         pending = {i.id: i.value for i in state.interrupts}
@@ -493,7 +588,7 @@ class RunService:
     async def result_of(self, run: Run) -> Any:
         """The result of a run the caller may read, once it has ended."""
         if run.status in FINAL:
-            return run.result
+            return await self._answer(run)
         key = run.run_id
         self.awaited[key] += 1
         try:
@@ -506,11 +601,55 @@ class RunService:
                 del self.awaited[key]
                 self.outcomes.pop(key, None)
         async with self.db.read() as session:
-            ended = await session.execute(select(Run.result).where(Run.run_id == run.run_id))
-            row = ended.first()
-        if row is None:
-            raise NotFound(f"Run '{run.run_id}' was deleted while it was awaited.")
-        return row.result
+            ended = await session.get(Run, run.run_id)
+        if ended is None:
+            raise Conflict(
+                f"Run '{run.run_id}' was rolled back before it ended (by a later run with "
+                "multitask_strategy 'rollback', a cancel, or its thread's deletion)."
+            )
+        return await self._answer(ended)
+
+    async def _answer(self, run: Run) -> Any:
+        """A run's recorded result: its checkpoint's saved values followed by `result`
+        (interrupts), or `result` alone when it names no checkpoint."""
+        if run.checkpoint_id is None:
+            return run.result
+        found = await self._saved_values(run, [run.checkpoint_id])
+        if run.checkpoint_id not in found:
+            raise Conflict(
+                f"Run '{run.run_id}' ended at checkpoint '{run.checkpoint_id}', which was "
+                "deleted (the thread was pruned) or is not readable here (its graph is not "
+                "served): its values are gone."
+            )
+        values = jsonable(found[run.checkpoint_id])
+        return {**(values if isinstance(values, dict) else {}), **(run.result or {})}
+
+    async def saved_values(self, run_id: str, checkpoint_ids: list[str]) -> dict[str, str]:
+        """The JSON of the saved values of checkpoints of the run's thread, by id (those
+        found): what the run's recorded `values` events showed."""
+        async with self.db.read() as session:
+            run = await session.get(Run, run_id)
+        if run is None:
+            return {}
+        found = await self._saved_values(run, checkpoint_ids)
+        return {checkpoint_id: to_json(values) for checkpoint_id, values in found.items()}
+
+    async def _saved_values(self, run: Run, checkpoint_ids: list[str]) -> dict[str, Any]:
+        """The saved values of checkpoints of the run's thread, by id (those found), read
+        with the run's graph (its assistant's; its thread's if the assistant is gone)."""
+        async with self.db.read() as session:
+            assistant = await session.get(Assistant, run.assistant_id)
+            thread = None if assistant else await session.get(Thread, run.thread_id)
+        graph_id = assistant.graph_id if assistant else thread and thread.metadata_.get("graph_id")
+        graph = self.graphs.get(graph_id) if isinstance(graph_id, str) else None
+        found: dict[str, Any] = {}
+        if graph is None:
+            return found
+        for checkpoint_id in checkpoint_ids:
+            config = {"configurable": {"thread_id": run.thread_id, "checkpoint_id": checkpoint_id}}
+            with contextlib.suppress(CheckpointNotFoundError):
+                found[checkpoint_id] = await graph.aget_saved_values(config)
+        return found
 
     async def thread_key(self, thread_id: str, *, owner: str) -> str:
         """The canonical id of the owner's thread (422 malformed, 404 unknown or foreign)."""
@@ -558,7 +697,11 @@ class RunService:
         if run.status in FINAL:
             return run
         async with self.db.write() as session:
-            current = await session.get(Run, run.run_id, populate_existing=True)
+            # Locked: a worker claiming it meanwhile would otherwise run it (or a second
+            # cancel delete it) under this transaction's feet.
+            current = await session.get(
+                Run, run.run_id, populate_existing=True, with_for_update=True
+            )
             if current is None or current.status in FINAL:
                 return current
             if current.status == "pending":
@@ -655,13 +798,40 @@ class RunService:
             # checkpoint: finished tasks are not re-run, the input not applied twice.
             graph_input = None
             config["configurable"].pop("checkpoint_id", None)
+            config["configurable"]["checkpoint_ns"] = ""
+
+        # The checkpoint holding the values of the graph's next `values` part (told just
+        # before it): the event is recorded as that checkpoint, not as a copy of them.
+        shown_as: str | None = None
+
+        def values_saved_as(checkpoint_id: str | None) -> None:
+            nonlocal shown_as
+            shown_as = checkpoint_id
 
         def publish(part: tuple[tuple[str, ...], str, Any]) -> None:
-            for event, data in mapper.events(*part):
-                self.broker.publish(run.run_id, event, data)
+            nonlocal shown_as
+            ns, mode, payload = part
+            saved_as = None
+            if mode == "values" and not ns:
+                saved_as, shown_as = shown_as, None
+            for event, data in mapper.events(ns, mode, payload):
+                if saved_as is not None and event == "values":
+                    after = _interrupts_after(data)
+                    self.broker.publish(
+                        run.run_id, event, data, checkpoint_id=saved_as, after=after
+                    )
+                else:
+                    self.broker.publish(run.run_id, event, data)
 
         try:
-            final = await graph.arun(
+            # A graph factory's graph is made for this run; the run's context and store
+            # reach the graph as its runtime's.
+            runnable = await self.graphs.for_run(assistant.graph_id, config)
+            config["configurable"][CONFIG_KEY_RUNTIME] = Runtime(
+                context=run_context(runnable, assistant.context, kwargs.get("context")),
+                store=self.store_of(run.owner or LOCAL_USER) if self.store_of else None,
+            )
+            final = await runnable.arun(
                 graph_input,
                 config,
                 publish,
@@ -670,6 +840,8 @@ class RunService:
                 durability=kwargs.get("durability"),
                 interrupt_before=kwargs.get("interrupt_before"),
                 interrupt_after=kwargs.get("interrupt_after"),
+                # A stateless run's checkpoints go with it: its events keep their values.
+                on_values=None if kwargs.get("on_completion") == "delete" else values_saved_as,
             )
         except asyncio.CancelledError:
             action = self.cancel_actions.pop(run.run_id, "interrupt")
@@ -714,6 +886,7 @@ class RunService:
 
     def _config(self, run: Run, assistant: Assistant) -> dict[str, Any]:
         kwargs = run.kwargs
+        owner = run.owner or LOCAL_USER
         given = kwargs.get("config") or {}
         base = assistant.config or {}
         configurable = {
@@ -723,7 +896,13 @@ class RunService:
             "run_id": run.run_id,
             "assistant_id": assistant.assistant_id,
             "graph_id": assistant.graph_id,
-            "user_id": run.owner or "local",
+            # The user, as LangGraph's server names it too.
+            "user_id": owner,
+            "langgraph_auth_user_id": owner,
+            "langgraph_auth_user": GraphUser(owner, is_authenticated=self.settings.auth != "none"),
+            "langgraph_auth_permissions": [],
+            # Set here, after the client's config: only a checked version is run from.
+            "checkpoint_ns": (kwargs.get("checkpoint") or {}).get("checkpoint_ns") or "",
         }
         if kwargs.get("checkpoint_id"):
             configurable["checkpoint_id"] = kwargs["checkpoint_id"]
@@ -764,43 +943,86 @@ class RunService:
         error: BaseException | None,
         state: StateSnapshot | None,
     ) -> None:
-        values: Any = None
-        interrupts: dict[str, Any] = {}
-        resting = "idle"
+        head = Head("idle", None, None, {})
         if graph is not None:
+            # A run that ended at END hands its state over: its last checkpoint's, as saved.
+            saved = state is not None
             if state is None:
                 state = await self._final_state(run, graph, failed=error is not None)
-            resting, values, interrupts = head_of(state)
+            head = await head_of(graph, state, saved=saved)
+        values = state.values if state is not None and state.metadata is not None else None
+        interrupts = [i for items in head.interrupts.values() for i in items]
+        ended = {INTERRUPTS: interrupts} if interrupts else {}
+        # The row keeps the result as the checkpoint it ended at (and its interrupts),
+        # unless no checkpoint holds its values, or none will (a stateless run's go).
+        checkpoint_id, message = None, None
         if error is not None:
-            result: Any = {
+            kept: Any = {
                 "__error__": {"error": type(error).__name__, "message": error_message(error)}
             }
+        elif head.checkpoint_id is not None and run.kwargs.get("on_completion") != "delete":
+            kept, checkpoint_id, message = ended, head.checkpoint_id, _last_message(values)
         else:
-            result = dict(values or {})
-            if interrupts:
-                result["__interrupt__"] = [i for items in interrupts.values() for i in items]
-        if status == "error":
-            resting = "error"
-        async with self.db.write() as session:
-            recorded = await session.execute(
-                _RECORD,
-                {**self._holder(run), "outcome": status, "outcome_result": result, "now": now()},
-            )
-            if recorded.rowcount != 1:  # type: ignore[attr-defined]
-                self._lost(run)
+            kept = {**(jsonable(values) or {}), **ended}
+        resting: ThreadStatus = "error" if status == "error" else head.status
+        outcome = {
+            **self._holder(run),
+            "outcome": status,
+            "outcome_checkpoint": checkpoint_id,
+            "outcome_result": kept,
+            "outcome_message": message,
+            "now": now(),
+        }
+        hooked = False
+        # A webhook's call is recorded with the outcome, in its transaction.
+        at_once = self.db.dialect == "postgresql" and not run.kwargs.get("webhook")
+        if at_once:
+            waiting = await self._record_at_once(run, outcome, resting, head)
+            if waiting is None:
                 return
-            waiting = await settle(
-                session, run.thread_id, resting, values=values, interrupts=interrupts
-            )
-            await self.broker.record_rest(session, run.run_id)
+        else:
+            async with self.db.write() as session:
+                recorded = await session.execute(_RECORD, outcome)
+                if recorded.rowcount != 1:  # type: ignore[attr-defined]
+                    self._lost(run)
+                    return
+                waiting = await settle(session, run.thread_id, resting, **head.columns)
+                await self.broker.record_rest(session, run.run_id)
+                # With the outcome: a crash now cannot lose the webhook's call.
+                hooked = await self.webhooks.record(session, run, status, values, error)
+        if hooked:
+            self.webhooks.wake()
         if waiting:
             self.pool.wake()  # the thread's next run may start now
         if run.run_id in self.awaited:
-            self.outcomes[run.run_id] = result
+            whole = checkpoint_id is not None
+            self.outcomes[run.run_id] = {**(jsonable(values) or {}), **kept} if whole else kept
         await self.broker.close(run.run_id)
         if run.kwargs.get("on_completion") == "delete":
             # The run row stays, so whoever waits on the run still reads its result.
             await self.delete_thread_data(run.thread_id, keep_runs=True)
+
+    async def _record_at_once(
+        self, run: Run, outcome: dict[str, Any], resting: ThreadStatus, head: Head
+    ) -> bool | None:
+        """`_record`'s transaction as one statement in autocommit mode (PostgreSQL): one
+        round trip for eight. Whether other runs wait on the thread; None (nothing
+        written) when this attempt no longer holds the run."""
+        rows, keys = self.broker.take_rest(run.run_id)
+        changes = head.columns
+        params = {
+            **outcome,
+            **settle_params(run.thread_id, resting, changes),
+            "ended_run": run.run_id,
+            "channel": CHANNEL,
+            "notifications": payloads(keys),
+            **{f"event_{n}": [row[n] for row in rows] for n in _EVENT_FIELDS},
+        }
+        [row] = await self.db.write_one(_record_at_once_statement(tuple(sorted(changes))), params)
+        if not row.held:
+            self._lost(run)
+            return None
+        return bool(row.status == "busy")
 
     def _holder(self, run: Run) -> dict[str, Any]:
         """`_HELD`'s parameters for this attempt of `run`, executing here."""
@@ -835,13 +1057,11 @@ class RunService:
             return
         await self.saver.adelete_run(run.thread_id, run.run_id)
         state = await graph.aget_state({"configurable": {"thread_id": run.thread_id}})
+        head = await head_of(graph, state, saved=False)
         async with self.db.write() as session:
             await session.execute(delete(RunEvent).where(RunEvent.run_id == run.run_id))
             await session.execute(delete(Run).where(Run.run_id == run.run_id))
-            resting, values, interrupts = head_of(state)
-            waiting = await settle(
-                session, run.thread_id, resting, values=values, interrupts=interrupts
-            )
+            waiting = await settle(session, run.thread_id, head.status, **head.columns)
         if waiting:
             self.pool.wake()
         self.broker.discard(run.run_id)
@@ -852,8 +1072,10 @@ class RunService:
         self.broker.discard(run.run_id)
 
     async def delete_thread_data(self, thread_id: str, *, keep_runs: bool = False) -> None:
-        """Remove a thread with its checkpoints and (unless kept) its runs and events."""
+        """Remove a thread with its checkpoints, its crons and (unless kept) its runs and
+        events."""
         async with self.db.write() as session:
+            await session.execute(delete(Cron).where(Cron.thread_id == thread_id))
             if not keep_runs:
                 run_ids = select(Run.run_id).where(Run.thread_id == thread_id)
                 await session.execute(delete(RunEvent).where(RunEvent.run_id.in_(run_ids)))
@@ -865,6 +1087,8 @@ class RunService:
 
     def start(self) -> None:
         self.pool.start()
+        self.crons.start()
 
     async def stop(self) -> None:
+        await self.crons.stop()
         await self.pool.stop(self.settings.shutdown_grace_s)

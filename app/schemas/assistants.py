@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.db.models import Assistant as AssistantRow
+from app.limits import MAX_NAMES, Filter, Key, Metadata, Offset, PageSize
 from app.schemas.common import OnConflict, RequestModel, SortOrder
 
 AssistantSortBy = Literal["assistant_id", "graph_id", "name", "created_at", "updated_at"]
@@ -39,41 +40,41 @@ class RunnableConfig(BaseModel):
 
 
 class AssistantCreate(RequestModel):
-    graph_id: str = Field(description="A graph served here.")
-    assistant_id: str | None = Field(default=None, description="A UUID; one is made if unset.")
+    graph_id: Key = Field(description="A graph served here.")
+    assistant_id: Key | None = Field(default=None, description="A UUID; one is made if unset.")
     config: RunnableConfig = Field(default_factory=RunnableConfig)
     context: dict[str, Any] = Field(default_factory=dict)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict)
     if_exists: OnConflict = "raise"
-    name: str = "Untitled"
+    name: Key = "Untitled"
     description: str | None = None
 
 
 class AssistantPatch(RequestModel):
     """Fields to change; `metadata` is merged into the old, the others replace it."""
 
-    graph_id: str | None = None
+    graph_id: Key | None = None
     config: RunnableConfig | None = None
     context: dict[str, Any] | None = None
-    metadata: dict[str, Any] | None = None
-    name: str | None = None
+    metadata: Metadata | None = None
+    name: Key | None = None
     description: str | None = None
 
 
 class AssistantFilter(RequestModel):
-    metadata: dict[str, Any] | None = Field(
+    metadata: Filter | None = Field(
         default=None, description="Assistants whose metadata contains this object."
     )
-    graph_id: str | None = None
-    name: str | None = Field(default=None, description="A case-insensitive part of the name.")
+    graph_id: Key | None = None
+    name: Key | None = Field(default=None, description="A case-insensitive part of the name.")
 
 
 class AssistantSearch(AssistantFilter):
-    limit: int = Field(default=10, ge=1, le=1000)
-    offset: int = Field(default=0, ge=0)
+    limit: PageSize = 10
+    offset: Offset = 0
     sort_by: AssistantSortBy = "created_at"
     sort_order: SortOrder = "desc"
-    select: list[AssistantField] | None = None
+    select: list[AssistantField] | None = Field(default=None, max_length=MAX_NAMES)
 
 
 class Assistant(BaseModel):

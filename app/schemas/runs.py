@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from app.limits import MAX_DELAY_S, MAX_NAMES, Key, Keys, Metadata, Names
 from app.schemas.assistants import RunnableConfig
 from app.schemas.common import RequestModel
 
@@ -23,20 +24,19 @@ StreamModeName = Literal[
 ]
 MultitaskStrategy = Literal["reject", "enqueue", "interrupt", "rollback"]
 RunStatus = Literal["pending", "running", "success", "error", "timeout", "interrupted"]
-MAX_DELAY_S = 365 * 24 * 3600
 
 
 class CheckpointRef(RequestModel):
     """A version of a thread to start from (what `state.checkpoint` gives)."""
 
-    checkpoint_id: str | None = None
+    checkpoint_id: Key | None = None
     checkpoint_ns: str = ""
-    thread_id: str | None = None
+    thread_id: Key | None = None
     checkpoint_map: dict[str, Any] | None = None
 
 
 class Send(RequestModel):
-    node: str
+    node: Key
     input: Any = None
 
 
@@ -45,25 +45,25 @@ class RunCommand(RequestModel):
 
     resume: Any = None
     update: dict[str, Any] | list[Any] | None = None
-    goto: str | Send | list[str | Send] | None = None
+    goto: Key | Send | Annotated[list[Key | Send], Field(max_length=MAX_NAMES)] | None = None
 
 
 class RunCreate(RequestModel):
-    assistant_id: str = Field(description="An assistant id or a graph id.")
+    assistant_id: Key = Field(description="An assistant id or a graph id.")
     input: dict[str, Any] | list[Any] | None = None
     command: RunCommand | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = None
     config: RunnableConfig | None = None
     context: dict[str, Any] | None = None
     checkpoint: CheckpointRef | None = None
-    checkpoint_id: str | None = None
+    checkpoint_id: Key | None = None
     checkpoint_during: bool | None = None
-    interrupt_before: Literal["*"] | list[str] | None = None
-    interrupt_after: Literal["*"] | list[str] | None = None
+    interrupt_before: Literal["*"] | Names | None = None
+    interrupt_after: Literal["*"] | Names | None = None
     stream_mode: StreamModeName | list[StreamModeName] = "values"
     stream_subgraphs: bool = False
     stream_resumable: bool = False
-    feedback_keys: list[str] | None = None
+    feedback_keys: Names | None = None
     multitask_strategy: MultitaskStrategy = "enqueue"
     if_not_exists: Literal["reject", "create"] = "reject"
     on_disconnect: Literal["cancel", "continue"] = "continue"
@@ -90,6 +90,6 @@ class Run(BaseModel):
 
 
 class CancelMany(RequestModel):
-    thread_id: str | None = None
-    run_ids: list[str] | None = None
+    thread_id: Key | None = None
+    run_ids: Keys | None = None
     status: Literal["pending", "running", "all"] | None = None

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from app.limits import Filter, Key, Names, PageSize
 from app.schemas.common import Interrupt, RequestModel
 from app.schemas.runs import CheckpointRef
 
@@ -53,20 +54,22 @@ class StateQuery(RequestModel):
 
     checkpoint: CheckpointRef
     subgraphs: bool = False
-    select: list[str] | None = Field(
+    select: Names | None = Field(
         default=None, description="Fields to return; `values.<key>` returns one key."
     )
 
 
 class StateUpdate(RequestModel):
     values: dict[str, Any] | list[Any] | None = None
-    as_node: str | None = Field(
+    as_node: Key | None = Field(
         default=None, description="Apply the update as if this node wrote it."
     )
     checkpoint: CheckpointRef | None = Field(
-        default=None, description="Update this version (a fork); the head when unset."
+        default=None,
+        description="Update this version (a fork); the head when unset. With "
+        "`checkpoint_ns`, a subgraph's state.",
     )
-    checkpoint_id: str | None = None
+    checkpoint_id: Key | None = None
 
 
 class StateUpdated(BaseModel):
@@ -74,19 +77,19 @@ class StateUpdated(BaseModel):
 
 
 class HistoryQuery(RequestModel):
-    limit: int = Field(default=10, ge=1, le=1000)
-    before: str | dict[str, Any] | None = Field(
+    limit: PageSize = 10
+    before: Key | dict[str, Any] | None = Field(
         default=None,
         description="Versions older than this: a checkpoint id, a checkpoint object or a "
         'config {"configurable": {"checkpoint_id": ...}}.',
     )
-    metadata: dict[str, Any] | None = Field(
+    metadata: Filter | None = Field(
         default=None, description="Versions whose metadata has these values."
     )
     checkpoint: CheckpointRef | None = Field(
         default=None, description="`checkpoint_ns` picks a subgraph's history."
     )
-    select: list[str] | None = None
+    select: Names | None = None
 
 
 TurnStatus = Literal["busy", "interrupted", "error", "cancelled", "done"]
@@ -104,7 +107,11 @@ class Turn(BaseModel):
     parent_checkpoint_id: str | None = Field(
         description="The version it branched from: run from here to edit and resend."
     )
-    run_ids: list[str] = Field(description="Runs that wrote its checkpoints, in order.")
+    run_ids: list[str] = Field(
+        description="Runs that wrote its checkpoints, and runs that went on from them "
+        "without writing one (an answer a subgraph followed with another question, a "
+        "resume that failed), in order."
+    )
     input: Any = Field(description="The run input that opened the turn, as sent.")
     user_message: dict[str, Any] | None = Field(
         description="The human message of the input (LangChain-shaped), if it has one."
@@ -114,8 +121,8 @@ class Turn(BaseModel):
         "null if there is none (or a state update wrote it)."
     )
     status: TurnStatus = Field(
-        description="busy (a run is writing it), interrupted (waits for an answer), "
-        "error, cancelled or done."
+        description="How its last run stands: busy (a run is writing it), interrupted "
+        "(waits for an answer), error, cancelled or done."
     )
     sibling_index: int = Field(description="Its place among its siblings, oldest first.")
     sibling_count: int = Field(description="How many turns share its parent (itself too).")

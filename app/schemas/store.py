@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from app.db.models import StoreItem
+from app.limits import MAX_KEY_LENGTH, MAX_NAMESPACE_LABELS, Filter, Offset, PageSize
 from app.schemas.common import RequestModel
 
 
@@ -19,8 +20,12 @@ def _no_ttl(value: Any) -> Any:
 
 
 class ItemKey(RequestModel):
-    namespace: list[str] = Field(description='Path of labels, such as ["users", "u1"].')
-    key: str = Field(min_length=1)
+    namespace: list[str] = Field(
+        max_length=MAX_NAMESPACE_LABELS,
+        description='Path of labels, such as ["users", "u1"]; '
+        f"{MAX_KEY_LENGTH} characters at most, counting one between labels.",
+    )
+    key: str = Field(min_length=1, max_length=MAX_KEY_LENGTH)
 
 
 class ItemPut(ItemKey):
@@ -34,12 +39,12 @@ class ItemPut(ItemKey):
 
 
 class ItemSearch(RequestModel):
-    namespace_prefix: list[str] = Field(default_factory=list)
-    filter: dict[str, Any] | None = Field(
+    namespace_prefix: list[str] = Field(default_factory=list, max_length=MAX_NAMESPACE_LABELS)
+    filter: Filter | None = Field(
         default=None, description="Items whose value contains this object (exact values)."
     )
-    limit: int = Field(default=10, ge=1, le=1000)
-    offset: int = Field(default=0, ge=0)
+    limit: PageSize = 10
+    offset: Offset = 0
     query: str | None = Field(
         default=None,
         description="Natural-language query: this store has no semantic index, so it does "
@@ -51,11 +56,17 @@ class ItemSearch(RequestModel):
 
 
 class NamespaceSearch(RequestModel):
-    prefix: list[str] | None = Field(default=None, description='Labels; "*" matches any.')
-    suffix: list[str] | None = Field(default=None, description='Labels; "*" matches any.')
-    max_depth: int | None = Field(default=None, ge=1, description="Cut longer paths to this.")
-    limit: int = Field(default=100, ge=1, le=1000)
-    offset: int = Field(default=0, ge=0)
+    prefix: list[str] | None = Field(
+        default=None, max_length=MAX_NAMESPACE_LABELS, description='Labels; "*" matches any.'
+    )
+    suffix: list[str] | None = Field(
+        default=None, max_length=MAX_NAMESPACE_LABELS, description='Labels; "*" matches any.'
+    )
+    max_depth: int | None = Field(
+        default=None, ge=1, le=MAX_NAMESPACE_LABELS, description="Cut longer paths to this."
+    )
+    limit: PageSize = 100
+    offset: Offset = 0
 
 
 class Item(BaseModel):

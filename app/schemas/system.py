@@ -16,7 +16,7 @@ class InfoFlags(BaseModel):
     """Optional features, named as LangGraph servers name them, so clients can probe them."""
 
     assistants: bool = True
-    crons: bool = False
+    crons: bool = True
     langsmith: bool = False
 
 

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from app.db.models import Thread as ThreadRow
+from app.limits import MAX_NAMES, Filter, Key, Keys, Metadata, Offset, PageSize
 from app.schemas.common import Interrupt, OnConflict, RequestModel, SortOrder
 
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
@@ -49,8 +50,8 @@ def _unsupported(value: Any) -> Any:
 
 
 class ThreadCreate(RequestModel):
-    thread_id: str | None = Field(default=None, description="A UUID; one is made if unset.")
-    metadata: dict[str, Any] | None = None
+    thread_id: Key | None = Field(default=None, description="A UUID; one is made if unset.")
+    metadata: Metadata | None = None
     if_exists: OnConflict = "raise"
     supersteps: list[Any] | None = Field(default=None, description="Not supported: leave unset.")
     ttl: Any = Field(default=None, description="Not supported: leave unset.")
@@ -60,34 +61,34 @@ class ThreadCreate(RequestModel):
 
 
 class ThreadPatch(RequestModel):
-    metadata: dict[str, Any] = Field(description="Merged into the thread's metadata.")
+    metadata: Metadata = Field(description="Merged into the thread's metadata.")
     ttl: Any = Field(default=None, description="Not supported: leave unset.")
 
     _no_ttl = field_validator("ttl")(_unsupported)
 
 
 class ThreadFilter(RequestModel):
-    metadata: dict[str, Any] | None = Field(
+    metadata: Filter | None = Field(
         default=None, description="Threads whose metadata contains this object."
     )
-    values: dict[str, Any] | None = Field(
+    values: Filter | None = Field(
         default=None, description="Threads whose current values contain this object."
     )
     status: ThreadStatus | None = None
-    ids: list[str] | None = Field(default=None, description="Only these threads.")
+    ids: Keys | None = Field(default=None, description="Only these threads.")
 
 
 class ThreadSearch(ThreadFilter):
-    limit: int = Field(default=10, ge=1, le=1000)
-    offset: int = Field(default=0, ge=0)
+    limit: PageSize = 10
+    offset: Offset = 0
     sort_by: ThreadSortBy = Field(
         default="created_at",
         description="`state_updated_at` sorts by `updated_at`, which every run and state "
         "update refreshes.",
     )
     sort_order: SortOrder = "desc"
-    select: list[ThreadField] | None = None
-    extract: dict[str, str] | None = Field(
+    select: list[ThreadField] | None = Field(default=None, max_length=MAX_NAMES)
+    extract: dict[Key, Key] | None = Field(
         default=None,
         max_length=10,
         description="Alias -> path into the thread, such as `values.messages[-1]`; the "
@@ -112,14 +113,15 @@ class Thread(BaseModel):
     )
 
     @classmethod
-    def of(cls, row: ThreadRow) -> Thread:
+    def of(cls, row: ThreadRow, values: dict[str, Any] | None) -> Thread:
+        """The thread of `row`, with its values (which the row may only refer to)."""
         return cls(
             thread_id=row.thread_id,
             created_at=row.created_at,
             updated_at=row.updated_at,
             metadata=row.metadata_ or {},
             status=row.status,  # type: ignore[arg-type]
-            values=row.values,
+            values=values,
             interrupts=row.interrupts or {},
         )
 
@@ -129,7 +131,7 @@ class Thread(BaseModel):
 
 
 class ThreadPrune(RequestModel):
-    thread_ids: list[str] = Field(max_length=1000)
+    thread_ids: Keys
     strategy: Literal["delete", "keep_latest"] = Field(
         default="delete",
         description="`delete` removes the threads; `keep_latest` keeps each thread and its "

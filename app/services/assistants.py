@@ -121,9 +121,7 @@ def _filtered(
     """`query` restricted to the assistants the owner sees that the filter matches, in SQL."""
     query = query.where(_visible(owner))
     if where.metadata:
-        query = query.where(
-            json_contains(ctx.db.dialect, Assistant.metadata_, where.metadata, "metadata")
-        )
+        query = query.where(json_contains(ctx.db.dialect, Assistant.metadata_, where.metadata))
     if where.graph_id:
         query = query.where(Assistant.graph_id == where.graph_id)
     if where.name:
@@ -201,7 +199,7 @@ async def delete(ctx: AppContext, assistant_id: str, *, delete_threads: bool, ow
     _refuse_system(found)
     if delete_threads:
         where = json_contains(
-            ctx.db.dialect, Thread.metadata_, {"assistant_id": found.assistant_id}, "metadata"
+            ctx.db.dialect, Thread.metadata_, {"assistant_id": found.assistant_id}
         )
         async with ctx.db.read() as session:
             thread_ids = list(

@@ -2,13 +2,15 @@
 
 `add` is idempotent on the tool call id: the row is inserted only if no reminder has
 that id yet, so a tool call re-run after a crash, a resume or a fork never acts twice.
+`deliver` lets one run say a due reminder: the first to mark it, or that run again.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from app.agents.reminder_store import Reminder
@@ -24,6 +26,9 @@ def as_dict(row: ReminderRow) -> Reminder:
         "thread_id": row.thread_id,
         "text": row.text,
         "due": row.due,
+        "due_at": row.due_at and row.due_at.isoformat(),
+        "status": row.status,
+        "delivered_at": row.delivered_at and row.delivered_at.isoformat(),
         "tool_call_id": row.tool_call_id,
         "created_at": row.created_at.isoformat(),
     }
@@ -35,7 +40,15 @@ class SQLReminderStore:
         self._insert: Any = postgresql.insert if db.dialect == "postgresql" else sqlite.insert
 
     async def add(
-        self, *, owner: str, thread_id: str, text: str, due: str | None, tool_call_id: str
+        self,
+        *,
+        owner: str,
+        thread_id: str,
+        text: str,
+        due: str | None,
+        due_at: datetime | None,
+        assistant_id: str | None,
+        tool_call_id: str,
     ) -> Reminder:
         async with self.db.write() as session:
             await session.execute(
@@ -46,6 +59,9 @@ class SQLReminderStore:
                     thread_id=thread_id,
                     text=text,
                     due=due,
+                    due_at=due_at,
+                    status="unscheduled" if due_at is None else "scheduled",
+                    assistant_id=assistant_id,
                     tool_call_id=tool_call_id,
                     created_at=now(),
                 )
@@ -65,3 +81,25 @@ class SQLReminderStore:
                 .order_by(ReminderRow.created_at, ReminderRow.reminder_id)
             )
             return [as_dict(row) for row in rows]
+
+    async def deliver(self, *, reminder_id: str, owner: str, thread_id: str, run_id: str) -> bool:
+        async with self.db.write() as session:
+            marked = await session.execute(
+                update(ReminderRow)
+                .where(
+                    ReminderRow.reminder_id == reminder_id,
+                    ReminderRow.owner == owner,
+                    ReminderRow.thread_id == thread_id,
+                    or_(
+                        ReminderRow.delivered_at.is_(None),
+                        and_(ReminderRow.run_id == run_id, ReminderRow.status == "delivered"),
+                    ),
+                )
+                .values(
+                    status="delivered",
+                    run_id=run_id,
+                    delivered_at=func.coalesce(ReminderRow.delivered_at, now()),
+                )
+                .execution_options(synchronize_session=False)
+            )
+        return marked.rowcount == 1  # type: ignore[attr-defined,no-any-return]

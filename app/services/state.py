@@ -7,8 +7,9 @@ that has none yet has an empty state and no history.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import bisect
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from langchain_core.messages import convert_to_messages
@@ -94,26 +95,17 @@ def _task(task: PregelTask) -> ThreadTask:
 # Reading and updating.
 
 
-async def _graph_at(
-    ctx: AppContext, graph: CompiledGraph, thread_id: str, checkpoint_ns: str
-) -> CompiledGraph:
-    """The graph whose checkpoints live in `checkpoint_ns` ("node:task_id|..."): the
-    thread's graph for "", else the subgraph each node of the path runs. A namespace must
-    name subgraph nodes of the graph and hold checkpoints of this thread (else 404)."""
-    if not checkpoint_ns:
-        return graph
-    for part in checkpoint_ns.split("|"):
-        node = graph.nodes.get(part.partition(":")[0])
-        if node is None or node.subgraph is None:
-            raise NotFound(f"checkpoint_ns {checkpoint_ns!r} names no subgraph of this graph.")
-        graph = node.subgraph
-    where = {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns}}
-    if await ctx.saver.aget_tuple(where) is None:
-        raise NotFound(f"checkpoint_ns {checkpoint_ns!r} names no subgraph state of this thread.")
-    return graph.copy(checkpointer=ctx.saver)
+def requested_version(checkpoint: CheckpointRef | None, checkpoint_id: str | None) -> CheckpointRef:
+    """The version a request names in `checkpoint`, or with the `checkpoint_id` given
+    apart (the older form, which wins)."""
+    ref = checkpoint or CheckpointRef()
+    return ref.model_copy(update={"checkpoint_id": checkpoint_id}) if checkpoint_id else ref
 
 
-def _config(thread_id: str, ref: CheckpointRef | None) -> dict[str, Any]:
+def version_config(thread_id: str, ref: CheckpointRef | None) -> dict[str, Any]:
+    """The engine's config for the version `ref` names: a namespace ("" for the thread's
+    graph, "node:task_id|..." for a subgraph's state inside it) and a checkpoint id in
+    it (the namespace's latest when there is none)."""
     conf: dict[str, Any] = {
         "thread_id": thread_id,
         "checkpoint_ns": ref.checkpoint_ns if ref else "",
@@ -121,6 +113,32 @@ def _config(thread_id: str, ref: CheckpointRef | None) -> dict[str, Any]:
     if ref is not None and ref.checkpoint_id:
         conf["checkpoint_id"] = parse_uuid(ref.checkpoint_id, "checkpoint_id")
     return {"configurable": conf}
+
+
+async def read_version(
+    graph: CompiledGraph, config: dict[str, Any], *, subgraphs: bool = False
+) -> StateSnapshot:
+    """The state at the version `config` names, read with the graph (or the subgraph)
+    that wrote it. 404 when the thread has no such version: a checkpoint id it does not
+    have, or a namespace that names no subgraph state of the thread."""
+    conf = config["configurable"]
+    ns, checkpoint_id = conf["checkpoint_ns"], conf.get("checkpoint_id")
+    try:
+        snapshot = await graph.aget_state(config, subgraphs=subgraphs)
+    except ValueError:  # the namespace names no subgraph of this graph
+        if not ns:
+            raise
+        snapshot = None
+    if snapshot is not None and (snapshot.metadata is not None or not (ns or checkpoint_id)):
+        return snapshot
+    thread = f"thread '{conf['thread_id']}'"
+    if checkpoint_id:
+        where = f" in namespace {ns!r}" if ns else ""
+        raise NotFound(f"Checkpoint '{checkpoint_id}' not found{where} in {thread}.")
+    raise NotFound(
+        f"checkpoint_ns {ns!r} names no subgraph state of {thread}: the namespaces are "
+        "those that tasks' `checkpoint` name (GET /threads/{id}/state?subgraphs=true)."
+    )
 
 
 async def get_state(
@@ -131,20 +149,18 @@ async def get_state(
     graph = thread_graph(ctx, thread)
     if graph is None:
         return EMPTY
-    config = _config(thread.thread_id, ref)
-    graph = await _graph_at(ctx, graph, thread.thread_id, config["configurable"]["checkpoint_ns"])
-    snapshot = await graph.aget_state(config, subgraphs=subgraphs)
-    if ref is not None and ref.checkpoint_id and snapshot.metadata is None:
-        raise NotFound(f"Checkpoint '{ref.checkpoint_id}' not found in thread '{thread_id}'.")
-    return thread_state(snapshot)
+    config = version_config(thread.thread_id, ref)
+    return thread_state(await read_version(graph, config, subgraphs=subgraphs))
 
 
 async def update_state(
     ctx: AppContext, thread_id: str, body: StateUpdate, *, owner: str
 ) -> Checkpoint:
     """Write `values` as if `as_node` had, on the head or on the version named (which
-    forks the thread); the thread row then shows the new head. Refused while runs are
-    pending or running on the thread: they would continue from a head that moved."""
+    forks the thread), in the thread's graph or, with `checkpoint_ns`, in a subgraph's
+    state (which its parent's next run continues from); the thread row then shows the
+    new head. Refused while runs are pending or running on the thread: they would
+    continue from a head that moved."""
     thread = await get_thread(ctx.db, thread_id, owner=owner)
     check_messages(body.values, ctx.settings.max_messages, "values")
     graph = thread_graph(ctx, thread)
@@ -156,16 +172,10 @@ async def update_state(
     async with ctx.db.read() as session:
         if thread.status == "busy" or await active_runs(session, thread.thread_id):
             raise Conflict(f"Thread '{thread.thread_id}' is busy: wait for its runs to end.")
-    ref = body.checkpoint or CheckpointRef()
-    if ref.checkpoint_ns:
-        # A subgraph's state changes through runs of the thread's graph: an update written
-        # there by hand would not be seen by its parent task.
-        raise Invalid("checkpoint.checkpoint_ns: a state update writes the thread's root state.")
-    if body.checkpoint_id:
-        ref = ref.model_copy(update={"checkpoint_id": body.checkpoint_id})
-    config = _config(thread.thread_id, ref)
-    if "checkpoint_id" in config["configurable"] and await ctx.saver.aget_tuple(config) is None:
-        raise NotFound(f"Checkpoint '{ref.checkpoint_id}' not found in thread '{thread_id}'.")
+    ref = requested_version(body.checkpoint, body.checkpoint_id)
+    config = version_config(thread.thread_id, ref)
+    if ref.checkpoint_id or ref.checkpoint_ns:
+        await read_version(graph, config)
     metadata = thread.metadata_ or {}
     config["metadata"] = {
         "thread_id": thread.thread_id,
@@ -184,13 +194,15 @@ async def update_state(
 async def history(
     ctx: AppContext, thread_id: str, query: HistoryQuery, *, owner: str
 ) -> list[ThreadState]:
-    """Versions of every branch, newest first."""
+    """Versions of every branch, newest first: of the thread's graph, or with
+    `checkpoint_ns`, of that subgraph's state."""
     thread = await get_thread(ctx.db, thread_id, owner=owner)
     graph = thread_graph(ctx, thread)
     if graph is None:
         return []
-    config = _config(thread.thread_id, query.checkpoint)
-    graph = await _graph_at(ctx, graph, thread.thread_id, config["configurable"]["checkpoint_ns"])
+    config = version_config(thread.thread_id, query.checkpoint)
+    if config["configurable"]["checkpoint_ns"]:
+        await read_version(graph, config)  # a 404 for a namespace it has no state in
     found = graph.aget_state_history(
         config, filter=query.metadata, before=_before(query.before), limit=query.limit
     )
@@ -213,10 +225,13 @@ def _before(before: str | dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 class _Outcome(NamedTuple):
-    """What the tree needs of a run: its input and how it ended."""
+    """What the tree needs of a run: its input, the version it was asked to start from,
+    when it was made, and how it ended."""
 
     status: str
     input: Any
+    checkpoint_id: str | None
+    created_at: datetime
     last_message: Any
     interrupted: bool
 
@@ -251,6 +266,26 @@ class _Branching:
             ids.append(following)
         return ids
 
+    def carried_on(self, outcomes: dict[str, _Outcome]) -> dict[str, list[str]]:
+        """Runs that went on from the thread's head of their time without writing a
+        version of its graph, by that version: answers to a question a subgraph asked
+        again (only the subgraph's state changed), resumes that failed, runs that have
+        not written yet."""
+        writers = {v.run_id for v in self.versions.values()}
+        written = sorted(
+            (datetime.fromisoformat(v.created_at), v.checkpoint_id)
+            for v in self.versions.values()
+            if v.created_at
+        )
+        carried: dict[str, list[str]] = {}
+        for run_id, run in outcomes.items():
+            if run_id in writers or run.input is not None or run.checkpoint_id is not None:
+                continue
+            before = bisect.bisect_left(written, (run.created_at,))
+            if before:
+                carried.setdefault(written[before - 1][1], []).append(run_id)
+        return carried
+
 
 async def tree(ctx: AppContext, thread_id: str, *, owner: str) -> ThreadTree:
     """The thread's turns as a tree, from checkpoint bookkeeping and the runs table."""
@@ -266,7 +301,8 @@ async def tree(ctx: AppContext, thread_id: str, *, owner: str) -> ThreadTree:
             head_path=[],
             turns=[],
         )
-    outcomes = await _outcomes(ctx, {v.run_id for v in branching.versions.values() if v.run_id})
+    outcomes = await _outcomes(ctx, thread.thread_id)
+    carried = branching.carried_on(outcomes)
     turns: dict[str, Turn] = {}
     turn_of: dict[str, str] = {}
     for v in sorted(branching.versions.values()):
@@ -274,7 +310,7 @@ async def tree(ctx: AppContext, thread_id: str, *, owner: str) -> ThreadTree:
             continue
         ids = branching.chain(v.checkpoint_id)
         turn_of.update(dict.fromkeys(ids, v.checkpoint_id))
-        turns[v.checkpoint_id] = _turn(branching, v, ids, turns, turn_of, outcomes)
+        turns[v.checkpoint_id] = _turn(branching, v, ids, turns, turn_of, outcomes, carried)
     siblings: dict[str | None, list[str]] = {}
     for turn in turns.values():
         siblings.setdefault(turn.parent_turn_id, []).append(turn.turn_id)
@@ -303,10 +339,13 @@ def _turn(
     turns: dict[str, Turn],
     turn_of: dict[str, str],
     outcomes: dict[str, _Outcome],
+    carried: dict[str, list[str]],
 ) -> Turn:
     """A turn from its checkpoints. One that opens with an input is a child of the turn
     whose end it continues; one forked from inside a turn is that turn's sibling: with
-    that turn's input (a regenerate), or with its own (an edit of that turn's message)."""
+    that turn's input (a regenerate), or with its own (an edit of that turn's message).
+    Its runs are those that wrote its checkpoints and those that went on from them
+    without writing one; the last to go on from its last checkpoint tells how it stands."""
     if start.source != "input" and start.parent_id in turn_of:
         forked_from = turns[turn_of[start.parent_id]]
         parent_turn = forked_from.parent_turn_id
@@ -319,19 +358,21 @@ def _turn(
         given = opener.input if opener else None
         user_message = _human(given)
     last = branching.versions[ids[-1]]
-    ender = outcomes.get(last.run_id or "")
-    reply = ender.last_message if ender else None
+    writer = outcomes.get(last.run_id or "")
+    reply = writer.last_message if writer else None
+    later = carried.get(last.checkpoint_id)
+    runs = (r for i in ids for r in (branching.versions[i].run_id, *carried.get(i, ())) if r)
     return Turn(
         turn_id=start.checkpoint_id,
         parent_turn_id=parent_turn,
         first_checkpoint_id=start.checkpoint_id,
         last_checkpoint_id=last.checkpoint_id,
         parent_checkpoint_id=start.parent_id,
-        run_ids=list(dict.fromkeys(r for i in ids if (r := branching.versions[i].run_id))),
+        run_ids=list(dict.fromkeys(runs)),
         input=given,
         user_message=user_message,
         reply=reply if isinstance(reply, dict) and reply.get("type") == "ai" else None,
-        status=_status(ender),
+        status=_status(outcomes[later[-1]] if later else writer),
         sibling_index=0,
         sibling_count=1,
         children=[],
@@ -354,7 +395,8 @@ def _human(given: Any) -> dict[str, Any] | None:
 
 
 def _status(ender: _Outcome | None) -> TurnStatus:
-    """How the run that wrote the turn's last checkpoint stands (no run: a state update)."""
+    """How the run that last went on from the turn's last checkpoint (or wrote it) stands
+    (no run: a state update)."""
     if ender is None:
         return "done"
     if ender.status in ("pending", "running"):
@@ -364,21 +406,28 @@ def _status(ender: _Outcome | None) -> TurnStatus:
     return "cancelled" if ender.status == "interrupted" else "error"
 
 
-async def _outcomes(ctx: AppContext, run_ids: Iterable[str]) -> dict[str, _Outcome]:
-    """Input and ending of each run, with only the last message of its final values
-    taken from the database: never the whole conversation of every turn."""
-    query = select(
-        Run.run_id,
-        Run.status,
-        Run.kwargs["input"],
-        _last_message(ctx.db.dialect, Run.result),
-        Run.result["__interrupt__"],
-    ).where(Run.run_id.in_(list(run_ids)))
+async def _outcomes(ctx: AppContext, thread_id: str) -> dict[str, _Outcome]:
+    """Input and ending of each run of the thread, oldest first, with only the last
+    message of its final values taken from the database (kept apart from a result that
+    is a checkpoint): never the whole conversation of every turn."""
+    query = (
+        select(
+            Run.run_id,
+            Run.status,
+            Run.kwargs["input"],
+            Run.kwargs["checkpoint_id"],
+            Run.created_at,
+            func.coalesce(Run.last_message, _last_message(ctx.db.dialect, Run.result)),
+            Run.result["__interrupt__"],
+        )
+        .where(Run.thread_id == thread_id)
+        .order_by(Run.created_at)
+    )
     async with ctx.db.read() as session:
         rows = await session.execute(query)
     return {
-        run_id: _Outcome(status, given, last, bool(interrupts))
-        for run_id, status, given, last, interrupts in rows
+        run_id: _Outcome(status, given, start, made, last, bool(interrupts))
+        for run_id, status, given, start, made, last, interrupts in rows
     }
 
 

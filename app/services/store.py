@@ -15,6 +15,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from app.db.models import StoreItem
 from app.errors import Invalid, NotFound
+from app.limits import MAX_KEY_LENGTH
 from app.schemas.store import ItemPut, ItemSearch, NamespaceSearch
 from app.services.common import json_contains, now
 
@@ -25,11 +26,18 @@ SEP = "\x1f"
 
 
 def joined(namespace: list[str], what: str = "namespace") -> str:
-    """The stored form of a namespace; 422 naming `what` for a label it cannot hold."""
+    """The stored form of a namespace; 422 naming `what` for a label it cannot hold, or
+    for labels longer than a key in all."""
+    path = SEP.join(namespace)
+    if len(path) > MAX_KEY_LENGTH:
+        raise Invalid(
+            f"{what}: the labels have {len(path)} characters, counting one between labels; "
+            f"at most {MAX_KEY_LENGTH}."
+        )
     for label in namespace:
         if not label or "." in label or SEP in label:
             raise Invalid(f"{what}: label {label!r} must be non-empty, without '.' or '\\x1f'.")
-    return SEP.join(namespace)
+    return path
 
 
 def labels(item: StoreItem) -> list[str]:
@@ -99,7 +107,7 @@ async def search(ctx: AppContext, body: ItemSearch, *, owner: str) -> list[Store
         for key, value in body.filter.items():
             if isinstance(value, dict) and any(k.startswith("$") for k in value):
                 raise Invalid(f"filter: {key}: operators are not supported; give exact values.")
-        query = query.where(json_contains(ctx.db.dialect, StoreItem.value, body.filter, "filter"))
+        query = query.where(json_contains(ctx.db.dialect, StoreItem.value, body.filter))
     query = query.order_by(StoreItem.updated_at.desc(), StoreItem.namespace, StoreItem.key)
     async with ctx.db.read() as session:
         return list(await session.scalars(query.limit(body.limit).offset(body.offset)))

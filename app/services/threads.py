@@ -1,10 +1,11 @@
-"""Threads: a conversation's row (metadata, status, the head's values) beside its
-checkpoints, which live in the saver. Each belongs to one user: another user's thread is
-answered exactly as a missing one."""
+"""Threads: a conversation's row (metadata, status, which checkpoint holds the head's
+values) beside its checkpoints, which live in the saver. Each belongs to one user:
+another user's thread is answered exactly as a missing one."""
 
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Select, bindparam, case, exists, func, select
@@ -14,11 +15,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db.database import Database
 from app.db.models import Run, Thread
 from app.errors import Conflict, NotFound
-from app.jsonable import jsonable
+from app.jsonable import jsonable, to_json
 from app.schemas.common import OnConflict
+from app.schemas.threads import Thread as ThreadOut
 from app.schemas.threads import ThreadFilter, ThreadPrune, ThreadSearch, ThreadStatus
 from app.services.common import json_contains, new_id, now, ordered, parse_uuid, served_graph
 from engine import CompiledGraph, StateSnapshot
+from engine.errors import CheckpointNotFoundError
 
 if TYPE_CHECKING:
     from app.context import AppContext
@@ -43,6 +46,7 @@ def new_thread(thread_id: str | None, metadata: dict[str, Any] | None, owner: st
         thread_id=parse_uuid(thread_id, "thread_id") if thread_id else new_id(),
         metadata_=dict(metadata or {}),
         status="idle",
+        checkpoint_id=None,
         values=None,
         interrupts={},
         owner=owner,
@@ -87,13 +91,17 @@ async def active_runs(session: AsyncSession, thread_id: str) -> int:
 
 
 @functools.cache
-def _settle_statement(changed: tuple[str, ...]) -> Any:
-    """Built once per set of changed columns: a run ends with one, every time."""
+def settle_statement(changed: tuple[str, ...], *, ending: bool = False) -> Any:
+    """`settle`'s statement, built once per set of changed columns: a run ends with one,
+    every time. `ending`: for a statement that also records the end of the run
+    `ended_run` (in whose snapshot that run still runs): it does not count as waiting."""
     # Columns of the tables, not ORM attributes: an ORM-enabled statement is copied on
     # every execution, and its cache key computed anew.
     threads, runs = Thread.__table__.c, Run.__table__.c
     thread_id = bindparam("settled_thread")
     waiting = exists().where(runs.thread_id == thread_id, runs.status.in_(("pending", "running")))
+    if ending:
+        waiting = waiting.where(runs.run_id != bindparam("ended_run"))
     resting = bindparam("resting", type_=threads.status.type)
     return (
         sql_update(Thread.__table__)
@@ -114,33 +122,82 @@ async def settle(
     long chat, is not read); the thread stays busy while other runs wait. True when
     other runs wait: one of them may start now."""
     settled = await session.scalar(
-        _settle_statement(tuple(sorted(changes))),
-        {
-            "settled_thread": thread_id,
-            "resting": status,
-            "now": now(),
-            **{f"new_{name}": value for name, value in changes.items()},
-        },
+        settle_statement(tuple(sorted(changes))), settle_params(thread_id, status, changes)
     )
     return settled == "busy"
 
 
-def head_of(state: StateSnapshot) -> tuple[ThreadStatus, dict[str, Any] | None, dict[str, Any]]:
-    """What the thread row keeps of its head: its resting status, values (None before the
-    first checkpoint) and open interrupts by task id."""
-    values = jsonable(state.values) if state.metadata is not None else None
+def settle_params(thread_id: str, status: ThreadStatus, changes: dict[str, Any]) -> dict[str, Any]:
+    """`settle_statement`'s parameters."""
+    return {
+        "settled_thread": thread_id,
+        "resting": status,
+        "now": now(),
+        **{f"new_{name}": value for name, value in changes.items()},
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """What a thread row keeps of its head: its resting status, the checkpoint whose saved
+    values are the thread's values, or the values when no checkpoint's are (None, None
+    before the first checkpoint), and the open interrupts by task id."""
+
+    status: ThreadStatus
+    checkpoint_id: str | None
+    values: dict[str, Any] | None
+    interrupts: dict[str, Any]
+
+    @property
+    def columns(self) -> dict[str, Any]:
+        """`settle`'s changes."""
+        return {
+            "checkpoint_id": self.checkpoint_id,
+            "values": self.values,
+            "interrupts": self.interrupts,
+        }
+
+
+async def head_of(graph: CompiledGraph, state: StateSnapshot, *, saved: bool) -> Head:
+    """The head `state` (of `graph`'s thread) as its row keeps it. `saved`: its values are
+    its checkpoint's as saved (a run that ended at END); otherwise they are compared with
+    those, as a live state shows what tasks of an open step wrote, and a Command's update."""
+    status: ThreadStatus = "interrupted" if state.next else "idle"
     interrupts = {t.id: jsonable(t.interrupts) for t in state.tasks if t.interrupts}
-    return ("interrupted" if state.next else "idle"), values, interrupts
+    if state.metadata is None:
+        return Head(status, None, None, interrupts)
+    if not saved and to_json(state.values) != to_json(await graph.aget_saved_values(state.config)):
+        return Head(status, None, jsonable(state.values), interrupts)
+    return Head(status, state.config["configurable"]["checkpoint_id"], None, interrupts)
 
 
 async def refresh(ctx: AppContext, thread_id: str, graph: CompiledGraph) -> None:
     """Set the thread row from its head checkpoint, after the checkpoints changed
     outside a run (a state update, a copy)."""
-    status, values, interrupts = head_of(
-        await graph.aget_state({"configurable": {"thread_id": thread_id}})
-    )
+    state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+    head = await head_of(graph, state, saved=False)
     async with ctx.db.write() as session:
-        await settle(session, thread_id, status, values=values, interrupts=interrupts)
+        await settle(session, thread_id, head.status, **head.columns)
+
+
+async def values_of(ctx: AppContext, thread: Thread) -> dict[str, Any] | None:
+    """The thread's values: those its row keeps, or its checkpoint's, read with the graph
+    of its runs (None when that graph is not served here, or the checkpoint is gone)."""
+    if thread.checkpoint_id is None:
+        return thread.values
+    graph = thread_graph(ctx, thread)
+    if graph is None:
+        return None
+    at = {"thread_id": thread.thread_id, "checkpoint_id": thread.checkpoint_id}
+    try:
+        return jsonable(await graph.aget_saved_values({"configurable": at}))  # type: ignore[no-any-return]
+    except CheckpointNotFoundError:
+        return None
+
+
+async def shown(ctx: AppContext, thread: Thread, *, with_values: bool = True) -> ThreadOut:
+    """The thread on the wire; `with_values=False` leaves its values out (null)."""
+    return ThreadOut.of(thread, await values_of(ctx, thread) if with_values else None)
 
 
 def thread_graph(ctx: AppContext, thread: Thread) -> CompiledGraph | None:
@@ -151,13 +208,12 @@ def thread_graph(ctx: AppContext, thread: Thread) -> CompiledGraph | None:
 
 
 def _filtered(ctx: AppContext, query: Select[Any], where: ThreadFilter, owner: str) -> Select[Any]:
-    """`query` restricted to the owner's threads that the filter matches, in SQL."""
+    """`query` restricted to the owner's threads that the filter matches in SQL: all but
+    `values`, which the checkpoints hold (`_matching`)."""
     dialect = ctx.db.dialect
     query = query.where(Thread.owner == owner)
     if where.metadata:
-        query = query.where(json_contains(dialect, Thread.metadata_, where.metadata, "metadata"))
-    if where.values:
-        query = query.where(json_contains(dialect, Thread.values, where.values, "values"))
+        query = query.where(json_contains(dialect, Thread.metadata_, where.metadata))
     if where.status:
         query = query.where(Thread.status == where.status)
     if where.ids is not None:
@@ -165,24 +221,66 @@ def _filtered(ctx: AppContext, query: Select[Any], where: ThreadFilter, owner: s
     return query
 
 
-async def search(ctx: AppContext, body: ThreadSearch, *, owner: str) -> tuple[list[Thread], int]:
-    """One page of matching threads, and how many match in all."""
+async def search(ctx: AppContext, body: ThreadSearch, *, owner: str) -> tuple[list[ThreadOut], int]:
+    """One page of matching threads, and how many match in all. Values are read only when
+    the page shows them (or `extract` may follow them)."""
     column = getattr(Thread, "updated_at" if body.sort_by == "state_updated_at" else body.sort_by)
     query = ordered(
         _filtered(ctx, select(Thread), body, owner), body.sort_order, column, Thread.thread_id
     )
+    with_values = not body.select or "values" in body.select or bool(body.extract)
+    if body.values:
+        found = await _matching(ctx, query, body.values)
+        page = found[body.offset : body.offset + body.limit]
+        return [ThreadOut.of(row, values) for row, values in page], len(found)
     async with ctx.db.read() as session:
         rows = list(await session.scalars(query.limit(body.limit).offset(body.offset)))
-    return rows, await count(ctx, body, owner=owner)
+    shown_rows = [await shown(ctx, row, with_values=with_values) for row in rows]
+    return shown_rows, await count(ctx, body, owner=owner)
 
 
 async def count(ctx: AppContext, where: ThreadFilter, *, owner: str) -> int:
-    """How many threads match, counted in SQL."""
+    """How many threads match, counted in SQL (with a `values` filter, on their values)."""
+    if where.values:
+        query = _filtered(ctx, select(Thread), where, owner)
+        return len(await _matching(ctx, query, where.values))
     async with ctx.db.read() as session:
         total = await session.scalar(
             _filtered(ctx, select(func.count()).select_from(Thread), where, owner)
         )
     return int(total or 0)
+
+
+async def _matching(
+    ctx: AppContext, query: Select[Any], subset: dict[str, Any]
+) -> list[tuple[Thread, dict[str, Any] | None]]:
+    """The threads of `query` whose values contain `subset`, with their values: each
+    thread's values are read, as its checkpoints hold them."""
+    async with ctx.db.read() as session:
+        rows = list(await session.scalars(query))
+    found: list[tuple[Thread, dict[str, Any] | None]] = []
+    for row in rows:
+        values = await values_of(ctx, row)
+        if _contains(values, subset):
+            found.append((row, values))
+    return found
+
+
+def _contains(doc: Any, subset: Any) -> bool:
+    """PostgreSQL's `@>` on JSON values (as `json_contains` filters in SQL): objects
+    match key by key, an array contains every given element, scalars are equal (and of
+    one JSON type: true is not 1)."""
+    if isinstance(subset, dict):
+        return isinstance(doc, dict) and all(
+            key in doc and _contains(doc[key], item) for key, item in subset.items()
+        )
+    if isinstance(subset, list):
+        return isinstance(doc, list) and all(any(_contains(d, s) for d in doc) for s in subset)
+    if isinstance(subset, bool) or isinstance(doc, bool):
+        return type(doc) is type(subset) and doc == subset
+    if isinstance(subset, int | float):
+        return isinstance(doc, int | float) and doc == subset
+    return doc == subset
 
 
 async def update(

@@ -1,14 +1,24 @@
-// The HTTP API as the page uses it: JSON requests and Server-Sent Events over fetch.
-// EventSource cannot POST nor set headers (x-api-key, Last-Event-ID), so streams are read
-// from a fetch body with a small SSE parser.
+// The HTTP API as the page uses it: JSON requests and Server-Sent Events over fetch. Every
+// call reports to the connection monitor whether the server answered.
+
+import { connection } from "./connection.js";
+import { readEvents } from "./sse.js";
 
 const KEY_STORAGE = "threadline.apiKey";
 
+/** The server answered with an error status. */
 export class ApiError extends Error {
   constructor(status, detail) {
     super(`${status}: ${detail}`);
     this.status = status;
     this.detail = detail;
+  }
+}
+
+/** The server could not be reached (or the connection broke mid-stream). */
+export class OfflineError extends Error {
+  constructor() {
+    super("Can't reach the server.");
   }
 }
 
@@ -40,6 +50,21 @@ async function failure(response) {
   return new ApiError(response.status, detail);
 }
 
+/** fetch, with a network failure turned into OfflineError (an abort stays an abort). */
+async function send(path, init) {
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch (error) {
+    if (init.signal?.aborted) throw error;
+    connection.lost();
+    throw new OfflineError();
+  }
+  connection.reached();
+  if (!response.ok) throw await failure(response);
+  return response;
+}
+
 /** A JSON request; resolves to the parsed body (null when there is none). */
 export async function request(method, path, body) {
   const init = { method, headers: headers() };
@@ -47,8 +72,7 @@ export async function request(method, path, body) {
     init.headers["content-type"] = "application/json";
     init.body = JSON.stringify(body);
   }
-  const response = await fetch(path, init);
-  if (!response.ok) throw await failure(response);
+  const response = await send(path, init);
   // 204, and 202 from a cancel, come without a body.
   const text = await response.text();
   return text ? JSON.parse(text) : null;
@@ -56,50 +80,18 @@ export async function request(method, path, body) {
 
 export const get = (path) => request("GET", path);
 export const post = (path, body = {}) => request("POST", path, body);
+export const patch = (path, body) => request("PATCH", path, body);
+export const del = (path) => request("DELETE", path);
 
-/**
- * Read an SSE response body, calling onEvent({event, data, id}) per frame.
- * Resolves when the server closes the stream (the run returned) or `signal` aborts.
- */
-async function readEvents(response, onEvent) {
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += value.replace(/\r\n?/g, "\n");
-    let end;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const frame = parseFrame(buffer.slice(0, end));
-      buffer = buffer.slice(end + 2);
-      if (frame) onEvent(frame);
-    }
-  }
-}
-
-/** One SSE frame; null for comments (heartbeats) and frames without data. */
-function parseFrame(text) {
-  let event = "message";
-  let id = null;
-  const data = [];
-  for (const line of text.split("\n")) {
-    if (!line || line.startsWith(":")) continue;
-    const colon = line.indexOf(":");
-    const field = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-    if (field === "event") event = value;
-    else if (field === "data") data.push(value);
-    else if (field === "id") id = value;
-  }
-  if (!data.length) return null;
-  const raw = data.join("\n");
-  let parsed;
+/** Read a stream's events; a connection that breaks mid-stream is an OfflineError. */
+async function follow(response, onEvent, signal) {
   try {
-    parsed = JSON.parse(raw);
-  } catch {
-    parsed = raw;
+    await readEvents(response.body, onEvent);
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    connection.lost();
+    throw new OfflineError();
   }
-  return { event, data: parsed, id };
 }
 
 /** The run id from a stream response's Content-Location (/threads/{t}/runs/{r}). */
@@ -111,29 +103,37 @@ function runIdOf(response) {
 
 /**
  * Start a run and stream it. `onStart(runId)` fires as soon as the headers arrive, before
- * any event, so the caller can remember the run for a rejoin after a reload.
+ * any event, so the caller can remember the run for a rejoin after a reload or an outage.
  */
 export async function streamRun(threadId, body, { onStart, onEvent, signal }) {
-  const response = await fetch(`/threads/${threadId}/runs/stream`, {
+  const response = await send(`/threads/${threadId}/runs/stream`, {
     method: "POST",
     headers: headers({ "content-type": "application/json", accept: "text/event-stream" }),
     body: JSON.stringify(body),
     signal,
   });
-  if (!response.ok) throw await failure(response);
   onStart?.(runIdOf(response));
-  await readEvents(response, onEvent);
+  await follow(response, onEvent, signal);
+}
+
+/** Listen to a thread: the events of every run on it, from the one pending or running
+ * now on, until the signal aborts or the connection ends. */
+export async function threadStream(threadId, { onEvent, signal }) {
+  const response = await send(`/threads/${threadId}/stream`, {
+    headers: headers({ accept: "text/event-stream" }),
+    signal,
+  });
+  await follow(response, onEvent, signal);
 }
 
 /** Rejoin a run's stream: what came after `lastEventId` is replayed, then it goes live. */
 export async function joinStream(threadId, runId, lastEventId, { onEvent, signal }) {
-  const response = await fetch(`/threads/${threadId}/runs/${runId}/stream`, {
+  const response = await send(`/threads/${threadId}/runs/${runId}/stream`, {
     headers: headers({
       accept: "text/event-stream",
       "Last-Event-ID": lastEventId == null ? "-1" : String(lastEventId),
     }),
     signal,
   });
-  if (!response.ok) throw await failure(response);
-  await readEvents(response, onEvent);
+  await follow(response, onEvent, signal);
 }

@@ -1,13 +1,18 @@
-// The page: threads on the left, one or two chats in the middle, the run view on the right.
-// The parts talk over one event bus (the chats announce runs and stream events, the run view
-// and the thread list listen), so neither knows the other's insides.
+// The page: the chat list, one or two chats, and the run view. The parts talk over one
+// event bus (the chats announce runs and stream events; the run view, the chat list, the
+// address bar and the tab title listen), so that none knows another's insides.
 
 import * as api from "./api.js";
 import { ASSISTANT, ChatPanel } from "./chat.js";
-import { clip, h, textOf } from "./dom.js";
+import { connection } from "./connection.js";
+import { h } from "./dom.js";
+import { Layout } from "./layout.js";
+import { formatRoute, parseRoute } from "./route.js";
 import { RunView } from "./runview.js";
+import { setUpTheme } from "./theme.js";
+import { ThreadList } from "./threads.js";
 
-const COLORS = { A: "#2563eb", B: "#d9480f" };
+const COLORS = { A: "#2563eb", B: "#c2410c" };
 const LAYOUT_KEY = "threadline.panels";
 
 const bus = new EventTarget();
@@ -19,27 +24,51 @@ let focused = panels.A;
 let split = false;
 
 const chats = document.getElementById("chats");
-const threadList = document.getElementById("thread-list");
 const splitButton = document.getElementById("split");
 const serverInfo = document.getElementById("server-info");
+const layout = new Layout();
 const runView = new RunView(document.getElementById("runview"), bus);
+const threadList = new ThreadList(
+  {
+    list: document.getElementById("thread-list"),
+    search: document.getElementById("thread-search"),
+    info: serverInfo,
+  },
+  {
+    panelOf: (threadId) => shownPanels().find((p) => p.threadId === threadId),
+    onOpen: (threadId) => openThread(threadId),
+    onChange: (threadId, thread) => {
+      for (const panel of shownPanels().filter((p) => p.threadId === threadId)) {
+        if (thread) panel.rename(thread.metadata?.title);
+        else panel.open(null);
+      }
+    },
+  },
+);
 
-/** The panel that a click in the thread list or "New chat" acts on. */
+function shownPanels() {
+  return split ? [panels.A, panels.B] : [panels.A];
+}
+
+/** The panel that a click in the chat list or "New chat" acts on; the address and the
+ * tab title are its. */
 function focus(panel) {
   focused = panel;
   for (const p of Object.values(panels)) p.el.classList.toggle("focused", p === panel && split);
-  drawThreads();
+  showAddress(false);
+  threadList.draw();
 }
 
 function saveLayout() {
-  const layout = { split, A: panels.A.threadId, B: panels.B.threadId };
-  sessionStorage.setItem(LAYOUT_KEY, JSON.stringify(layout));
+  const saved = { split, A: panels.A.threadId, B: panels.B.threadId };
+  sessionStorage.setItem(LAYOUT_KEY, JSON.stringify(saved));
 }
 
 /** Show the second chat beside the first, or hide it (its thread leaves the run view). */
 async function setSplit(on) {
   split = on;
   chats.classList.toggle("split", on);
+  layout.setSplit(on);
   splitButton.textContent = on ? "Close chat B" : "Chat B beside";
   splitButton.setAttribute("aria-pressed", String(on));
   if (on) {
@@ -54,93 +83,81 @@ async function setSplit(on) {
   saveLayout();
 }
 
-// ---- the thread list ------------------------------------------------------------------
-
-let threads = [];
-
-async function loadThreads() {
-  try {
-    threads = await api.post("/threads/search", {
-      limit: 50,
-      sort_by: "updated_at",
-      sort_order: "desc",
-      select: ["thread_id", "status", "updated_at", "values"],
-    });
-    serverInfo.dataset.kind = "";
-  } catch (error) {
-    threads = [];
-    const hint = error.status === 401 || error.status === 403 ? " (set the API key below)" : "";
-    serverInfo.textContent = `${error.message}${hint}`;
-    serverInfo.dataset.kind = "error";
-  }
-  drawThreads();
-}
-
-/** The first user message; a thread's values are saved when a run ends, so a first turn
- * still running is named by the panel showing it. */
-function threadTitle(thread, panel) {
-  const first = (thread.values?.messages || []).find((m) => m.type === "human");
-  if (first) return clip(textOf(first.content), 38);
-  const shown = panel?.titleText();
-  return shown && shown !== "New chat" ? clip(shown, 38) : "(empty)";
-}
-
-function drawThreads() {
-  const shownIn = new Map();
-  for (const p of Object.values(panels)) {
-    if (p.threadId && (p === panels.A || split)) shownIn.set(p.threadId, p);
-  }
-  threadList.replaceChildren(
-    ...threads.map((thread) => {
-      const panel = shownIn.get(thread.thread_id);
-      return h(
-        "li",
-        {},
-        h(
-          "button",
-          {
-            type: "button",
-            class: `thread${panel ? " open" : ""}`,
-            dataset: { threadId: thread.thread_id, status: thread.status },
-            style: panel ? `--thread: ${panel.color}` : null,
-            onclick: () => openThread(thread.thread_id),
-          },
-          panel ? h("span", { class: "slot" }, panel.slot) : null,
-          h("span", { class: "thread-title" }, threadTitle(thread, panel)),
-          h("span", { class: "dot", title: thread.status }),
-        ),
-      );
-    }),
-  );
-  if (!threads.length) threadList.append(h("li", { class: "hint" }, "No chats yet."));
-}
-
-async function openThread(threadId) {
-  await focused.open(threadId);
+async function openThread(threadId, view = null) {
+  layout.chatPicked();
+  await focused.open(threadId, view);
   saveLayout();
-  drawThreads();
+  threadList.draw();
 }
+
+// ---- the address and the tab title ----------------------------------------------------
+
+/** Put the focused chat in the address bar (a new history entry when `push`) and its
+ * title in the tab. */
+function showAddress(push) {
+  const address = formatRoute(focused.threadId, focused.view);
+  if (location.hash !== address && !(address === "#/" && !location.hash)) {
+    if (push) history.pushState(null, "", address);
+    else history.replaceState(null, "", address);
+  }
+  const title = focused.titleText();
+  document.title =
+    focused.threadId && title !== "New chat" ? `${title} · Threadline` : "Threadline";
+}
+
+window.addEventListener("hashchange", () => {
+  const route = parseRoute(location.hash);
+  const threadId = route?.threadId || null;
+  const view = route?.view || null;
+  if (threadId !== focused.threadId || view !== focused.view) openThread(threadId, view);
+});
+
+// ---- the connection banner ------------------------------------------------------------
+
+const banner = document.getElementById("banner");
+const countdown = h("span", { class: "countdown", "aria-hidden": "true" });
+banner.append(
+  h("span", {}, "Can't reach the server, retrying…"),
+  countdown,
+  h("button", { type: "button", onclick: () => connection.retryNow() }, "Retry now"),
+);
+
+function drawCountdown() {
+  const seconds = Math.ceil(((connection.nextTryAt || Date.now()) - Date.now()) / 1000);
+  countdown.textContent = seconds > 0 ? `next try in ${seconds} s` : "trying…";
+}
+
+let ticker = null;
+connection.addEventListener("change", () => {
+  banner.hidden = connection.online;
+  document.body.classList.toggle("offline", !connection.online);
+  clearInterval(ticker);
+  if (!connection.online) {
+    drawCountdown();
+    ticker = setInterval(drawCountdown, 1000);
+  } else {
+    if (started) threadList.load();
+    else start();
+    runView.recover();
+    for (const panel of shownPanels()) panel.recover();
+  }
+});
 
 // ---- wiring ---------------------------------------------------------------------------
 
 function setUpSidebar() {
   document.getElementById("new-chat").addEventListener("click", async () => {
-    await focused.open(null);
-    saveLayout();
-    drawThreads();
+    await openThread(null);
     focused.input.focus();
   });
-  splitButton.addEventListener("click", () => setUpSplitToggle());
+  splitButton.addEventListener("click", () => setSplit(!split));
   const key = document.getElementById("api-key");
   key.value = api.apiKey();
   key.addEventListener("change", () => {
     api.setApiKey(key.value.trim());
     start();
   });
-}
-
-function setUpSplitToggle() {
-  setSplit(!split);
+  setUpTheme(document.getElementById("theme"));
 }
 
 // A panel becomes the focused one when the user works in it.
@@ -148,35 +165,52 @@ for (const panel of Object.values(panels)) {
   panel.el.addEventListener("focusin", () => focused !== panel && focus(panel));
   panel.el.addEventListener("pointerdown", () => focused !== panel && focus(panel));
 }
-bus.addEventListener("panel", () => {
+bus.addEventListener("panel", (e) => {
   saveLayout();
-  loadThreads();
+  threadList.load();
+  if (e.detail.slot === focused.slot) showAddress(true);
 });
-bus.addEventListener("run-end", () => loadThreads());
-bus.addEventListener("run-open", () => loadThreads());
+bus.addEventListener("view", (e) => {
+  if (e.detail.slot === focused.slot) showAddress(false);
+  threadList.draw();
+});
+bus.addEventListener("title", (e) => {
+  if (e.detail.slot === focused.slot) showAddress(false);
+  threadList.draw();
+});
+bus.addEventListener("run-end", () => threadList.load());
+bus.addEventListener("run-open", () => threadList.load());
+
+let started = false;
 
 async function start() {
   try {
     const info = await api.get("/info");
     serverInfo.textContent = `Threadline ${info.version || ""} · assistant “${ASSISTANT}”`;
+    started = true;
   } catch (error) {
-    serverInfo.textContent = error.message;
+    serverInfo.textContent =
+      error instanceof api.OfflineError ? "Can't reach the server." : error.message;
+    return;
   }
   runView.loadGraph(ASSISTANT);
-  await loadThreads();
+  await threadList.load();
+  threadList.checkReminders();
 }
 
+/** The chats shown before a reload, or the one the address names. */
 async function restore() {
   chats.append(panels.A.el);
-  const layout = JSON.parse(sessionStorage.getItem(LAYOUT_KEY) || "{}");
-  if (layout.split) await setSplit(true);
+  const saved = JSON.parse(sessionStorage.getItem(LAYOUT_KEY) || "{}");
+  const route = parseRoute(location.hash);
+  if (saved.split) await setSplit(true);
   await Promise.all([
-    panels.A.open(layout.A || null),
-    layout.split ? panels.B.open(layout.B || null) : null,
+    panels.A.open(route ? route.threadId : saved.A || null, route?.view || null),
+    saved.split ? panels.B.open(saved.B || null) : null,
   ]);
   focus(panels.A);
 }
 
 setUpSidebar();
 start().then(restore);
-window.threadline = { panels, runView, bus }; // for the console and the end-to-end test
+window.threadline = { panels, runView, bus }; // for the console and the end-to-end tests

@@ -1,9 +1,13 @@
 // One chat panel: a thread's conversation, streamed turns, interrupt cards, regenerate,
-// edit-and-resend and branch navigation. Everything goes through the public HTTP API.
+// edit-and-resend and branch navigation. Everything goes through the public HTTP API. A
+// stream cut by an outage is rejoined from its last event once the server answers again;
+// a message that never reached the server stays on screen, marked, with Retry.
 
 import * as api from "./api.js";
+import { connection } from "./connection.js";
 import { clip, formatArgs, h, perFrame, textOf } from "./dom.js";
 import { InterruptCard } from "./interrupts.js";
+import { renderMarkdown } from "./markdown.js";
 
 export const ASSISTANT = "agent";
 const STREAM_MODE = ["values", "messages-tuple", "updates", "checkpoints", "tasks"];
@@ -68,9 +72,15 @@ export class ChatPanel {
     this.tree = null;
     this.view = null; // checkpoint id of the branch shown when it is not the head
     this.run = null; // {runId, lastEventId, controller} while a run is open
+    this.watching = null; // AbortController of the thread's stream, listened to when idle
+    this.unsent = null; // {request, options} of a run the server never got
+    this.answered = []; // the interrupts a run being started answers
+    this.name = null; // the thread's metadata title, when it was renamed
+    this.threadStatus = null; // as the server last said
     this.editing = null; // key of the user message being edited
     this.notice = null;
     this.elements = new Map(); // key -> {el, signature}
+    this.reads = 0; // reads of the thread so far; only the latest one is shown
     this.render = perFrame(() => this.draw());
     this.build();
   }
@@ -139,25 +149,51 @@ export class ChatPanel {
 
   // ---- opening a thread ---------------------------------------------------------------
 
-  /** Show a thread (null: a new chat, created on the first message). */
-  async open(threadId) {
+  /** Show a thread (null: a new chat, created on the first message), at the head or at
+   * `view`, the newest version of another branch. */
+  async open(threadId, view = null) {
     this.run?.controller.abort(); // stop reading; the run itself goes on (on_disconnect)
     this.run = null;
-    Object.assign(this, { threadId, view: null, state: null, tree: null, editing: null });
+    this.unwatch();
+    Object.assign(this, { threadId, view, state: null, tree: null, editing: null });
+    Object.assign(this, { unsent: null, name: null, threadStatus: null });
     this.messages = [];
     this.partials.clear();
     this.interrupts = [];
     this.setNotice(null);
-    this.announce();
-    if (threadId) {
-      try {
-        await this.refresh();
-        await this.rejoin();
-      } catch (error) {
-        this.setNotice(`Could not open the chat: ${error.message}`, "error");
-      }
-    }
+    this.setStatus(null);
+    this.announce(); // first: the address gets a new history entry
+    this.setTitle(this.titleText());
+    if (threadId) await this.load();
     this.render();
+  }
+
+  /** Read the thread and rejoin its open run; what cannot be read is said in the chat. */
+  async load() {
+    try {
+      await this.refresh();
+      await this.rejoin();
+      this.watch();
+    } catch (error) {
+      if (error instanceof api.ApiError && error.status === 404 && this.view) {
+        this.view = null; // a link to a branch that is gone: the head instead
+        return this.load();
+      }
+      const why = error instanceof api.OfflineError ? "can't reach the server" : error.message;
+      this.setNotice(`Could not open the chat: ${why}`, "error");
+    }
+  }
+
+  /** The server answers again: read what changed meanwhile (an open run rejoins itself;
+   * a message not sent stays as it is, for Retry). */
+  async recover() {
+    if (this.unsent) {
+      this.setNotice(`${this.unsentWhat()}.`, "error", { retry: true });
+      return;
+    }
+    if (this.run || !this.threadId) return;
+    this.setNotice(null);
+    await this.load();
   }
 
   /** Tell the rest of the page which thread this panel shows. */
@@ -169,6 +205,7 @@ export class ChatPanel {
   /** Read the shown version (the head, or the branch picked) and the conversation tree. */
   async refresh() {
     const threadId = this.threadId;
+    const read = ++this.reads;
     const statePath = this.view
       ? `/threads/${threadId}/state/${this.view}`
       : `/threads/${threadId}/state`;
@@ -177,13 +214,15 @@ export class ChatPanel {
       api.get(`/threads/${threadId}/tree`),
       api.get(`/threads/${threadId}`),
     ]);
-    if (threadId !== this.threadId) return; // another thread was opened meanwhile
+    if (read !== this.reads) return; // another thread or branch was read meanwhile
     this.state = state;
     this.tree = tree;
     this.messages = state.values?.messages || [];
     this.partials.clear();
     this.interrupts = state.interrupts || [];
-    this.title.textContent = this.titleText();
+    this.name = thread.metadata?.title || null;
+    this.threadStatus = thread.status;
+    this.setTitle(this.titleText());
     this.setStatus(thread.status);
     const shown = state.checkpoint?.checkpoint_id || null;
     this.bus.dispatchEvent(
@@ -192,9 +231,23 @@ export class ChatPanel {
     this.render();
   }
 
+  /** The chat's name, else its first message on the branch shown. */
   titleText() {
+    if (this.name) return this.name;
     const first = this.visibleMessages().find((m) => roleOf(m) === "human");
     return first ? clip(textOf(first.content), 48) : "New chat";
+  }
+
+  setTitle(text) {
+    if (this.title.textContent === text) return;
+    this.title.textContent = text;
+    this.bus.dispatchEvent(new CustomEvent("title", { detail: { slot: this.slot, text } }));
+  }
+
+  /** The chat was renamed (null: the name was cleared) in the chat list. */
+  rename(name) {
+    this.name = name || null;
+    this.setTitle(this.titleText());
   }
 
   setStatus(status) {
@@ -235,7 +288,7 @@ export class ChatPanel {
     if (saved?.runId === runId) {
       for (const [key, message] of saved.partials || []) this.partials.set(key, message);
     }
-    this.follow(runId, lastEventId, (handlers) =>
+    this.follow(runId, lastEventId, null, (handlers) =>
       api.joinStream(this.threadId, runId, lastEventId, handlers),
     );
   }
@@ -255,13 +308,28 @@ export class ChatPanel {
     return this.start({ input }, { shown: this.messages, pending: text });
   }
 
+  /** Send again what the server never got. */
+  retry() {
+    const { request, options } = this.unsent;
+    this.unsent = null;
+    return this.start(request, options);
+  }
+
   /**
    * Start a run and stream it. `shown` is what to display until the run's first values
    * (the conversation up to the fork point), `pending` an optimistic user message.
    */
-  async start(request, { shown, pending } = {}) {
+  async start(request, options = {}) {
     if (this.run) return;
+    const { shown, pending } = options;
+    // On an older branch, the run must start from its leaf, not from the head.
+    if (this.view && !("checkpoint_id" in request)) {
+      request = { ...request, checkpoint_id: this.view };
+    }
+    this.unwatch(); // this run is followed as it starts, not found on the thread's stream
     this.setNotice(null);
+    this.unsent = null;
+    this.answered = this.interrupts; // shown again if the answer is not sent
     try {
       if (!this.threadId) {
         const thread = await api.post("/threads", { metadata: {} });
@@ -269,7 +337,8 @@ export class ChatPanel {
         this.announce();
       }
     } catch (error) {
-      this.setNotice(`Could not create a thread: ${error.message}`, "error");
+      if (pending) this.partials.set("pending", { type: "human", content: pending, id: "pending" });
+      this.notSent({ request, options }, error);
       return;
     }
     const body = {
@@ -279,8 +348,6 @@ export class ChatPanel {
       on_disconnect: "continue",
       ...request,
     };
-    // On an older branch, the run must start from its leaf, not from the head.
-    if (this.view && !("checkpoint_id" in body)) body.checkpoint_id = this.view;
     this.view = null;
     this.messages = shown ? [...shown] : this.messages;
     this.partials.clear();
@@ -290,7 +357,7 @@ export class ChatPanel {
     this.interrupts = [];
     this.editing = null;
     this.render();
-    this.follow(null, null, (handlers) =>
+    this.follow(null, null, { request, options }, (handlers) =>
       api.streamRun(this.threadId, body, {
         ...handlers,
         onStart: (runId) => {
@@ -304,8 +371,13 @@ export class ChatPanel {
     );
   }
 
-  /** Read a run's stream (new or rejoined) until the call returns. */
-  async follow(runId, lastEventId, read) {
+  /**
+   * Read a run's stream (new or rejoined) until the call returns. A stream that breaks or
+   * ends while the run goes on (an outage, a server restart) is rejoined from its last
+   * event once the server answers. `unsent` is the request of a new run, kept for Retry
+   * if the server never got it.
+   */
+  async follow(runId, lastEventId, unsent, read) {
     const controller = new AbortController();
     const threadId = this.threadId;
     this.run = { runId, lastEventId, controller, error: null };
@@ -314,11 +386,26 @@ export class ChatPanel {
       this.bus.dispatchEvent(new CustomEvent("run-open", { detail: { threadId, runId } }));
     }
     const handlers = { signal: controller.signal, onEvent: (frame) => this.onEvent(frame) };
-    try {
-      await read(handlers);
-    } catch (error) {
-      if (controller.signal.aborted) return; // we switched threads: the run goes on
-      if (!(await this.reconnect(handlers, error))) this.setNotice(error.message, "error");
+    for (;;) {
+      try {
+        await read(handlers);
+        if (!this.run.runId || (await this.runOver())) break;
+      } catch (error) {
+        if (controller.signal.aborted) return; // we switched threads: the run goes on
+        if (!this.run.runId) {
+          this.notSent(unsent, error);
+          return;
+        }
+        if (!(error instanceof api.OfflineError)) {
+          this.setNotice(error.message, "error");
+          break;
+        }
+        this.setStatus("reconnecting…");
+        await connection.whenOnline(controller.signal);
+        if (controller.signal.aborted) return;
+        this.setStatus("busy");
+      }
+      read = (h) => api.joinStream(threadId, this.run.runId, this.run.lastEventId, h);
     }
     if (this.threadId !== threadId || this.run?.controller !== controller) return;
     const finished = this.run;
@@ -333,25 +420,81 @@ export class ChatPanel {
       }),
     );
     this.input.focus();
+    this.watch();
   }
 
   /**
-   * The connection broke while the run goes on (a proxy timeout, a server restart): rejoin
-   * from the last event received. False if the error came from the server (4xx).
+   * While no run is open here, listen to the thread's stream: a run that starts on it
+   * elsewhere (a reminder come due, another tab) is followed as this page's own are,
+   * from its first event. A stream cut by an outage is listened to again once the
+   * server answers.
    */
-  async reconnect(handlers, error) {
-    for (let attempt = 1; attempt <= 3; attempt++) {
-      const { runId, lastEventId } = this.run;
-      if (error instanceof api.ApiError || !runId || handlers.signal.aborted) return false;
-      await new Promise((resolve) => setTimeout(resolve, 300 * attempt));
-      try {
-        await api.joinStream(this.threadId, runId, lastEventId, handlers);
-        return true;
-      } catch (next) {
-        error = next;
+  async watch() {
+    const threadId = this.threadId;
+    if (!threadId || this.run || this.watching) return;
+    const controller = new AbortController();
+    this.watching = controller;
+    let started = null;
+    const onEvent = ({ event, data }) => {
+      if (event === "metadata" && data?.run_id) {
+        started = data.run_id;
+        controller.abort();
+      }
+    };
+    let again = false; // listen again: the stream ended, or broke in an outage
+    try {
+      await api.threadStream(threadId, { onEvent, signal: controller.signal });
+      again = true;
+    } catch (error) {
+      if (!controller.signal.aborted && error instanceof api.OfflineError) {
+        await connection.whenOnline(controller.signal);
+        again = true;
       }
     }
-    return false;
+    if (this.watching !== controller) return; // unwatched: a run of ours, another thread
+    this.watching = null;
+    if (this.threadId !== threadId || this.run) return;
+    if (!started) {
+      if (again && !controller.signal.aborted) this.watch();
+      return;
+    }
+    this.follow(started, null, null, (handlers) =>
+      api.joinStream(threadId, started, null, handlers),
+    );
+  }
+
+  unwatch() {
+    this.watching?.abort();
+    this.watching = null;
+  }
+
+  /** Whether the open run has returned (its stream may also end when the server stops). */
+  async runOver() {
+    try {
+      const run = await api.get(`/threads/${this.threadId}/runs/${this.run.runId}`);
+      return !["pending", "running"].includes(run.status);
+    } catch (error) {
+      if (error instanceof api.ApiError) return true; // gone
+      throw error;
+    }
+  }
+
+  /** The server never got the run: the page stays as it was, the message marked. */
+  notSent(unsent, error) {
+    this.run = null;
+    this.setBusy(false);
+    this.setStatus(this.threadStatus);
+    this.unsent = unsent;
+    this.interrupts = this.answered; // the server's state has not changed
+    const why = error instanceof api.OfflineError ? "can't reach the server" : error.message;
+    this.setNotice(`${this.unsentWhat()}: ${why}.`, "error", { retry: true });
+    this.render();
+  }
+
+  unsentWhat() {
+    const { request, options } = this.unsent;
+    if (options.pending) return "Your message was not sent";
+    return request.command ? "Your answer was not sent" : "Not sent";
   }
 
   /** One SSE frame of the open run. */
@@ -384,7 +527,7 @@ export class ChatPanel {
       for (const key of [...this.partials.keys()]) {
         if (saved.has(key) || key === "pending") this.partials.delete(key);
       }
-      if (!this.state) this.title.textContent = this.titleText();
+      if (!this.state) this.setTitle(this.titleText());
     }
     if (Array.isArray(data.__interrupt__)) this.interrupts = data.__interrupt__;
   }
@@ -581,7 +724,13 @@ export class ChatPanel {
       seen.add(key);
       const nav = navs.get(index) || null;
       const editing = this.editing === key;
-      const signature = JSON.stringify([message, nav && nav.label, editing, Boolean(this.run)]);
+      const signature = JSON.stringify([
+        message,
+        nav && nav.label,
+        editing,
+        Boolean(this.run),
+        Boolean(this.unsent),
+      ]);
       let entry = this.elements.get(key);
       if (!entry || entry.signature !== signature) {
         const el = this.messageElement(message, key, { nav, editing });
@@ -643,13 +792,8 @@ export class ChatPanel {
     const role = roleOf(message);
     if (role === "tool") return this.toolElement(message);
     const text = textOf(message.content);
-    const body = editing
-      ? this.editor(message, key, text)
-      : h(
-          "div",
-          { class: "bubble" },
-          text || (role === "ai" && !message.tool_calls?.length ? "…" : ""),
-        );
+    const unsent = key === "pending" && Boolean(this.unsent);
+    const body = editing ? this.editor(message, key, text) : bubble(role, text, message);
     const calls = (message.tool_calls || []).map((call) =>
       h(
         "div",
@@ -663,10 +807,16 @@ export class ChatPanel {
       this.run || editing || key === "pending" ? [] : this.actions(role, message, key);
     return h(
       "div",
-      { class: `msg ${role}`, dataset: { role, key } },
+      { class: `msg ${role}${unsent ? " unsent" : ""}`, dataset: { role, key } },
       text || editing ? body : null,
       calls,
-      h("div", { class: "msg-foot" }, nav ? this.navElement(nav) : null, actions),
+      h(
+        "div",
+        { class: "msg-foot" },
+        unsent ? h("span", { class: "unsent-mark" }, "Not sent") : null,
+        nav ? this.navElement(nav) : null,
+        actions,
+      ),
     );
   }
 
@@ -683,7 +833,7 @@ export class ChatPanel {
         h("b", {}, message.name || "tool"),
         h("span", { class: "args" }, clip(text, 90)),
       ),
-      h("pre", {}, prettyJson(text)),
+      h("pre", { tabindex: 0 }, prettyJson(text)),
     );
   }
 
@@ -703,7 +853,7 @@ export class ChatPanel {
         h(
           "button",
           {
-            class: "link",
+            class: "link edit",
             type: "button",
             onclick: () => {
               this.editing = key;
@@ -718,9 +868,24 @@ export class ChatPanel {
   }
 
   editor(message, key, text) {
-    const area = h("textarea", { rows: 2, class: "edit-text", "aria-label": "Edited message" });
+    const cancel = () => {
+      this.editing = null;
+      this.render();
+      requestAnimationFrame(() => this.list.querySelector(`[data-key="${key}"] .edit`)?.focus());
+    };
+    const area = h("textarea", {
+      rows: 2,
+      class: "edit-text",
+      "aria-label": "Edited message",
+      onkeydown: (e) => {
+        if (e.key === "Escape") cancel();
+      },
+    });
     area.value = text;
-    requestAnimationFrame(() => area.focus());
+    requestAnimationFrame(() => {
+      area.focus();
+      area.scrollIntoView({ block: "nearest" });
+    });
     return h(
       "form",
       {
@@ -736,17 +901,7 @@ export class ChatPanel {
         "div",
         { class: "row" },
         h("button", { type: "submit", class: "primary" }, "Send"),
-        h(
-          "button",
-          {
-            type: "button",
-            onclick: () => {
-              this.editing = null;
-              this.render();
-            },
-          },
-          "Cancel",
-        ),
+        h("button", { type: "button", onclick: cancel }, "Cancel"),
       ),
     );
   }
@@ -795,12 +950,25 @@ export class ChatPanel {
     this.cardHost.append(card.el);
   }
 
-  setNotice(text, kind = "info") {
+  /** A line under the chat; with `retry`, a Retry button for the run that was not sent. */
+  setNotice(text, kind = "info", { retry = false } = {}) {
     this.notice = text;
     this.noticeEl.hidden = !text;
-    this.noticeEl.textContent = text || "";
     this.noticeEl.dataset.kind = kind;
+    this.noticeEl.replaceChildren(
+      h("span", {}, text || ""),
+      retry
+        ? h("button", { type: "button", class: "retry", onclick: () => this.retry() }, "Retry")
+        : null,
+    );
   }
+}
+
+/** A message's text: the agent's as markdown, the user's as they typed it. */
+function bubble(role, text, message) {
+  if (role !== "ai") return h("div", { class: "bubble" }, text);
+  if (!text) return h("div", { class: "bubble" }, message.tool_calls?.length ? "" : "…");
+  return h("div", { class: "bubble markdown" }, renderMarkdown(text));
 }
 
 function prettyJson(text) {

@@ -86,7 +86,7 @@ class ApprovalForm {
           "button",
           {
             type: "button",
-            onclick: () => extra.replaceChildren(this.editForm(request, i, status, extra)),
+            onclick: () => reveal(extra, this.editForm(request, i, status, extra)),
           },
           "Edit",
         ),
@@ -96,7 +96,7 @@ class ApprovalForm {
           {
             type: "button",
             class: "danger",
-            onclick: () => extra.replaceChildren(this.rejectForm(i, status, extra)),
+            onclick: () => reveal(extra, this.rejectForm(i, status, extra)),
           },
           "Reject",
         ),
@@ -187,6 +187,13 @@ class ApprovalForm {
     status.textContent = label;
     if (this.decisions.every(Boolean)) this.onDone({ decisions: this.decisions });
   }
+}
+
+/** Show a form in `host`, scrolled into sight, its first field focused. */
+function reveal(host, form) {
+  host.replaceChildren(form);
+  form.scrollIntoView({ block: "nearest" });
+  form.querySelector("input, textarea")?.focus({ preventScroll: true });
 }
 
 /** An argument as text: strings as they are, anything else as JSON. */

@@ -3,33 +3,47 @@
 //   calls         one bar per run (one invoke per turn): its arguments, the steps it ran,
 //                 the version saved after each, and why it returned
 //   checkpointer  one row of versions per thread, each linked to its parent; other
-//                 branches above the row; a click opens the version's state
+//                 branches above the row, the versions of subgraphs below the version
+//                 whose task ran them; a click opens the version's state
 
 import * as api from "./api.js";
 import { clip, h, s, shortId, textOf } from "./dom.js";
+import {
+  layoutVersions,
+  loadSubgraphs,
+  mergeVersions,
+  nextLabel,
+  placeSubgraphs,
+  unique,
+  versionOf,
+} from "./versions.js";
 
 const HISTORY_LIMIT = 1000;
 const RUNS_LIMIT = 100;
-// A run of the scripted model takes milliseconds: each position of the graph highlight is
-// held at least this long, so a person can follow it. The calls and versions are not paced.
-// When several positions queue up (a fast run), they pass quicker so the view catches up.
-const HOLD_MS = 320;
-const HOLD_MS_BEHIND = 120;
 const VERSION_DX = 60;
 const LANE_DY = 40;
+const SUB_DX = 44; // between two versions of a subgraph
+const SUB_DY = 46; // between two rows of subgraph versions
+const HISTORY_FIELDS = [
+  "checkpoint",
+  "parent_checkpoint",
+  "metadata",
+  "next",
+  "tasks",
+  "created_at",
+];
 
 /** Everything the view knows about one thread on screen. */
 class Track {
   constructor(threadId, slot, color) {
     Object.assign(this, { threadId, slot, color });
     this.versions = new Map(); // checkpoint id -> version (see versionOf)
+    this.subgraphs = new Map(); // namespace -> its versions (see loadSubgraphs)
     this.runs = new Map(); // run id -> call (see callOf), in creation order
     this.running = new Map(); // task id -> node name, for the open run
     this.shown = null; // checkpoint id on screen in the chat
     this.title = "";
-    this.positions = []; // graph positions waiting their turn (see HOLD_MS)
-    this.position = { nodes: [], kind: "idle" };
-    this.changedAt = 0;
+    this.position = { nodes: [], kind: "idle" }; // where the graph shows the run
     this.loads = 0; // reads from the server so far; only the latest one is applied
   }
 
@@ -39,51 +53,9 @@ class Track {
     return head;
   }
 
-  /** Queue a graph position; the ticker shows each for at least HOLD_MS. */
   moveTo(nodes, kind) {
-    const last = this.positions.at(-1) || this.position;
-    if (last.kind === kind && sameNodes(last.nodes, nodes)) return;
-    this.positions.push({ nodes, kind });
+    this.position = { nodes, kind };
   }
-}
-
-function sameNodes(a, b) {
-  return a.length === b.length && a.every((n, i) => n === b[i]);
-}
-
-/** A version from a history item or a `checkpoints` stream event. */
-function versionOf({ id, parent, metadata, next, tasks, createdAt }) {
-  return {
-    id,
-    parent: parent || null,
-    step: metadata?.step,
-    source: metadata?.source,
-    runId: metadata?.run_id || null,
-    next: next || [],
-    waiting: (tasks || []).some((t) => t.interrupts?.length),
-    createdAt,
-  };
-}
-
-/** History items as versions in id order, plus the live ones saved after the read. */
-function mergeVersions(history, live) {
-  const versions = new Map();
-  for (const item of history) {
-    const version = versionOf({
-      id: item.checkpoint.checkpoint_id,
-      parent: item.parent_checkpoint?.checkpoint_id,
-      metadata: item.metadata,
-      next: item.next,
-      tasks: item.tasks,
-      createdAt: item.created_at,
-    });
-    versions.set(version.id, version);
-  }
-  const newest = [...versions.keys()].reduce((a, b) => (a > b ? a : b), "");
-  for (const version of live.values()) {
-    if (version.id > newest) versions.set(version.id, version);
-  }
-  return new Map([...versions].sort(([a], [b]) => (a < b ? -1 : 1)));
 }
 
 /** A call (run) from the runs list, or from the request the chat just sent. */
@@ -104,7 +76,7 @@ export class RunView {
     bus.addEventListener("run-open", (e) => this.onRunOpen(e.detail));
     bus.addEventListener("stream", (e) => this.onStream(e.detail));
     bus.addEventListener("run-end", (e) => this.onRunEnd(e.detail));
-    setInterval(() => this.tick(), 100);
+    bus.addEventListener("title", (e) => this.onTitle(e.detail));
   }
 
   build() {
@@ -151,6 +123,7 @@ export class RunView {
   // ---- the graph ----------------------------------------------------------------------
 
   async loadGraph(assistantId) {
+    this.assistantId = assistantId;
     try {
       this.graph = await api.get(`/assistants/${assistantId}/graph`);
     } catch (error) {
@@ -265,20 +238,6 @@ export class RunView {
     );
   }
 
-  /** Advance each thread's highlight, holding every position at least HOLD_MS. */
-  tick() {
-    const now = performance.now();
-    let changed = false;
-    for (const track of this.tracks.values()) {
-      const hold = track.positions.length > 3 ? HOLD_MS_BEHIND : HOLD_MS;
-      if (!track.positions.length || now - track.changedAt < hold) continue;
-      track.position = track.positions.shift();
-      track.changedAt = now;
-      changed = true;
-    }
-    if (changed) this.highlight();
-  }
-
   // ---- events from the chat panels ----------------------------------------------------
 
   async onPanel({ slot, threadId, color }) {
@@ -296,6 +255,21 @@ export class RunView {
     await this.load(track);
   }
 
+  /** The chat's title (its name, or its first message) heads its calls and versions. */
+  onTitle({ slot, text }) {
+    const track = this.tracks.get(slot);
+    if (!track) return;
+    track.title = clip(text, 40);
+    this.drawCalls();
+    this.drawRows();
+  }
+
+  /** The server answers again: read every thread on screen anew. */
+  recover() {
+    if (!this.graph && this.assistantId) this.loadGraph(this.assistantId);
+    for (const track of this.tracks.values()) this.load(track);
+  }
+
   onView({ slot, threadId, checkpointId }) {
     const track = this.tracks.get(slot);
     if (!track || track.threadId !== threadId) return;
@@ -311,8 +285,6 @@ export class RunView {
     for (const track of this.tracksOf(threadId)) {
       if (!track.runs.has(runId)) track.runs.set(runId, callOf(runId, body));
       track.running.clear();
-      // A new call starts: what is left of the previous one's replay is dropped.
-      track.positions = [];
       track.moveTo(["__start__"], "running");
       if (!body) {
         // A rejoined run: its arguments come from the server.
@@ -327,6 +299,7 @@ export class RunView {
       }
     }
     this.drawCalls();
+    this.highlight();
   }
 
   onStream({ threadId, runId, event, data }) {
@@ -337,6 +310,7 @@ export class RunView {
     }
     if (event === "checkpoints" || event === "tasks") {
       this.drawCalls();
+      this.highlight();
       if (event === "checkpoints") this.drawRows();
     }
   }
@@ -352,7 +326,6 @@ export class RunView {
       tasks: data.tasks,
     });
     track.versions.set(id, version);
-    if (!track.title) track.title = titleOf(data.values);
   }
 
   /** A task starts (it has `input`) or ends (it has `result` or `error`). */
@@ -374,8 +347,8 @@ export class RunView {
       if (call && error) call.error = error;
       track.running.clear();
       await this.load(track);
-      const reason = track.runs.get(runId)?.reason;
-      this.endPosition(track, reason);
+      this.endPosition(track, track.runs.get(runId)?.reason);
+      this.highlight();
     }
   }
 
@@ -384,7 +357,6 @@ export class RunView {
     const head = track.versions.get(track.head);
     if (reason === "END") {
       track.moveTo(["__end__"], "done");
-      track.moveTo([], "idle");
     } else if (reason === "interrupt" && head) {
       track.moveTo(unique(head.next), "waiting");
     } else if (reason === "error" || reason === "step limit") {
@@ -408,10 +380,7 @@ export class RunView {
     let runs;
     try {
       [history, runs] = await Promise.all([
-        api.post(`/threads/${threadId}/history`, {
-          limit: HISTORY_LIMIT,
-          select: ["checkpoint", "parent_checkpoint", "metadata", "next", "tasks", "created_at"],
-        }),
+        api.post(`/threads/${threadId}/history`, { limit: HISTORY_LIMIT, select: HISTORY_FIELDS }),
         api.get(`/threads/${threadId}/runs?limit=${RUNS_LIMIT}`),
       ]);
     } catch (error) {
@@ -422,6 +391,15 @@ export class RunView {
     const stale = () => this.tracks.get(track.slot) !== track || track.loads !== seq;
     if (stale()) return;
     track.versions = mergeVersions(history, track.versions);
+    const subgraphs = await loadSubgraphs([...track.versions.values()], (ns) =>
+      api.post(`/threads/${threadId}/history`, {
+        limit: HISTORY_LIMIT,
+        select: HISTORY_FIELDS,
+        checkpoint: { checkpoint_ns: ns },
+      }),
+    ).catch(() => track.subgraphs); // kept as they were
+    if (stale()) return;
+    track.subgraphs = subgraphs;
     const calls = new Map();
     for (const run of [...runs].reverse()) {
       const call = callOf(run.run_id, run.kwargs, run.status);
@@ -434,21 +412,11 @@ export class RunView {
     await Promise.all([...calls.values()].map((call) => this.explain(track, call)));
     if (stale()) return;
     track.runs = calls;
-    if (!track.title) track.title = await this.titleOfThread(threadId);
-    if (track.position.kind === "idle" && !track.positions.length) {
+    if (track.position.kind === "idle") {
       const head = track.versions.get(track.head);
       if (head?.waiting) track.moveTo(unique(head.next), "waiting");
     }
     this.drawAll();
-  }
-
-  async titleOfThread(threadId) {
-    try {
-      const thread = await api.get(`/threads/${threadId}`);
-      return titleOf(thread.values);
-    } catch {
-      return "";
-    }
   }
 
   /** Why a finished call returned: END, interrupt, error, step limit or cancelled. */
@@ -656,7 +624,7 @@ export class RunView {
       x: 26 + place.get(v.id).depth * VERSION_DX,
       y: top - place.get(v.id).lane * LANE_DY,
     });
-    const width = 60 + Math.max(...versions.map((v) => place.get(v.id).depth)) * VERSION_DX;
+    let width = 60 + Math.max(...versions.map((v) => place.get(v.id).depth)) * VERSION_DX;
     const head = track.head;
     const bands = this.runBands(track, versions, place, at, top);
     const links = versions
@@ -670,44 +638,91 @@ export class RunView {
           a.y === b.y
             ? `M${a.x},${a.y} L${b.x},${b.y}`
             : `M${a.x},${a.y} C${a.x + mid},${a.y} ${b.x - mid},${b.y} ${b.x},${b.y}`;
-        return s("path", { d, class: `link${place.get(v.id).lane ? " off" : ""}` });
+        return s("path", { d, class: `parent-link${place.get(v.id).lane ? " off" : ""}` });
       });
     const dots = versions.map((v) => {
-      const { x, y } = at(v);
-      const classes = ["version"];
+      const classes = [];
       if (v.id === head) classes.push("head");
       if (place.get(v.id).lane) classes.push("off");
-      if (this.isSelected(track, v.id)) classes.push("selected");
-      if (v.waiting) classes.push("waiting");
       if (v.id === leafId) classes.push("leaf");
-      return s(
-        "g",
-        {
-          class: classes.join(" "),
-          "data-checkpoint": v.id,
-          "data-run": v.runId || "",
-          "data-step": v.step,
-          tabindex: 0,
-          role: "button",
-          "aria-label": `version at step ${v.step}, next ${nextLabel(v)}`,
-          onclick: () => this.select({ slot: track.slot, id: v.id }),
-          onkeydown: (e) => {
-            if (e.key === "Enter") this.select({ slot: track.slot, id: v.id });
-          },
-        },
-        s("title", {}, `${v.id}\nstep ${v.step} · ${v.source}\nnext: ${nextLabel(v)}`),
-        s("circle", { cx: x, cy: y, r: 8 }),
-        s("text", { x, y: y + 3.5, "text-anchor": "middle", class: "step" }, String(v.step ?? "")),
-        s("text", { x, y: y + 22, "text-anchor": "middle", class: "due" }, nextLabel(v)),
-      );
+      return this.versionDot(track, v, at(v), classes);
     });
+    const subs = this.subgraphRows(
+      track,
+      (id) => track.versions.has(id) && at(track.versions.get(id)),
+      top,
+    );
+    width = Math.max(width, subs.width);
+    const height = top + 42 + subs.lanes * SUB_DY;
     return s(
       "svg",
-      { class: "versions", width, height: top + 42, viewBox: `0 0 ${width} ${top + 42}` },
+      { class: "versions", width, height, viewBox: `0 0 ${width} ${height}` },
       ...bands,
       ...links,
+      ...subs.items,
       ...dots,
     );
+  }
+
+  /** One version's dot, its step inside and what is due next below; a click opens it. */
+  versionDot(track, v, { x, y }, classes, { ns = null, node = null } = {}) {
+    classes.unshift("version");
+    if (this.isSelected(track, v.id)) classes.push("selected");
+    if (v.waiting) classes.push("waiting");
+    const open = () => this.select({ slot: track.slot, id: v.id, ns });
+    const where = node ? `${node} version` : "version";
+    return s(
+      "g",
+      {
+        class: classes.join(" "),
+        "data-checkpoint": v.id,
+        "data-run": v.runId || "",
+        "data-step": v.step,
+        "data-ns": ns,
+        tabindex: 0,
+        role: "button",
+        "aria-label": `${where} at step ${v.step}, next ${nextLabel(v)}`,
+        onclick: open,
+        onkeydown: (e) => e.key === "Enter" && open(),
+      },
+      s(
+        "title",
+        {},
+        `${ns ? `${ns}\n` : ""}${v.id}\nstep ${v.step} · ${v.source}\nnext: ${nextLabel(v)}`,
+      ),
+      s("circle", { cx: x, cy: y, r: ns ? 6.5 : 8 }),
+      s("text", { x, y: y + 3, "text-anchor": "middle", class: "step" }, String(v.step ?? "")),
+      s("text", { x, y: y + 20, "text-anchor": "middle", class: "due" }, nextLabel(v)),
+    );
+  }
+
+  /**
+   * The subgraphs' versions, a row each below the rows of versions, starting under the
+   * version whose task ran the subgraph (`anchorAt(id)`: where that version is drawn).
+   */
+  subgraphRows(track, anchorAt, top) {
+    const { placed, lanes } = placeSubgraphs(track.subgraphs, anchorAt, SUB_DX);
+    const items = [];
+    let width = 0;
+    for (const { subgraph, lane, anchor, xs } of placed) {
+      const rowY = (n) => top + 42 + SUB_DY / 2 + n * SUB_DY;
+      const y = rowY(lane);
+      const versions = [...subgraph.versions.values()];
+      const points = versions.map((v, i) => ({ x: xs[i], y }));
+      // From below the version that ran it: a dot of the rows, or of a subgraph's row.
+      const from = anchor.lane == null ? anchor.y + 8 : rowY(anchor.lane) + 6.5;
+      const path = [`M${anchor.x},${from}`, `L${anchor.x},${y}`];
+      path.push(...points.map((p) => `L${p.x},${p.y}`));
+      items.push(
+        s("path", { d: path.join(" "), class: "parent-link sub" }),
+        s("text", { x: anchor.x + 4, y: y - 10, class: "sub-label" }, subgraph.node),
+        ...versions.map((v, i) =>
+          this.versionDot(track, v, points[i], ["sub"], { ns: subgraph.ns, node: subgraph.node }),
+        ),
+      );
+      width = Math.max(width, (xs.at(-1) ?? anchor.x) + 40);
+    }
+    return { items, lanes, width };
   }
 
   /** A faint band behind the versions each call saved on the main row, numbered. */
@@ -752,13 +767,18 @@ export class RunView {
     this.inspector.replaceChildren(h("p", { class: "hint" }, "Loading…"));
     let state;
     try {
-      state = await api.get(`/threads/${track.threadId}/state/${selection.id}`);
+      state = selection.ns
+        ? await api.post(`/threads/${track.threadId}/state/checkpoint`, {
+            checkpoint: { checkpoint_id: selection.id, checkpoint_ns: selection.ns },
+          })
+        : await api.get(`/threads/${track.threadId}/state/${selection.id}`);
     } catch (error) {
       this.inspector.replaceChildren(h("p", { class: "problem" }, error.message));
       return;
     }
     if (this.selected !== selection) return;
     this.inspector.replaceChildren(...stateView(state, track));
+    this.inspector.scrollIntoView({ block: "nearest" }); // below the rows on a phone
   }
 }
 
@@ -767,25 +787,6 @@ export class RunView {
 /** START and END for the graph's two ends, else the node's name. */
 function nodeLabel(id) {
   return { __start__: "START", __end__: "END" }[id] || id;
-}
-
-function unique(names) {
-  const counts = new Map();
-  for (const name of names) counts.set(name, (counts.get(name) || 0) + 1);
-  return [...counts].map(([name, n]) => (n > 1 ? `${name}×${n}` : name));
-}
-
-/** What is due next at a version, in a few characters. */
-function nextLabel(version) {
-  if (!version.next.length) return "END";
-  return unique(version.next.map((n) => (n === "__start__" ? "input" : n))).join(",");
-}
-
-function titleOf(values) {
-  const first = (values?.messages || []).find(
-    (m) => (m.type || m.role) === "human" || m.role === "user",
-  );
-  return first ? clip(textOf(first.content), 40) : "";
 }
 
 function callKind(kwargs) {
@@ -802,58 +803,12 @@ function callArgs(kwargs) {
     const text = Array.isArray(decisions)
       ? decisions.map((d) => d.type).join(", ")
       : JSON.stringify(resume);
-    return `resume: ${clip(text, 50)}`;
+    return `resume: ${clip(text, 200)}`;
   }
   if (kwargs.input == null) return "input: null";
   const messages = kwargs.input.messages;
   const last = Array.isArray(messages) ? messages.at(-1) : null;
-  return last ? `“${clip(textOf(last.content), 44)}”` : clip(JSON.stringify(kwargs.input), 50);
-}
-
-/**
- * Place versions: depth (x) from the root; lane 0 is the branch on screen (its ancestors,
- * then the newest child onwards); every other branch gets the lowest lane above it that is
- * free over its span.
- */
-function layoutVersions(track) {
-  const versions = [...track.versions.values()]; // sorted by id: parents come first
-  const children = new Map();
-  for (const v of versions) {
-    if (!children.has(v.parent)) children.set(v.parent, []);
-    children.get(v.parent).push(v.id);
-  }
-  const main = new Set();
-  let id = track.shown && track.versions.has(track.shown) ? track.shown : track.head;
-  for (let v = track.versions.get(id); v; v = track.versions.get(v.parent)) main.add(v.id);
-  for (let kids = children.get(id); kids?.length; kids = children.get(id)) {
-    id = kids.at(-1);
-    main.add(id);
-  }
-  const place = new Map();
-  const depthOf = (v) => (track.versions.has(v.parent) ? place.get(v.parent).depth + 1 : 0);
-  const taken = []; // lane -> list of [from, to] depth spans
-  for (const v of versions) {
-    if (place.has(v.id)) continue;
-    if (main.has(v.id)) {
-      place.set(v.id, { depth: depthOf(v), lane: 0 });
-      continue;
-    }
-    // A new branch: follow its oldest unplaced child to the end.
-    const branch = [v];
-    for (let kids = children.get(v.id); kids;) {
-      const next = kids.find((k) => !main.has(k) && !branch.some((b) => b.id === k));
-      if (!next) break;
-      branch.push(track.versions.get(next));
-      kids = children.get(next);
-    }
-    const from = depthOf(v);
-    const span = [from - 1, from + branch.length - 1];
-    let lane = 1;
-    while ((taken[lane] || []).some(([a, b]) => a <= span[1] && span[0] <= b)) lane++;
-    (taken[lane] ||= []).push(span);
-    branch.forEach((b, i) => place.set(b.id, { depth: from + i, lane }));
-  }
-  return { place, lanes: Math.max(0, taken.length - 1), leafId: id };
+  return last ? `“${clip(textOf(last.content), 200)}”` : clip(JSON.stringify(kwargs.input), 200);
 }
 
 /**
@@ -933,6 +888,9 @@ function stateView(state, track) {
       h("b", {}, `Version ${shortId(id)}`),
       h("span", {}, ` step ${meta.step} · ${meta.source}`),
     ),
+    ...(state.checkpoint?.checkpoint_ns
+      ? [field("subgraph", h("code", { class: "wrap" }, state.checkpoint.checkpoint_ns))]
+      : []),
     field("checkpoint", h("code", { class: "wrap" }, id || "—")),
     field("parent", h("code", { class: "wrap" }, state.parent_checkpoint?.checkpoint_id || "none")),
     field(
@@ -992,6 +950,7 @@ function field(name, ...content) {
   );
 }
 
+/** Scrolling text is focusable, so that it scrolls from the keyboard too. */
 function json(value) {
-  return h("pre", { class: "json" }, JSON.stringify(value, null, 2));
+  return h("pre", { class: "json", tabindex: 0 }, JSON.stringify(value, null, 2));
 }

@@ -27,7 +27,7 @@ from engine.checkpoint.base import (
     checkpoint_config,
 )
 from engine.checkpoint.serde import allow_schemas
-from engine.errors import GraphInterrupt, InvalidUpdateError
+from engine.errors import CheckpointNotFoundError, GraphInterrupt, InvalidUpdateError
 from engine.pregel import context
 from engine.pregel.config import coerce_context, merge_configs
 from engine.pregel.loop import (
@@ -409,6 +409,7 @@ class CompiledGraph(Runnable[Any, Any]):
         stream_mode: str | Sequence[str] | None = None,
         subgraphs: bool = False,
         version: Literal["v1", "v2"] = "v1",
+        on_values: Callable[[str | None], None] | None = None,
         _inline_sync: bool = False,
         **options: Unpack[RunOptions],
     ) -> StateSnapshot | None:
@@ -417,6 +418,12 @@ class CompiledGraph(Runnable[Any, Any]):
         switch per token of a streamed reply. Parts made in a worker thread (a graph
         invoked inside a sync node) are handed over on the event loop, in the order they
         were made.
+
+        `on_values` is called just before each `values` part of this graph (not of its
+        subgraphs) with the id of the checkpoint whose saved values the part shows (one
+        the call loaded, or saved or queued to be saved: `aget_saved_values` reads them
+        back), or None when none does (a step stopped by an interrupt, `exit` durability).
+        A part with interrupts shows them besides the checkpoint's values.
 
         Returns the thread's state when the run ended at END, built from memory (what
         `aget_state` would read back); None when it stopped anywhere else."""
@@ -448,6 +455,7 @@ class CompiledGraph(Runnable[Any, Any]):
             subgraphs=subgraphs,
             **options,
         )
+        loop.on_values = on_values
         try:
             await self._drive(loop, input)
         finally:
@@ -502,6 +510,18 @@ class CompiledGraph(Runnable[Any, Any]):
         saver = self._require_saver()
         graph = self._graph_at(config)
         return await graph._state(saver, own_config(config, graph), subgraphs)
+
+    async def aget_saved_values(self, config: dict[str, Any]) -> Any:
+        """The values of the checkpoint `config` names (or the namespace's latest), as
+        saved: what a `values` part showed for it, without the writes saved on it since
+        (finished tasks of its open step, a Command's update). Raises
+        CheckpointNotFoundError when there is no such checkpoint."""
+        saver = self._require_saver()
+        graph = self._graph_at(config)
+        saved = await saver.aget_tuple(_lookup(own_config(config, graph)))
+        if saved is None:
+            raise CheckpointNotFoundError(f"No checkpoint {_lookup(config)['configurable']}.")
+        return graph.read_state(graph._reader_loop(saved).channels)
 
     def _graph_at(self, config: dict[str, Any], *, for_update: bool = False) -> CompiledGraph:
         """The graph whose checkpoints live in the config's namespace: a subgraph's

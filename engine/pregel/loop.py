@@ -192,6 +192,11 @@ class Loop:
         self._null_resume: list[Any] = []
         self._exit_new_versions: dict[str, int] = {}
         self._exit_parent: str | None = None
+        # The checkpoint whose saved channels the channels are (loaded, or saved or queued
+        # to be saved by this call), while the call knows one: `on_values` tells it.
+        self.saved_as: str | None = None
+        # The top graph's caller: told, just before each `values` part, `saved_as`.
+        self.on_values: Callable[[str | None], None] | None = None
         self.metadata_extra = {
             k: v
             for k, v in (config.get("metadata") or {}).items()
@@ -227,6 +232,7 @@ class Loop:
             for k, ch in self.channels.items()
             if isinstance(ch, EphemeralValue | Topic) and ch.is_available()
         }
+        self.saved_as = cp["id"]
         if null_writes:
             self.apply_saved_command()
 
@@ -465,6 +471,7 @@ class Loop:
     def apply(self, tasks: list[Task], live: set[str]) -> set[str]:
         """Fold tasks' writes into the channels under one new version."""
         self.max_version = new_version(self.max_version)
+        self.saved_as = None
         return apply_writes(
             self.channels, self.versions, self.seen, tasks, live=live, next_version=self.max_version
         )
@@ -508,8 +515,7 @@ class Loop:
                     return
                 self.updated = self.apply(tasks, self.live)
                 self.pending = []
-                self._emit_values(self.updated)
-                await self._save_checkpoint("loop")
+                await self._save_checkpoint("loop", show=self.updated)
                 if self._should_interrupt(self.interrupt_after, tasks):
                     self._breakpoint()
                     return
@@ -543,8 +549,7 @@ class Loop:
             if "updates" in self.modes:
                 self.emit(self.ns, "updates", {"__interrupt__": tuple(self.interrupts)})
             if "values" in self.modes:
-                values = with_interrupts(self.graph.read_state(self.channels), self.interrupts)
-                self.emit(self.ns, "values", values)
+                self._show(with_interrupts(self.graph.read_state(self.channels), self.interrupts))
             # The caller then sees what the finished tasks wrote, though the step stays
             # open (no checkpoint) until the interrupts are answered.
             finished = [t for t in tasks if not t.interrupted]
@@ -777,11 +782,16 @@ class Loop:
             "updated_channels": sorted(self.updated) if self.updated is not None else None,
         }
 
-    async def _save_checkpoint(self, source: str) -> None:
+    async def _save_checkpoint(self, source: str, *, show: set[str] | None = None) -> None:
+        """Save the channels as the head's child; with `show` (the channels the step
+        updated), the `values` part of the step goes out first, once its version has an
+        id (LangGraph's order: the values, then the checkpoint)."""
         parent = self.parent_id
         if self.saver is None:
             # Nothing keeps versions: a fresh id is all the next step's task ids need.
             self.checkpoint_id = self.parent_id = new_checkpoint_id()
+            if show is not None:
+                self._emit_values(show)
             return
         checkpoint = self._checkpoint()
         metadata = {
@@ -793,6 +803,10 @@ class Loop:
         new_versions = {k: v for k, v in self.versions.items() if self.saved_versions.get(k) != v}
         self.saved_versions = dict(self.versions)
         self.checkpoint_id = self.parent_id = checkpoint["id"]
+        # Under `exit` only the last version is saved, and the call cannot tell which.
+        self.saved_as = None if self.durability == "exit" else checkpoint["id"]
+        if show is not None:
+            self._emit_values(show)
         parent_config = checkpoint_config(self.thread_id, self.ns_str, parent or "")
         if parent is None:
             parent_config["configurable"].pop("checkpoint_id")
@@ -904,11 +918,18 @@ class Loop:
             values = self.graph.read_state(self.channels)
             # A graph whose output is one value shows it even when there is none yet.
             if values or self.graph.output_channel is not None:
-                self.emit(self.ns, "values", values)
+                self._show(values)
 
     def _emit_values(self, updated: set[str]) -> None:
         if "values" in self.modes and not updated.isdisjoint(self.graph.state_key_set):
-            self.emit(self.ns, "values", self.graph.read_state(self.channels))
+            self._show(self.graph.read_state(self.channels))
+
+    def _show(self, values: Any) -> None:
+        """A `values` part; the caller of the top graph learns first which checkpoint
+        holds these values as saved (`saved_as`), if one does."""
+        if self.on_values is not None:
+            self.on_values(self.saved_as)
+        self.emit(self.ns, "values", values)
 
     def _custom_writer(self, task: Task) -> Callable[[Any], None]:
         if "custom" not in self.modes:

@@ -1,5 +1,7 @@
-"""The scripted model's understanding, model loading, and conversion to the OpenAI format."""
+"""The scripted model's understanding and wordings, model loading (THREADLINE_MODEL), and
+conversion to the OpenAI format."""
 
+import sys
 import time
 from typing import Any
 
@@ -7,15 +9,16 @@ import pytest
 from langchain_core.language_models import LanguageModelInput
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import Runnable
+from langchain_core.runnables.config import var_child_runnable_config
 
-from app.agents.tools import tool_schemas
-from app.models.base import load_model
+from app.agents.tools import TOOLS
+from app.models.base import HUMAN_PACE_S, ModelConfigError, load_model
 from app.models.openai import OpenAIChatModel, to_openai_messages
 from app.models.scripted import ScriptedChatModel
 
 
 def scripted(**options: Any) -> Runnable[LanguageModelInput, AIMessage]:
-    return ScriptedChatModel(**options).bind_tools(tool_schemas())
+    return ScriptedChatModel(**options).bind_tools(TOOLS)
 
 
 @pytest.mark.parametrize(
@@ -97,24 +100,73 @@ async def test_scripted_pace_spaces_the_pieces() -> None:
 
 
 def test_load_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("THREADLINE_MODEL", raising=False)
-    assert isinstance(load_model(), ScriptedChatModel)
+    for name in ("THREADLINE_MODEL", "THREADLINE_SCRIPTED_PACE_S", "THREADLINE_OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    default = load_model()
+    assert isinstance(default, ScriptedChatModel) and default.pace_s == HUMAN_PACE_S
 
     monkeypatch.setenv("THREADLINE_MODEL", "openai:gpt-4o-mini")
     monkeypatch.setenv("THREADLINE_OPENAI_BASE_URL", "http://localhost:9/v1/")
     monkeypatch.setenv("THREADLINE_OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("THREADLINE_SCRIPTED_PACE_S", "0.05")
+    monkeypatch.setenv("THREADLINE_SCRIPTED_PACE_S", "0")
     paced = load_model("scripted")
-    assert isinstance(paced, ScriptedChatModel) and paced.pace_s == 0.05
+    assert isinstance(paced, ScriptedChatModel) and paced.pace_s == 0
     model = load_model()
     assert isinstance(model, OpenAIChatModel)
     assert (model.model, model.url) == ("gpt-4o-mini", "http://localhost:9/v1/chat/completions")
     assert model.headers == {"Authorization": "Bearer sk-test"}
 
-    assert isinstance(load_model("scripted"), ScriptedChatModel)
-    for spec in ("openai", "openai:", "anthropic:claude", "scripted:x"):
-        with pytest.raises(ValueError, match="Unknown model"):
-            load_model(spec)
+
+def test_other_models_come_from_init_chat_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the base URL, `openai:` is LangChain's provider (langchain-openai, a dev
+    dependency), configured by its own variables."""
+    monkeypatch.delenv("THREADLINE_OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    model = load_model("openai:gpt-4o-mini")
+    assert type(model).__name__ == "ChatOpenAI"
+    assert model.model_name == "gpt-4o-mini"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("spec", "problem"),
+    [
+        ("anthropic:claude-sonnet-4-5", "requires the langchain-anthropic package"),
+        ("nosuchprovider:model", "Unable to infer model provider"),
+        ("openai", "Unable to infer model provider"),
+    ],
+)
+def test_models_that_cannot_be_built_say_why(spec: str, problem: str) -> None:
+    with pytest.raises(ModelConfigError, match=f"THREADLINE_MODEL='{spec}'.*{problem}"):
+        load_model(spec)
+
+
+def test_without_langchain_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "langchain.chat_models", None)  # import fails
+    with pytest.raises(ModelConfigError, match=r"install the `langchain` package"):
+        load_model("anthropic:claude-sonnet-4-5")
+
+
+async def test_a_reply_asked_again_at_the_same_point_is_worded_differently() -> None:
+    """Each step that answers the same conversation gets the next wording; a step asked
+    again (a retry) gets its own again; the first step's wording is the usual one."""
+    model = scripted()
+    turn = [HumanMessage("hello there", id="h1")]
+
+    def in_step(task: str) -> dict[str, Any]:
+        return {"metadata": {"thread_id": "t1", "langgraph_checkpoint_ns": f"model:{task}"}}
+
+    async def reply_in(task: str) -> str:
+        token = var_child_runnable_config.set(in_step(task))
+        try:
+            return (await model.ainvoke(turn)).text
+        finally:
+            var_child_runnable_config.reset(token)
+
+    first, regenerated, retried = [await reply_in(task) for task in ("a", "b", "a")]
+    assert first.startswith('Hello! You said: "hello there".')
+    assert regenerated != first and "hello there" in regenerated
+    assert retried == first
+    assert (await model.ainvoke(turn)).text == first  # outside a graph: always a first
 
 
 def test_to_openai_messages() -> None:

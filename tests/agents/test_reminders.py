@@ -2,6 +2,8 @@
 
 import asyncio
 import json
+import re
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 import httpx
@@ -10,7 +12,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 
 from app.agents.reminder_store import InMemoryReminderStore, Reminder, set_store
 from app.agents.reminders import InvalidResumeError, validate_resume
-from engine import Command
+from engine import Command, Send
 from tests.agents.helpers import CannedModel, ask, compile_agent, thread
 
 REMIND = "Remind me to call mom tomorrow at 9"
@@ -55,12 +57,18 @@ async def test_reminder_asks_first_with_the_hitl_shape(store: InMemoryReminderSt
 
     call = result["messages"][-1].tool_calls[0]
     [question] = result["__interrupt__"]
+    [request] = question.value["action_requests"]
+    assert re.fullmatch(
+        r"Set a reminder to call mom, due tomorrow at 9\. That is \w{3} \d+ \w{3} \d{4}, "
+        r"09:00 UTC\.",
+        request["description"],
+    )
     assert question.value == {
         "action_requests": [
             {
                 "name": "add_reminder",
                 "args": {"text": "call mom", "due": "tomorrow at 9"},
-                "description": "Set a reminder to call mom, due tomorrow at 9.",
+                "description": request["description"],
             }
         ],
         "review_configs": [
@@ -84,11 +92,17 @@ async def test_reminder_approved(answer: Any, store: InMemoryReminderStore) -> N
     result = await agent.ainvoke(Command(resume=answer), config)
 
     [reminder] = await store.list(owner="alice")
+    due_at = datetime.fromisoformat(reminder["due_at"])
+    assert (due_at.time(), due_at.utcoffset()) == (time(9), timedelta(0))
+    assert 0 < (due_at - datetime.now(UTC)).total_seconds() <= 48 * 3600
     assert _fields(reminder) == {
         "owner": "alice",
         "thread_id": "t-approve",
         "text": "call mom",
         "due": "tomorrow at 9",
+        "due_at": reminder["due_at"],
+        "status": "scheduled",
+        "delivered_at": None,
         "tool_call_id": call_id,
     }
     tool_message, reply = result["messages"][-2:]
@@ -141,6 +155,72 @@ async def test_reminder_rejected(answer: Any, reply: str, store: InMemoryReminde
     assert declined.text.startswith("The user declined to run add_reminder.")
     assert final.text == reply
     assert await store.list(owner="local") == []
+
+
+async def test_a_due_without_a_time_is_asked_for_on_the_card(store: InMemoryReminderStore) -> None:
+    """The card asks when; approved as it is, the reminder is set without a time (and the
+    model is told why), edited with a time, it is scheduled."""
+    agent = compile_agent()
+    first = await agent.ainvoke(ask("Remind me to pay rent on Friday"), thread("t1"))
+    [request] = first["__interrupt__"][0].value["action_requests"]
+    assert request["description"] == (
+        'Set a reminder to pay rent, due on Friday. When is that? "on Friday" gives no time '
+        'of day; give one, like "tomorrow at 9am" or "in 2 hours": edit it, or approve it '
+        "without a time."
+    )
+    result = await agent.ainvoke(Command(resume="yes"), thread("t1"))
+    tool_message = result["messages"][-2]
+    assert json.loads(tool_message.text)["not_scheduled"].startswith('"on Friday" gives no time')
+    [unscheduled] = await store.list(owner="local")
+    assert (unscheduled["due_at"], unscheduled["status"]) == (None, "unscheduled")
+
+    await agent.ainvoke(ask("Remind me to pay rent on Friday"), thread("t2"))
+    edit = {
+        "type": "edit",
+        "edited_action": {
+            "name": "add_reminder",
+            "args": {"text": "pay rent", "due": "Friday at 9am"},
+        },
+    }
+    await agent.ainvoke(Command(resume={"decisions": [edit]}), thread("t2"))
+    scheduled = (await store.list(owner="local"))[-1]
+    assert scheduled["status"] == "scheduled"
+    assert datetime.fromisoformat(scheduled["due_at"]).strftime("%a %H:%M") == "Fri 09:00"
+
+
+async def test_a_due_reminder_is_said_once_by_the_agent(store: InMemoryReminderStore) -> None:
+    """What the server runs when a reminder comes due: the agent says it (streamed like
+    any reply); a second run for the same reminder says nothing."""
+    agent = compile_agent()
+    config = thread("t-due", user_id="alice", run_id="run-1")
+    await agent.ainvoke(ask("Remind me to stretch in 1 hour"), config)
+    await agent.ainvoke(Command(resume="yes"), config)
+    [reminder] = await store.list(owner="alice")
+    due = {"id": reminder["id"], "text": reminder["text"], "due": reminder["due"]}
+
+    parts = [
+        part
+        async for part in agent.astream(
+            Command(goto=Send("remind", due)),
+            thread("t-due", user_id="alice", run_id="run-2"),
+            stream_mode="messages",
+        )
+    ]
+    streamed = "".join(chunk.text for chunk, meta in parts if meta["langgraph_node"] == "remind")
+    assert streamed == "⏰ Reminder: stretch."
+    said = (await agent.aget_state(config)).values["messages"][-1]
+    assert (said.type, said.name, said.text) == ("ai", "reminder", "⏰ Reminder: stretch.")
+    [delivered] = await store.list(owner="alice")
+    assert delivered["status"] == "delivered" and delivered["delivered_at"]
+
+    again = thread("t-due", user_id="alice", run_id="run-3")
+    assert await nodes_run(agent, Command(goto=Send("remind", due)), again) == ["remind"]
+    messages = (await agent.aget_state(config)).values["messages"]
+    assert [m.text for m in messages].count("⏰ Reminder: stretch.") == 1
+    # Another user's run cannot say it.
+    assert not await store.deliver(
+        reminder_id=reminder["id"], owner="bob", thread_id="t-due", run_id="run-4"
+    )
 
 
 async def test_parallel_calls_run_in_one_step_then_model_once(
@@ -254,7 +334,7 @@ def test_validate_resume_normalises_decisions(answer: Any, decisions: list[Any])
         ({"decisions": [{"type": "edit"}]}, "an edit needs"),
         (
             {"decisions": [{"type": "edit", "edited_action": {"args": {"due": "now"}}}]},
-            "missing text",
+            "text: Field required",
         ),
         ({"decisions": [{"type": "reject", "message": 7}]}, "must be a string"),
     ],
@@ -386,3 +466,17 @@ async def test_a_slow_forecast_does_not_hold_up_other_threads(
 
 def _fields(reminder: Reminder) -> dict[str, Any]:
     return {k: v for k, v in reminder.items() if k not in ("id", "created_at")}
+
+
+async def test_a_regenerated_reply_is_worded_differently() -> None:
+    """Running the model again from the version before its reply (a regenerate) gives
+    another wording; the first reply is the usual one."""
+    agent = compile_agent()
+    first = (await agent.ainvoke(ask("hello there"), thread()))["messages"][-1].text
+    history = [s async for s in agent.aget_state_history(thread())]
+    [before] = [s for s in history if s.next == ("model",)]
+
+    again = (await agent.ainvoke(None, before.config))["messages"][-1].text
+
+    assert first.startswith('Hello! You said: "hello there".')
+    assert again != first and "hello there" in again

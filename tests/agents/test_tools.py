@@ -7,13 +7,22 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI, Response
+from langchain_core.messages import ToolMessage
+from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from app.agents.reminder_store import InMemoryReminderStore
-from app.agents.tools import TOOLS, ToolContext, ToolError, get_forecast, run_tool, tool_schemas
+from app.agents.tools import TOOLS, ToolError, get_forecast, tool_error
+from engine.prebuilt import ToolNode
 from tests.agents.helpers import Serve
 
-CTX = ToolContext(owner="alice", thread_id="t1", tool_call_id="call-1")
-WHO = {"owner": "alice", "thread_id": "t1"}
+TOOL_NODE = ToolNode(TOOLS, handle_tool_errors=tool_error)
+
+
+async def run_tool(call: dict[str, Any]) -> ToolMessage:
+    """One call through the agent's ToolNode, for alice on thread t1."""
+    config = {"configurable": {"user_id": "alice", "thread_id": "t1"}}
+    [message] = (await TOOL_NODE.ainvoke([{**call, "type": "tool_call"}], config))["messages"]
+    return message
 
 
 async def test_demo_forecast_is_deterministic(forecast_url: str) -> None:
@@ -43,7 +52,7 @@ async def test_demo_forecast_needs_a_city(forecast_url: str, params: dict[str, s
 async def test_get_forecast_reads_the_service(forecast_url: str) -> None:
     async with httpx.AsyncClient() as client:
         expected = (await client.get(forecast_url, params={"city": "Lima"})).json()
-    assert await get_forecast(CTX, city="Lima") == expected
+    assert await get_forecast.ainvoke({"city": "Lima"}) == expected
 
 
 def flaky_service(statuses: list[int], seen: list[int]) -> FastAPI:
@@ -81,10 +90,10 @@ async def test_get_forecast_retries_only_transient_errors(
     )
 
     if isinstance(outcome, dict):
-        assert await get_forecast(CTX, city="Oslo") == outcome
+        assert await get_forecast.ainvoke({"city": "Oslo"}) == outcome
     else:
         with pytest.raises(ToolError, match=re.escape(outcome)):
-            await get_forecast(CTX, city="Oslo")
+            await get_forecast.ainvoke({"city": "Oslo"})
     assert len(seen) == requests
 
 
@@ -92,22 +101,20 @@ async def test_get_forecast_times_out(forecast_url: str, monkeypatch: pytest.Mon
     monkeypatch.setenv("THREADLINE_FORECAST_DELAY_S", "0.5")
     monkeypatch.setenv("THREADLINE_FORECAST_TIMEOUT_S", "0.1")
     with pytest.raises(ToolError, match="did not answer within 0.1s"):
-        await get_forecast(CTX, city="Oslo")
+        await get_forecast.ainvoke({"city": "Oslo"})
 
 
 @pytest.mark.parametrize(
     ("call", "error"),
     [
-        ({"name": "send_email", "args": {}}, "Error: there is no tool named 'send_email'"),
-        ({"name": "get_forecast", "args": {}}, "Error: get_forecast is missing city"),
-        ({"name": "get_forecast", "args": {"city": "X", "when": 1}}, "does not take when"),
-        ({"name": "add_reminder", "args": {"text": 3}}, "text must be a string"),
-        ({"name": "add_reminder", "args": {"text": "  "}}, "a reminder needs some text"),
-        ({"name": "add_reminder", "args": ["x"]}, "takes an object of arguments"),
+        ({"name": "send_email", "args": {}}, "Error: send_email is not a valid tool"),
+        ({"name": "get_forecast", "args": {}}, "city: Field required"),
+        ({"name": "add_reminder", "args": {"text": 3}}, "text: Input should be a valid string"),
+        ({"name": "add_reminder", "args": {"text": "  "}}, "Error: a reminder needs some text"),
     ],
 )
 async def test_bad_calls_become_error_messages(call: dict[str, Any], error: str) -> None:
-    message = await run_tool({**call, "id": "call-1"}, **WHO)
+    message = await run_tool({**call, "id": "call-1"})
     assert message.status == "error"
     assert message.tool_call_id == "call-1"
     assert error in message.text
@@ -115,9 +122,9 @@ async def test_bad_calls_become_error_messages(call: dict[str, Any], error: str)
 
 async def test_add_reminder_is_idempotent_on_the_call_id(store: InMemoryReminderStore) -> None:
     call = {"name": "add_reminder", "args": {"text": " call mom ", "due": ""}, "id": "call-1"}
-    first = await run_tool(call, **WHO)
-    second = await run_tool(call, **WHO)
-    other = await run_tool({**call, "id": "call-2"}, **WHO)
+    first = await run_tool(call)
+    second = await run_tool(call)
+    other = await run_tool({**call, "id": "call-2"})
 
     assert first.text == second.text
     assert json.loads(first.text)["text"] == "call mom"
@@ -127,7 +134,13 @@ async def test_add_reminder_is_idempotent_on_the_call_id(store: InMemoryReminder
     assert await store.list(owner="bob") == []
 
 
-def test_schemas_describe_every_tool() -> None:
-    schemas = tool_schemas()
-    assert [s["function"]["name"] for s in schemas] == list(TOOLS)
-    assert all(s["type"] == "function" and s["function"]["parameters"] for s in schemas)
+def test_schemas_describe_every_tool_without_its_runtime() -> None:
+    schemas = [convert_to_openai_tool(tool)["function"] for tool in TOOLS]
+    assert [s["name"] for s in schemas] == ["get_forecast", "add_reminder", "list_reminders"]
+    assert all(s["description"] for s in schemas)
+    assert [sorted(s["parameters"]["properties"]) for s in schemas] == [
+        ["city", "day"],
+        ["due", "text"],
+        [],
+    ]
+    assert [s["parameters"].get("required", []) for s in schemas] == [["city"], ["text"], []]

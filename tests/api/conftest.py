@@ -1,5 +1,6 @@
 """Fixtures that run the app behind a real uvicorn server, so API tests go over real HTTP."""
 
+import contextlib
 import json
 import socket
 import threading
@@ -19,35 +20,39 @@ from tests.pg import PostgresCluster
 ServeApp = Callable[[FastAPI], str]
 
 
-@pytest.fixture
-def serve_app() -> Iterator[ServeApp]:
-    """Start servers for the given apps on free ports; return each one's base URL.
+@contextlib.contextmanager
+def serving(app: FastAPI) -> Iterator[str]:
+    """A server for `app` on a free port, its base URL, until the block ends (the app's
+    shutdown then runs, as a server process's would).
 
     The port is bound here and the socket handed to uvicorn, so no other process can take
-    it between choosing and listening. Servers stop at teardown.
+    it between choosing and listening.
     """
-    running: list[tuple[uvicorn.Server, threading.Thread, socket.socket]] = []
-
-    def serve(app: FastAPI) -> str:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        running.append((server, thread, sock))
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
         while not server.started:
             if not thread.is_alive():
                 raise RuntimeError("uvicorn server failed to start")
             thread.join(0.01)
         host, port = sock.getsockname()
-        return f"http://{host}:{port}"
-
-    yield serve
-    for server, thread, sock in running:
+        yield f"http://{host}:{port}"
+    finally:
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
+
+
+@pytest.fixture
+def serve_app() -> Iterator[ServeApp]:
+    """Start servers for the given apps on free ports; return each one's base URL.
+    Servers stop at teardown."""
+    with contextlib.ExitStack() as running:
+        yield lambda app: running.enter_context(serving(app))
 
 
 @pytest.fixture
@@ -83,14 +88,16 @@ def server(serve_app: ServeApp, database_url: str) -> str:
 AGENT_GRAPHS = {
     "agent": "app.agents.reminders:graph",
     "provider_agent": "tests.api.provider_agent:graph",
+    "fake_agent": "tests.api.provider_agent:fake_graph",
 }
 
 
 @pytest.fixture
 def agent_server(serve_app: ServeApp, database_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
     """Base URL of a real server on a fresh database serving the default agent ("agent"),
-    and the same agent over an OpenAI-compatible model ("provider_agent"); the forecast
-    tool calls this server's own /demo/forecast."""
+    and the same agent over an OpenAI-compatible model ("provider_agent") and over
+    LangChain's fake chat model ("fake_agent"); the forecast tool calls this server's own
+    /demo/forecast."""
     settings = Settings(database_url=database_url, graphs=json.dumps(AGENT_GRAPHS), workers=8)
     url = serve_app(create_app(settings))
     monkeypatch.setenv("THREADLINE_FORECAST_URL", f"{url}/demo/forecast")

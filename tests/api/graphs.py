@@ -7,7 +7,7 @@ import operator
 from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Any, TypedDict
 
-from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGenerationChunk
 
 from app.models.base import StreamingChatModel
@@ -119,3 +119,64 @@ GRAPHS = {
 inner = StateGraph(AskState).add_node("ask", ask).add_edge(START, "ask").compile()
 nested = StateGraph(AskState).add_node("inner", inner).add_edge(START, "inner")
 GRAPHS["nested"] = "tests.api.graphs:nested"
+
+
+# A supervisor whose sub-agent is a graph of its own. The researcher drafts (counting
+# its drafts in notes of its own, which the supervisor does not see), then asks for a
+# review (`interrupt()`): "revise" sends it back to draft again, "ok" hands the draft to
+# the supervisor, which reports it; "boom" breaks the reviewer.
+class ResearchState(MessagesState):
+    notes: Annotated[list[str], operator.add]
+
+
+def draft(state: ResearchState) -> dict[str, Any]:
+    text = f"draft {len(state.get('notes', [])) + 1}"
+    return {"messages": [AIMessage(text)], "notes": [text]}
+
+
+def review(state: ResearchState) -> dict[str, Any]:
+    answer = interrupt({"question": "approve?", "draft": state["messages"][-1].text})
+    if answer == "boom":
+        raise ValueError("the reviewer broke")
+    return {"messages": [HumanMessage(f"review: {answer}")]}
+
+
+def reviewed(state: ResearchState) -> str:
+    return END if state["messages"][-1].text == "review: ok" else "draft"
+
+
+def plan(state: MessagesState) -> dict[str, Any]:
+    return {"messages": [AIMessage("plan: ask the researcher")]}
+
+
+def report(state: MessagesState) -> dict[str, Any]:
+    [last] = [m.text for m in state["messages"] if m.text.startswith("draft")][-1:]
+    return {"messages": [AIMessage(f"report: {last}")]}
+
+
+def supervised(**researcher_compile: Any) -> StateGraph:
+    researcher = (
+        StateGraph(ResearchState)
+        .add_node("draft", draft)
+        .add_node("review", review)
+        .add_edge(START, "draft")
+        .add_edge("draft", "review")
+        .add_conditional_edges("review", reviewed, ["draft", END])
+        .compile(**researcher_compile)
+    )
+    return (
+        StateGraph(MessagesState)
+        .add_node("plan", plan)
+        .add_node("researcher", researcher)
+        .add_node("report", report)
+        .add_edge(START, "plan")
+        .add_edge("plan", "researcher")
+        .add_edge("researcher", "report")
+    )
+
+
+supervisor = supervised()
+GRAPHS["supervisor"] = "tests.api.graphs:supervisor"
+# Its researcher keeps its state from one turn to the next: a sub-agent with a memory.
+remembering = supervised(checkpointer=True)
+GRAPHS["remembering"] = "tests.api.graphs:remembering"

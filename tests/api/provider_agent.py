@@ -1,12 +1,20 @@
-"""The reminder agent over an OpenAI-compatible model, for API tests of provider failures.
+"""The reminder agent over other chat models than the scripted one, for API tests.
 
-The provider's URL is read per call from THREADLINE_TEST_PROVIDER_URL (as the forecast tool
-reads its URL), so each test can point the served graph at a fake provider of its own.
+`graph`: an OpenAI-compatible model whose provider's URL is read per call from
+THREADLINE_TEST_PROVIDER_URL (as the forecast tool reads its URL), so each test can point
+the served graph at a fake provider of its own.
+
+`fake_graph`: LangChain's own fake chat model, which streams its replies word by word.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
+from typing import Any
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
 
 from app.agents.reminders import build_graph
 from app.models.openai import OpenAIChatModel
@@ -24,3 +32,16 @@ class ProviderFromEnv(OpenAIChatModel):
 
 # One attempt: the provider's refusal fails the run.
 graph = build_graph(model=ProviderFromEnv(model="fake-model", timeout_s=10, max_attempts=1))
+
+
+FAKE_REPLY = "Hello from LangChain's fake chat model, streamed word by word."
+
+
+class FakeChatModel(GenericFakeChatModel):
+    """`GenericFakeChatModel` in an agent: it has no tools to bind, and never calls one."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> FakeChatModel:
+        return self
+
+
+fake_graph = build_graph(model=FakeChatModel(messages=itertools.cycle([AIMessage(FAKE_REPLY)])))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -20,16 +21,31 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from app.agents.reminders import SYSTEM_PROMPT
-from tests.api.provider_agent import PROVIDER_URL_VARIABLE
+from tests.api.provider_agent import FAKE_REPLY, PROVIDER_URL_VARIABLE
 
 AGENT = "agent"
 PROVIDER_AGENT = "provider_agent"
+FAKE_AGENT = "fake_agent"
 WEATHER = "what's the weather in Paris tomorrow"
 REMIND = "remind me to call mom tomorrow at 9"
+
+
+class Matching(str):
+    """Equal to the strings the pattern matches whole (a time the card names changes)."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and re.fullmatch(self, other) is not None
+
+    __hash__ = str.__hash__
+
+
 ASKED = {
     "name": "add_reminder",
     "args": {"text": "call mom", "due": "tomorrow at 9"},
-    "description": "Set a reminder to call mom, due tomorrow at 9.",
+    "description": Matching(
+        r"Set a reminder to call mom, due tomorrow at 9\. That is \w{3} \d+ \w{3} \d{4}, "
+        r"09:00 UTC\."
+    ),
 }
 ASKED_ROW = ("call mom", "tomorrow at 9")
 SET_REPLY = "Done: I set a reminder to call mom (tomorrow at 9)."
@@ -178,7 +194,7 @@ MALFORMED: list[tuple[Any, str]] = [
         {"decisions": [{"type": "later"}]},
         "decisions[0]: type must be 'approve', 'edit' or 'reject', got 'later'.",
     ),
-    (_edit(due="at 9"), "decisions[0]: add_reminder is missing text."),
+    (_edit(due="at 9"), "decisions[0]: add_reminder text: Field required."),
 ]
 
 
@@ -303,7 +319,11 @@ class FakeProvider:
 
 
 async def _completion(text: str) -> AsyncIterator[str]:
-    for delta, finish in (({"role": "assistant", "content": text}, None), ({}, "stop")):
+    """`text` word by word, as providers stream it."""
+    words = [{"content": word} for word in re.findall(r"\s*\S+", text)]
+    deltas = [{"role": "assistant", "content": ""}, *words, {}]
+    for i, delta in enumerate(deltas):
+        finish = "stop" if i == len(deltas) - 1 else None
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
         chunk = {"object": "chat.completion.chunk", "model": "fake-model", "choices": [choice]}
         yield f"data: {json.dumps(chunk)}\n\n"
@@ -383,3 +403,25 @@ async def test_a_slow_forecast_does_not_hold_up_another_thread(
     assert answered["status"] == chatted["status"] == "success"
     finished = [datetime.fromisoformat(r["updated_at"]) for r in (chatted, answered)]
     assert finished == sorted(finished)
+
+
+@pytest.mark.parametrize("graph", [PROVIDER_AGENT, FAKE_AGENT])
+async def test_other_chat_models_stream_their_reply_token_by_token(
+    client: LangGraphClient, provider: FakeProvider, graph: str
+) -> None:
+    """The agent over an OpenAI-compatible server and over LangChain's fake chat model:
+    the reply reaches an SSE client in pieces, all of one message."""
+    if graph == PROVIDER_AGENT:
+        provider.replies.append(FAKE_REPLY)  # what the OpenAI-compatible server answers
+    thread_id = (await client.threads.create())["thread_id"]
+    parts = await collect(
+        client.runs.stream(
+            thread_id, graph, input=said("hello"), stream_mode=["values", "messages-tuple"]
+        )
+    )
+    chunks = [data[0] for event, data in parts if event == "messages"]
+    assert len(chunks) >= len(FAKE_REPLY.split())
+    assert "".join(chunk["content"] for chunk in chunks) == FAKE_REPLY
+    [reply_id] = {chunk["id"] for chunk in chunks}
+    final = parts[-1][1]["messages"][-1]
+    assert (final["id"], final["content"]) == (reply_id, FAKE_REPLY)

@@ -18,7 +18,7 @@ def test_info_reports_version_and_flags(base_url: str) -> None:
     assert response.status_code == 200
     body = response.json()
     assert body["version"] == __version__
-    assert body["flags"] == {"assistants": True, "crons": False, "langsmith": False}
+    assert body["flags"] == {"assistants": True, "crons": True, "langsmith": False}
 
 
 def test_cors_exposes_location_and_pagination_headers(base_url: str) -> None:

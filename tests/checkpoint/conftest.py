@@ -8,7 +8,6 @@ SQLite tests copy a migrated template file, which is faster than migrating each 
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 from collections.abc import AsyncIterator, Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -23,13 +22,6 @@ from engine.checkpoint.memory import InMemorySaver
 from engine.checkpoint.sql.migrations import migrate
 from engine.checkpoint.sql.models import checkpoint_metadata
 from engine.checkpoint.sql.saver import SQLSaver
-from tests.pg import (  # noqa: F401  (fixtures)
-    URL_VARIABLE,
-    PostgresCluster,
-    create_database,
-    postgres_cluster,
-    postgres_url,
-)
 
 
 def run_aside(coroutine: Coroutine[Any, Any, Any]) -> Any:
@@ -47,7 +39,7 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def migrated_postgres(postgres_url: str) -> str:  # noqa: F811
+def migrated_postgres(postgres_url: str) -> str:
     run_aside(migrate(postgres_url))
     return postgres_url
 
@@ -89,13 +81,3 @@ async def pg_saver(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncItera
     sql_saver = await open_saver("postgres", request, tmp_path)
     yield sql_saver
     await sql_saver.aclose()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """The URL of a database without tables, on each dialect (for migrations)."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'empty.db'}"
-    cluster: PostgresCluster | None = request.getfixturevalue("postgres_cluster")
-    server = cluster.url() if cluster else os.environ[URL_VARIABLE]
-    return create_database(server, "threadline_empty")

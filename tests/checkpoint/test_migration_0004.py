@@ -284,7 +284,7 @@ async def test_upgrade_makes_one_record_per_thread_and_downgrade_restores_the_ro
     empty_database: str,
 ) -> None:
     database = empty_database
-    await run_alembic(database, command.upgrade, "0003")
+    await run_alembic(database, command.upgrade, "0001")
     db = Database(database)
     try:
         now = datetime.now(UTC)
@@ -383,7 +383,7 @@ async def test_upgrade_makes_one_record_per_thread_and_downgrade_restores_the_ro
             )
         )
 
-        await run_alembic(database, command.downgrade, "0003")
+        await run_alembic(database, command.downgrade, "0001")
         tables = await db.tables()
         assert tables >= OLD_TABLES and "checkpoint_saves" not in tables
         assert await db.epochs() == {THREAD: 2, EMPTY: 1}
@@ -428,7 +428,7 @@ async def test_messages_in_rows_of_the_old_layout_read_as_langchain_messages(
     (human_text, human), (ai_text, ai) = (
         (data.decode(), message) for data, message in OLD_CLASS_FORM[:2]
     )
-    await run_alembic(empty_database, command.upgrade, "0003")
+    await run_alembic(empty_database, command.upgrade, "0001")
     db = Database(empty_database)
     try:
         thread = {"id": THREAD, "thread_id": "t-1", "put_count": 3, "epoch": 0}

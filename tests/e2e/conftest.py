@@ -4,18 +4,22 @@ The browser is Debian's Chromium (`.ci/run` installs it), driven by Playwright's
 package; Playwright's own browser downloads are never used.
 """
 
+import json
 import os
 import shutil
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
+from playwright.sync_api import Page, expect, sync_playwright
 
 from app.config import Settings
 from app.main import create_app
+from tests.e2e.graphs import GRAPHS
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -27,35 +31,74 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 ARTIFACTS = Path(__file__).parent / "artifacts"
+# Wide enough for the three columns even with two chats side by side (layout.js).
+DESKTOP = {"width": 1760, "height": 1000}
+
+expect.set_options(timeout=10_000)
+
+
+class Server:
+    """The app under uvicorn in a thread, on a fixed port and database, so that it can be
+    stopped and started again (an outage) and the page finds it where it was."""
+
+    def __init__(self, database: Path) -> None:
+        self.settings = Settings(
+            database_url=f"sqlite+aiosqlite:///{database}",
+            # The default assistant, and a graph with a subgraph (tests/e2e/graphs.py).
+            graphs=json.dumps(GRAPHS),
+            # On a stop, runs in flight go back to the queue at once, and the next start
+            # continues them from their last checkpoint.
+            shutdown_grace_s=0,
+        )
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        self.port = probe.getsockname()[1]
+        probe.close()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.server: uvicorn.Server | None = None
+        self.thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", self.port))
+        config = uvicorn.Config(
+            create_app(self.settings), log_level="warning", timeout_graceful_shutdown=1
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [sock]}, daemon=True
+        )
+        self.thread.start()
+        while not self.server.started:
+            if not self.thread.is_alive():
+                raise RuntimeError("uvicorn server failed to start")
+            self.thread.join(0.01)
+
+    def stop(self) -> None:
+        assert self.server and self.thread
+        self.server.should_exit = True
+        self.thread.join(timeout=15)
+        assert not self.thread.is_alive(), "the server did not stop"
 
 
 @pytest.fixture
-def base_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A server with the default assistant on a private SQLite database.
-
-    The port is bound before uvicorn starts, so the forecast tool can be pointed at this
-    very server (its built-in forecast endpoint) before the first run.
-    """
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    host, port = sock.getsockname()
-    url = f"http://{host}:{port}"
-    monkeypatch.setenv("THREADLINE_FORECAST_URL", f"{url}/demo/forecast")
+def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
+    """A server with the default assistant on a private SQLite database. The forecast tool
+    is pointed at this very server (its built-in forecast endpoint)."""
+    server = Server(tmp_path / "threadline.db")
+    monkeypatch.setenv("THREADLINE_FORECAST_URL", f"{server.url}/demo/forecast")
     monkeypatch.delenv("THREADLINE_FORECAST_DELAY_S", raising=False)
     monkeypatch.delenv("THREADLINE_MODEL", raising=False)
-    settings = Settings(database_url=f"sqlite+aiosqlite:///{tmp_path / 'threadline.db'}")
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        if not thread.is_alive():
-            raise RuntimeError("uvicorn server failed to start")
-        thread.join(0.01)
-    yield url
-    server.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    server.start()
+    yield server
+    if server.thread and server.thread.is_alive():
+        server.stop()
+
+
+@pytest.fixture
+def base_url(server: Server) -> str:
+    return server.url
 
 
 @pytest.fixture(scope="module")
@@ -64,12 +107,6 @@ def browser() -> Iterator[object]:
     `.ci/run` installs it and its absence is a failure. Not for the session: Playwright's
     sync API keeps an event loop running in this thread while it is open, and the tests
     collected after these would find it there."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip("playwright is not installed (pip install -e '.[dev]')")
     if not shutil.which(CHROMIUM):
         if os.environ.get("CI"):
             pytest.fail(f"{CHROMIUM} is missing: .ci/run installs it with apt")
@@ -78,6 +115,35 @@ def browser() -> Iterator[object]:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+
+
+@pytest.fixture
+def open_page(browser: Any, base_url: str) -> Iterator[Callable[..., Page]]:
+    """Open the page in a fresh context (own storage): `open_page(path, **context
+    options)`. Any script error in any of them fails the test."""
+    contexts = []
+    errors: list[str] = []
+
+    def open_page(path: str = "/", **options: Any) -> Page:
+        options = {"viewport": DESKTOP, **options}
+        context = browser.new_context(base_url=base_url, **options)
+        contexts.append(context)
+        page = context.new_page()
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(path)
+        expect(page.locator("svg.graph [data-node='model']")).to_be_attached()
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()
+    assert not errors, errors
+
+
+@pytest.fixture
+def page(open_page: Callable[..., Page]) -> Page:
+    """The page on a desktop screen."""
+    return open_page()
 
 
 @pytest.fixture

@@ -4,50 +4,15 @@ Each test drives the page served by a real server (see conftest.py) the way a pe
 and saves screenshots under tests/e2e/artifacts/.
 """
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Page, expect
+
+from tests.e2e.chat_page import chat, idle, reply, send
 
 pytestmark = pytest.mark.slow
-
-expect.set_options(timeout=10_000)
-
-
-@pytest.fixture
-def page(browser: Any, base_url: str) -> Iterator[Page]:
-    """A fresh page (own storage) on the server, failing the test on any script error."""
-    context = browser.new_context(viewport={"width": 1600, "height": 1000}, base_url=base_url)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto("/")
-    expect(page.locator("svg.graph [data-node='model']")).to_be_visible()
-    yield page
-    context.close()
-    assert not errors, errors
-
-
-def chat(page: Page, slot: str = "A") -> Locator:
-    return page.locator(f".panel[data-slot='{slot}']")
-
-
-def send(panel: Locator, text: str) -> None:
-    box = panel.get_by_label("Message")
-    box.fill(text)
-    box.press("Enter")
-
-
-def reply(panel: Locator, text: str) -> Locator:
-    return panel.locator(".msg.ai .bubble", has_text=text)
-
-
-def idle(panel: Locator) -> None:
-    """The run is over (Send is back) and the final state is drawn."""
-    expect(panel.get_by_role("button", name="Send", exact=True)).to_be_visible()
 
 
 def test_chat_interrupts_branches_and_versions(page: Page, base_url: str, artifacts: Path) -> None:
@@ -79,6 +44,9 @@ def test_chat_interrupts_branches_and_versions(page: Page, base_url: str, artifa
     card.get_by_role("button", name="Save and approve").click()
     expect(reply(a, "Done: I set a reminder to water the cactus (tonight).")).to_be_visible()
     idle(a)
+    # The chat shows the call as it ran, with the edited arguments.
+    expect(a.locator(".tool-call", has_text="water the cactus")).to_be_visible()
+    expect(a.locator(".tool-call", has_text="water the plants")).to_have_count(0)
     reminders = httpx.get(f"{base_url}/reminders").json()
     assert [(r["text"], r["due"]) for r in reminders] == [
         ("call mom", "tomorrow at 9"),
@@ -138,8 +106,8 @@ def test_chat_interrupts_branches_and_versions(page: Page, base_url: str, artifa
     expect(inspector.locator("[data-field='values']")).to_contain_text("hello there")
     page.screenshot(path=artifacts / "06-version-state.png")
 
-    # The picture for the README: a question pending, the graph waiting at ask_user,
-    # branches in the rows and a version's state open.
+    # A question pending, the graph waiting at ask_user, branches in the rows and a
+    # version's state open.
     send(a, "remind me to call dad tonight")
     expect(a.locator(".interrupt-card")).to_contain_text("call dad")
     expect(page.locator(".legend-item[data-kind='waiting']")).to_contain_text("ask_user")
@@ -211,3 +179,19 @@ def test_api_key_is_sent_with_every_call(page: Page) -> None:
         send(chat(page), "hello")
     assert stream.value.headers.get("x-api-key") == "tl_example_secret"
     expect(reply(chat(page), 'You said: "hello"')).to_be_visible()
+
+
+def test_a_reminder_come_due_shows_up_live_in_the_open_chat(page: Page, artifacts: Path) -> None:
+    """Nothing is sent: the page listens to the open chat's thread, and the reminder's
+    turn streams in as the agent says it."""
+    a = chat(page)
+    send(a, "remind me to stretch in 3 seconds")
+    card = a.locator(".interrupt-card")
+    expect(card).to_contain_text("Set a reminder to stretch, due in 3 seconds. That is ")
+    card.get_by_role("button", name="Approve").click()
+    expect(reply(a, "Done: I set a reminder to stretch (in 3 seconds).")).to_be_visible()
+    idle(a)
+    expect(reply(a, "⏰ Reminder: stretch.")).to_be_visible(timeout=15_000)
+    idle(a)
+    expect(reply(a, "⏰ Reminder: stretch.")).to_have_count(1)
+    page.screenshot(path=artifacts / "reminder-said.png")

@@ -7,6 +7,7 @@ the default agent, whose reminders are per user.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from typing import Any
 
 import jwt
 import pytest
+from hypothesis import HealthCheck, Phase, settings
 
 from app import auth
 from app.config import Settings
@@ -33,6 +35,21 @@ JWT_SECRET = "a-test-secret-long-enough-for-hs512-keys-0123456789-0123456789-01"
 JWT_ISSUER = "https://issuer.test"
 JWT_AUDIENCE = "threadline-tests"
 USERS = ("alice", "bob")
+# `make fuzz` sets it: each property test tries this many times more examples, new ones
+# on every run; `make test` tries the same few, from a fixed seed, every time.
+FUZZ = int(os.environ.get("THREADLINE_FUZZ") or 0)
+
+
+def budget(examples: int) -> settings:
+    """Hypothesis settings of a property test that tries `examples` examples."""
+    return settings(
+        max_examples=examples * max(FUZZ, 1),
+        derandomize=not FUZZ,
+        database=None,
+        deadline=None,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
 
 
 def token(

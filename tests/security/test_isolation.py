@@ -1,5 +1,5 @@
 """Each user has their own chats (issue 8): bob tries every endpoint of the API on alice's
-threads, runs, assistant, store item and reminders, and gets exactly what a missing
+threads, runs, assistant, store item, reminders and cron, and gets exactly what a missing
 resource gets (404, or an empty search); without a credential every endpoint answers 401.
 Afterwards alice's world reads exactly as before."""
 
@@ -36,6 +36,7 @@ class World:
     slow: str  # a thread with a run still going while bob tries
     slow_run: str
     agent: str  # the thread where the agent set a reminder
+    cron: str  # would run on alice's finished chat every hour (it is disabled)
 
     def fill(self, template: str) -> str:
         return template.format(
@@ -43,6 +44,7 @@ class World:
             run_id=self.run,
             assistant_id=self.assistant,
             checkpoint_id=self.checkpoint,
+            cron_id=self.cron,
         )
 
 
@@ -102,6 +104,17 @@ async def build_world(alice: httpx.AsyncClient) -> World:
     await ok(
         alice.put("/store/items", json={"namespace": ["notes"], "key": "k", "value": {"secret": 1}})
     )
+    cron = await ok(
+        alice.post(
+            f"{runs}/crons",
+            json={
+                "assistant_id": aid,
+                "schedule": "@hourly",
+                "enabled": False,
+                "metadata": {"who": "alice"},
+            },
+        )
+    )
     slow = await ok(alice.post("/threads", json={}))
     slow_run = await ok(
         alice.post(
@@ -118,6 +131,7 @@ async def build_world(alice: httpx.AsyncClient) -> World:
         slow=slow["thread_id"],
         slow_run=slow_run["run_id"],
         agent=agent["thread_id"],
+        cron=cron["cron_id"],
     )
 
 
@@ -136,6 +150,7 @@ async def snapshot(alice: httpx.AsyncClient, w: World) -> dict[str, Any]:
         "reminders": alice.get("/reminders"),
         "namespaces": alice.post("/store/namespaces", json={}),
         "threads": alice.post("/threads/search", json={"limit": 100}),
+        "crons": alice.post("/runs/crons/search", json={}),
     }
     seen = {name: await ok(read) for name, read in reads.items()}
     # The slow thread changes as its run goes on: that is alice's own doing.
@@ -151,6 +166,8 @@ def attempts(w: World) -> list[Attempt]:
     resume = {"assistant_id": "asker", "command": {"resume": "bob"}}
     t, r = "/threads/{thread_id}", "/threads/{thread_id}/runs/{run_id}"
     a = "/assistants/{assistant_id}"
+    c = "/runs/crons/{cron_id}"
+    cron = {"assistant_id": "echo", "schedule": "@daily"}
     return [
         Attempt("GET", a),
         Attempt("PATCH", a, {"name": "bob's"}),
@@ -174,6 +191,9 @@ def attempts(w: World) -> list[Attempt]:
         Attempt("POST", f"{t}/runs/stream", run),
         Attempt("POST", f"{t}/runs/wait", run),
         Attempt("POST", f"{t}/runs/wait", {**run, "checkpoint_id": w.checkpoint}),
+        Attempt("POST", f"{t}/runs/crons", cron),
+        Attempt("PATCH", c, {"enabled": True}),
+        Attempt("DELETE", c),
         Attempt("GET", r),
         Attempt("DELETE", r),
         Attempt("GET", f"{r}/join"),
@@ -186,6 +206,7 @@ def attempts(w: World) -> list[Attempt]:
         Attempt("POST", "/runs/stream", {**run, "assistant_id": w.assistant}),
         Attempt("POST", "/runs/wait", {**run, "assistant_id": w.assistant}),
         Attempt("POST", "/runs/batch", [{**run, "assistant_id": w.assistant}]),
+        Attempt("POST", "/runs/crons", {**cron, "assistant_id": w.assistant}),
         # Bulk operations skip what is not bob's, as they skip unknown ids.
         Attempt("POST", "/runs/cancel", {"run_ids": [w.run, w.slow_run]}, status=204),
         Attempt("POST", "/runs/cancel", {"thread_id": w.slow}, status=204),
@@ -234,6 +255,8 @@ async def test_users_cannot_reach_each_others_resources(
     searched = await ok(bob.post("/assistants/search", json={"limit": 1000}))
     assert world.assistant not in {found["assistant_id"] for found in searched}
     assert await ok(bob.post("/assistants/count", json={"name": "mine"})) == 0
+    assert await ok(bob.post("/runs/crons/search", json={"thread_id": world.thread})) == []
+    assert await ok(bob.post("/runs/crons/count", json={"metadata": {"who": "alice"}})) == 0
     assert await ok(bob.get("/reminders")) == []
     missing = await bob.get("/store/items", params={"namespace": "notes", "key": "k"})
     assert missing.status_code == 404

@@ -3,10 +3,10 @@ and on: whatever a client sends, no 5xx, and documented answers match their sche
 
 Every operation gets data that fits its schema and data that does not, with random ids
 and with the ids of a real thread, run and checkpoint (so that requests get past the
-lookups). The example budget is small and derandomized so that CI stays within minutes;
-the thread stream is left out because it follows a thread for as long as the client
-listens. (Schemathesis' own pytest plugin does not run on this pytest: hypothesis drives
-its strategies directly here.)
+lookups). The example budget is small and derandomized so that CI stays within minutes
+(`make fuzz` tries many more, new on every run); the thread stream is left out because it
+follows a thread for as long as the client listens. (Schemathesis' own pytest plugin does
+not run on this pytest: hypothesis drives its strategies directly here.)
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
@@ -26,20 +26,12 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from tests.security.conftest import SecureServer, StartSecure
+from tests.security.conftest import SecureServer, StartSecure, budget
 
-MAX_EXAMPLES = 10
 # A client's timeout: a run waited on (or streamed) ends well within it.
 TIMEOUT_S = 30
 ENDLESS = {("GET", "/threads/{thread_id}/stream")}
-BUDGET = settings(
-    max_examples=MAX_EXAMPLES,
-    deadline=None,
-    database=None,
-    derandomize=True,
-    phases=[Phase.explicit, Phase.generate],
-    suppress_health_check=list(HealthCheck),
-)
+BUDGET = budget(10)
 
 
 @pytest.fixture

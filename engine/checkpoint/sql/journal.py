@@ -17,10 +17,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.checkpoint.base import INTERRUPT
-from engine.checkpoint.sql.logs import Chunks, Segments, joined, merge
-from engine.checkpoint.sql.records import CheckpointEntry, Record, decode
+from engine.checkpoint.sql.logs import Chunks, Segments, joined, merge, pieces, runs
+from engine.checkpoint.sql.records import CheckpointEntry, JsonText, Record, decode, references
 
 Log = tuple[str, str]  # (checkpoint_ns, channel)
+# A list version as the namespace of a log holds it, and its element objects.
+Tip = tuple[Segments, list[Any]]
 BlobKey = tuple[str, str, str]  # (checkpoint_ns, channel, version key)
 Place = tuple[str, str]  # (checkpoint_ns, checkpoint_id)
 
@@ -32,7 +34,7 @@ class Known:
     checkpoint_id: str
     channel_versions: dict[str, Any]
     inline: dict[str, str]  # channel -> serialized small value
-    stored: dict[str, Any]  # channel -> blob version key, or item-log segments
+    stored: dict[str, Any]  # channel -> blob version key, or item-log segments (logs.Segments)
     # Item-log channel -> the element objects of that version (handed to a put, or
     # returned by a read), so the next put finds the unchanged prefix by identity.
     elements: dict[str, list[Any]] = field(default_factory=dict)
@@ -55,13 +57,16 @@ class Journal:
         self.checkpoints: dict[Place, CheckpointEntry] = {}
         self.ids: dict[str, list[str]] = {}  # checkpoint_ns -> checkpoint ids, sorted
         # (ns, checkpoint id) -> (task id, idx) -> (channel, task path, value as JSON)
-        self.writes: dict[Place, dict[tuple[str, int], tuple[str, str, str]]] = {}
+        self.writes: dict[Place, dict[tuple[str, int], tuple[str, str, JsonText]]] = {}
         self.logs: dict[Log, Chunks] = {}
         self.log_ends: dict[Log, int] = {}
         # Each log's prepared elements by position (`logs.UNPREPARED` where not yet).
         self.elements: dict[Log, list[Any]] = {}
-        self.blobs: dict[BlobKey, str] = {}
+        self.blobs: dict[BlobKey, JsonText] = {}
         self.known: dict[str, Known] = {}
+        # The version this process last appended to each log: the next version of another
+        # namespace that holds the same objects after the same prefix shares its rows.
+        self.tips: dict[Log, Tip] = {}
         self.size = 0  # characters of text held, and prepared elements at twice theirs
         self.prepared = 0  # the prepared elements' part of it
         self.partial = False
@@ -95,7 +100,7 @@ class Journal:
             writes = self.writes.setdefault((ns, checkpoint_id), {})
             if idx < 0 or (task_id, idx) not in writes:
                 writes[(task_id, idx)] = (channel, task_path, data)
-            size += len(data)
+            size += _size(data)
         for ns, channel, start, count, data in record.items:
             log = (ns, channel)
             self.logs.setdefault(log, {})[start] = (count, data)
@@ -103,8 +108,23 @@ class Journal:
             size += len(data)
         for ns, channel, version, data in record.blobs:
             self.blobs[(ns, channel, version)] = data
-            size += len(data)
+            size += _size(data)
         self.size += size
+
+    def runs(self, ns: str, channel: str, segments: Segments) -> list[str]:
+        """The elements of a list version that namespace `ns` holds, as runs of elements
+        joined by SEP, from whichever namespaces' logs hold them."""
+        return runs(lambda owner: self.logs[(owner, channel)], segments, ns)
+
+    def text(self, ns: str, data: JsonText) -> str:
+        """The JSON of a value stored in namespace `ns`, with the elements of the lists it
+        shares with the item logs in place."""
+        if type(data) is str:
+            return data
+        return "".join(
+            part if type(part) is str else ",".join(self.runs(ns, part.channel, part.segments))
+            for part in data
+        )
 
     def latest(self, ns: str) -> CheckpointEntry | None:
         ids = self.ids.get(ns)
@@ -158,7 +178,10 @@ class Journal:
         """(task id, channel, value as JSON) of the checkpoint's pending writes, by task
         and index."""
         writes = self.writes.get((ns, checkpoint_id), {})
-        return [(task, writes[task, idx][0], writes[task, idx][2]) for task, idx in sorted(writes)]
+        return [
+            (task, writes[task, idx][0], self.text(ns, writes[task, idx][2]))
+            for task, idx in sorted(writes)
+        ]
 
     def interrupted(self) -> set[Place]:
         return {
@@ -186,7 +209,8 @@ class Journal:
     def without(self, doomed: set[Place], relinked: dict[Place, str | None]) -> Record:
         """The thread as one record, without the `doomed` checkpoints and their writes,
         kept ones relinked to new parents, and only the blobs and item rows that a kept
-        checkpoint uses (item positions stay as they are)."""
+        checkpoint, write or blob uses, in whichever namespace's log (item positions stay
+        as they are)."""
         whole = self.whole()
         kept = [
             replace(entry, parent=relinked[place]) if place in relinked else entry
@@ -195,23 +219,38 @@ class Journal:
         ]
         used_blobs: set[BlobKey] = set()
         used_spans: dict[Log, Segments] = {}
+
+        def use(ns: str, channel: str, segments: Segments) -> None:
+            for owner, plain in pieces(segments, ns):
+                used_spans.setdefault((owner, channel), []).extend(plain)
+
         for entry in kept:
             for channel, ref in entry.stored.items():
                 if isinstance(ref, str):
                     used_blobs.add((entry.ns, channel, ref))
                 else:
-                    used_spans.setdefault((entry.ns, channel), []).extend(ref)
+                    use(entry.ns, channel, ref)
+        writes = [write for write in whole.writes if write[:2] not in doomed]
+        blobs = [blob for blob in whole.blobs if blob[:3] in used_blobs]
+        for ns, data in [(w[0], w[6]) for w in writes] + [(b[0], b[3]) for b in blobs]:
+            for shared in references(data):
+                use(ns, shared.channel, shared.segments)
         spans = {log: merge(found) for log, found in used_spans.items()}
         return Record(
             kept,
-            [write for write in whole.writes if write[:2] not in doomed],
+            writes,
             [
                 (ns, channel, start, count, data)
                 for ns, channel, start, count, data in whole.items
                 if any(start < b and a < start + count for a, b in spans.get((ns, channel), []))
             ],
-            [blob for blob in whole.blobs if blob[:3] in used_blobs],
+            blobs,
         )
+
+
+def _size(data: JsonText) -> int:
+    """Characters a stored value's JSON keeps in memory (not those it shares)."""
+    return len(data) if type(data) is str else sum(len(p) for p in data if type(p) is str)
 
 
 def prune_plan(

@@ -3,16 +3,22 @@
 Each put appends one row with the elements it added, so a growing chat stores every
 message once; a version of the list is a short list of [start, end) ranges of positions
 ("segments"), and reading one joins the rows' text into a JSON array without re-encoding.
+
+A log is a namespace's, and a range may be in the log of another namespace of the thread
+(`[start, end, namespace]`): a subgraph's first checkpoint holds the history its graph
+passed in, and shares it with the enclosing namespace's log instead of storing it again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from engine.checkpoint.sql.records import ItemEntry
 
-Segments = list[list[int]]  # [[start, end), ...] into one channel's item log, in list order
+# [[start, end), ...] in list order: into the channel's log of the namespace that holds the
+# version, or, as [start, end, namespace], into that namespace's.
+Segments = list[list[Any]]
 Chunks = dict[int, tuple[int, str]]  # a log's rows: seq -> (count, elements joined by SEP)
 
 # Joins the elements of an item row. Compact JSON escapes newlines, so this cannot occur
@@ -26,19 +32,57 @@ UNPREPARED: Any = object()
 def truncate(segments: Segments, length: int) -> Segments:
     """The segments of the first `length` elements."""
     kept: Segments = []
-    for a, b in segments:
+    for a, b, *log in segments:
         if length <= 0:
             break
-        kept.append([a, min(b, a + length)])
+        kept.append([a, min(b, a + length), *log])
         length -= b - a
     return kept
 
 
 def extend(segments: Segments, start: int, count: int) -> Segments:
-    """Append `count` log entries from `start`, merging with a range that ends there."""
-    if segments and segments[-1][1] == start:
+    """Append `count` entries of the own log from `start`, merging with a range of it
+    that ends there."""
+    if segments and len(segments[-1]) == 2 and segments[-1][1] == start:
         return [*segments[:-1], [segments[-1][0], start + count]]
     return [*segments, [start, start + count]]
+
+
+def pieces(segments: Segments, ns: str) -> list[tuple[str, Segments]]:
+    """The segments of a version that namespace `ns` holds, by the namespace whose log
+    holds them: (namespace, its plain ranges) for each run of ranges in one log."""
+    if all(len(span) == 2 for span in segments):  # every version but a subgraph's
+        return [(ns, segments)] if segments else []
+    found: list[tuple[str, Segments]] = []
+    for a, b, *log in segments:
+        owner = log[0] if log else ns
+        if found and found[-1][0] == owner:
+            found[-1][1].append([a, b])
+        else:
+            found.append((owner, [[a, b]]))
+    return found
+
+
+def rebase(segments: Segments, ns: str, to: str) -> Segments:
+    """The segments of a version that `ns` holds, as namespace `to` holds them."""
+    return [
+        [a, b] if owner == to else [a, b, owner]
+        for owner, plain in pieces(segments, ns)
+        for a, b in plain
+    ]
+
+
+def enclosing(ns: str) -> str:
+    """The namespace of the graph that runs the subgraph of namespace `ns`."""
+    return ns.rpartition("|")[0]
+
+
+def runs(
+    chunks: Callable[[str], Mapping[int, tuple[int, str]]], segments: Segments, ns: str
+) -> list[str]:
+    """`parts` of a version that `ns` holds, over the namespaces' logs of its channel
+    (`chunks`: a namespace's rows of that log)."""
+    return [run for owner, plain in pieces(segments, ns) for run in parts(chunks(owner), plain)]
 
 
 def merge(spans: Segments) -> Segments:
@@ -72,7 +116,7 @@ def rows(
 
 
 def parts(chunks: Mapping[int, tuple[int, str]], segments: Segments) -> list[str]:
-    """The elements of a list version, as runs of elements joined by SEP."""
+    """The elements of a list version in one log, as runs of elements joined by SEP."""
     return [
         data if taken == count else SEP.join(data.split(SEP)[skip : skip + taken])
         for _, count, skip, taken, data in rows(chunks, segments)

@@ -1,4 +1,5 @@
-"""Tables of the SQL saver, on their own MetaData so the app's tables can join Alembic later.
+"""Tables of the SQL saver, on their own MetaData: their schema is their own Alembic history
+(`engine.checkpoint.sql.migrations`), apart from the server's tables.
 
 A thread is a row in `checkpoint_threads` and its save records in `checkpoint_saves`,
 keyed by `thread`, a small integer handed out by `checkpoint_threads`, instead of the

@@ -27,6 +27,11 @@ from typing import Any
 # First byte of a record: the layout and dictionary it was written with. A new layout
 # gets a new number; records of every number ever written stay readable.
 FORMAT = 1
+# Format 1 and lists shared across namespaces: list ranges in another namespace's item
+# log, and values whose JSON holds `Shared` elements. Only a record that holds such a
+# reference is written with it, so a saver that predates them refuses that record
+# rather than misreading it, and reads every other.
+FORMAT_SHARING = 2
 # What records repeat, most frequent last (deflate reaches the end of it most cheaply).
 _DICTIONARY = (
     b'"tool_calls":[],"invalid_tool_calls":[],"usage_metadata":null,"name":null,'
@@ -72,12 +77,31 @@ class CheckpointEntry:
     stored: dict[str, Any]
 
 
+@dataclass(frozen=True, slots=True)
+class Shared:
+    """The elements of a list version in the item logs, standing in a value's JSON for
+    their text: a pending write or a big value that holds the thread's history (what a
+    subgraph gets as input and hands back) refers to the rows that hold it instead of
+    storing it again."""
+
+    channel: str  # whose item logs hold them
+    segments: list[list[Any]]  # as a checkpoint's (logs.Segments), seen from the value's ns
+
+
+# A value's JSON: its text, or its parts, texts and `Shared` elements (joined by commas,
+# without brackets) in order.
+JsonText = str | tuple[str | Shared, ...]
 # (checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path, value as JSON)
-WriteEntry = tuple[str, str, str, int, str, str, str]
+WriteEntry = tuple[str, str, str, int, str, str, JsonText]
 # (checkpoint_ns, channel, seq, count, elements as JSON joined by logs.SEP)
 ItemEntry = tuple[str, str, int, int, str]
 # (checkpoint_ns, channel, version key, value as JSON)
-BlobEntry = tuple[str, str, str, str]
+BlobEntry = tuple[str, str, str, JsonText]
+
+
+def references(text: JsonText) -> list[Shared]:
+    """The list elements a value's JSON refers to."""
+    return [] if type(text) is str else [part for part in text if type(part) is Shared]
 
 
 @dataclass(slots=True)
@@ -106,10 +130,16 @@ def encode(record: Record) -> bytes:
         summary.append([c.ns, c.id, parent, c.metadata])
         before = c.id
     texts: list[str] = []
+    sharing = False
 
-    def text(value: str) -> int:
-        texts.append(value)
-        return len(value)
+    def text(value: JsonText) -> Any:
+        """A text's length, or the lengths of a value's texts and its shared elements."""
+        nonlocal sharing
+        if type(value) is str:
+            texts.append(value)
+            return len(value)
+        sharing = True
+        return [text(p) if type(p) is str else [p.channel, p.segments] for p in value]
 
     layout: dict[str, Any] = {
         "c": [
@@ -131,7 +161,14 @@ def encode(record: Record) -> bytes:
     stream = "\n".join((_json(summary), _json(layout), "".join(texts))).encode()
     level = 9 if len(stream) <= FAST_ABOVE else 1
     packer = zlib.compressobj(level, zlib.DEFLATED, -15, zdict=_DICTIONARY)
-    return bytes([FORMAT]) + packer.compress(stream) + packer.flush()
+    sharing = sharing or any(
+        len(span) > 2
+        for c in record.checkpoints
+        for ref in c.stored.values()
+        if type(ref) is list
+        for span in ref
+    )
+    return bytes([FORMAT_SHARING if sharing else FORMAT]) + packer.compress(stream) + packer.flush()
 
 
 def decode_summary(data: bytes) -> list[Summary]:
@@ -152,8 +189,10 @@ def decode(data: bytes) -> Record:
     layout = json.loads(stream[end_summary + 1 : end_layout])
     at = end_layout + 1
 
-    def text(length: int) -> str:
+    def text(length: Any) -> Any:
         nonlocal at
+        if type(length) is list:  # a value's parts
+            return tuple(text(p) if type(p) is int else Shared(*p) for p in length)
         at += length
         return stream[at - length : at]
 
@@ -188,6 +227,6 @@ def _json(value: Any) -> str:
 
 
 def _unpacker(data: bytes) -> Any:
-    if not data or data[0] != FORMAT:
+    if not data or data[0] not in (FORMAT, FORMAT_SHARING):
         raise ValueError(f"A save record of an unknown format ({data[:1]!r}): upgrade Threadline")
     return zlib.decompressobj(-15, zdict=_DICTIONARY)

@@ -4,7 +4,9 @@ Storage grows with what changed (docs/storage.md): each write transaction stores
 compressed record per thread it saved to, holding its checkpoints' bookkeeping, their
 pending writes, small values inline, big values once per version, and the elements that
 list values (the messages of a chat) added to an append-only item log, which each
-version addresses by a few ranges. A turn that adds two messages stores two messages.
+version addresses by a few ranges. A turn that adds two messages stores two messages,
+also when a subgraph answers: its lists, and the values that carry them in and out,
+refer to its graph's log.
 Every few dozen records, a save also stores their digest, so that a saver new to a long
 thread reads its head from a few digests instead of decoding every record.
 """
@@ -12,10 +14,12 @@ thread reads its head from a few digests instead of decoding every record.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import heapq
 import itertools
 import json
 import time
+import weakref
 from collections import ChainMap, Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,26 +60,32 @@ from engine.checkpoint.base import (
     matches_filter,
     thread_key,
 )
-from engine.checkpoint.serde import JsonSerializer, default_serializer, holds_repeats
-from engine.checkpoint.sql.journal import Journal, Journals, Known, Log, Place, prune_plan
+from engine.checkpoint.serde import TAG, JsonSerializer, default_serializer, holds_repeats
+from engine.checkpoint.sql.journal import Journal, Journals, Known, Log, Place, Tip, prune_plan
 from engine.checkpoint.sql.logs import (
     MAX_SEGMENTS,
     SEP,
     UNPREPARED,
     Segments,
     array,
+    enclosing,
     extend,
-    parts,
     pick,
+    pieces,
     place,
+    rebase,
     rows,
+    runs,
     truncate,
     unprepared,
 )
+from engine.checkpoint.sql.migrations import CHECKPOINT, upgrade
 from engine.checkpoint.sql.models import save_table, thread_table
 from engine.checkpoint.sql.records import (
     CheckpointEntry,
+    JsonText,
     Record,
+    Shared,
     Summary,
     decode,
     decode_summary,
@@ -177,6 +187,7 @@ class _Draft:
     seq: int
     record: Record = field(default_factory=Record)
     known: dict[str, Known] = field(default_factory=dict)
+    tips: dict[Log, Tip] = field(default_factory=dict)
     undigested: int = 0  # the thread's records after its last digest, once committed
 
     def checkpoint(self, ns: str, checkpoint_id: str) -> CheckpointEntry | None:
@@ -190,11 +201,16 @@ class _Draft:
         added = {at: (n, data) for ns, ch, at, n, data in self.record.items if (ns, ch) == log}
         return ChainMap(added, self.journal.logs.get(log, {}))
 
+    def runs(self, log: Log, segments: Segments) -> list[str]:
+        """`Journal.runs` over the journal's rows and those added here."""
+        ns, channel = log
+        return runs(lambda owner: self.chunks((owner, channel)), segments, ns)
+
     def log_end(self, log: Log) -> int:
         ends = [at + n for ns, ch, at, n, _ in self.record.items if (ns, ch) == log]
         return max(ends, default=self.journal.log_ends.get(log, 0))
 
-    def blob(self, key: tuple[str, str, str]) -> str | None:
+    def blob(self, key: tuple[str, str, str]) -> JsonText | None:
         for ns, channel, version, data in reversed(self.record.blobs):
             if (ns, channel, version) == key:
                 return data
@@ -203,11 +219,12 @@ class _Draft:
     def commit(self) -> None:
         self.journal.apply(self.seq, self.record)
         self.journal.known.update(self.known)
+        self.journal.tips.update(self.tips)
         self.journal.undigested = self.undigested
 
 
 class SQLSaver(BaseCheckpointSaver):
-    """Checkpoints in the tables of the Alembic migrations (`threadline migrate`).
+    """Checkpoints in tables of their own, which `setup()` creates and upgrades.
 
     Many writers can work at once: a write transaction locks only its own threads' rows
     in `checkpoint_threads`. Transient database errors (a dropped connection, a server
@@ -260,6 +277,10 @@ class SQLSaver(BaseCheckpointSaver):
         self._add_save = save_table.insert()
         self._digest_every = digest_every
         self._journals = Journals(cache_text, cache_threads)
+        # Each thread's writers in this process, one at a time (`_in_turn`), by event loop.
+        self._turns: weakref.WeakValueDictionary[
+            tuple[asyncio.AbstractEventLoop, str], asyncio.Lock
+        ] = weakref.WeakValueDictionary()
         self._retry_for = retry_for
         self._owns_engine = owns_engine
 
@@ -267,6 +288,13 @@ class SQLSaver(BaseCheckpointSaver):
     def from_url(cls, url: str, **engine_options: Any) -> SQLSaver:
         """A saver on its own engine (see `create_engine`); `aclose()` disposes of it."""
         return cls(create_engine(url, **engine_options), owns_engine=True)
+
+    async def setup(self) -> None:
+        """Create the checkpoint tables, or upgrade them to this version's schema: once
+        before first use, as with LangGraph's Postgres saver. Safe to call from every
+        process at start (upgrades take turns; one at head changes nothing). A server
+        needs none: `threadline migrate` upgrades these tables with its own."""
+        await upgrade(self.engine, CHECKPOINT)
 
     async def aclose(self) -> None:
         if self._owns_engine:
@@ -410,6 +438,7 @@ class SQLSaver(BaseCheckpointSaver):
         replaced = self._journals.get(thread_id) if keep else None
         if replaced is not None and (replaced.key, replaced.epoch) == (key, epoch):
             journal.elements, journal.known = replaced.elements, replaced.known
+            journal.tips = replaced.tips
             journal.prepared = journal.size = replaced.prepared
         return journal
 
@@ -432,9 +461,9 @@ class SQLSaver(BaseCheckpointSaver):
             elif channel in entry.stored:
                 ref = entry.stored[channel]
                 values[channel] = (
-                    parse(journal.blobs[(ns, channel, ref)])
+                    parse(journal.text(ns, journal.blobs[(ns, channel, ref)]))
                     if isinstance(ref, str)
-                    else self._list(journal, (ns, channel), ref)
+                    else self._list(journal, ns, channel, ref)
                 )
         checkpoint: Checkpoint = {
             "v": entry.v,
@@ -457,18 +486,22 @@ class SQLSaver(BaseCheckpointSaver):
             ],
         )
 
-    def _list(self, journal: Journal, log: Log, segments: Segments) -> list[Any]:
+    def _list(self, journal: Journal, ns: str, channel: str, segments: Segments) -> list[Any]:
         """A version of a list channel: prepared elements are rebuilt, the others parsed
-        together (fresh containers for every read). The first read of a log parses it
+        together (fresh containers for every read). The first read of its logs parses it
         whole instead: preparing takes longer than a parse, and pays off from the next
         read on, which a saver reading a thread once never makes."""
-        kept = journal.elements.get(log)
-        if kept is None:
-            journal.elements[log] = []
-            return self._parse(array(parts(journal.logs[log], segments)))
-        elements = pick(kept, segments)
-        if len(elements) != sum(b - a for a, b in segments) or UNPREPARED in elements:
-            elements = self._prepare(journal, log, segments)
+        logs = [((owner, channel), plain) for owner, plain in pieces(segments, ns)]
+        if all(log not in journal.elements for log, _ in logs):
+            for log, _ in logs:
+                journal.elements[log] = []
+            return self._parse(array(journal.runs(ns, channel, segments)))
+        elements: list[Any] = []
+        for log, plain in logs:
+            found = pick(journal.elements.get(log, []), plain)
+            if len(found) != sum(b - a for a, b in plain) or UNPREPARED in found:
+                found = self._prepare(journal, log, plain)
+            elements += found
         texts = [e for e in elements if type(e) is str]
         if len(texts) == len(elements):  # plain JSON values (dicts): parsed all at once
             return self._parse(array(texts))
@@ -477,13 +510,13 @@ class SQLSaver(BaseCheckpointSaver):
             return [next(parsed) if type(e) is str else e.build() for e in elements]
         except (TypeError, ValueError):
             # A stored message its class refuses: the serializer says what is wrong.
-            return self._parse(array(parts(journal.logs[log], segments)))
+            return self._parse(array(journal.runs(ns, channel, segments)))
 
     def _prepare(self, journal: Journal, log: Log, segments: Segments) -> list[Any]:
-        """Prepare the elements of a list version whose rows are not all prepared yet, all
-        in one parse, and keep them by position: an element that holds no mutable
-        container but itself (a chat message, a plain dict of scalars) is kept as its
-        class and fields, any other as its text, parsed on every read."""
+        """Prepare the elements of a list version in one log (plain ranges) whose rows are
+        not all prepared yet, all in one parse, and keep them by position: an element that
+        holds no mutable container but itself (a chat message, a plain dict of scalars) is
+        kept as its class and fields, any other as its text, parsed on every read."""
         kept = journal.elements.setdefault(log, [])
         runs: list[list[int]] = []  # [first position, elements] of each run of rows
         found: list[str] = []
@@ -541,12 +574,14 @@ class SQLSaver(BaseCheckpointSaver):
         await self.abatch([PutWrites(config, writes, task_id, task_path)])
 
     async def abatch(self, ops: Sequence[SaveOp]) -> None:
-        """Every save in one transaction, one record per thread (values serialized up
-        front, outside it)."""
+        """Every save in one transaction, one record per thread (pending writes' values
+        serialized up front, outside it, but lists: see `_writes`)."""
         saves: dict[str, list[Callable[[_Draft], None]]] = {}
         parents: dict[str, list[Place]] = {}  # the puts' parents that the batch did not put
         put_ids = {op.checkpoint["id"] for op in ops if isinstance(op, PutCheckpoint)}
-        for op in ops:
+        # Puts first: a write of a list (a subgraph's output, saved with its graph's next
+        # step) then shares the version that step stored (`_splice`).
+        for op in sorted(ops, key=lambda op: not isinstance(op, PutCheckpoint)):
             thread_id, ns = thread_key(op.config)
             save = self._put(op) if isinstance(op, PutCheckpoint) else self._writes(op)
             if save is not None:
@@ -585,7 +620,23 @@ class SQLSaver(BaseCheckpointSaver):
             for draft in drafts:
                 draft.commit()
 
-        await self._retry(run)
+        async with self._in_turn(saves):
+            await self._retry(run)
+
+    @contextlib.asynccontextmanager
+    async def _in_turn(self, thread_ids: Iterable[str]) -> AsyncIterator[None]:
+        """Take this process's turn to write each of the threads (sorted: one lock order).
+        Writers of a thread take turns at its row's lock anyway; taking turns here too,
+        until the journal has learned of the save, lets each find there what the one
+        before it stored (the lists and log tips the next saves share by identity),
+        where it could otherwise claim the row between that save's commit and the
+        journal's update, and find only the record."""
+        loop = asyncio.get_running_loop()  # a lock is one loop's: a sync call runs its own
+        async with contextlib.AsyncExitStack() as turns:
+            for thread_id in sorted(thread_ids):
+                turn = self._turns.setdefault((loop, thread_id), asyncio.Lock())
+                await turns.enter_async_context(turn)
+            yield
 
     async def _rows(self, conn: AsyncConnection, key: int, draft: _Draft) -> list[dict[str, Any]]:
         """The rows a save stores: its record, and when the thread then has `digest_every`
@@ -606,10 +657,16 @@ class SQLSaver(BaseCheckpointSaver):
         checkpoint, new_versions = op.checkpoint, op.new_versions
         parent_id = op.config["configurable"].get("checkpoint_id")
         metadata = json.loads(self.serializer.dumps(op.metadata))
+        parents = metadata.get("parents")  # the enclosing graphs' checkpoints, by namespace
 
         def put(draft: _Draft) -> None:
             known = self._plan(
-                draft, ns, checkpoint, new_versions, self._parent(draft, ns, parent_id)
+                draft,
+                ns,
+                checkpoint,
+                new_versions,
+                self._parent(draft, ns, parent_id),
+                parents if isinstance(parents, dict) else {},
             )
             entry = CheckpointEntry(
                 ns=ns,
@@ -636,21 +693,29 @@ class SQLSaver(BaseCheckpointSaver):
         if not checkpoint_id:
             raise ValueError("Writes belong to a checkpoint: the config needs a checkpoint_id")
         dump = self._dumper()
-        writes = [
-            (
-                ns,
-                checkpoint_id,
-                op.task_id,
-                SPECIAL_WRITES.get(channel, idx),
-                channel,
-                op.task_path,
-                dump(value),
-            )
-            for idx, (channel, value) in enumerate(op.writes)
-        ]
-        if not writes:
+        # A list may be the thread's history (what a subgraph hands back): it is written
+        # in the transaction, which knows the lists it may share (`_splice`).
+        texts = [None if type(value) is list and value else dump(value) for _, value in op.writes]
+        if not texts:
             return None
-        return lambda draft: draft.record.writes.extend(writes)
+
+        def save(draft: _Draft) -> None:
+            draft.record.writes.extend(
+                (
+                    ns,
+                    checkpoint_id,
+                    op.task_id,
+                    SPECIAL_WRITES.get(channel, idx),
+                    channel,
+                    op.task_path,
+                    self._splice(draft, ns, channel, value, dump) or dump(value)
+                    if text is None
+                    else text,
+                )
+                for idx, ((channel, value), text) in enumerate(zip(op.writes, texts, strict=True))
+            )
+
+        return save
 
     def _parent(self, draft: _Draft, ns: str, parent_id: str | None) -> Known | None:
         if parent_id is None:
@@ -670,9 +735,11 @@ class SQLSaver(BaseCheckpointSaver):
         checkpoint: Checkpoint,
         new_versions: dict[str, Version],
         parent: Known | None,
+        parents: Mapping[str, Any],
     ) -> Known:
         """Sort each channel: shared with the parent when its version did not change, else
-        inline, a blob, or new items appended to the channel's log."""
+        inline, a blob, or new items appended to the channel's log (`parents`: the
+        checkpoints of the enclosing graphs, by namespace, as in the metadata)."""
         values = checkpoint["channel_values"]
         dump = self._dumper()
         known = Known(checkpoint["id"], checkpoint["channel_versions"], {}, {})
@@ -690,17 +757,20 @@ class SQLSaver(BaseCheckpointSaver):
                 continue  # emptied: no value
             value = values[channel]
             previous = parent.stored.get(channel) if parent else None
+            data: JsonText | None
             if isinstance(previous, list):
                 data = None
             elif type(value) is list:
                 data = _small_array(value, dump)  # a long list is not dumped whole
             else:
-                data = dump(value)
+                data = self._splice(draft, ns, channel, value, dump) or dump(value)
             if type(value) is list and (data is None or len(data) > INLINE_MAX):
-                segments = previous if isinstance(previous, list) else []
-                elements = parent.elements.get(channel) if parent else None
-                self._append(draft, (ns, channel), value, segments, elements, known, dump)
-            elif data is None or len(data) > INLINE_MAX:
+                if parent and isinstance(previous, list):
+                    base = previous, parent.elements.get(channel)
+                else:
+                    base = self._enclosing(draft, ns, channel, value, parents)
+                self._append(draft, (ns, channel), value, *base, known, dump)
+            elif data is None or type(data) is not str or len(data) > INLINE_MAX:
                 known.stored[channel] = self._add_blob(
                     draft, (ns, channel, str(version)), data or dump(value), checkpoint["id"]
                 )
@@ -709,7 +779,7 @@ class SQLSaver(BaseCheckpointSaver):
         return known
 
     def _add_blob(
-        self, draft: _Draft, key: tuple[str, str, str], data: str, checkpoint_id: str
+        self, draft: _Draft, key: tuple[str, str, str], data: JsonText, checkpoint_id: str
     ) -> str:
         """Store a big value under its channel version, the key of the blob (a fork
         counts versions up from its parent, so another branch may have taken it with a
@@ -734,8 +804,12 @@ class SQLSaver(BaseCheckpointSaver):
         dump: Callable[[Any], str],
     ) -> None:
         """Store a list version as the longest prefix it shares with the parent's version
-        plus its new tail appended to the log: O(new elements) for a growing chat."""
-        common = min(len(value), sum(b - a for a, b in segments))
+        (`segments`, or the enclosing namespace's: see `_enclosing`) plus its new tail:
+        O(new elements) for a growing chat. The tail goes to the log the prefix ends in
+        (a subgraph's own log only if it shares nothing with its graph's list), and when
+        the version that log got last holds the same objects after the same prefix (what
+        a subgraph added, which its graph's next version holds too), they are shared."""
+        common = min(len(value), sum(span[1] - span[0] for span in segments))
         same = 0
         if elements is not None:
             while same < common and value[same] is elements[same]:
@@ -743,23 +817,110 @@ class SQLSaver(BaseCheckpointSaver):
         encoded: dict[int, str] = {}
         if same < common:  # no identity (fresh objects): compare with the stored text
             shared = truncate(segments, common)
-            stored = [e for part in parts(draft.chunks(log), shared) for e in part.split(SEP)]
+            stored = [e for part in draft.runs(log, shared) for e in part.split(SEP)]
             while same < common:
                 encoded[same] = dump(value[same])
                 if encoded[same] != stored[same]:
                     break
                 same += 1
         kept = truncate(segments, same)
-        tail = range(same, len(value))
-        if tail:
-            end = draft.log_end(log)
-            kept = extend(kept, end, len(tail))
-            if len(kept) > MAX_SEGMENTS:  # too fragmented to read fast: write it out whole
-                tail, kept = range(len(value)), [[end, end + len(value)]]
-            data = SEP.join(encoded.get(i) or dump(value[i]) for i in tail)
-            draft.record.items.append((*log, end, len(tail), data))
+        elements = list(value)
+        if same < len(value):
+            ns, channel = log
+            owner = kept[-1][2] if kept and len(kept[-1]) > 2 else ns
+            target = (owner, channel)
+            kept = rebase(kept, ns, owner)
+            tip = draft.tips.get(target) or draft.journal.tips.get(target)
+            if tip is not None and truncate(tip[0], same) == kept:
+                common = min(len(value), len(tip[1]))
+                while same < common and value[same] is tip[1][same]:
+                    same += 1
+                kept = truncate(tip[0], same)
+            tail = range(same, len(value))
+            if tail:
+                end = draft.log_end(target)
+                kept = extend(kept, end, len(tail))
+                if len(kept) > MAX_SEGMENTS:  # too fragmented to read fast: write it out whole
+                    tail, kept = range(len(value)), [[end, end + len(value)]]
+                data = SEP.join(encoded.get(i) or dump(value[i]) for i in tail)
+                draft.record.items.append((*target, end, len(tail), data))
+                draft.tips[target] = (kept, elements)
+            kept = rebase(kept, owner, ns)
         known.stored[log[1]] = kept
-        known.elements[log[1]] = list(value)
+        known.elements[log[1]] = elements
+
+    def _enclosing(
+        self, draft: _Draft, ns: str, channel: str, value: list[Any], parents: Mapping[str, Any]
+    ) -> tuple[Segments, list[Any] | None]:
+        """What the first version of a list in namespace `ns` may share its prefix with:
+        the channel's version in the enclosing namespace (a subgraph's first checkpoint
+        holds the history its graph passed in, and a subgraph run per call starts a new
+        namespace every turn), and its elements when the loop holds the same objects;
+        else the version of the enclosing graph's checkpoint (`parents`), to compare with
+        the stored text."""
+        if not ns:
+            return [], None
+        owner = enclosing(ns)
+        for known in (draft.known.get(owner), draft.journal.known.get(owner)):
+            elements = known.elements.get(channel) if known else None
+            if known and elements and value and elements[0] is value[0]:
+                return rebase(known.stored[channel], owner, ns), elements
+        entry = draft.checkpoint(owner, parents[owner]) if parents.get(owner) else None
+        segments = entry.stored.get(channel) if entry else None
+        return (rebase(segments, owner, ns), None) if isinstance(segments, list) else ([], None)
+
+    def _shared(
+        self, draft: _Draft, ns: str, channel: str, value: list[Any]
+    ) -> tuple[Segments, int] | None:
+        """The longest prefix of `value` that is, object for object, a version of list
+        channel `channel` that the loop put or read last in `ns` or a namespace enclosing
+        it: its segments as `ns` holds them, and its length. None if it starts otherwise."""
+        owner: str | None = ns
+        while owner is not None:
+            for known in (draft.known.get(owner), draft.journal.known.get(owner)):
+                elements = known.elements.get(channel) if known else None
+                if known and elements and value and elements[0] is value[0]:
+                    same, common = 1, min(len(value), len(elements))
+                    while same < common and value[same] is elements[same]:
+                        same += 1
+                    return rebase(truncate(known.stored[channel], same), owner, ns), same
+            owner = enclosing(owner) if owner else None
+        return None
+
+    def _splice(
+        self, draft: _Draft, ns: str, channel: str, value: Any, dump: Callable[[Any], str]
+    ) -> tuple[str | Shared, ...] | None:
+        """The JSON of a value to store in namespace `ns` with the lists it shares with
+        the item logs (`_shared`) as references to their elements: a list written to a
+        list channel (a subgraph's output, the history it got and its new messages), or
+        such lists in a dict under their channels' names (a subgraph's input). Without
+        them every turn of a graph whose reply comes from a subgraph would store the
+        whole history again, three times. None if it shares none."""
+        if type(value) is list:
+            found = self._shared(draft, ns, channel, value)
+            if found is None:
+                return None
+            segments, same = found
+            tail = "".join("," + dump(element) for element in value[same:])
+            return ("[", Shared(channel, segments), tail + "]")
+        if type(value) is not dict or TAG in value or any(type(k) is not str for k in value):
+            return None
+        lists = {k: self._shared(draft, ns, k, v) for k, v in value.items() if type(v) is list}
+        if not any(lists.values()):
+            return None
+        parts: list[str | Shared] = []
+        text = "{"
+        for key, item in value.items():
+            text += json.dumps(key) + ":"
+            found = lists.get(key)
+            if found is None:
+                text += dump(item) + ","
+                continue
+            segments, same = found
+            parts += [text + "[", Shared(key, segments)]
+            text = "".join("," + dump(element) for element in item[same:]) + "],"
+        parts.append(text[:-1] + "}")
+        return tuple(parts)
 
     def _remember_read(
         self, journal: Journal, entry: CheckpointEntry, loaded: CheckpointTuple

@@ -33,9 +33,11 @@ _IDLE_SINCE = "threadline_idle_since"
 # asyncpg costs less CPU per statement than psycopg; both work when named explicitly.
 _ASYNC_DRIVERS = {"postgresql": "postgresql+asyncpg", "postgres": "postgresql+asyncpg"}
 _SQLITE_PRAGMAS = (
+    # Wait for a lock instead of failing at once; first, as the switch to WAL takes one
+    # (connections opening a new file at once, as savers calling `setup()` do, queue).
+    "PRAGMA busy_timeout=30000",
     "PRAGMA journal_mode=WAL",  # readers never block the writer, nor it them
     "PRAGMA synchronous=NORMAL",  # durable across process crashes; WAL makes FULL unneeded
-    "PRAGMA busy_timeout=30000",  # wait for the write lock instead of failing at once
     "PRAGMA foreign_keys=ON",
 )
 

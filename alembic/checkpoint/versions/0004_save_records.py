@@ -9,7 +9,7 @@ into rows. Both bump the thread's `epoch`, so a process still running with what 
 of the other format drops it. One thread is converted at a time.
 
 Revision ID: 0004
-Revises: 0003
+Revises: 0001
 Create Date: 2026-12-01 06:05:12.518203
 """
 
@@ -23,7 +23,8 @@ from alembic import op
 from engine.checkpoint.sql.records import CheckpointEntry, Record, decode, encode
 
 revision: str = "0004"
-down_revision: str | None = "0003"
+# 0003 (the server's) while both histories were one; nothing here depends on it.
+down_revision: str | None = "0001"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,127 @@
+"""LangGraph projects: a folder with a `langgraph.json` (what `langgraph dev` serves) is
+served as it is by `threadline serve` (and `threadline worker`) run in it, or wherever
+THREADLINE_CONFIG names the file.
+
+Read from the file:
+- `graphs`: `{"agent": "./src/agent.py:graph"}` (a file, relative to the file's folder) or
+  `"package.module:graph"`, also as `{"path": ..., "description": ...}`; the attribute is a
+  graph (a builder or a compiled graph) or a factory that makes one (see `app.graphs`).
+  THREADLINE_GRAPHS, when set, wins.
+- `env`: a dotenv file (relative to the folder) or an object; variables already set in
+  the environment win, so a deployment can override the file.
+- `http.cors`: the CORS options (`allow_origins`, `allow_methods`, `allow_headers`,
+  `allow_credentials`, `allow_origin_regex`, `expose_headers`, `max_age`);
+  THREADLINE_CORS_ORIGINS, when set, wins for the origins.
+
+Other keys (`dependencies`, `python_version`, `dockerfile_lines`, ...) are about building
+an image: install the project's dependencies yourself (`pip install -e .`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dotenv import dotenv_values
+
+CONFIG_FILE = "langgraph.json"
+CORS_OPTIONS = frozenset(
+    {
+        "allow_origins",
+        "allow_methods",
+        "allow_headers",
+        "allow_credentials",
+        "allow_origin_regex",
+        "expose_headers",
+        "max_age",
+    }
+)
+
+
+class ProjectError(ValueError):
+    """A `langgraph.json` the server cannot serve: it refuses to start, saying why."""
+
+
+@dataclass(frozen=True)
+class Project:
+    """What a `langgraph.json` asks of the server."""
+
+    path: Path
+    graphs: dict[str, str]
+    env: dict[str, str]
+    cors: dict[str, Any]
+
+    @property
+    def folder(self) -> Path:
+        """Where the file's relative paths start."""
+        return self.path.parent
+
+    @classmethod
+    def read(cls, path: Path) -> Project:
+        path = path.resolve()
+        try:
+            config = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise ProjectError(f"Cannot read {path}: {exc}") from None
+        if not isinstance(config, dict):
+            raise ProjectError(f"{path} must hold a JSON object.")
+        return cls(
+            path=path,
+            graphs=_graphs(config.get("graphs"), path),
+            env=_env(config.get("env"), path),
+            cors=_cors((config.get("http") or {}).get("cors"), path),
+        )
+
+    def apply_env(self) -> None:
+        """Put the project's variables in this process's environment, under those set."""
+        for name, value in self.env.items():
+            os.environ.setdefault(name, value)
+
+
+def find(environ: Mapping[str, str], cwd: Path) -> Path | None:
+    """The project file: THREADLINE_CONFIG, else `langgraph.json` in `cwd` if there is one."""
+    named = environ.get("THREADLINE_CONFIG")
+    if named:
+        return (cwd / named).resolve()
+    here = cwd / CONFIG_FILE
+    return here.resolve() if here.is_file() else None
+
+
+def _graphs(raw: Any, path: Path) -> dict[str, str]:
+    if not isinstance(raw, dict) or not raw:
+        raise ProjectError(f'{path}: "graphs" must be an object {{"graph_id": "file.py:graph"}}.')
+    graphs: dict[str, str] = {}
+    for graph_id, spec in raw.items():
+        target = spec.get("path") if isinstance(spec, dict) else spec
+        if not isinstance(target, str) or ":" not in target:
+            raise ProjectError(
+                f'{path}: graph {graph_id!r} must be "./file.py:attribute" or '
+                f'"package.module:attribute", or {{"path": ...}}; got {spec!r}.'
+            )
+        graphs[graph_id] = target
+    return graphs
+
+
+def _env(raw: Any, path: Path) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if isinstance(raw, dict):
+        return {str(name): str(value) for name, value in raw.items()}
+    if isinstance(raw, str):
+        env_file = path.parent / raw
+        if not env_file.is_file():
+            raise ProjectError(f'{path}: the "env" file {env_file} does not exist.')
+        return {name: value for name, value in dotenv_values(env_file).items() if value is not None}
+    raise ProjectError(f'{path}: "env" must be a file name or an object of variables.')
+
+
+def _cors(raw: Any, path: Path) -> dict[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not raw.keys() <= CORS_OPTIONS:
+        raise ProjectError(f'{path}: "http.cors" takes the options {sorted(CORS_OPTIONS)}.')
+    return dict(raw)

@@ -1,0 +1,99 @@
+"""Graphs get the server's context and store (issue 23, item 2): a run's `context` over
+its assistant's reaches the graph as `Runtime.context` (422 when it does not fit the
+graph's context_schema), `config["configurable"]` carries the run's ids and its user,
+and the graph's store is `/store`, each user's own. On both dialects, with two users."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import jwt
+import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
+from langgraph_sdk.errors import UnprocessableEntityError
+
+from app.config import Settings
+from app.main import create_app
+from tests.api.conftest import ServeApp
+
+SECRET = "a-test-secret-long-enough-for-hs256-0123456789"
+GRAPH = "memory"
+
+
+@pytest.fixture
+def url(serve_app: ServeApp, database_url: str) -> str:
+    settings = Settings(
+        database_url=database_url,
+        graphs=json.dumps({GRAPH: "tests.api.context_graph:graph"}),
+        auth="jwt",
+        jwt_secret=SECRET,
+    )
+    return serve_app(create_app(settings))
+
+
+def client(url: str, user: str) -> LangGraphClient:
+    bearer = jwt.encode({"sub": user, "exp": int(time.time()) + 600}, SECRET, algorithm="HS256")
+    return get_client(url=url, headers={"Authorization": f"Bearer {bearer}"})
+
+
+async def test_a_graph_reads_the_context_and_writes_its_users_store(url: str) -> None:
+    alice, bob = client(url, "alice"), client(url, "bob")
+    assistant = await alice.assistants.create(GRAPH, context={"style": "terse"})
+    thread_id = (await alice.threads.create())["thread_id"]
+
+    values = await alice.runs.wait(
+        thread_id, assistant["assistant_id"], input={"notes": []}, context={"user_name": "ally"}
+    )
+
+    # The run's context over the assistant's, as the graph's dataclass.
+    assert values["notes"] == ["ally/terse/alice", "remembered ['ally']"]
+    [run] = await alice.runs.list(thread_id)
+    item = await alice.store.get_item(["memories", "ally"], "last")
+    assert item["value"] == {
+        "thread_id": thread_id,
+        "run_id": run["run_id"],
+        "assistant_id": assistant["assistant_id"],
+        "graph_id": GRAPH,
+        "user_id": "alice",
+        "langgraph_auth_user_id": "alice",
+        "style": "terse",
+        "identity": "alice",
+    }
+    # Bob's graph runs write and read Bob's items only.
+    assert (await bob.store.search_items(["memories"]))["items"] == []
+    bob_thread = (await bob.threads.create())["thread_id"]
+    bobs = await bob.runs.wait(bob_thread, GRAPH, input={"notes": []}, context={"user_name": "bo"})
+    assert bobs["notes"] == ["bo/plain/bob", "remembered ['bo']"]
+    found = (await alice.store.search_items(["memories"]))["items"]
+    assert [item["namespace"] for item in found] == [["memories", "ally"]]
+
+
+@pytest.mark.parametrize(
+    ("context", "problem"),
+    [({}, "user_name: Field required"), ({"user_name": ["x"]}, "user_name: Input should be")],
+)
+async def test_a_context_that_does_not_fit_is_refused_before_the_run(
+    url: str, context: dict[str, object], problem: str
+) -> None:
+    alice = client(url, "alice")
+    thread_id = (await alice.threads.create())["thread_id"]
+    with pytest.raises(UnprocessableEntityError) as refused:
+        await alice.runs.create(thread_id, GRAPH, input={"notes": []}, context=context)
+    assert problem in refused.value.response.json()["detail"]
+    assert await alice.runs.list(thread_id) == []
+
+
+async def test_the_schemas_are_the_graphs(url: str) -> None:
+    schemas = await client(url, "alice").assistants.get_schemas(GRAPH)
+    context = schemas["context_schema"]
+    assert (context["title"], sorted(context["properties"]), context["required"]) == (
+        "Context",
+        ["style", "user_name"],
+        ["user_name"],
+    )
+    assert schemas["state_schema"]["properties"] == {
+        "notes": {"type": "array", "items": {"type": "string"}}
+    }
+    assert schemas["input_schema"] == schemas["output_schema"] == schemas["state_schema"]

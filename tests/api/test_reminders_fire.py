@@ -1,0 +1,96 @@
+"""Reminders that fire, over real HTTP on both dialects: a reminder due in two seconds is
+said once in its thread by the agent, seen live by a reader of the thread's stream, and
+`GET /reminders` shows when it was due and when it was said."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+import httpx
+
+TEXT = "stretch my legs"
+SAID = f"⏰ Reminder: {TEXT}."
+
+
+def said(text: str) -> dict[str, Any]:
+    return {"messages": [{"role": "user", "content": text}]}
+
+
+async def read_thread_stream(
+    api: httpx.AsyncClient, thread_id: str, events: list[tuple[str, Any]]
+) -> None:
+    """Append every event of the thread's stream (all its runs, as they come)."""
+    async with api.stream(
+        "GET", f"/threads/{thread_id}/stream", timeout=httpx.Timeout(60, read=None)
+    ) as response:
+        response.raise_for_status()
+        name = ""
+        async for line in response.aiter_lines():
+            if line.startswith("event:"):
+                name = line.removeprefix("event:").strip()
+            elif line.startswith("data:"):
+                events.append((name, json.loads(line.removeprefix("data:"))))
+
+
+def reminder_texts(events: list[tuple[str, Any]]) -> tuple[str, list[str]]:
+    """The reminder as streamed token by token, and the reminder messages in the last
+    values event."""
+    streamed = "".join(
+        data[0]["content"]
+        for name, data in events
+        if name == "messages" and data[1].get("langgraph_node") == "remind"
+    )
+    values = [data for name, data in events if name == "values"]
+    messages = values[-1]["messages"] if values else []
+    return streamed, [m["content"] for m in messages if m.get("name") == "reminder"]
+
+
+async def test_a_reminder_due_in_two_seconds_is_said_once_live(agent_server: str) -> None:
+    async with httpx.AsyncClient(base_url=agent_server, timeout=30) as api:
+        thread_id = (await api.post("/threads", json={})).json()["thread_id"]
+        asked = await api.post(
+            f"/threads/{thread_id}/runs/wait",
+            json={"assistant_id": "agent", "input": said(f"Remind me to {TEXT} in 2 seconds")},
+        )
+        [question] = asked.json()["__interrupt__"]
+        assert "That is " in question["value"]["action_requests"][0]["description"]
+
+        events: list[tuple[str, Any]] = []
+        reader = asyncio.create_task(read_thread_stream(api, thread_id, events))
+        try:
+            approved = await api.post(
+                f"/threads/{thread_id}/runs/wait",
+                json={"assistant_id": "agent", "command": {"resume": "yes"}},
+            )
+            assert approved.status_code == 200
+            [reminder] = (await api.get("/reminders")).json()
+            assert reminder["status"] == "scheduled" and reminder["delivered_at"] is None
+
+            for _ in range(200):
+                if reminder_texts(events)[1]:
+                    break
+                await asyncio.sleep(0.05)
+            streamed, in_values = reminder_texts(events)
+            assert (streamed, in_values) == (SAID, [SAID])
+            await asyncio.sleep(2.5)  # the scheduler polls every second: nothing more comes
+        finally:
+            reader.cancel()
+
+        [reminder] = (await api.get("/reminders")).json()
+        assert reminder["status"] == "delivered"
+        due_at = datetime.fromisoformat(reminder["due_at"])
+        delivered_at = datetime.fromisoformat(reminder["delivered_at"])
+        assert due_at <= delivered_at < due_at + timedelta(seconds=5)
+
+        state = (await api.get(f"/threads/{thread_id}/state")).json()
+        messages = state["values"]["messages"]
+        assert [m["content"] for m in messages].count(SAID) == 1
+        assert messages[-1] == {**messages[-1], "type": "ai", "name": "reminder", "content": SAID}
+        runs = (await api.get(f"/threads/{thread_id}/runs")).json()
+        delivering = [r for r in runs if r["metadata"].get("reminder_id") == reminder["id"]]
+        assert [r["status"] for r in delivering] == ["success"]
+        thread = (await api.get(f"/threads/{thread_id}")).json()
+        assert thread["status"] == "idle"

@@ -1,0 +1,119 @@
+"""What the database keeps of a run is references to checkpoints, not copies of states: a
+stream replayed after a restart (nothing of it left in memory) is the live stream, byte
+for byte, and threads, searches and results read the same before and after."""
+
+import json
+
+import httpx
+import sqlalchemy as sa
+
+from app.config import Settings
+from app.main import create_app
+from engine.checkpoint.sql.url import create_engine
+from tests.api.conftest import serving
+from tests.api.graphs import GRAPHS
+
+MODES = ["values", "updates", "messages-tuple"]
+
+
+def frames(raw: bytes) -> list[bytes]:
+    """The events of an SSE body, heartbeat comments left out."""
+    return [f for f in raw.replace(b"\r\n", b"\n").split(b"\n\n") if f and not f.startswith(b":")]
+
+
+async def stream(client: httpx.AsyncClient, thread_id: str | None, body: dict[str, object]) -> str:
+    """Run `body` on the thread (None: a stateless run), streamed and resumable; the run
+    id (its stream is read whole, live)."""
+    sent = {**body, "stream_mode": MODES, "stream_resumable": True}
+    path = "/runs/stream" if thread_id is None else f"/threads/{thread_id}/runs/stream"
+    async with client.stream("POST", path, json=sent) as response:
+        assert response.status_code == 200
+        _, _, thread, _, run_id = response.headers["content-location"].split("/")
+        live[run_id] = frames(b"".join([chunk async for chunk in response.aiter_bytes()]))
+        where[run_id] = thread
+    return run_id
+
+
+# Each streamed run's events as they came live, and its thread.
+live: dict[str, list[bytes]] = {}
+where: dict[str, str] = {}
+
+
+async def reads(client: httpx.AsyncClient, runs: dict[str, str]) -> dict[str, bytes]:
+    """What a client reads of the threads and their runs, as the server sent it."""
+    found: dict[str, bytes] = {}
+    for thread_id in set(runs.values()):
+        found[thread_id] = (await client.get(f"/threads/{thread_id}")).content
+    for run_id, thread_id in runs.items():
+        found[run_id] = (await client.get(f"/threads/{thread_id}/runs/{run_id}/join")).content
+    searched = await client.post("/threads/search", json={"limit": 10})
+    found["search"] = searched.content
+    by_values = await client.post("/threads/search", json={"values": {"question": "name?"}})
+    found["search by values"] = by_values.content
+    return found
+
+
+async def recorded_as_checkpoints(database_url: str) -> int:
+    """How many recorded events are references to checkpoints."""
+    engine = create_engine(database_url)
+    try:
+        async with engine.connect() as conn:
+            query = "SELECT count(*) FROM run_events WHERE checkpoint_id IS NOT NULL"
+            return int(await conn.scalar(sa.text(query)) or 0)
+    finally:
+        await engine.dispose()
+
+
+async def test_a_replay_after_a_restart_is_the_live_stream(database_url: str) -> None:
+    live.clear()
+    where.clear()
+    settings = Settings(database_url=database_url, graphs=json.dumps(GRAPHS), workers=8)
+    runs: dict[str, str] = {}
+    with serving(create_app(settings)) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+            chat = (await client.post("/threads", json={})).json()["thread_id"]
+            for text in ("hello", "how are you?", "bye"):
+                said = {"messages": [{"role": "user", "content": text}]}
+                runs[await stream(client, chat, {"assistant_id": "echo", "input": said})] = chat
+            waited = await client.post(
+                f"/threads/{chat}/runs/wait",
+                json={
+                    "assistant_id": "echo",
+                    "input": {"messages": [{"role": "user", "content": "!"}]},
+                },
+            )
+            wait_run = waited.headers["content-location"].rsplit("/", 1)[-1]
+            runs[wait_run] = chat
+            asker = (await client.post("/threads", json={})).json()["thread_id"]
+            asked = {"assistant_id": "asker", "input": {"question": "name?"}}
+            runs[await stream(client, asker, asked)] = asker
+            answered = {"assistant_id": "asker", "command": {"resume": "bob"}}
+            runs[await stream(client, asker, answered)] = asker
+            # A stateless run deletes its thread's checkpoints: its events keep their values.
+            said = {"messages": [{"role": "user", "content": "once"}]}
+            await stream(client, None, {"assistant_id": "echo", "input": said})
+            nested = (await client.post("/threads", json={})).json()["thread_id"]
+            inside = {"assistant_id": "nested", "input": {"question": "inner?"}}
+            runs[await stream(client, nested, {**inside, "stream_subgraphs": True})] = nested
+            before = await reads(client, runs)
+
+    with serving(create_app(settings)) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+            for run_id, events in live.items():
+                replay = await client.get(
+                    f"/threads/{where[run_id]}/runs/{run_id}/stream",
+                    headers={"Last-Event-ID": "-1"},
+                )
+                assert frames(replay.content) == events
+            after = await reads(client, runs)
+    assert after == before
+    # Two `values` events a turn (after the input, after the reply) of the echo chat.
+    assert await recorded_as_checkpoints(database_url) >= 2 * 4
+    assert before[wait_run] == waited.content
+    assert json.loads(before[chat])["values"]["messages"][-1]["content"] == "You said: !"
+    assert json.loads(before["search by values"])[0]["thread_id"] == asker
+    # The interrupt's values event, and its thread, kept its question.
+    interrupted = [
+        f for f in live[next(r for r in runs if runs[r] == asker)] if b"__interrupt__" in f
+    ]
+    assert interrupted

@@ -1,0 +1,23 @@
+"""What the end-to-end tests do on the page, as a person would: find a chat, type in it,
+wait for the reply."""
+
+from playwright.sync_api import Locator, Page, expect
+
+
+def chat(page: Page, slot: str = "A") -> Locator:
+    return page.locator(f".panel[data-slot='{slot}']")
+
+
+def send(panel: Locator, text: str) -> None:
+    box = panel.get_by_label("Message")
+    box.fill(text)
+    box.press("Enter")
+
+
+def reply(panel: Locator, text: str) -> Locator:
+    return panel.locator(".msg.ai .bubble", has_text=text)
+
+
+def idle(panel: Locator) -> None:
+    """The run is over (Send is back) and the final state is drawn."""
+    expect(panel.get_by_role("button", name="Send", exact=True)).to_be_visible()

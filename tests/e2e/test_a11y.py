@@ -1,0 +1,112 @@
+"""Accessibility: an axe-core scan of every part of the page in both themes, on a desktop and
+on a phone; the dark theme; the keyboard (visible focus, Escape); forms brought into view."""
+
+from collections.abc import Callable
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import Page, expect
+
+from tests.e2e.chat_page import chat, idle, reply, send
+from tests.e2e.conftest import DESKTOP
+
+pytestmark = pytest.mark.slow
+
+PHONE = {"width": 390, "height": 844}
+DARK_BACKGROUND = "rgb(23, 28, 34)"  # --panel in the dark theme
+LIGHT_BACKGROUND = "rgb(255, 255, 255)"
+
+
+def assert_no_serious_violations(page: Page, where: str) -> None:
+    results = Axe().run(page)
+    serious = [v for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
+    assert not serious, f"{where}:\n{results.generate_report()}"
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_nothing_serious_on_a_desktop(
+    open_page: Callable[..., Page], scheme: str
+) -> None:
+    page = open_page(color_scheme=scheme)
+    a = chat(page)
+    send(a, "weather in Paris tomorrow")
+    expect(reply(a, "The forecast for Paris")).to_be_visible()
+    idle(a)
+    a.locator(".msg.ai").last.get_by_role("button", name="Regenerate").click()
+    expect(a.locator(".branch-nav .count")).to_have_text("2/2")
+    idle(a)
+    send(a, "remind me to call mom tomorrow at 9")
+    expect(a.locator(".interrupt-card")).to_be_visible()
+    expect(page.locator(".call[data-reason='interrupt']")).to_have_count(1)
+    page.locator(".versions .version.head").click()
+    expect(page.locator(".inspector [data-field='interrupts']")).to_be_visible()
+    page.get_by_role("button", name="Chat B beside").click()
+    assert_no_serious_violations(page, f"desktop, {scheme}")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_nothing_serious_on_a_phone(open_page: Callable[..., Page], scheme: str) -> None:
+    page = open_page(color_scheme=scheme, viewport=PHONE, is_mobile=True, has_touch=True)
+    a = chat(page)
+    send(a, "remind me to call mom tomorrow at 9")
+    expect(a.locator(".interrupt-card")).to_be_visible()
+    assert_no_serious_violations(page, f"phone chat, {scheme}")
+    page.get_by_role("button", name="Run view").click()
+    expect(page.locator("svg.graph")).to_be_visible()
+    assert_no_serious_violations(page, f"phone run view, {scheme}")
+    page.get_by_role("button", name="Chats").click()
+    expect(page.locator("#sidebar")).to_be_in_viewport()
+    assert_no_serious_violations(page, f"phone chat list, {scheme}")
+
+
+def test_dark_theme_follows_the_system_unless_picked(open_page: Callable[..., Page]) -> None:
+    page = open_page(color_scheme="dark")
+    panel = chat(page)
+    expect(panel).to_have_css("background-color", DARK_BACKGROUND)
+    theme = page.get_by_label("Theme")
+    theme.select_option("light")
+    expect(panel).to_have_css("background-color", LIGHT_BACKGROUND)
+    page.reload()  # the choice is kept
+    expect(chat(page)).to_have_css("background-color", LIGHT_BACKGROUND)
+    page.get_by_label("Theme").select_option("system")
+    expect(chat(page)).to_have_css("background-color", DARK_BACKGROUND)
+
+    light = open_page(color_scheme="light")
+    expect(chat(light)).to_have_css("background-color", LIGHT_BACKGROUND)
+    light.get_by_label("Theme").select_option("dark")
+    expect(chat(light)).to_have_css("background-color", DARK_BACKGROUND)
+
+
+def test_keyboard_focus_escape_and_forms_in_view(open_page: Callable[..., Page]) -> None:
+    page = open_page(viewport={**DESKTOP, "height": 560})
+    a = chat(page)
+    for text in ("hello there", "what can you do", "tell me more"):
+        send(a, text)
+        expect(reply(a, text)).to_be_visible()
+        idle(a)
+
+    # Message controls are fully visible, and show where the keyboard focus is.
+    edit = a.locator(".msg.human").last.get_by_role("button", name="Edit")
+    assert float(edit.evaluate("el => getComputedStyle(el).opacity")) == 1
+    edit.focus()
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Tab")
+    expect(edit).to_be_focused()
+    assert edit.evaluate("el => getComputedStyle(el).outlineStyle") == "solid"
+
+    # Escape cancels an edit and gives the focus back.
+    page.keyboard.press("Enter")
+    box = a.get_by_label("Edited message")
+    expect(box).to_be_focused()
+    box.press("Escape")
+    expect(a.locator(".editor")).to_have_count(0)
+    expect(a.locator(".msg.human").last.get_by_role("button", name="Edit")).to_be_focused()
+
+    # The approval card's edit form opens in sight, its first field focused.
+    send(a, "remind me to water the plants tonight")
+    card = a.locator(".interrupt-card")
+    expect(card).to_be_visible()
+    card.get_by_role("button", name="Edit").click()
+    form = card.locator(".edit-form")
+    expect(form.get_by_role("button", name="Save and approve")).to_be_in_viewport()
+    expect(form.get_by_label("text")).to_be_focused()
