@@ -45,6 +45,7 @@ class Shape:
     points: list[Point]
     colour: Colour
     seen: set[str] = dataclasses.field(default_factory=set)
+    cached: int = dataclasses.field(default=0, init=False)  # not stored: not an init field
 
 
 class Address(pydantic.BaseModel):

@@ -46,6 +46,7 @@ from tests.message_samples import (
     sample_messages,
 )
 from tests.unit import serde_cases
+from tests.unit.serde_cases import Address, Colour, Level, Person, Point, Shape
 
 
 def assert_same(got: Any, expected: Any) -> None:
@@ -203,51 +204,13 @@ def test_buffers_from_drivers_decode() -> None:
 # The graph's own schema classes.
 
 
-class Colour(enum.Enum):
-    RED = "red"
-    BLUE = "blue"
-
-
-class Level(enum.IntEnum):
-    LOW = 1
-
-
-@dataclasses.dataclass(frozen=True)
-class Point:
-    x: int
-    y: tuple[int, ...] = ()
-
-
-@dataclasses.dataclass
-class Shape:
-    points: list[Point]
-    colour: Colour
-    seen: set[str] = dataclasses.field(default_factory=set)
-    cached: int = dataclasses.field(default=0, init=False)
-
-
-class Address(pydantic.BaseModel):
-    city: str
-    at: dt.datetime | None = None
-
-
-class Person(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(extra="allow")
-
-    name: str = pydantic.Field(alias="fullName")
-    home: Address
-    tags: tuple[str, ...] = ()
-
-
 class Plain:
     pass
 
 
 @pytest.fixture
 def schema_serializer() -> JsonSerializer:
-    serializer = JsonSerializer()
-    serializer.allow(Colour, Level, Point, Shape, Address, Person)
-    return serializer
+    return serde_cases.serializer()
 
 
 def test_allowed_schema_classes_round_trip(schema_serializer: JsonSerializer) -> None:
@@ -261,7 +224,7 @@ def test_allowed_schema_classes_round_trip(schema_serializer: JsonSerializer) ->
 
 
 def test_unallowed_class_is_refused_when_encoding() -> None:
-    with pytest.raises(TypeError, match=r"test_serde:Point.*serializer\.allow\(Point\)"):
+    with pytest.raises(TypeError, match=r"serde_cases:Point.*serializer\.allow\(Point\)"):
         JsonSerializer().dumps({"p": Point(1)})
     with pytest.raises(TypeError, match=r"test_serde:Plain; only JSON values"):
         JsonSerializer().dumps([Plain()])
@@ -309,7 +272,7 @@ def test_only_schema_kinds_can_be_allowed() -> None:
 
 def test_unallowed_class_is_refused_when_decoding(schema_serializer: JsonSerializer) -> None:
     data = schema_serializer.dumps([Point(1)])
-    with pytest.raises(SerializationError, match=r"test_serde:Point.*serializer\.allow"):
+    with pytest.raises(SerializationError, match=r"serde_cases:Point.*serializer\.allow"):
         JsonSerializer().loads(data)
 
 
@@ -349,7 +312,7 @@ def test_malformed_input_raises_serialization_error(data: bytes) -> None:
 def test_decoding_an_allowed_class_with_bad_fields_is_a_serialization_error(
     schema_serializer: JsonSerializer,
 ) -> None:
-    data = json.dumps({TAG: "test_serde:Point", "v": {"z": 1}}).encode()
+    data = json.dumps({TAG: "serde_cases:Point", "v": {"z": 1}}).encode()
     with pytest.raises(SerializationError):
         schema_serializer.loads(data)
 
@@ -634,7 +597,7 @@ def test_a_schema_class_not_allowed_is_refused_when_decoding_both_formats(value:
     wrapped = [value, Point(1)]
     for dumps in FORMATS.values():
         data = dumps(SCHEMA_SERIALIZER, wrapped)
-        with pytest.raises(SerializationError, match=r"test_serde:\w+.*serializer\.allow"):
+        with pytest.raises(SerializationError, match=r"serde_cases:\w+.*serializer\.allow"):
             JsonSerializer().loads(data)
 
 
