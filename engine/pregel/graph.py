@@ -228,10 +228,8 @@ class CompiledGraph(Runnable[Any, Any]):
                 if mode in parent.modes:
                     parent.emit(ns, mode, payload)
 
-            child_ns = own_namespace(context.next_graph_namespace(pad), self)
-            own = self._checkpointer
-            inner_saver = parent.saver if own is None or own is True else saver
-            keeps = inner_saver is not None
+            inherited = _inherited(parent, pad, self)
+            child_ns = inherited["ns"]
             loop = Loop(
                 self,
                 {
@@ -241,24 +239,13 @@ class CompiledGraph(Runnable[Any, Any]):
                 },
                 emit=emit,
                 modes=modes | parent.modes,
-                checkpointer=inner_saver,
                 durability=durability or parent.durability,
                 interrupt_before=before,
                 interrupt_after=after,
-                ns=child_ns,
-                replay=parent.replay,
-                checkpoint_map=parent.checkpoint_map,
-                resume_map=parent.resume_map,
-                resuming=parent.resuming,
                 inline_sync=inline_sync,
-                parent_resume=lambda: context.next_answer(pad, hand_down=keeps),
-                parents={**parent.parents, parent.ns_str: parent.checkpoint_id},
                 context=parent.context if run_context is None else run_context,
-                store=self.store or parent.store,
-                cache=self.cache or parent.cache,
-                control=parent.control,
                 subgraphs=subgraphs,
-                outer_ns=parent.outer_ns or pad.task_ns,
+                **inherited,
             )
             if "messages" in modes and "messages" in parent.modes and loop._messages:
                 # The caller streams messages too, through the run's handler: a consumer
@@ -473,32 +460,17 @@ class CompiledGraph(Runnable[Any, Any]):
         """Run a compiled graph as a node: its checkpoints live in the task's namespace."""
         child = task.node.subgraph
         assert child is not None
-        own = child._checkpointer
-        saver = parent.saver if own is None or own is True else child._saver()
-        ns = own_namespace(context.next_graph_namespace(pad), child)
-
         loop = Loop(
             child,
             {**parent.config, "configurable": {**parent.config.get("configurable", {})}},
             emit=parent.emit,
             modes=parent.modes,
-            checkpointer=saver,
             durability=parent.durability,
             interrupt_before=child.interrupt_before,
             interrupt_after=child.interrupt_after,
-            ns=ns,
-            replay=parent.replay,
-            checkpoint_map=parent.checkpoint_map,
-            resume_map=parent.resume_map,
-            resuming=parent.resuming,
             inline_sync=parent.inline_sync,
-            parent_resume=lambda: context.next_answer(pad, hand_down=saver is not None),
-            parents={**parent.parents, parent.ns_str: parent.checkpoint_id},
             context=parent.context,
-            store=child.store or parent.store,
-            cache=child.cache or parent.cache,
-            control=parent.control,
-            outer_ns=parent.outer_ns or pad.task_ns,
+            **_inherited(parent, pad, child),
         )
         loop.config["configurable"].pop("checkpoint_id", None)
         await child._drive(loop, task.input, run_name=task.name)
@@ -1013,6 +985,28 @@ def _checkpoint_as_schema(schema: Any, payload: Any) -> Any:
     if not isinstance(values, dict) or START in payload.get("next", ()):
         return payload
     return {**payload, "values": _as_schema(schema, values)}
+
+
+def _inherited(parent: Loop, pad: context.Scratchpad, graph: CompiledGraph) -> dict[str, Any]:
+    """What a graph run inside a task (as a node, or invoked by one) takes from the call
+    around it: where it saves and under which namespace, the call's replay, named
+    versions and answers, and the versions of the graphs around it."""
+    own = graph._checkpointer
+    saver = parent.saver if own is None or own is True else graph._saver()
+    return {
+        "checkpointer": saver,
+        "ns": own_namespace(context.next_graph_namespace(pad), graph),
+        "replay": parent.replay,
+        "checkpoint_map": parent.checkpoint_map,
+        "resume_map": parent.resume_map,
+        "resuming": parent.resuming,
+        "parent_resume": lambda: context.next_answer(pad, hand_down=saver is not None),
+        "parents": {**parent.parents, parent.ns_str: parent.checkpoint_id},
+        "store": graph.store or parent.store,
+        "cache": graph.cache or parent.cache,
+        "control": parent.control,
+        "outer_ns": parent.outer_ns or pad.task_ns,
+    }
 
 
 def _refuse_stateful_root(graph: CompiledGraph) -> None:
