@@ -12,6 +12,7 @@ from alembic import command
 from app.db.database import Database, SchemaOutdatedError
 from app.db.migrations import HISTORIES, LEGACY_SERVER_REVISIONS, SERVER, migrate, schema_state
 from app.db.models import app_metadata
+from engine.checkpoint.sql.connect import create_engine
 from engine.checkpoint.sql.migrations import (
     CHECKPOINT,
     LEGACY_CHECKPOINT_REVISIONS,
@@ -20,7 +21,6 @@ from engine.checkpoint.sql.migrations import (
 )
 from engine.checkpoint.sql.models import checkpoint_metadata
 from engine.checkpoint.sql.saver import SQLSaver
-from engine.checkpoint.sql.url import create_engine
 from tests.checkpoint.history import History
 
 VERSION_TABLES = {CHECKPOINT.version_table, SERVER.version_table}

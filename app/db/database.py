@@ -10,7 +10,7 @@ from sqlalchemy import Executable, Row
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.db.migrations import migrate, schema_state
-from engine.checkpoint.sql.url import WRITE_OPTION, create_engine, normalize_url, write_gate
+from engine.checkpoint.sql.connect import WRITE_OPTION, create_engine, normalize_url, write_gate
 
 
 class SchemaOutdatedError(RuntimeError):

@@ -11,8 +11,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from engine.checkpoint.sql.connect import create_engine
 from engine.checkpoint.sql.migrations import CHECKPOINT, MigrationHistory, problems, upgrade
-from engine.checkpoint.sql.url import create_engine
 
 # The revisions the one history recorded that are the checkpoint tables' now, and the
 # server revisions each implies (0002 and 0003 were the server's; 0001 came before them).

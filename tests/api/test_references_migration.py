@@ -17,9 +17,9 @@ from app.db.migrations import SERVER, migrate
 from app.graphs import system_assistant_id
 from app.jsonable import jsonable, to_json
 from app.main import create_app
+from engine.checkpoint.sql.connect import create_engine
 from engine.checkpoint.sql.migrations import CHECKPOINT, run_alembic
 from engine.checkpoint.sql.saver import SQLSaver
-from engine.checkpoint.sql.url import create_engine
 from tests.api.conftest import serving
 from tests.api.graphs import GRAPHS, asker, echo
 

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from app.config import Settings
 from app.main import create_app
-from engine.checkpoint.sql.url import create_engine
+from engine.checkpoint.sql.connect import create_engine
 from tests.api.conftest import serving
 from tests.api.graphs import GRAPHS
 

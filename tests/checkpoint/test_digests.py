@@ -16,7 +16,7 @@ from sqlalchemy import select
 
 from engine.checkpoint.base import CheckpointTuple, checkpoint_config
 from engine.checkpoint.sql import journal as journal_module
-from engine.checkpoint.sql.logs import joined, parts
+from engine.checkpoint.sql.item_log import element_runs, joined
 from engine.checkpoint.sql.models import save_table
 from engine.checkpoint.sql.records import decode
 from engine.checkpoint.sql.saver import DIGEST_EVERY, SQLSaver
@@ -267,10 +267,10 @@ def test_rows_that_follow_one_another_are_joined_and_read_from_inside() -> None:
         ("", "n", 8, 1, '"y"'),
     ]
     chunks = {start: (count, data) for _, _, start, count, data in found[:2]}
-    assert parts(chunks, [[0, 2], [3, 5], [7, 8]]) == ['"a",\n"b"', '"d",\n"e"', '"x"']
-    assert parts(chunks, [[2, 4]]) == ['"c",\n"d"']
+    assert element_runs(chunks, [[0, 2], [3, 5], [7, 8]]) == ['"a",\n"b"', '"d",\n"e"', '"x"']
+    assert element_runs(chunks, [[2, 4]]) == ['"c",\n"d"']
     with pytest.raises(KeyError):
-        parts(chunks, [[5, 6]])
+        element_runs(chunks, [[5, 6]])
 
 
 async def test_a_head_read_from_the_digests_may_start_inside_a_joined_row(

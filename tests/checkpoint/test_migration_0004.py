@@ -11,10 +11,10 @@ from typing import Any
 import sqlalchemy as sa
 
 from alembic import command
+from engine.checkpoint.sql.connect import create_engine
 from engine.checkpoint.sql.migrations import run_alembic
 from engine.checkpoint.sql.records import CheckpointEntry, Record, decode, encode
 from engine.checkpoint.sql.saver import SQLSaver
-from engine.checkpoint.sql.url import create_engine
 from tests.message_samples import OLD_CLASS_FORM, assert_same_messages
 
 OLD_TABLES = {"checkpoints", "checkpoint_blobs", "checkpoint_items", "checkpoint_writes"}

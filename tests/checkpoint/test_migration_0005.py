@@ -9,9 +9,9 @@ import os
 import sqlalchemy as sa
 
 from alembic import command
+from engine.checkpoint.sql.connect import create_engine
 from engine.checkpoint.sql.migrations import run_alembic
 from engine.checkpoint.sql.models import save_table, thread_table
-from engine.checkpoint.sql.url import create_engine
 
 DIGEST_SIZE = 4500  # bytes of deflated data: more than PostgreSQL keeps in a row by default
 

@@ -14,10 +14,10 @@ from pathlib import Path
 from sqlalchemy import inspect
 
 from alembic import command
+from engine.checkpoint.sql.connect import create_engine
 from engine.checkpoint.sql.migrations import CHECKPOINT, check_schema, migrate, run_alembic
 from engine.checkpoint.sql.models import checkpoint_metadata
 from engine.checkpoint.sql.saver import SQLSaver
-from engine.checkpoint.sql.url import create_engine
 from tests.checkpoint.history import History
 
 CHECKPOINT_TABLES = {table.name for table in checkpoint_metadata.sorted_tables}

@@ -9,8 +9,8 @@ import psycopg
 import pytest
 from sqlalchemy import text
 
-from engine.checkpoint.sql import url as url_module
-from engine.checkpoint.sql.url import create_engine, normalize_url
+from engine.checkpoint.sql import connect
+from engine.checkpoint.sql.connect import create_engine, normalize_url
 
 
 @pytest.mark.parametrize(
@@ -57,7 +57,7 @@ async def test_a_connection_dropped_while_idle_is_replaced_and_a_busy_one_is_not
         assert pings == []
         async with await psycopg.AsyncConnection.connect(postgres_url, autocommit=True) as db:
             await db.execute("SELECT pg_terminate_backend(%s)", [pid])
-        monkeypatch.setattr(url_module, "PING_AFTER_IDLE_S", 0.05)
+        monkeypatch.setattr(connect, "PING_AFTER_IDLE_S", 0.05)
         await asyncio.sleep(0.1)
         async with engine.connect() as conn:  # idle, and dead: pinged, replaced
             assert await conn.scalar(text("SELECT pg_backend_pid()")) != pid

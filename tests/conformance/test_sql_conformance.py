@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
+from engine.checkpoint.sql.connect import create_engine
 from engine.checkpoint.sql.migrations import migrate
 from engine.checkpoint.sql.models import checkpoint_metadata
 from engine.checkpoint.sql.saver import SQLSaver
-from engine.checkpoint.sql.url import create_engine
 from tests.pg import PostgresCluster
 
 # Importing the case modules registers their cases.

@@ -1,4 +1,4 @@
-"""SQLite's one writer in a process (engine/checkpoint/sql/url.py): writers take turns in
+"""SQLite's one writer in a process (engine/checkpoint/sql/connect.py): writers take turns in
 the order they came, an urgent one before the others waiting, and a writer cancelled
 while it waits, or just as its turn came, does not stop the ones after it."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from engine.checkpoint.sql.url import WriteGate
+from engine.checkpoint.sql.connect import WriteGate
 
 
 async def _writer(gate: WriteGate, name: str, order: list[str], *, urgent: bool = False) -> None:

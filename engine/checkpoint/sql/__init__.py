@@ -1,8 +1,8 @@
 """The SQL saver (SQLite and PostgreSQL through SQLAlchemy) and its schema management."""
 
+from engine.checkpoint.sql.connect import create_engine, normalize_url
 from engine.checkpoint.sql.migrations import check_schema, migrate
 from engine.checkpoint.sql.saver import SQLSaver, ThreadDeletedError
-from engine.checkpoint.sql.url import create_engine, normalize_url
 
 __all__ = [
     "SQLSaver",

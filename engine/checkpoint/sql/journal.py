@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.checkpoint.base import INTERRUPT
-from engine.checkpoint.sql.logs import Chunks, Segments, joined, merge, pieces, runs
+from engine.checkpoint.sql.item_log import Chunks, Segments, joined, merge, pieces, version_runs
 from engine.checkpoint.sql.records import CheckpointEntry, JsonText, Record, decode, references
 
 Log = tuple[str, str]  # (checkpoint_ns, channel)
@@ -111,10 +111,10 @@ class Journal:
             size += _size(data)
         self.size += size
 
-    def runs(self, ns: str, channel: str, segments: Segments) -> list[str]:
+    def version_runs(self, ns: str, channel: str, segments: Segments) -> list[str]:
         """The elements of a list version that namespace `ns` holds, as runs of elements
         joined by SEP, from whichever namespaces' logs hold them."""
-        return runs(lambda owner: self.logs[(owner, channel)], segments, ns)
+        return version_runs(lambda owner: self.logs[(owner, channel)], segments, ns)
 
     def text(self, ns: str, data: JsonText) -> str:
         """The JSON of a value stored in namespace `ns`, with the elements of the lists it
@@ -122,7 +122,9 @@ class Journal:
         if type(data) is str:
             return data
         return "".join(
-            part if type(part) is str else ",".join(self.runs(ns, part.channel, part.segments))
+            part
+            if type(part) is str
+            else ",".join(self.version_runs(ns, part.channel, part.segments))
             for part in data
         )
 

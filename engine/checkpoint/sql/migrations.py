@@ -33,7 +33,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from alembic import command, context
-from engine.checkpoint.sql.url import create_engine, normalize_url, write_transaction
+from engine.checkpoint.sql.connect import create_engine, normalize_url, write_transaction
 
 # Concurrent upgrades of one PostgreSQL database take turns on this advisory lock, so every
 # process of a deployment may upgrade at start: the later ones find the tables at head.

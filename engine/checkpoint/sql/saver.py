@@ -61,24 +61,25 @@ from engine.checkpoint.base import (
     thread_key,
 )
 from engine.checkpoint.serde import TAG, JsonSerializer, default_serializer, holds_repeats
-from engine.checkpoint.sql.journal import Journal, Journals, Known, Log, Place, Tip, prune_plan
-from engine.checkpoint.sql.logs import (
+from engine.checkpoint.sql.connect import create_engine, write_transaction
+from engine.checkpoint.sql.item_log import (
     MAX_SEGMENTS,
     SEP,
     UNPREPARED,
     Segments,
-    array,
+    at_positions,
     enclosing,
     extend,
-    pick,
+    json_array,
     pieces,
-    place,
+    place_prepared,
     rebase,
-    rows,
-    runs,
+    spanned_rows,
     truncate,
     unprepared,
+    version_runs,
 )
+from engine.checkpoint.sql.journal import Journal, Journals, Known, Log, Place, Tip, prune_plan
 from engine.checkpoint.sql.migrations import CHECKPOINT, upgrade
 from engine.checkpoint.sql.models import save_table, thread_table
 from engine.checkpoint.sql.records import (
@@ -91,7 +92,6 @@ from engine.checkpoint.sql.records import (
     decode_summary,
     encode,
 )
-from engine.checkpoint.sql.url import create_engine, write_transaction
 
 __all__ = ["SQLSaver", "ThreadDeletedError"]
 
@@ -201,10 +201,10 @@ class _Draft:
         added = {at: (n, data) for ns, ch, at, n, data in self.record.items if (ns, ch) == log}
         return ChainMap(added, self.journal.logs.get(log, {}))
 
-    def runs(self, log: Log, segments: Segments) -> list[str]:
+    def version_runs(self, log: Log, segments: Segments) -> list[str]:
         """`Journal.runs` over the journal's rows and those added here."""
         ns, channel = log
-        return runs(lambda owner: self.chunks((owner, channel)), segments, ns)
+        return version_runs(lambda owner: self.chunks((owner, channel)), segments, ns)
 
     def log_end(self, log: Log) -> int:
         ends = [at + n for ns, ch, at, n, _ in self.record.items if (ns, ch) == log]
@@ -495,22 +495,22 @@ class SQLSaver(BaseCheckpointSaver):
         if all(log not in journal.elements for log, _ in logs):
             for log, _ in logs:
                 journal.elements[log] = []
-            return self._parse(array(journal.runs(ns, channel, segments)))
+            return self._parse(json_array(journal.version_runs(ns, channel, segments)))
         elements: list[Any] = []
         for log, plain in logs:
-            found = pick(journal.elements.get(log, []), plain)
+            found = at_positions(journal.elements.get(log, []), plain)
             if len(found) != sum(b - a for a, b in plain) or UNPREPARED in found:
                 found = self._prepare(journal, log, plain)
             elements += found
         texts = [e for e in elements if type(e) is str]
         if len(texts) == len(elements):  # plain JSON values (dicts): parsed all at once
-            return self._parse(array(texts))
-        parsed = iter(self._parse(array(texts)) if texts else ())
+            return self._parse(json_array(texts))
+        parsed = iter(self._parse(json_array(texts)) if texts else ())
         try:
             return [next(parsed) if type(e) is str else e.build() for e in elements]
         except (TypeError, ValueError):
             # A stored message its class refuses: the serializer says what is wrong.
-            return self._parse(array(journal.runs(ns, channel, segments)))
+            return self._parse(json_array(journal.version_runs(ns, channel, segments)))
 
     def _prepare(self, journal: Journal, log: Log, segments: Segments) -> list[Any]:
         """Prepare the elements of a list version in one log (plain ranges) whose rows are
@@ -520,7 +520,7 @@ class SQLSaver(BaseCheckpointSaver):
         kept = journal.elements.setdefault(log, [])
         runs: list[list[int]] = []  # [first position, elements] of each run of rows
         found: list[str] = []
-        for seq, count, _, _, data in rows(journal.logs[log], unprepared(kept, segments)):
+        for seq, count, _, _, data in spanned_rows(journal.logs[log], unprepared(kept, segments)):
             if seq < len(kept) and kept[seq] is not UNPREPARED:
                 continue
             if runs and sum(runs[-1]) == seq:  # a new saver's first read: a run of 1,000s
@@ -532,13 +532,13 @@ class SQLSaver(BaseCheckpointSaver):
         fresh = self.serializer.prepare(texts)
         offset, slots = 0, 0
         for start, count in runs:
-            slots += place(kept, start, fresh[offset : offset + count])
+            slots += place_prepared(kept, start, fresh[offset : offset + count])
             offset += count
         # A message's class and fields take about 1.6 times its JSON; a slot 8 bytes.
         prepared = 8 * slots + 2 * sum(map(len, texts))
         journal.size += prepared
         journal.prepared += prepared
-        return pick(kept, segments)
+        return at_positions(kept, segments)
 
     def _metadata(self, metadata: Any) -> CheckpointMetadata:
         return self._parse(json.dumps(metadata))  # type: ignore[no-any-return]
@@ -817,7 +817,7 @@ class SQLSaver(BaseCheckpointSaver):
         encoded: dict[int, str] = {}
         if same < common:  # no identity (fresh objects): compare with the stored text
             shared = truncate(segments, common)
-            stored = [e for part in draft.runs(log, shared) for e in part.split(SEP)]
+            stored = [e for part in draft.version_runs(log, shared) for e in part.split(SEP)]
             while same < common:
                 encoded[same] = dump(value[same])
                 if encoded[same] != stored[same]:

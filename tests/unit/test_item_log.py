@@ -4,13 +4,13 @@ still need preparing."""
 from dataclasses import replace
 
 from engine.checkpoint.serde import Prepared
-from engine.checkpoint.sql.logs import (
+from engine.checkpoint.sql.item_log import (
     UNPREPARED,
+    at_positions,
     enclosing,
     extend,
-    pick,
     pieces,
-    place,
+    place_prepared,
     rebase,
     truncate,
     unprepared,
@@ -28,11 +28,11 @@ from engine.checkpoint.sql.records import (
 
 def test_prepared_elements_are_placed_and_picked_by_position() -> None:
     elements: list[object] = []
-    assert place(elements, 5, [Prepared(None, 5)]) == 6  # slots grown, padded
-    assert place(elements, 0, [Prepared(None, 0), Prepared(None, 1)]) == 0
+    assert place_prepared(elements, 5, [Prepared(None, 5)]) == 6  # slots grown, padded
+    assert place_prepared(elements, 0, [Prepared(None, 0), Prepared(None, 1)]) == 0
     assert elements[2] is UNPREPARED and elements[4] is UNPREPARED
-    assert pick(elements, [[0, 1], [5, 6]]) == [Prepared(None, 0), Prepared(None, 5)]
-    assert pick(elements, [[0, 2]]) == [Prepared(None, 0), Prepared(None, 1)]
+    assert at_positions(elements, [[0, 1], [5, 6]]) == [Prepared(None, 0), Prepared(None, 5)]
+    assert at_positions(elements, [[0, 2]]) == [Prepared(None, 0), Prepared(None, 1)]
 
 
 def test_the_rows_to_prepare_start_at_the_first_position_not_prepared() -> None:

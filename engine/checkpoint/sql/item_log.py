@@ -77,12 +77,14 @@ def enclosing(ns: str) -> str:
     return ns.rpartition("|")[0]
 
 
-def runs(
+def version_runs(
     chunks: Callable[[str], Mapping[int, tuple[int, str]]], segments: Segments, ns: str
 ) -> list[str]:
-    """`parts` of a version that `ns` holds, over the namespaces' logs of its channel
+    """`element_runs` of a version that `ns` holds, over the namespaces' logs of its channel
     (`chunks`: a namespace's rows of that log)."""
-    return [run for owner, plain in pieces(segments, ns) for run in parts(chunks(owner), plain)]
+    return [
+        run for owner, plain in pieces(segments, ns) for run in element_runs(chunks(owner), plain)
+    ]
 
 
 def merge(spans: Segments) -> Segments:
@@ -96,7 +98,7 @@ def merge(spans: Segments) -> Segments:
     return merged
 
 
-def rows(
+def spanned_rows(
     chunks: Mapping[int, tuple[int, str]], segments: Segments
 ) -> Iterator[tuple[int, int, int, int, str]]:
     """The rows of a list version: (seq, count, the first of its elements the version
@@ -115,11 +117,11 @@ def rows(
             a = start + count
 
 
-def parts(chunks: Mapping[int, tuple[int, str]], segments: Segments) -> list[str]:
+def element_runs(chunks: Mapping[int, tuple[int, str]], segments: Segments) -> list[str]:
     """The elements of a list version in one log, as runs of elements joined by SEP."""
     return [
         data if taken == count else SEP.join(data.split(SEP)[skip : skip + taken])
-        for _, count, skip, taken, data in rows(chunks, segments)
+        for _, count, skip, taken, data in spanned_rows(chunks, segments)
     ]
 
 
@@ -139,7 +141,7 @@ def joined(items: list[ItemEntry]) -> list[ItemEntry]:
     ]
 
 
-def array(runs: list[str]) -> str:
+def json_array(runs: list[str]) -> str:
     """The JSON array of `runs` (each one or more elements). The brackets go onto the first
     and last run, so a long list is copied once instead of three times."""
     if not runs:
@@ -149,7 +151,7 @@ def array(runs: list[str]) -> str:
     return ",".join(runs)
 
 
-def pick(elements: list[Any], segments: Segments) -> list[Any]:
+def at_positions(elements: list[Any], segments: Segments) -> list[Any]:
     """The entries of a version's positions in a list indexed by log position."""
     if len(segments) == 1:
         a, b = segments[0]
@@ -176,7 +178,7 @@ def unprepared(elements: list[Any], segments: Segments) -> Segments:
     return parts
 
 
-def place(elements: list[Any], start: int, prepared: list[Any]) -> int:
+def place_prepared(elements: list[Any], start: int, prepared: list[Any]) -> int:
     """Put `prepared` at the positions from `start` of a list indexed by log position,
     padding it with UNPREPARED as needed; returns how many slots it grew by."""
     grown = max(0, start + len(prepared) - len(elements))
