@@ -1,14 +1,51 @@
-"""Names the graph reserves: its entry and exit, and tags that change what streams."""
-
-from engine.types import END, START
+"""Every name the engine reserves, in one place: a graph's entry and exit, the channels
+and writes it keeps for itself, the keys it puts into a run's config, and the tags that
+change what streams. Users see the first and the last; the rest are the engine's own."""
 
 __all__ = ["END", "PREVIOUS", "RETURN", "START", "TAG_HIDDEN", "TAG_NOSTREAM"]
+
+START = "__start__"
+"""The node a graph's input comes from: an edge from it says where a run begins."""
+END = "__end__"
+"""The node a run ends at."""
 
 TAG_NOSTREAM = "nostream"
 """A chat model with this tag streams no tokens in `stream_mode="messages"`."""
 TAG_HIDDEN = "langsmith:hidden"
 """A Runnable with this tag is left out of streams and traces."""
+
+# Writes that describe a task's outcome rather than state. A task has at most one of each,
+# so saving one again replaces the old one (a resume answers anew).
+ERROR = "__error__"
+INTERRUPT = "__interrupt__"
+RESUME = "__resume__"
+SCHEDULED = "__scheduled__"
+NO_WRITES = "__no_writes__"
+"""Saved for a task that finished without writing anything, so a retry knows it finished."""
+
+TASKS = "__pregel_tasks"
+"""The channel of `Send` packets: each is one task of the next step."""
 PREVIOUS = "__previous__"
 """The channel where an entrypoint keeps what it saved for its next call (`previous`)."""
 RETURN = "__return__"
 """The write that saves a `@task` call's result, so a resumed entrypoint does not redo it."""
+
+# How a task was scheduled: by a channel it reads (pull) or by a packet (push).
+PULL = "__pregel_pull"
+PUSH = "__pregel_push"
+
+# `update_state(as_node=...)` names that are not nodes: the values as a run's input, and a
+# sibling of the checkpoint with its values.
+INPUT = "__input__"
+COPY = "__copy__"
+
+CONFIG_KEY_RUNTIME = "__pregel_runtime"
+"""Where a node's config carries the run's `Runtime` (context, store, stream writer)."""
+CONFIG_KEY_READ_STATE = "__pregel_read_state"
+"""Where a node's config carries a function that reads the state as an edge would give it:
+how a node run by `Send("tools", [tool_call, ...])` finds the graph's state."""
+
+NULL_TASK = "00000000-0000-0000-0000-000000000000"
+"""The task id of writes that come from no task: a run's input, `update_state`."""
+CACHE_NS = "__node__"
+"""The first part of a node cache key's namespace."""

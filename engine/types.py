@@ -11,8 +11,7 @@ from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypedDict, TypeV
 from langchain_core.messages.tool import ToolOutputMixin
 from typing_extensions import TypeAliasType
 
-START = "__start__"
-END = "__end__"
+from engine.constants import INTERRUPT
 
 Durability = Literal["sync", "async", "exit"]
 StreamMode = Literal["values", "updates", "custom", "tasks", "debug", "messages", "checkpoints"]
@@ -262,7 +261,7 @@ class GraphOutput(Generic[OutputT]):
     def __getitem__(self, key: str) -> Any:
         # The v1 result was a dict; reading it as one still works, with a warning.
         _warn_dict_access()
-        if key == "__interrupt__":
+        if key == INTERRUPT:
             return self.interrupts
         if isinstance(self.value, dict):
             return self.value[key]
@@ -273,7 +272,7 @@ class GraphOutput(Generic[OutputT]):
 
     def __contains__(self, key: object) -> bool:
         _warn_dict_access()
-        if key == "__interrupt__":
+        if key == INTERRUPT:
             return bool(self.interrupts)
         if isinstance(self.value, dict):
             return key in self.value

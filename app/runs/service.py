@@ -73,8 +73,8 @@ from app.services.threads import (
 from app.webhooks import Webhooks
 from engine import Command, CompiledGraph, GraphRecursionError, Send, StateSnapshot
 from engine.checkpoint.base import BaseCheckpointSaver
+from engine.constants import CONFIG_KEY_RUNTIME
 from engine.errors import CheckpointNotFoundError
-from engine.pregel.runnable import CONFIG_KEY_RUNTIME
 from engine.runtime import Runtime
 from engine.store.base import BaseStore
 

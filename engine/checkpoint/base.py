@@ -12,16 +12,13 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypedDict
 
+from engine.constants import ERROR, INTERRUPT, RESUME, SCHEDULED
+
 Config = dict[str, Any]
 Version = int
 
-# Writes to these channels describe a task's outcome rather than state. A task has at
-# most one of each, so saving one again replaces the old one (a resume answers anew),
-# while ordinary writes of a task are kept from the first save (idempotent retries).
-ERROR = "__error__"
-INTERRUPT = "__interrupt__"
-RESUME = "__resume__"
-SCHEDULED = "__scheduled__"
+# Outcome writes (a task has at most one of each) replace an earlier save of theirs, while
+# ordinary writes of a task are kept from the first save (idempotent retries).
 SPECIAL_WRITES = {ERROR: -1, SCHEDULED: -2, INTERRUPT: -3, RESUME: -4}
 
 

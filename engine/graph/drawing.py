@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.runnables import Runnable
 from langchain_core.runnables.graph import Graph
 
+from engine.constants import END, START
 from engine.pregel.runnable import RunnableCallable
-from engine.types import END, START
 
 if TYPE_CHECKING:
     from engine.graph.state import StateGraph

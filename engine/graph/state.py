@@ -15,6 +15,7 @@ from typing_extensions import TypeVar
 from engine.cache.base import BaseCache
 from engine.channels import Channel, EphemeralValue, NamedBarrierValue, Topic
 from engine.checkpoint.base import BaseCheckpointSaver
+from engine.constants import END, START, TASKS
 from engine.errors import ParentCommand
 from engine.foreign import check_engine_object
 from engine.graph.branch import Branch
@@ -30,9 +31,8 @@ from engine.pregel.context import current, peek
 from engine.pregel.graph import CompiledGraph
 from engine.pregel.node import Node, Writes, as_runnable
 from engine.store.base import BaseStore
-from engine.types import END, START, CachePolicy, Command, RetryPolicy, Send
+from engine.types import CachePolicy, Command, RetryPolicy, Send
 
-TASKS = "__pregel_tasks"
 log = logging.getLogger(__name__)
 _RESERVED_CHARS = (":", "|")
 
@@ -341,6 +341,9 @@ class _Compiler:
         self.b = builder
         self.state_keys = tuple(builder._channels)
         self.channels: dict[str, Callable[[], Channel]] = dict(builder._channels)
+        self.edges_from: dict[str, list[str]] = {}
+        for start, end in builder.edges:
+            self.edges_from.setdefault(start, []).append(end)
 
     def build(
         self,
@@ -435,7 +438,7 @@ class _Compiler:
         self, source: str, joins: list[str]
     ) -> Callable[[Writes, Any, dict[str, Channel]], Any]:
         """The writes that route after `source`: static edges, joins and branches."""
-        static = sorted(end for start, end in self.b.edges if start == source)
+        static = sorted(self.edges_from.get(source, ()))
         fixed: Writes = [(branch_channel(t), None) for t in static if t != END]
         fixed += [(key, source) for key in joins]
         branches = list(self.b.branches.get(source, {}).values())

@@ -54,6 +54,7 @@ from langchain_core.tools.base import (
 from pydantic import BaseModel, ValidationError
 from typing_extensions import TypedDict, TypeVar
 
+from engine.constants import CONFIG_KEY_READ_STATE
 from engine.errors import GraphBubbleUp, is_invalid_resume
 from engine.graph.message import REMOVE_ALL_MESSAGES
 from engine.pregel.runnable import RunnableCallable
@@ -80,10 +81,6 @@ __all__ = [
 
 StateT = TypeVar("StateT", default=dict)
 ContextT = TypeVar("ContextT", default=None)
-
-# Where the loop puts a function that reads the state as this node would get it from an
-# edge: how a node run by `Send("tools", [tool_call, ...])` finds the graph's state.
-CONFIG_KEY_READ_STATE = "__pregel_read_state"
 
 # The texts a model reads when a call fails; LangGraph's wording, so prompts tuned on
 # LangGraph agents read the same errors here.

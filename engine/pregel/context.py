@@ -18,8 +18,8 @@ from langchain_core.runnables.config import var_child_runnable_config
 from pydantic import TypeAdapter, ValidationError
 
 from engine.checkpoint.serde import allow_schemas
+from engine.constants import CONFIG_KEY_RUNTIME
 from engine.errors import GraphInterrupt, mark_invalid_resume
-from engine.pregel.runnable import CONFIG_KEY_RUNTIME
 from engine.runtime import DEFAULT_RUNTIME, Runtime
 from engine.types import Interrupt
 

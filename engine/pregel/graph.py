@@ -8,7 +8,7 @@ import contextvars
 import dataclasses
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Sequence
 from typing import Any, Literal, TypedDict, TypeVar
 
 import pydantic
@@ -21,44 +21,28 @@ from typing_extensions import Unpack
 
 from engine.cache.base import BaseCache
 from engine.channels import Channel
-from engine.checkpoint.base import (
-    BaseCheckpointSaver,
-    CheckpointTuple,
-    checkpoint_config,
-)
+from engine.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, checkpoint_config
 from engine.checkpoint.serde import allow_schemas
+from engine.constants import (
+    CACHE_NS,
+    CONFIG_KEY_RUNTIME,
+    COPY,
+    INPUT,
+    INTERRUPT,
+    NO_WRITES,
+    NULL_TASK,
+    PULL,
+    START,
+)
 from engine.errors import CheckpointNotFoundError, GraphInterrupt, InvalidUpdateError
 from engine.pregel import context
 from engine.pregel.config import coerce_context, merge_configs
-from engine.pregel.loop import (
-    CACHE_NS,
-    NULL_TASK,
-    Loop,
-    own_config,
-    own_namespace,
-    restore_error,
-    with_interrupts,
-)
+from engine.pregel.loop import Loop, own_config, own_namespace, restore_error, with_interrupts
 from engine.pregel.node import Node, Writes
-from engine.pregel.runnable import CONFIG_KEY_RUNTIME
-from engine.pregel.tasks import (
-    NO_WRITES,
-    PULL,
-    Task,
-    TaskStatus,
-    task_id,
-    task_statuses,
-)
+from engine.pregel.tasks import Task, TaskStatus, task_id, task_statuses
 from engine.runtime import RunControl
 from engine.store.base import BaseStore
-from engine.types import (
-    START,
-    Durability,
-    GraphOutput,
-    PregelTask,
-    StateSnapshot,
-    StateUpdate,
-)
+from engine.types import Durability, GraphOutput, PregelTask, StateSnapshot, StateUpdate
 
 T = TypeVar("T")
 _ALL_MODES = frozenset(
@@ -172,7 +156,7 @@ class CompiledGraph(Runnable[Any, Any]):
             interrupts: tuple[Any, ...] = ()
             if isinstance(payload, dict):
                 payload = dict(payload)
-                interrupts = tuple(payload.pop("__interrupt__", ()))
+                interrupts = tuple(payload.pop(INTERRUPT, ()))
                 if builder is not None:
                     payload = _as_schema(builder.output_schema, payload)
             return {"type": mode, "ns": ns, "data": payload, "interrupts": interrupts}
@@ -332,7 +316,7 @@ class CompiledGraph(Runnable[Any, Any]):
         if loop.status == "interrupted" and loop.interrupts:
             return {
                 **with_interrupts(values, loop.interrupts),
-                "__interrupt__": list(loop.interrupts),
+                INTERRUPT: list(loop.interrupts),
             }
         return values
 
@@ -352,10 +336,16 @@ class CompiledGraph(Runnable[Any, Any]):
     ) -> AsyncIterator[Any]:
         buffer: deque[Any] = deque()
         wakeup = asyncio.Event()
+        asking = asyncio.Event()
 
         def deliver(part: Any) -> None:
             buffer.append(part)
             wakeup.set()
+
+        async def until_taken() -> None:
+            if buffer:
+                asking.clear()
+                await asking.wait()
 
         runner = asyncio.ensure_future(
             self.arun(
@@ -366,6 +356,7 @@ class CompiledGraph(Runnable[Any, Any]):
                 subgraphs=subgraphs,
                 version=version,
                 _inline_sync=_inline_sync,
+                _pause=until_taken if _inline_sync else None,
                 **options,
             )
         )
@@ -376,6 +367,7 @@ class CompiledGraph(Runnable[Any, Any]):
                     yield buffer.popleft()
                 if runner.done():
                     break
+                asking.set()
                 await wakeup.wait()
                 wakeup.clear()
             while buffer:
@@ -398,6 +390,7 @@ class CompiledGraph(Runnable[Any, Any]):
         version: Literal["v1", "v2"] = "v1",
         on_values: Callable[[str | None], None] | None = None,
         _inline_sync: bool = False,
+        _pause: Callable[[], Awaitable[None]] | None = None,
         **options: Unpack[RunOptions],
     ) -> StateSnapshot | None:
         """Run in this task, handing each stream part (as `astream` would yield it) to
@@ -411,6 +404,12 @@ class CompiledGraph(Runnable[Any, Any]):
         the call loaded, or saved or queued to be saved: `aget_saved_values` reads them
         back), or None when none does (a step stopped by an interrupt, `exit` durability).
         A part with interrupts shows them besides the checkpoint's values.
+
+        `_pause` is awaited before each step. A sync `stream()` waits there until its
+        reader has taken the parts so far and asks for more: its nodes run inline, so the
+        run would otherwise not give the event loop up before its end, and a reader that
+        stops after the first part would wait for the whole run (and for nodes it never
+        wanted to run), where LangGraph stops at the step it read.
 
         Returns the thread's state when the run ended at END, built from memory (what
         `aget_state` would read back); None when it stopped anywhere else."""
@@ -443,6 +442,7 @@ class CompiledGraph(Runnable[Any, Any]):
             **options,
         )
         loop.on_values = on_values
+        loop.pause = _pause
         try:
             await self._drive(loop, input)
         finally:
@@ -866,10 +866,6 @@ async def _start_run(loop: Loop, input: Any, name: str) -> AsyncCallbackManagerF
     )
     loop.config = {**config, "callbacks": run.get_child()}
     return run
-
-
-COPY = "__copy__"
-INPUT = "__input__"
 
 
 async def _copy(loop: Loop, saved: CheckpointTuple | None, values: Any) -> dict[str, Any]:

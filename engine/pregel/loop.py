@@ -11,7 +11,7 @@ import asyncio
 import dataclasses
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
@@ -23,9 +23,6 @@ from langchain_core.messages import BaseMessage, RemoveMessage
 from engine.cache.base import BaseCache
 from engine.channels import MISSING, Channel, EphemeralValue, Topic
 from engine.checkpoint.base import (
-    ERROR,
-    INTERRUPT,
-    RESUME,
     BaseCheckpointSaver,
     Checkpoint,
     CheckpointTuple,
@@ -35,7 +32,22 @@ from engine.checkpoint.base import (
     checkpoint_config,
 )
 from engine.checkpoint.ids import new_checkpoint_id
-from engine.constants import PREVIOUS, RETURN
+from engine.constants import (
+    CACHE_NS,
+    CONFIG_KEY_READ_STATE,
+    CONFIG_KEY_RUNTIME,
+    ERROR,
+    INPUT,
+    INTERRUPT,
+    NO_WRITES,
+    NULL_TASK,
+    PREVIOUS,
+    PULL,
+    PUSH,
+    RESUME,
+    RETURN,
+    START,
+)
 from engine.errors import (
     CheckpointNotFoundError,
     EmptyInputError,
@@ -49,11 +61,7 @@ from engine.errors import (
 from engine.pregel import context
 from engine.pregel.messages import GraphStreamHandler, StreamMessagesHandler
 from engine.pregel.node import Writes
-from engine.pregel.runnable import CONFIG_KEY_READ_STATE, CONFIG_KEY_RUNTIME
 from engine.pregel.tasks import (
-    INTERRUPT_SEEN,
-    NO_WRITES,
-    PULL,
     Task,
     TaskStatus,
     apply_writes,
@@ -64,13 +72,11 @@ from engine.pregel.tasks import (
 from engine.pregel.tools import StreamToolsHandler
 from engine.runtime import ExecutionInfo, RunControl, Runtime, ServerInfo
 from engine.store.base import BaseStore
-from engine.types import START, Command, Durability, Interrupt
+from engine.types import Command, Durability, Interrupt
 
 if TYPE_CHECKING:
     from engine.pregel.graph import CompiledGraph
 
-NULL_TASK = "00000000-0000-0000-0000-000000000000"
-CACHE_NS = "__node__"
 Emit = Callable[[tuple[str, ...], str, Any], None]
 
 
@@ -197,6 +203,8 @@ class Loop:
         self.saved_as: str | None = None
         # The top graph's caller: told, just before each `values` part, `saved_as`.
         self.on_values: Callable[[str | None], None] | None = None
+        # Awaited before each step (a sync stream waits for its reader there).
+        self.pause: Callable[[], Awaitable[None]] | None = None
         self.metadata_extra = {
             k: v
             for k, v in (config.get("metadata") or {}).items()
@@ -386,12 +394,12 @@ class Loop:
         return bool(self._prepare(read=False))
 
     def _mark_interrupts_seen(self) -> None:
-        self.seen[INTERRUPT_SEEN] = dict(self.versions)
+        self.seen[INTERRUPT] = dict(self.versions)
 
     async def _apply_input(self, input: Any) -> None:
         # Tasks left unfinished by an earlier call are dropped: new input starts anew.
         dropped = self._prepare(read=False)
-        feed = Task(NULL_TASK, "__input__", ("__input__",), None, None, (), writes=[(START, input)])  # type: ignore[arg-type]
+        feed = Task(NULL_TASK, INPUT, (INPUT,), None, None, (), writes=[(START, input)])  # type: ignore[arg-type]
         self.pending = []
         self.updated = self.apply([*dropped, feed], self.live)
         self.step = self.step if self.checkpoint_id else -1
@@ -409,7 +417,7 @@ class Loop:
             from engine.graph.message import with_message_ids
             from engine.graph.schema import update_items
 
-            update = update_items(command.update, self.graph.state_keys, "__input__")
+            update = update_items(command.update, self.graph.state_keys, INPUT)
             control += with_message_ids(self.channels, update)
         if command.goto:
             control += self.graph.goto_writes(command.goto)
@@ -425,7 +433,7 @@ class Loop:
         """Apply a Command's update and goto (also when a retry finds them saved)."""
         if not writes:
             return
-        feed = Task(NULL_TASK, "__input__", ("__input__",), None, None, (), writes=writes)  # type: ignore[arg-type]
+        feed = Task(NULL_TASK, INPUT, (INPUT,), None, None, (), writes=writes)  # type: ignore[arg-type]
         updated = self.apply([feed], set())
         self.updated = updated if self.updated is None else self.updated | updated
         self.live |= {c for c in updated if isinstance(self.channels[c], EphemeralValue | Topic)}
@@ -479,7 +487,7 @@ class Loop:
     def _should_interrupt(self, names: tuple[str, ...], tasks: list[Task]) -> bool:
         if not names:
             return False
-        seen = self.seen.get(INTERRUPT_SEEN, {})
+        seen = self.seen.get(INTERRUPT, {})
         if not any(v > seen.get(k, 0) for k, v in self.versions.items()):
             return False
         return any(t.name in names and not t.node.hidden for t in tasks)
@@ -498,6 +506,8 @@ class Loop:
                         "to run longer, or check the graph for a loop without an exit."
                     )
                 self.stop = stop
+                if self.pause is not None:
+                    await self.pause()
                 tasks = self._prepare()
                 if not tasks:
                     self.status = "done"
@@ -527,7 +537,7 @@ class Loop:
         self._mark_interrupts_seen()
         self.status = "interrupted"
         if "updates" in self.modes:
-            self.emit(self.ns, "updates", {"__interrupt__": ()})
+            self.emit(self.ns, "updates", {INTERRUPT: ()})
 
     async def _run_step(self, tasks: list[Task]) -> None:
         self._restore_pending(tasks)
@@ -547,7 +557,7 @@ class Loop:
             self.status = "interrupted"
             self.interrupts = [i for t in interrupted for i in t.interrupts]
             if "updates" in self.modes:
-                self.emit(self.ns, "updates", {"__interrupt__": tuple(self.interrupts)})
+                self.emit(self.ns, "updates", {INTERRUPT: tuple(self.interrupts)})
             if "values" in self.modes:
                 self._show(with_interrupts(self.graph.read_state(self.channels), self.interrupts))
             # The caller then sees what the finished tasks wrote, though the step stays
@@ -707,6 +717,10 @@ class Loop:
         if runnable is None:
             return task.input
         if inline:
+            # The node holds the event loop until it returns: a save still in flight would
+            # hold its write transaction as long, and a graph the node runs on the same
+            # database (in a thread of its own) would wait for that lock until it gave up.
+            await self._saved()
             return runnable.invoke(task.input, pad.config)
         if node.is_async and not self.inline_sync:
             return await runnable.ainvoke(task.input, pad.config)
@@ -851,11 +865,15 @@ class Loop:
             ops, self._queue = self._queue, []
             await self.saver.abatch(ops)
 
-    async def _finish_saving(self) -> None:
+    async def _saved(self) -> None:
+        """Wait for the saves handed to the background so far."""
         if self._saving is not None:
             saving = self._saving
             await saving
             self._saving = None
+
+    async def _finish_saving(self) -> None:
+        await self._saved()
         if self.saver is not None and self.durability == "exit" and self._exit_checkpoint:
             checkpoint, metadata, parent = self._exit_checkpoint
             parent_config = checkpoint_config(self.thread_id, self.ns_str, parent or "")
@@ -1032,7 +1050,7 @@ class Loop:
             "id": task.id,
             "name": task.name,
             "input": task.input,
-            "triggers": task.triggers if task.path[0] == PULL else ("__pregel_push",),
+            "triggers": task.triggers if task.path[0] == PULL else (PUSH,),
         }
         if "tasks" in self.modes:
             self.emit(self.ns, "tasks", payload)
@@ -1123,7 +1141,7 @@ def with_interrupts(values: Any, interrupts: list[Interrupt]) -> dict[str, Any]:
     """A state with the questions that stopped the run; a value that is not a dict (an
     entrypoint's) gives way to them, as in LangGraph."""
     shown = values if isinstance(values, dict) else {}
-    return {**shown, "__interrupt__": tuple(interrupts)}
+    return {**shown, INTERRUPT: tuple(interrupts)}
 
 
 def _server_info(configurable: dict[str, Any]) -> ServerInfo | None:

@@ -22,18 +22,15 @@ from langchain_core.runnables.config import (
     var_child_runnable_config,
 )
 
+from engine.constants import CONFIG_KEY_RUNTIME
 from engine.runtime import DEFAULT_RUNTIME, Runtime
 
 __all__ = [
-    "CONFIG_KEY_READ_STATE",
-    "CONFIG_KEY_RUNTIME",
     "RunnableCallable",
     "injected_params",
     "runtime_of",
 ]
 
-CONFIG_KEY_RUNTIME = "__pregel_runtime"
-CONFIG_KEY_READ_STATE = "__pregel_read_state"
 _EMPTY = inspect.Parameter.empty
 # Parameter names a node may declare to be handed a part of the run, with the
 # annotations that ask for it (LangGraph's rule: a `store: Any` is the user's own).

@@ -11,17 +11,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.channels import Channel, EphemeralValue, Topic
+from engine.constants import (
+    ERROR,
+    INTERRUPT,
+    PULL,
+    PUSH,
+    RESUME,
+    SCHEDULED,
+    TASKS,
+)
 from engine.errors import InvalidUpdateError
 from engine.pregel.node import Node, Writes
 from engine.types import Interrupt, Send
 
-PULL = "__pregel_pull"
-PUSH = "__pregel_push"
-TASKS = "__pregel_tasks"
-INTERRUPT_SEEN = "__interrupt__"
-# Saved for a task that finished without writing anything, so a retry knows it finished.
-NO_WRITES = "__no_writes__"
-CONTROL = frozenset({"__error__", "__interrupt__", "__resume__", "__scheduled__"})
+CONTROL = frozenset({ERROR, INTERRUPT, RESUME, SCHEDULED})
 log = logging.getLogger(__name__)
 
 
@@ -152,7 +155,7 @@ def apply_writes(
         next_version = new_version(max(versions.values(), default=0))
     consumed: set[str] = set()
     for task in ordered:
-        if task.triggers and task.triggers[0] != "__pregel_push":
+        if task.triggers and task.triggers[0] != PUSH:
             node_seen = dict(seen.get(task.name, {}))
             for chan in task.triggers:
                 if chan in versions:
@@ -241,11 +244,11 @@ def task_statuses(pending: Iterable[tuple[str, str, Any]], null_task: str) -> di
         if tid == null_task:
             continue
         status = out.setdefault(tid, TaskStatus())
-        if chan == "__interrupt__":
+        if chan == INTERRUPT:
             status.interrupts = list(value)
-        elif chan == "__error__":
+        elif chan == ERROR:
             status.error = value
-        elif chan == "__resume__":
+        elif chan == RESUME:
             status.resume = list(value)
         elif chan not in CONTROL:
             status.output.append((chan, value))

@@ -350,3 +350,28 @@ def shown_messages(graph: Any, subgraphs: bool) -> list[Any]:
     """(namespace, message id) of each part of a v2 messages stream."""
     parts = v2(graph, question(), stream_mode="messages", subgraphs=subgraphs, aio=False)
     return [[part["ns"], part["data"][0].id] for part in parts["parts"]]
+
+
+@case
+def case_sync_stream_stops_where_its_reader_stops(ns: NS) -> Any:
+    """A caller that stops reading a sync stream stops the run there: the nodes after the
+    part it read never run (nor does the run go on to its end before the stream closes)."""
+    ran: list[str] = []
+
+    def step(name: str) -> Node:
+        def node(state: Any) -> dict[str, Any]:
+            ran.append(name)
+            return {"log": [name]}
+
+        return node
+
+    names = [f"n{i}" for i in range(6)]
+    graph = build(ns, LogState, {n: step(n) for n in names}, chain_edges(names))
+    out: dict[str, Any] = {}
+    for mode in ("updates", "values"):
+        parts = graph.stream({"log": []}, stream_mode=mode)
+        out[mode] = {"first": next(parts)}
+        parts.close()
+        out[mode]["ran"] = list(ran)
+        ran.clear()
+    return out

@@ -16,9 +16,9 @@ from collections import ChainMap, Counter, OrderedDict
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from engine.checkpoint.base import INTERRUPT
 from engine.checkpoint.sql.item_log import Chunks, Segments, joined, merge, pieces, version_runs
 from engine.checkpoint.sql.records import CheckpointEntry, JsonText, Record, decode, references
+from engine.constants import INTERRUPT
 
 Log = tuple[str, str]  # (checkpoint_ns, channel)
 # A list version as the namespace of a log holds it, and its element objects.
