@@ -24,7 +24,7 @@ from sqlalchemy import or_, select
 
 from app.config import Settings
 from app.db.database import Database
-from app.db.models import ApiKey, User
+from app.db.models import ApiKeyRow, UserRow
 from app.errors import Unauthorized
 from app.services.common import new_id, now
 
@@ -100,7 +100,7 @@ class ApiKeyAuth:
         prefix, secret = _split_key(credential)
         async with self.db.read() as session:
             key = await session.scalar(
-                select(ApiKey).where(ApiKey.prefix == prefix, ApiKey.revoked_at.is_(None))
+                select(ApiKeyRow).where(ApiKeyRow.prefix == prefix, ApiKeyRow.revoked_at.is_(None))
             )
         if key is None or not hmac.compare_digest(key.digest, _digest(key.salt, secret)):
             raise Unauthorized("Invalid API key.")
@@ -200,19 +200,19 @@ async def add_user(db: Database, name: str) -> None:
             "letter or digit."
         )
     async with db.write() as session:
-        if await session.get(User, name) is not None:
+        if await session.get(UserRow, name) is not None:
             raise UserError(f"User {name!r} already exists.")
-        session.add(User(user_id=name, created_at=now()))
+        session.add(UserRow(user_id=name, created_at=now()))
 
 
 async def issue_key(db: Database, name: str) -> str:
     """A new API key for the user: returned once, stored only as a salted hash."""
     prefix, secret, salt = secrets.token_hex(6), secrets.token_urlsafe(32), secrets.token_hex(16)
     async with db.write() as session:
-        if await session.get(User, name) is None:
+        if await session.get(UserRow, name) is None:
             raise UserError(f"No user {name!r}: add it with `threadline users add {name}`.")
         session.add(
-            ApiKey(
+            ApiKeyRow(
                 key_id=new_id(),
                 prefix=prefix,
                 user_id=name,
@@ -230,8 +230,9 @@ async def revoke_key(db: Database, which: str) -> str:
     prefix = which.split("_")[1] if which.startswith(f"{KEY_SCHEME}_") else which
     async with db.write() as session:
         key = await session.scalar(
-            select(ApiKey).where(
-                or_(ApiKey.key_id == which, ApiKey.prefix == prefix), ApiKey.revoked_at.is_(None)
+            select(ApiKeyRow).where(
+                or_(ApiKeyRow.key_id == which, ApiKeyRow.prefix == prefix),
+                ApiKeyRow.revoked_at.is_(None),
             )
         )
         if key is None:

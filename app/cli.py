@@ -1,24 +1,82 @@
-"""The `threadline` command line."""
+"""The `threadline` command line: `serve`, `worker`, `migrate`, `users` and `config`.
+
+Every option's default comes from a THREADLINE_* variable (app/config.py), so flags only
+override the environment; each subcommand's help lists the variables it reads. A variable
+with a value that does not fit stops every subcommand with one line naming it (exit 2).
+"""
 
 import argparse
 import asyncio
 import logging
 import os
 import sys
+import textwrap
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
 import uvicorn
-from sqlalchemy import make_url
 
-from app import auth, logs, project
-from app.config import Settings, get_settings
+from app import __version__, auth, logs, project
+from app.config import (
+    Settings,
+    SettingsError,
+    describe,
+    description,
+    get_settings,
+    markdown_table,
+    plain,
+    read_by,
+    shown_default,
+    unknown,
+    variable,
+)
 from app.db.database import Database
 from app.db.migrations import migrate
 from app.worker import run_worker
 
 log = logging.getLogger(__name__)
+WIDTH = 80  # of the help's paragraphs
+
+DESCRIPTION = (
+    "Threadline: an HTTP chat server speaking the LangGraph Agent Server API, with its own "
+    "graph engine. Settings are THREADLINE_* environment variables (`threadline config` "
+    "prints them); a langgraph.json here (or THREADLINE_CONFIG) is served as a LangGraph "
+    "project."
+)
+# name: (one line for the command list, the description of the command's own help)
+COMMANDS = {
+    "serve": (
+        "run the HTTP API server (and execute runs)",
+        "Serve the HTTP API. This process also executes runs unless --no-worker is given "
+        "(or THREADLINE_RUN_WORKERS=false); `threadline worker` processes then execute them.",
+    ),
+    "worker": (
+        "execute runs only (no HTTP); scale out with many",
+        "Execute the runs the API queues, with no HTTP server. Start as many as the load "
+        "needs, on one shared PostgreSQL database. SIGTERM gives the runs in flight "
+        "THREADLINE_SHUTDOWN_GRACE_S to finish, then re-queues those still running.",
+    ),
+    "migrate": (
+        "upgrade the database schema to the latest version",
+        "Upgrade the database of THREADLINE_DATABASE_URL to the latest schema (creating it "
+        "if needed); `serve` refuses a database that is behind. Run it once per "
+        "deployment, before the servers start.",
+    ),
+    "users": (
+        "users and API keys of THREADLINE_AUTH=api_key",
+        "Manage the users and their API keys in the database (THREADLINE_AUTH=api_key).",
+    ),
+    "config": (
+        "print every setting: its value, default and meaning",
+        "Print every THREADLINE_* variable with its current value (secrets and the "
+        "database password masked), its default and its meaning.",
+    ),
+}
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Options with their defaults; the environment epilog as it is laid out."""
 
 
 def run_loop(main: Coroutine[Any, Any, None]) -> None:
@@ -32,27 +90,73 @@ def run_loop(main: Coroutine[Any, Any, None]) -> None:
         uvloop.run(main)
 
 
+def environment_help(command: str, width: int = WIDTH) -> str:
+    """The variables a subcommand reads, with their defaults and meanings."""
+    lines = ["environment (command-line options win over it):"]
+    for name in read_by(command):
+        lines.append(f"  {variable(name)}, default: {plain(shown_default(name))}")
+        lines.extend(
+            textwrap.wrap(
+                plain(description(name)), width, initial_indent="      ", subsequent_indent="      "
+            )
+        )
+    return "\n".join(lines)
+
+
 def build_parser(settings: Settings) -> argparse.ArgumentParser:
     """Subcommands with defaults from the environment, so flags only override it."""
-    parser = argparse.ArgumentParser(prog="threadline")
-    commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="run the HTTP API server (and run workers)")
-    serve.add_argument("--host", default=settings.host)
-    serve.add_argument("--port", type=int, default=settings.port)
+    parser = argparse.ArgumentParser(
+        prog="threadline",
+        description=textwrap.fill(DESCRIPTION, WIDTH),
+        epilog="`threadline <command> --help` describes a command and the variables it reads.",
+        formatter_class=HelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", title="commands", metavar="<command>")
+
+    def command(name: str) -> argparse.ArgumentParser:
+        summary, text = COMMANDS[name]
+        return commands.add_parser(
+            name,
+            help=summary,
+            description=textwrap.fill(text, WIDTH),
+            epilog=environment_help(name) if name != "config" else None,
+            formatter_class=HelpFormatter,
+        )
+
+    serve = command("serve")
+    serve.add_argument("--host", default=settings.host, help="the address to listen on")
+    serve.add_argument("--port", type=int, default=settings.port, help="the port to listen on")
     serve.add_argument(
         "--no-worker",
         action="store_true",
         help="serve the API only; runs are executed by `threadline worker` processes",
     )
-    commands.add_parser("worker", help="execute runs only (no HTTP); scale out with many")
-    commands.add_parser("migrate", help="upgrade the database schema to the latest version")
-    users = commands.add_parser("users", help="users and API keys of THREADLINE_AUTH=api_key")
-    actions = users.add_subparsers(dest="action", required=True)
-    actions.add_parser("add", help="add a user").add_argument("name")
-    key = actions.add_parser("key", help="make an API key for a user (printed once)")
-    key.add_argument("name")
-    revoke = actions.add_parser("revoke", help="revoke an API key")
-    revoke.add_argument("key", help="the key, its prefix (tl_<prefix>_...) or its id")
+    command("worker")
+    command("migrate")
+    users = command("users")
+    actions = users.add_subparsers(dest="action", required=True, metavar="<action>")
+
+    def action(name: str, text: str) -> argparse.ArgumentParser:
+        return actions.add_parser(
+            name,
+            help=text,
+            description=text[:1].upper() + text[1:] + ".",
+            formatter_class=HelpFormatter,
+        )
+
+    action("add", "add a user").add_argument("name", help="the user's name")
+    action("key", "make an API key for a user (printed once)").add_argument(
+        "name", help="the user's name"
+    )
+    action("revoke", "revoke an API key").add_argument(
+        "key", help="the key, its prefix (tl_<prefix>_...) or its id"
+    )
+    command("config").add_argument(
+        "--markdown",
+        action="store_true",
+        help="print the table of docs/operations.md instead: every variable's default and meaning",
+    )
     return parser
 
 
@@ -71,36 +175,55 @@ async def manage_users(settings: Settings, args: argparse.Namespace) -> str:
         await db.close()
 
 
-def open_project() -> project.Project | None:
-    """The LangGraph project here (`langgraph.json`, or THREADLINE_CONFIG): its variables
-    go into the environment (under those set) before the settings are read, and its path
-    into THREADLINE_CONFIG, where the server (a uvicorn factory) finds it."""
-    found = project.find(os.environ, Path.cwd())
+def load_settings() -> tuple[Settings, project.Project | None]:
+    """The settings, and the LangGraph project here (`langgraph.json`, or
+    THREADLINE_CONFIG): its `env` variables go into the environment (under those set)
+    before the settings are read again, and its path into the settings' config_file.
+    Raises SettingsError or ProjectError."""
+    settings = get_settings()
+    found = project.find(settings.config_file, Path.cwd())
     if found is None:
-        return None
+        return settings, None
     opened = project.Project.read(found)
     opened.apply_env()
-    os.environ["THREADLINE_CONFIG"] = str(opened.path)
-    return opened
+    return get_settings().model_copy(update={"config_file": str(opened.path)}), opened
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
+    problem: SettingsError | project.ProjectError | None = None
     try:
-        opened = open_project()
-    except project.ProjectError as exc:
-        print(f"threadline: {exc}", file=sys.stderr)
+        settings, opened = load_settings()
+    except (SettingsError, project.ProjectError) as exc:
+        # The help and --version still work; any command stops below.
+        problem, settings, opened = exc, Settings(), None
+    parser = build_parser(settings)
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    if isinstance(problem, SettingsError):
+        for line in problem.problems:
+            print(f"threadline: {line}", file=sys.stderr)
+        return 2
+    if problem is not None:
+        print(f"threadline: {problem}", file=sys.stderr)
         return 1
-    settings = get_settings()
-    args = build_parser(settings).parse_args(argv)
-    logs.configure()
+    ignored = ", ".join(unknown(os.environ))
+    if args.command == "config":
+        print(markdown_table() if args.markdown else describe(settings), end="")
+        if ignored and not args.markdown:
+            print(f"threadline: not settings, ignored: {ignored}", file=sys.stderr)
+        return 0
+    logs.configure(settings)
+    if ignored:
+        log.warning("not settings, ignored: %s", ignored)
     if opened is not None:
         graphs = "THREADLINE_GRAPHS" if settings.graphs else ", ".join(opened.graphs)
         log.info("project %s: serving %s", opened.path, graphs)
     if args.command == "migrate":
         asyncio.run(migrate(settings.database_url))
-        where = make_url(settings.database_url).render_as_string(hide_password=True)
-        print(f"database at {where} is up to date")
+        print(f"database at {settings.shown('database_url')} is up to date")
     elif args.command == "users":
         try:
             print(asyncio.run(manage_users(settings, args)))
@@ -110,11 +233,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.command == "worker":
         run_loop(run_worker(settings))
     elif args.command == "serve":
+        from app.main import create_app
+
         if args.no_worker:
-            # The app factory reads settings from the environment in the server process.
-            os.environ["THREADLINE_RUN_WORKERS"] = "0"
+            settings = settings.model_copy(update={"run_workers": False})
         # log_config=None: uvicorn's loggers go through the handler `logs` installed.
-        uvicorn.run(
-            "app.main:create_app", factory=True, host=args.host, port=args.port, log_config=None
-        )
+        uvicorn.run(create_app(settings), host=args.host, port=args.port, log_config=None)
     return 0

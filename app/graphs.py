@@ -36,7 +36,7 @@ from engine.checkpoint.base import BaseCheckpointSaver
 
 if TYPE_CHECKING:
     from app.config import Settings
-    from app.db.models import Assistant
+    from app.db.models import AssistantRow
 
 SYSTEM_NAMESPACE = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")
 DEFAULT_GRAPHS = {"agent": "app.agents.reminders:graph"}
@@ -139,7 +139,7 @@ class GraphRegistry:
     factories: dict[str, GraphFactory] = field(default_factory=dict)
     # The system assistants' rows by id, read once: nobody may change them (see
     # app/services/assistants.py), so every run need not read its assistant again.
-    system_rows: dict[str, Assistant] = field(default_factory=dict)
+    system_rows: dict[str, AssistantRow] = field(default_factory=dict)
 
     @classmethod
     async def load(

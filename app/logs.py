@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
-from collections.abc import Mapping
 from contextvars import ContextVar
 from datetime import UTC, datetime
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-FORMAT_VARIABLE = "THREADLINE_LOG_FORMAT"  # json (the default) or text
-LEVEL_VARIABLE = "THREADLINE_LOG_LEVEL"  # a logging level name; INFO by default
+from app.config import Settings
+
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 # (run_id, thread_id) the current task works for.
@@ -57,16 +55,14 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False, default=str)
 
 
-def configure(environ: Mapping[str, str] = os.environ) -> None:
-    """Send every logger (uvicorn's too) to stderr in the configured format; the CLI calls
-    this once per process, before anything logs."""
-    kind = environ.get(FORMAT_VARIABLE, "json").strip().lower()
-    if kind not in ("json", "text"):
-        raise ValueError(f"{FORMAT_VARIABLE} must be 'json' or 'text', got {kind!r}")
+def configure(settings: Settings) -> None:
+    """Send every logger (uvicorn's too) to stderr in the format and from the level of
+    THREADLINE_LOG_FORMAT and THREADLINE_LOG_LEVEL; the CLI calls this once per process,
+    before anything logs."""
     handler = logging.StreamHandler()
-    handler.setFormatter(JsonFormatter() if kind == "json" else logging.Formatter(TEXT_FORMAT))
-    level = environ.get(LEVEL_VARIABLE, "INFO").strip().upper()
-    logging.basicConfig(level=level, handlers=[handler], force=True)
+    json_lines = settings.log_format == "json"
+    handler.setFormatter(JsonFormatter() if json_lines else logging.Formatter(TEXT_FORMAT))
+    logging.basicConfig(level=settings.log_level, handlers=[handler], force=True)
 
 
 class RequestIds:

@@ -12,7 +12,7 @@ from app import __version__, errors, logs, metrics, retention
 from app.api import assistants, crons, demo, reminders, runs, state, store, system, threads, ui
 from app.api import metrics as metrics_api
 from app.config import Settings, get_settings
-from app.context import AppContext
+from app.container import Services
 from app.middleware import LimitBodySize, QueryStrings
 from app.project import Project
 
@@ -34,16 +34,16 @@ def cors_options(settings: Settings) -> dict[str, Any]:
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    ctx = await AppContext.open(app.state.settings)
-    app.state.ctx = ctx
-    app.state.metrics.time_checkpoint_saves(ctx.saver)
-    if ctx.settings.run_workers:
-        ctx.start(app)
+    services = await Services.open(app.state.settings)
+    app.state.services = services
+    app.state.metrics.time_checkpoint_saves(services.saver)
+    if services.settings.run_workers:
+        services.start(app)
     try:
-        async with retention.cleaning(ctx.db):
+        async with retention.cleaning(services.db):
             yield
     finally:
-        await ctx.close()
+        await services.close()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

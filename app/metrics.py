@@ -28,9 +28,9 @@ from sqlalchemy import func, select, text
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.db.database import Database
-from app.db.models import Run
-from app.runs.service import FINAL
+from app.db.models import RunRow
 from app.services.common import now
+from app.services.runs.statements import FINAL
 from engine.checkpoint.base import BaseCheckpointSaver
 
 log = logging.getLogger(__name__)
@@ -127,15 +127,17 @@ class Metrics:
         stamp = now()
         until = stamp - COMMIT_LAG
         async with db.read() as session:
-            counts = await session.execute(select(Run.status, func.count()).group_by(Run.status))
+            counts = await session.execute(
+                select(RunRow.status, func.count()).group_by(RunRow.status)
+            )
             due = await session.scalar(
-                select(func.count()).where(Run.status == "pending", Run.not_before <= stamp)
+                select(func.count()).where(RunRow.status == "pending", RunRow.not_before <= stamp)
             )
             finished = await session.execute(
-                select(Run.status, Run.created_at, Run.updated_at).where(
-                    Run.status.in_(FINAL),
-                    Run.updated_at > self._finished_after,
-                    Run.updated_at <= until,
+                select(RunRow.status, RunRow.created_at, RunRow.updated_at).where(
+                    RunRow.status.in_(FINAL),
+                    RunRow.updated_at > self._finished_after,
+                    RunRow.updated_at <= until,
                 )
             )
         self.run_counts.by_status = {status: count for status, count in counts.all()}

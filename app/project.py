@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,9 +81,9 @@ class Project:
             os.environ.setdefault(name, value)
 
 
-def find(environ: Mapping[str, str], cwd: Path) -> Path | None:
-    """The project file: THREADLINE_CONFIG, else `langgraph.json` in `cwd` if there is one."""
-    named = environ.get("THREADLINE_CONFIG")
+def find(named: str, cwd: Path) -> Path | None:
+    """The project file: `named` (THREADLINE_CONFIG, relative to `cwd`), else
+    `langgraph.json` in `cwd` if there is one."""
     if named:
         return (cwd / named).resolve()
     here = cwd / CONFIG_FILE

@@ -11,19 +11,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from datetime import timedelta
 
 from sqlalchemy import delete, select, tuple_
 
+from app.config import Settings, get_settings
 from app.db.database import Database
-from app.db.models import Run, RunEvent
+from app.db.models import RunEventRow, RunRow
 from app.services.common import now
 
 log = logging.getLogger(__name__)
-RETENTION_VARIABLE = "THREADLINE_EVENT_RETENTION_S"  # 0 keeps events forever
-DEFAULT_RETENTION = timedelta(days=1)
 # Rows per delete: short transactions that never hold many locks at once.
 BATCH = 5000
 LONGEST_PAUSE = timedelta(hours=1)
@@ -33,17 +31,17 @@ async def clean_events(db: Database, older_than: timedelta) -> int:
     """Delete events recorded more than `older_than` ago, except those of live runs;
     returns how many were deleted."""
     cutoff = now() - older_than
-    live = select(Run.run_id).where(Run.status.in_(("pending", "running")))
+    live = select(RunRow.run_id).where(RunRow.status.in_(("pending", "running")))
     expired = (
-        select(RunEvent.run_id, RunEvent.seq)
-        .where(RunEvent.created_at < cutoff, RunEvent.run_id.not_in(live))
+        select(RunEventRow.run_id, RunEventRow.seq)
+        .where(RunEventRow.created_at < cutoff, RunEventRow.run_id.not_in(live))
         .limit(BATCH)
     )
     removed = 0
     while True:
         async with db.write() as session:
             result = await session.execute(
-                delete(RunEvent).where(tuple_(RunEvent.run_id, RunEvent.seq).in_(expired))
+                delete(RunEventRow).where(tuple_(RunEventRow.run_id, RunEventRow.seq).in_(expired))
             )
         count: int = result.rowcount  # type: ignore[attr-defined]
         removed += count
@@ -66,17 +64,17 @@ async def clean_forever(db: Database, older_than: timedelta) -> None:
             log.info("deleted %d stream events older than %s", removed, older_than)
 
 
-def retention(environ: Mapping[str, str] = os.environ) -> timedelta | None:
+def retention(settings: Settings) -> timedelta | None:
     """How long events are kept (THREADLINE_EVENT_RETENTION_S), None for forever."""
-    raw = environ.get(RETENTION_VARIABLE)
-    seconds = DEFAULT_RETENTION.total_seconds() if raw is None else float(raw)
+    seconds = settings.event_retention_s
     return timedelta(seconds=seconds) if seconds > 0 else None
 
 
 @contextlib.asynccontextmanager
-async def cleaning(db: Database) -> AsyncIterator[None]:
-    """Clean old events in the background while the block (an app's lifespan) runs."""
-    older_than = retention()
+async def cleaning(db: Database, settings: Settings | None = None) -> AsyncIterator[None]:
+    """Clean old events in the background while the block (an app's lifespan) runs;
+    `settings`: the environment's when not given."""
+    older_than = retention(settings or get_settings())
     if older_than is None:
         yield
         return

@@ -45,7 +45,7 @@ from starlette.types import ASGIApp
 from app import __version__
 from app.config import Settings
 from app.db.database import Database
-from app.db.models import Run, WebhookDelivery
+from app.db.models import RunRow, WebhookDeliveryRow
 from app.errors import Invalid
 from app.jsonable import to_json
 from app.services.common import error_message, new_id, now
@@ -217,7 +217,7 @@ class Webhooks:
     async def record(
         self,
         session: AsyncSession,
-        run: Run,
+        run: RunRow,
         status: str,
         values: Any,
         error: BaseException | None,
@@ -246,7 +246,7 @@ class Webhooks:
         if error is not None:
             payload["error"] = error_message(error)
         await session.execute(
-            insert(WebhookDelivery.__table__).values(
+            insert(WebhookDeliveryRow.__table__).values(
                 delivery_id=new_id(),
                 run_id=run.run_id,
                 url=url,
@@ -318,31 +318,33 @@ class Webhooks:
     async def _claim(self, room: int) -> list[_Claimed]:
         stamp = now()
         chosen = (
-            select(WebhookDelivery.delivery_id)
-            .where(WebhookDelivery.status == "pending", WebhookDelivery.next_attempt_at <= stamp)
-            .order_by(WebhookDelivery.next_attempt_at)
+            select(WebhookDeliveryRow.delivery_id)
+            .where(
+                WebhookDeliveryRow.status == "pending", WebhookDeliveryRow.next_attempt_at <= stamp
+            )
+            .order_by(WebhookDeliveryRow.next_attempt_at)
             .limit(room)
         )
         if self.db.dialect == "postgresql":
             chosen = chosen.with_for_update(skip_locked=True)
         async with self.db.write() as session:
             rows = await session.execute(
-                update(WebhookDelivery)
+                update(WebhookDeliveryRow)
                 .where(
-                    WebhookDelivery.delivery_id.in_(chosen),
-                    WebhookDelivery.status == "pending",
-                    WebhookDelivery.next_attempt_at <= stamp,
+                    WebhookDeliveryRow.delivery_id.in_(chosen),
+                    WebhookDeliveryRow.status == "pending",
+                    WebhookDeliveryRow.next_attempt_at <= stamp,
                 )
                 .values(
-                    attempts=WebhookDelivery.attempts + 1,
+                    attempts=WebhookDeliveryRow.attempts + 1,
                     next_attempt_at=stamp + timedelta(seconds=2 * self.timeout_s),
                     updated_at=stamp,
                 )
                 .returning(
-                    WebhookDelivery.delivery_id,
-                    WebhookDelivery.url,
-                    WebhookDelivery.body,
-                    WebhookDelivery.attempts,
+                    WebhookDeliveryRow.delivery_id,
+                    WebhookDeliveryRow.url,
+                    WebhookDeliveryRow.body,
+                    WebhookDeliveryRow.attempts,
                 )
                 .execution_options(synchronize_session=False)
             )
@@ -352,8 +354,8 @@ class Webhooks:
         """Seconds until the next pending delivery is due, at most IDLE_POLL_S."""
         async with self.db.read() as session:
             due: datetime | None = await session.scalar(
-                select(func.min(WebhookDelivery.next_attempt_at)).where(
-                    WebhookDelivery.status == "pending"
+                select(func.min(WebhookDeliveryRow.next_attempt_at)).where(
+                    WebhookDeliveryRow.status == "pending"
                 )
             )
         if due is None:
@@ -420,11 +422,11 @@ class Webhooks:
             changes["body"] = None
         async with self.db.write() as session:
             await session.execute(
-                update(WebhookDelivery)
+                update(WebhookDeliveryRow)
                 .where(
-                    WebhookDelivery.delivery_id == delivery.delivery_id,
-                    WebhookDelivery.attempts == delivery.attempts,
-                    WebhookDelivery.status == "pending",
+                    WebhookDeliveryRow.delivery_id == delivery.delivery_id,
+                    WebhookDeliveryRow.attempts == delivery.attempts,
+                    WebhookDeliveryRow.status == "pending",
                 )
                 .values(**changes)
                 .execution_options(synchronize_session=False)

@@ -11,7 +11,7 @@ import logging
 import signal
 
 from app.config import Settings
-from app.context import AppContext
+from app.container import Services
 from app.main import create_app
 
 log = logging.getLogger(__name__)
@@ -19,17 +19,17 @@ log = logging.getLogger(__name__)
 
 async def run_worker(settings: Settings) -> None:
     """Execute runs until SIGTERM or SIGINT, then stop gracefully."""
-    ctx = await AppContext.open(settings)
+    services = await Services.open(settings)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     # Webhooks given as a path call an app of this server over this context (not served).
     own_app = create_app(settings)
-    own_app.state.ctx = ctx
-    ctx.start(own_app)
-    log.info("worker %s started", ctx.runs.pool.worker_id)
+    own_app.state.services = services
+    services.start(own_app)
+    log.info("worker %s started", services.runs.pool.worker_id)
     try:
         await stop.wait()
     finally:
-        await ctx.close()
+        await services.close()

@@ -19,7 +19,6 @@ import sys
 import time
 import tomllib
 import venv
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -27,7 +26,7 @@ import pytest
 from sqlalchemy import make_url
 
 from app.cli import build_parser
-from app.config import Settings
+from app.config import Settings, variables
 from app.db.migrations import HISTORIES
 from app.db.models import app_metadata
 from engine.checkpoint.sql.models import checkpoint_metadata
@@ -52,41 +51,12 @@ def instruction(keyword: str) -> list[str]:
 
 
 def variables_read_by_the_app() -> set[str]:
-    """THREADLINE_* names the code reads from the environment (`environ.get(NAME)`,
-    `environ[NAME]`, `os.getenv(NAME)`), NAME a literal or a module-level constant."""
-    names: set[str] = set()
-    for path in (ROOT / "app").rglob("*.py"):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        constants = {
-            target.id: node.value.value
-            for node in tree.body
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
-            for target in node.targets
-            if isinstance(target, ast.Name) and isinstance(node.value.value, str)
-        }
-        for key in _environment_keys(tree):
-            value = key.value if isinstance(key, ast.Constant) else None
-            if isinstance(key, ast.Name):
-                value = constants.get(key.id)
-            if isinstance(value, str) and value.startswith("THREADLINE_"):
-                names.add(value)
-    return names
-
-
-def _environment_keys(tree: ast.AST) -> Iterator[ast.expr]:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute):
-            owner = ast.unparse(node.func.value)
-            if (node.func.attr == "get" and owner.endswith("environ")) or (
-                node.func.attr == "getenv" and owner == "os"
-            ):
-                yield node.args[0]
-        elif isinstance(node, ast.Subscript) and ast.unparse(node.value).endswith("environ"):
-            yield node.slice
+    """THREADLINE_* names the app reads: its Settings' (app/config.py has every one)."""
+    return set(variables())
 
 
 def test_the_app_reads_the_variables_this_test_looks_for() -> None:
-    """The scan itself works: it finds variables of config.py and of other modules."""
+    """Settings hold the variables of the server and of the default assistant's tools."""
     assert {"THREADLINE_DATABASE_URL", "THREADLINE_FORECAST_URL"} <= variables_read_by_the_app()
 
 

@@ -24,6 +24,7 @@ from app.graphs import DEFAULT_GRAPHS, GraphConfigError, GraphRegistry, graph_so
 from app.main import cors_options
 from app.project import Project, ProjectError, find
 from engine import InMemorySaver
+from tests.helpers import said
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tests" / "langgraph_project"
@@ -98,10 +99,6 @@ def served(ported: Path, tmp_path: Path) -> Iterator[str]:
         log.close()
 
 
-def said(text: str) -> dict[str, object]:
-    return {"messages": [{"role": "user", "content": text}]}
-
-
 async def test_threadline_serve_serves_the_ported_project(served: str) -> None:
     client = get_client(url=served)
     assert sorted(a["graph_id"] for a in await client.assistants.search()) == ["agent", "shouter"]
@@ -153,10 +150,10 @@ def test_threadline_graphs_wins_over_the_project(tmp_path: Path) -> None:
 
 
 def test_the_project_is_found_here_or_where_threadline_config_says(tmp_path: Path) -> None:
-    assert find({}, tmp_path) is None
+    assert find("", tmp_path) is None
     path = write_project(tmp_path / "app", {"graphs": {"a": "m:g"}})
-    assert find({}, path.parent) == path
-    assert find({"THREADLINE_CONFIG": "app/langgraph.json"}, tmp_path) == path
+    assert find("", path.parent) == path
+    assert find("app/langgraph.json", tmp_path) == path
 
 
 def test_the_env_file_fills_in_what_is_not_set(

@@ -6,18 +6,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+
+from tests.helpers import serving
 
 
 @dataclass
@@ -69,22 +69,7 @@ class Receiver:
 def receiving(**options: Any) -> Iterator[Receiver]:
     """A receiver served at `receiver.url` (its `/hook`) while the block runs."""
     receiver = Receiver(**options)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(receiver.app(), log_level="warning", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        if not thread.is_alive():
-            raise RuntimeError("the webhook receiver did not start")
-        thread.join(0.01)
-    host, port = sock.getsockname()
-    receiver.url = f"http://{host}:{port}/hook"
-    try:
+    # A hanging call is given up a second into the shutdown.
+    with serving(receiver.app(), timeout_graceful_shutdown=1) as url:
+        receiver.url = f"{url}/hook"
         yield receiver
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()

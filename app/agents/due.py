@@ -12,7 +12,6 @@ else THREADLINE_TIMEZONE, else UTC.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
@@ -21,7 +20,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dateparser.date import DateDataParser
 
-TIMEZONE_VARIABLE = "THREADLINE_TIMEZONE"
+from app.config import get_settings
+
 # dateparser's periods that name a moment: "at 5pm", "in 2 hours"; "tonight", "tomorrow
 # morning" (an hour of its choosing).
 _MOMENTS = frozenset({"time", "part_of_day"})
@@ -45,7 +45,8 @@ class Due:
 
 def zone_of(configurable: dict[str, Any]) -> tzinfo:
     """The user's time zone: the run's `timezone`, THREADLINE_TIMEZONE, or UTC."""
-    for name in (configurable.get("timezone"), os.environ.get(TIMEZONE_VARIABLE)):
+    server = get_settings().timezone
+    for name in (configurable.get("timezone"), None if server == "UTC" else server):
         if isinstance(name, str) and name:
             try:
                 return ZoneInfo(name)

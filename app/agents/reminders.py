@@ -7,7 +7,7 @@
           remind -> END                   (a reminder come due: the agent says it)
 
 Written as LangGraph users write agents, so it doubles as an example to copy: a LangChain
-chat model with the tools bound (`THREADLINE_MODEL` picks it, see `app.models.base`), a
+chat model with the tools bound (`THREADLINE_MODEL` picks it, see `app.chat_models.base`), a
 `ToolNode` that runs each call (sent to it with `Send`, as `create_react_agent` does), and
 `interrupt()` for the review. Every tool task of a turn runs in the same step, so `model`
 runs once after all of them.
@@ -33,7 +33,7 @@ from pydantic import ValidationError
 from app.agents.due import resolve_due, zone_of
 from app.agents.reminder_store import get_store
 from app.agents.tools import TOOLS, add_reminder, declined, tool_error
-from app.models.base import load_model
+from app.chat_models.base import load_model
 from engine import END, START, Command, MessagesState, Send, StateGraph, interrupt
 from engine.prebuilt import ToolNode
 

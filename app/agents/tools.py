@@ -9,7 +9,6 @@ model can read and answer, so a failing service never crashes the turn.
 """
 
 import asyncio
-import os
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -19,10 +18,10 @@ from langchain_core.tools import BaseTool, tool
 
 from app.agents.due import resolve_due, zone_of
 from app.agents.reminder_store import get_store
+from app.config import get_settings
 from engine.prebuilt import ToolRuntime
 from engine.prebuilt.tool_node import ToolInvocationError
 
-DEFAULT_FORECAST_URL = "http://127.0.0.1:8123/demo/forecast"
 FORECAST_ATTEMPTS = 3
 # First pause between forecast attempts; it doubles after each failed attempt.
 FORECAST_BACKOFF_S = 0.1
@@ -39,8 +38,8 @@ async def get_forecast(
 ) -> dict[str, Any]:
     """Get the weather forecast for a city on a given day."""
     # Connect errors and 5xx are retried, as they often heal.
-    url = os.environ.get("THREADLINE_FORECAST_URL") or DEFAULT_FORECAST_URL
-    timeout = float(os.environ.get("THREADLINE_FORECAST_TIMEOUT_S") or 5)
+    settings = get_settings()
+    url, timeout = settings.forecast_url, settings.forecast_timeout_s
     async with httpx.AsyncClient(timeout=timeout) as client:
         for attempt in range(1, FORECAST_ATTEMPTS + 1):
             try:

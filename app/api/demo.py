@@ -7,11 +7,12 @@ an artificial wait, to show that a slow tool does not hold up other threads.
 
 import asyncio
 import hashlib
-import os
 from typing import Annotated
 
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
+
+from app.config import get_settings
 
 router = APIRouter(prefix="/demo", tags=["Demo"])
 
@@ -35,7 +36,7 @@ async def forecast(
     day: Annotated[str, Query(min_length=1, max_length=40)] = "today",
 ) -> Forecast:
     """Deterministic per (city, day), case-insensitively."""
-    delay = float(os.environ.get("THREADLINE_FORECAST_DELAY_S") or 0)
+    delay = get_settings().forecast_delay_s
     if delay > 0:
         await asyncio.sleep(delay)
     city, day = city.strip(), day.strip()

@@ -1,4 +1,4 @@
-"""Request dependencies: the app context, the caller, a stream slot."""
+"""Request dependencies: the services (`app/container.py`), the caller, a stream slot."""
 
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
 from app.auth import Principal
-from app.context import AppContext
+from app.container import Services
 
 
-async def get_ctx(request: Request) -> AppContext:
+async def get_services(request: Request) -> Services:
     """Async though it awaits nothing: FastAPI runs a plain function dependency in a
     worker thread, a hop that cost every request a wait for the GIL on a busy process."""
-    return request.app.state.ctx  # type: ignore[no-any-return]
+    return request.app.state.services  # type: ignore[no-any-return]
 
 
-Ctx = Annotated[AppContext, Depends(get_ctx)]
+Svc = Annotated[Services, Depends(get_services)]
 
 _api_key = APIKeyHeader(
     name="x-api-key",
@@ -30,23 +30,23 @@ _bearer = HTTPBearer(auto_error=False, description="An API key or a token, as a 
 
 
 async def current_user(
-    ctx: Ctx,
+    services: Svc,
     api_key: Annotated[str | None, Security(_api_key)],
     bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
 ) -> Principal:
     """The caller, from `x-api-key` or `Authorization: Bearer` (401 when the mode needs a
     credential and it is missing or bad)."""
-    return await ctx.auth.authenticate(api_key or (bearer.credentials if bearer else None))
+    return await services.auth.authenticate(api_key or (bearer.credentials if bearer else None))
 
 
 CurrentUser = Annotated[Principal, Depends(current_user)]
 
 
-async def stream_slot(ctx: Ctx, user: CurrentUser) -> AsyncIterator[Callable[[], None]]:
+async def stream_slot(services: Svc, user: CurrentUser) -> AsyncIterator[Callable[[], None]]:
     """One of the caller's open streams (429 when all are taken), so that one user cannot
     hold every connection of the server. The stream gives it back with its last event
     (`event_stream`); one that never started streams gives it back after the response."""
-    with ctx.streams.hold(user.user_id) as release:
+    with services.streams.hold(user.user_id) as release:
         yield release
 
 

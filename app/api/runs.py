@@ -8,14 +8,13 @@ from fastapi import APIRouter, Body, Header, Query, Response
 from fastapi.responses import JSONResponse
 from sse_starlette.sse import EventSourceResponse
 
-from app.api.deps import Ctx, CurrentUser, StreamSlot
+from app.api.deps import CurrentUser, StreamSlot, Svc
 from app.api.sse import event_stream, parse_last_event_id, run_headers, run_stream
-from app.db.models import Run
+from app.db.models import RunRow
 from app.limits import MAX_BATCH_RUNS, MAX_OFFSET, MAX_PAGE_SIZE
 from app.middleware import JsonOnlyRoute
 from app.schemas.common import ERROR_RESPONSES
-from app.schemas.runs import CancelMany, RunCreate
-from app.schemas.runs import Run as RunOut
+from app.schemas.runs import CancelMany, Run, RunCreate
 
 router = APIRouter(tags=["Runs"], responses=ERROR_RESPONSES, route_class=JsonOnlyRoute)
 STREAM_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -23,8 +22,8 @@ STREAM_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-def out(run: Run) -> RunOut:
-    return RunOut(
+def out(run: RunRow) -> Run:
+    return Run(
         run_id=run.run_id,
         thread_id=run.thread_id,
         assistant_id=run.assistant_id,
@@ -39,10 +38,10 @@ def out(run: Run) -> RunOut:
 
 @router.post("/threads/{thread_id}/runs")
 async def create_run(
-    thread_id: str, body: RunCreate, ctx: Ctx, user: CurrentUser, response: Response
-) -> RunOut:
+    thread_id: str, body: RunCreate, services: Svc, user: CurrentUser, response: Response
+) -> Run:
     """Start a run in the background."""
-    run = await ctx.runs.create(thread_id, body, owner=user.user_id)
+    run = await services.runs.create(thread_id, body, owner=user.user_id)
     response.headers.update(run_headers(run))
     return out(run)
 
@@ -53,12 +52,12 @@ async def create_run(
     responses=STREAM_RESPONSES,
 )
 async def stream_run(
-    thread_id: str, body: RunCreate, ctx: Ctx, user: CurrentUser, slot: StreamSlot
+    thread_id: str, body: RunCreate, services: Svc, user: CurrentUser, slot: StreamSlot
 ) -> EventSourceResponse:
     """Start a run and stream its events."""
-    run = await ctx.runs.create(thread_id, body, owner=user.user_id)
+    run = await services.runs.create(thread_id, body, owner=user.user_id)
     return run_stream(
-        ctx.runs,
+        services.runs,
         run,
         slot,
         cancel_on_disconnect=body.on_disconnect == "cancel",
@@ -67,44 +66,46 @@ async def stream_run(
 
 
 @router.post("/threads/{thread_id}/runs/wait")
-async def wait_run(thread_id: str, body: RunCreate, ctx: Ctx, user: CurrentUser) -> JSONResponse:
+async def wait_run(
+    thread_id: str, body: RunCreate, services: Svc, user: CurrentUser
+) -> JSONResponse:
     """Start a run and answer with its final values."""
-    run = await ctx.runs.create(thread_id, body, owner=user.user_id)
-    result = await ctx.runs.result_of(run)
+    run = await services.runs.create(thread_id, body, owner=user.user_id)
+    result = await services.runs.result_of(run)
     return JSONResponse(result, headers=run_headers(run))
 
 
 @router.get("/threads/{thread_id}/runs")
 async def list_runs(
     thread_id: str,
-    ctx: Ctx,
+    services: Svc,
     user: CurrentUser,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 10,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     status: Literal["pending", "running", "success", "error", "timeout", "interrupted"]
     | None = None,
-) -> list[RunOut]:
-    found = await ctx.runs.list(
+) -> list[Run]:
+    found = await services.runs.list(
         thread_id, limit=limit, offset=offset, status=status, owner=user.user_id
     )
     return [out(r) for r in found]
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}")
-async def get_run(thread_id: str, run_id: str, ctx: Ctx, user: CurrentUser) -> RunOut:
-    return out(await ctx.runs.get(thread_id, run_id, owner=user.user_id))
+async def get_run(thread_id: str, run_id: str, services: Svc, user: CurrentUser) -> Run:
+    return out(await services.runs.get(thread_id, run_id, owner=user.user_id))
 
 
 @router.delete("/threads/{thread_id}/runs/{run_id}", status_code=204)
-async def delete_run(thread_id: str, run_id: str, ctx: Ctx, user: CurrentUser) -> Response:
-    await ctx.runs.delete(thread_id, run_id, owner=user.user_id)
+async def delete_run(thread_id: str, run_id: str, services: Svc, user: CurrentUser) -> Response:
+    await services.runs.delete(thread_id, run_id, owner=user.user_id)
     return Response(status_code=204)
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/join")
-async def join_run(thread_id: str, run_id: str, ctx: Ctx, user: CurrentUser) -> Any:
+async def join_run(thread_id: str, run_id: str, services: Svc, user: CurrentUser) -> Any:
     """Wait for the run to end; its final values."""
-    return await ctx.runs.join(thread_id, run_id, owner=user.user_id)
+    return await services.runs.join(thread_id, run_id, owner=user.user_id)
 
 
 @router.get(
@@ -115,7 +116,7 @@ async def join_run(thread_id: str, run_id: str, ctx: Ctx, user: CurrentUser) -> 
 async def join_stream(
     thread_id: str,
     run_id: str,
-    ctx: Ctx,
+    services: Svc,
     user: CurrentUser,
     slot: StreamSlot,
     last_event_id: Annotated[str | None, Header()] = None,
@@ -124,9 +125,9 @@ async def join_stream(
 ) -> EventSourceResponse:
     """Follow a run's stream; with Last-Event-ID, from the event after that one."""
     after = parse_last_event_id(last_event_id)
-    run = await ctx.runs.get(thread_id, run_id, owner=user.user_id)
+    run = await services.runs.get(thread_id, run_id, owner=user.user_id)
     return run_stream(
-        ctx.runs,
+        services.runs,
         run,
         slot,
         after=after,
@@ -142,41 +143,41 @@ async def join_stream(
 )
 async def thread_stream(
     thread_id: str,
-    ctx: Ctx,
+    services: Svc,
     user: CurrentUser,
     slot: StreamSlot,
     stream_mode: Annotated[list[str] | None, Query()] = None,
 ) -> EventSourceResponse:
     """Follow every run of a thread as it comes, for as long as the client listens."""
-    tid = await ctx.runs.thread_key(thread_id, owner=user.user_id)
-    return event_stream(ctx.runs.follow_thread(tid), slot, stream_mode)
+    tid = await services.runs.thread_key(thread_id, owner=user.user_id)
+    return event_stream(services.runs.follow_thread(tid), slot, stream_mode)
 
 
 @router.post("/threads/{thread_id}/runs/{run_id}/cancel")
 async def cancel_run(
     thread_id: str,
     run_id: str,
-    ctx: Ctx,
+    services: Svc,
     user: CurrentUser,
     wait: bool = False,
     action: Literal["interrupt", "rollback"] = "interrupt",
 ) -> Response:
     """Stop a run: keep what it saved (interrupt) or undo it (rollback)."""
-    run = await ctx.runs.cancel(thread_id, run_id, action, owner=user.user_id)
+    run = await services.runs.cancel(thread_id, run_id, action, owner=user.user_id)
     if wait and run is not None:
-        await ctx.runs.wait_done(run.run_id)
+        await services.runs.wait_done(run.run_id)
     return Response(status_code=202)
 
 
 @router.post("/runs/cancel", status_code=204)
 async def cancel_runs(
     body: CancelMany,
-    ctx: Ctx,
+    services: Svc,
     user: CurrentUser,
     action: Literal["interrupt", "rollback"] = "interrupt",
 ) -> Response:
     """Cancel the caller's runs that match; unknown ids are skipped."""
-    await ctx.runs.cancel_many(
+    await services.runs.cancel_many(
         body.thread_id, body.run_ids, body.status, action, owner=user.user_id
     )
     return Response(status_code=204)
@@ -184,9 +185,9 @@ async def cancel_runs(
 
 @router.post("/runs")
 async def create_stateless(
-    body: RunCreate, ctx: Ctx, user: CurrentUser, response: Response
-) -> RunOut:
-    run = await ctx.runs.create(None, body, owner=user.user_id)
+    body: RunCreate, services: Svc, user: CurrentUser, response: Response
+) -> Run:
+    run = await services.runs.create(None, body, owner=user.user_id)
     response.headers.update(run_headers(run))
     return out(run)
 
@@ -197,11 +198,11 @@ async def create_stateless(
     responses=STREAM_RESPONSES,
 )
 async def stream_stateless(
-    body: RunCreate, ctx: Ctx, user: CurrentUser, slot: StreamSlot
+    body: RunCreate, services: Svc, user: CurrentUser, slot: StreamSlot
 ) -> EventSourceResponse:
-    run = await ctx.runs.create(None, body, owner=user.user_id)
+    run = await services.runs.create(None, body, owner=user.user_id)
     return run_stream(
-        ctx.runs,
+        services.runs,
         run,
         slot,
         cancel_on_disconnect=body.on_disconnect == "cancel",
@@ -210,14 +211,16 @@ async def stream_stateless(
 
 
 @router.post("/runs/wait")
-async def wait_stateless(body: RunCreate, ctx: Ctx, user: CurrentUser) -> JSONResponse:
-    run = await ctx.runs.create(None, body, owner=user.user_id)
-    result = await ctx.runs.result_of(run)
+async def wait_stateless(body: RunCreate, services: Svc, user: CurrentUser) -> JSONResponse:
+    run = await services.runs.create(None, body, owner=user.user_id)
+    result = await services.runs.result_of(run)
     return JSONResponse(result, headers=run_headers(run))
 
 
 @router.post("/runs/batch")
 async def batch_stateless(
-    body: Annotated[list[RunCreate], Body(max_length=MAX_BATCH_RUNS)], ctx: Ctx, user: CurrentUser
-) -> list[RunOut]:
-    return [out(await ctx.runs.create(None, item, owner=user.user_id)) for item in body]
+    body: Annotated[list[RunCreate], Body(max_length=MAX_BATCH_RUNS)],
+    services: Svc,
+    user: CurrentUser,
+) -> list[Run]:
+    return [out(await services.runs.create(None, item, owner=user.user_id)) for item in body]

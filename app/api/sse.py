@@ -1,27 +1,22 @@
-"""A run's recorded events as a Server-Sent Events response, and each user's share of open
-streams."""
+"""A run's recorded events as a Server-Sent Events response."""
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable
 
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
 
-from app.db.models import Run
-from app.errors import Invalid, TooManyRequests
+from app.db.models import RunRow
+from app.errors import Invalid
 from app.limits import MAX_EVENT_ID
 from app.runs.broker import Event
-from app.runs.service import RunService
+from app.services.runs import RunService
 
 HEARTBEAT_S = 5.0
 # ASCII digits only; the value is checked against MAX_EVENT_ID once it is short enough.
 _EVENT_ID = re.compile(r"-?[0-9]{1,18}")
-# A refused stream may be retried once the client's other streams had time to end.
-STREAM_RETRY_AFTER_S = 5
 
 
 def parse_last_event_id(value: str | None) -> int:
@@ -37,42 +32,9 @@ def parse_last_event_id(value: str | None) -> int:
     return int(text)
 
 
-class StreamSlots:
-    """Open streams per user in this process; `limit` (0: none) is each user's share."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.open: Counter[str] = Counter()
-
-    @contextmanager
-    def hold(self, owner: str) -> Iterator[Callable[[], None]]:
-        """One slot of `owner` for the block, or until the function it gives is called
-        (once or more); 429 with Retry-After when all are taken."""
-        if self.limit and self.open[owner] >= self.limit:
-            raise TooManyRequests(
-                f"Too many open streams: at most {self.limit} per user; close one first.",
-                retry_after_s=STREAM_RETRY_AFTER_S,
-            )
-        self.open[owner] += 1
-        held = True
-
-        def release() -> None:
-            nonlocal held
-            if held:
-                held = False
-                self.open[owner] -= 1
-                if not self.open[owner]:
-                    del self.open[owner]
-
-        try:
-            yield release
-        finally:
-            release()
-
-
 def run_stream(
     runs: RunService,
-    run: Run,
+    run: RunRow,
     release: Callable[[], None],
     *,
     after: int = -1,
@@ -154,6 +116,6 @@ def mode_of(event: str) -> str:
     return name.split("/")[0]
 
 
-def run_headers(run: Run) -> dict[str, str]:
+def run_headers(run: RunRow) -> dict[str, str]:
     base = f"/threads/{run.thread_id}/runs/{run.run_id}"
     return {"Location": f"{base}/stream", "Content-Location": base}

@@ -57,7 +57,7 @@ def columns_of(row: Base) -> dict[str, Any]:
     }
 
 
-class Assistant(Base):
+class AssistantRow(Base):
     __tablename__ = "assistants"
 
     assistant_id: Mapped[str] = mapped_column(String(36), primary_key=True)
@@ -74,7 +74,7 @@ class Assistant(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
-class Thread(Base):
+class ThreadRow(Base):
     __tablename__ = "threads"
 
     thread_id: Mapped[str] = mapped_column(String(36), primary_key=True)
@@ -93,7 +93,7 @@ class Thread(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
 
 
-class Run(Base):
+class RunRow(Base):
     __tablename__ = "runs"
     __table_args__ = (
         # The database itself refuses a second running run on one thread.
@@ -133,7 +133,7 @@ class Run(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
-class RunEvent(Base):
+class RunEventRow(Base):
     """The recorded stream of a run, so a client can rejoin from any event id."""
 
     __tablename__ = "run_events"
@@ -149,7 +149,7 @@ class RunEvent(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
 
 
-class StoreItem(Base):
+class StoreItemRow(Base):
     __tablename__ = "store_items"
 
     # Each user has their own namespaces: the owner leads the key.
@@ -162,7 +162,7 @@ class StoreItem(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
-class Reminder(Base):
+class ReminderRow(Base):
     """The reminder agent's side effects: they stay when a thread forks or rolls back."""
 
     __tablename__ = "reminders"
@@ -189,7 +189,7 @@ class Reminder(Base):
     delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
-class WebhookDelivery(Base):
+class WebhookDeliveryRow(Base):
     """A run's webhook call, recorded with the run's outcome: sent (and retried) from here,
     so a crash loses no delivery. The body is kept only until the call is done."""
 
@@ -213,7 +213,7 @@ class WebhookDelivery(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
-class Cron(Base):
+class CronRow(Base):
     """Runs on a schedule (`/runs/crons`): on a thread, or each on a new thread. Each
     occurrence becomes one run; `next_run_at` moves on in the transaction that inserts it."""
 
@@ -240,7 +240,7 @@ class Cron(Base):
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
-class User(Base):
+class UserRow(Base):
     """A user of `api_key` authentication (`threadline users add`)."""
 
     __tablename__ = "users"
@@ -249,7 +249,7 @@ class User(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
-class ApiKey(Base):
+class ApiKeyRow(Base):
     """An API key, stored as a salted hash: the key itself is shown once, when made.
 
     A key reads `tl_<prefix>_<secret>`; the prefix finds the row, the hash checks the secret.

@@ -18,7 +18,7 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.database import Database
-from app.db.models import RunEvent
+from app.db.models import RunEventRow
 from app.jsonable import to_json
 from app.runs.notify import Notifier, run_key, until
 
@@ -32,7 +32,7 @@ POLL_EVERY_S = 1.0
 UNSAVED_RETRY_S = 0.02
 # Core, not ORM, statements on the hot path: the ORM's bulk machinery costs more than the
 # insert.
-_ADD_EVENTS = insert(RunEvent.__table__)
+_ADD_EVENTS = insert(RunEventRow.__table__)
 
 
 # The JSON text of the saved values of a run's checkpoints, by id (those found).
@@ -109,7 +109,13 @@ class RunStream:
 
 
 class StreamBroker:
-    def __init__(self, db: Database, notifier: Notifier, is_final: Callable[[str], Any]) -> None:
+    def __init__(
+        self,
+        db: Database,
+        notifier: Notifier,
+        is_final: Callable[[str], Any],
+        saved_values: SavedValues | None = None,
+    ) -> None:
         self.db = db
         self.notifier = notifier
         self.streams: dict[str, RunStream] = {}
@@ -118,8 +124,8 @@ class StreamBroker:
         self._flushing: asyncio.Task[None] | None = None
         # Keys to announce with the next flush (`announce_later`).
         self._later: set[str] = set()
-        # How recorded `values` events get their values back (set by the run service).
-        self.saved_values: SavedValues = _none_saved
+        # How recorded `values` events get their values back (`RunResults.saved_values`).
+        self.saved_values: SavedValues = saved_values or _none_saved
 
     async def attach(self, run_id: str, *, retry: bool) -> None:
         """Before a run executes here: a retry continues numbering after what an earlier
@@ -129,7 +135,7 @@ class StreamBroker:
         if retry:
             async with self.db.read() as session:
                 last = await session.scalar(
-                    select(func.max(RunEvent.seq)).where(RunEvent.run_id == run_id)
+                    select(func.max(RunEventRow.seq)).where(RunEventRow.run_id == run_id)
                 )
         stream = self.open(run_id)
         if last is not None and not stream.events:
@@ -315,9 +321,14 @@ class StreamBroker:
         async with self.db.read() as session:
             rows = list(
                 await session.execute(
-                    select(RunEvent.seq, RunEvent.event, RunEvent.data, RunEvent.checkpoint_id)
-                    .where(RunEvent.run_id == run_id, RunEvent.seq >= from_seq)
-                    .order_by(RunEvent.seq)
+                    select(
+                        RunEventRow.seq,
+                        RunEventRow.event,
+                        RunEventRow.data,
+                        RunEventRow.checkpoint_id,
+                    )
+                    .where(RunEventRow.run_id == run_id, RunEventRow.seq >= from_seq)
+                    .order_by(RunEventRow.seq)
                 )
             )
         wanted = list(dict.fromkeys(c for *_, c in rows if c is not None))

@@ -28,14 +28,14 @@ from sqlalchemy import bindparam, select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.database import Database
-from app.db.models import Cron
+from app.db.models import CronRow
 from app.errors import APIError
 from app.schedules import next_run
 from app.services.common import now
 from app.services.crons import run_body
 
 if TYPE_CHECKING:
-    from app.runs.service import RunService
+    from app.services.runs import RunService
 
 log = logging.getLogger(__name__)
 # How often each process looks for due crons: an occurrence starts this late at most.
@@ -43,10 +43,10 @@ POLL_S = 1.0
 # Due crons started per poll, at most, by each process.
 BATCH = 100
 
-_CRONS = Cron.__table__.c
+_CRONS = CronRow.__table__.c
 # The occurrence `due` of the cron, if it still holds it, moves on to `following`.
 _ADVANCE = (
-    update(Cron.__table__)
+    update(CronRow.__table__)
     .where(
         _CRONS.cron_id == bindparam("cron"),
         _CRONS.next_run_at == bindparam("due"),
@@ -92,9 +92,9 @@ class CronScheduler:
         async with self.db.read() as session:
             due = list(
                 await session.scalars(
-                    select(Cron)
-                    .where(Cron.enabled == true(), Cron.next_run_at <= now())
-                    .order_by(Cron.next_run_at)
+                    select(CronRow)
+                    .where(CronRow.enabled == true(), CronRow.next_run_at <= now())
+                    .order_by(CronRow.next_run_at)
                     .limit(BATCH)
                 )
             )
@@ -104,7 +104,7 @@ class CronScheduler:
             except Exception:
                 log.exception("cron %s: starting its run failed; trying again", cron.cron_id)
 
-    async def fire(self, cron: Cron) -> None:
+    async def fire(self, cron: CronRow) -> None:
         """Start the run of `cron`'s due occurrence, unless another process did; skip
         the occurrence if its run cannot start."""
         due = cron.next_run_at
@@ -123,14 +123,14 @@ class CronScheduler:
             return
         log.info("cron %s: the run due at %s is %s", cron.cron_id, due, run.run_id)
 
-    async def _claim(self, cron: Cron, due: datetime, session: AsyncSession) -> None:
+    async def _claim(self, cron: CronRow, due: datetime, session: AsyncSession) -> None:
         """In the transaction that inserts the run: move the cron on from `due`, or
         insert nothing (OccurrenceTaken) if it no longer holds `due`."""
         moved = await session.execute(_ADVANCE, self._advance(cron, due))
         if moved.rowcount != 1:  # type: ignore[attr-defined]
             raise OccurrenceTaken(cron.cron_id)
 
-    def _advance(self, cron: Cron, due: datetime) -> dict[str, Any]:
+    def _advance(self, cron: CronRow, due: datetime) -> dict[str, Any]:
         """`_ADVANCE`'s parameters: the next occurrence after `due` and after now (the
         ones missed in between are not run)."""
         after = max(due, now())

@@ -56,10 +56,10 @@ async def until(event: asyncio.Event, timeout: float) -> None:
 class Notifier:
     """The in-process base: `announce` is a no-op; only this process's `fire` wakes."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_queue: Callable[[], None] | None = None) -> None:
         self._events: dict[str, asyncio.Event] = {}
         # Called when a run became pending somewhere: this process's workers may claim it.
-        self.on_queue: Callable[[], None] | None = None
+        self.on_queue = on_queue
 
     async def start(self) -> None:
         return None
@@ -87,8 +87,8 @@ class Notifier:
 
 
 class PostgresNotifier(Notifier):
-    def __init__(self, conninfo: str) -> None:
-        super().__init__()
+    def __init__(self, conninfo: str, on_queue: Callable[[], None] | None = None) -> None:
+        super().__init__(on_queue)
         self.conninfo = conninfo
         self._task: asyncio.Task[None] | None = None
 

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.db.models import Assistant as AssistantRow
+from app.db.models import AssistantRow
 from app.limits import MAX_NAMES, Filter, Key, Metadata, Offset, PageSize
 from app.schemas.common import OnConflict, RequestModel, SortOrder
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, Field
 
-from app.db.models import Cron as CronRow
+from app.db.models import CronRow
 from app.limits import MAX_NAMES, Filter, Key, Metadata, Names, Offset, PageSize
 from app.schedules import check_schedule, check_timezone, in_utc
 from app.schemas.assistants import RunnableConfig

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from app.db.models import StoreItem
+from app.db.models import StoreItemRow
 from app.limits import MAX_KEY_LENGTH, MAX_NAMESPACE_LABELS, Filter, Offset, PageSize
 from app.schemas.common import RequestModel
 
@@ -77,7 +77,7 @@ class Item(BaseModel):
     updated_at: datetime
 
     @classmethod
-    def of(cls, row: StoreItem, namespace: list[str]) -> Item:
+    def of(cls, row: StoreItemRow, namespace: list[str]) -> Item:
         return cls(
             namespace=namespace,
             key=row.key,

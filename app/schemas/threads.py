@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from app.db.models import Thread as ThreadRow
+from app.db.models import ThreadRow
 from app.limits import MAX_NAMES, Filter, Key, Keys, Metadata, Offset, PageSize
 from app.schemas.common import Interrupt, OnConflict, RequestModel, SortOrder
 

@@ -12,7 +12,7 @@ from sqlalchemy import ColumnElement, Select, func, or_, select
 from sqlalchemy import delete as sql_delete
 
 from app.db.database import Database
-from app.db.models import Assistant, Thread
+from app.db.models import AssistantRow, ThreadRow
 from app.errors import Conflict, NotFound
 from app.graphs import GraphRegistry, system_assistant_id
 from app.schemas.assistants import (
@@ -25,12 +25,11 @@ from app.schemas.assistants import (
     GraphNode,
     GraphSchemas,
 )
-from app.services import threads
 from app.services.common import json_contains, new_id, now, ordered, parse_uuid, served_graph
 from engine.graph.schema import field_types
 
 if TYPE_CHECKING:
-    from app.context import AppContext
+    from app.container import Services
 
 
 async def ensure_system_assistants(db: Database, graphs: GraphRegistry) -> None:
@@ -38,10 +37,10 @@ async def ensure_system_assistants(db: Database, graphs: GraphRegistry) -> None:
     are kept in the registry."""
     async with db.write() as session:
         for graph_id, assistant_id in graphs.system_assistants().items():
-            row = await session.get(Assistant, assistant_id)
+            row = await session.get(AssistantRow, assistant_id)
             if row is None:
                 stamp = now()
-                row = Assistant(
+                row = AssistantRow(
                     assistant_id=assistant_id,
                     graph_id=graph_id,
                     name=graph_id,
@@ -60,12 +59,12 @@ async def ensure_system_assistants(db: Database, graphs: GraphRegistry) -> None:
 
 def _visible(owner: str) -> ColumnElement[bool]:
     """The assistants `owner` sees: the system ones and their own."""
-    return or_(Assistant.owner.is_(None), Assistant.owner == owner)
+    return or_(AssistantRow.owner.is_(None), AssistantRow.owner == owner)
 
 
 async def resolve(
     db: Database, graphs: GraphRegistry, assistant_id: str, *, owner: str
-) -> Assistant:
+) -> AssistantRow:
     """An assistant by id, or the system assistant of a graph given by its id."""
     try:
         key = str(uuid.UUID(assistant_id))
@@ -79,17 +78,17 @@ async def resolve(
     found = graphs.system_rows.get(key)
     if found is None:
         async with db.read() as session:
-            found = await session.get(Assistant, key)
+            found = await session.get(AssistantRow, key)
     if found is None or found.owner not in (None, owner):
         raise NotFound(f"Assistant '{assistant_id}' not found.")
     return found
 
 
-async def create(ctx: AppContext, body: AssistantCreate, *, owner: str) -> Assistant:
+async def create(ctx: Services, body: AssistantCreate, *, owner: str) -> AssistantRow:
     """A new assistant on a served graph (409, or the existing one, if the id is taken)."""
     served_graph(ctx.graphs, body.graph_id)
     stamp = now()
-    assistant = Assistant(
+    assistant = AssistantRow(
         assistant_id=parse_uuid(body.assistant_id, "assistant_id")
         if body.assistant_id
         else new_id(),
@@ -105,7 +104,7 @@ async def create(ctx: AppContext, body: AssistantCreate, *, owner: str) -> Assis
         updated_at=stamp,
     )
     async with ctx.db.write() as session:
-        existing = await session.get(Assistant, assistant.assistant_id)
+        existing = await session.get(AssistantRow, assistant.assistant_id)
         if existing is not None:
             # A foreign (or system) assistant is never handed out: the id is just taken.
             if body.if_exists == "do_nothing" and existing.owner == owner:
@@ -115,45 +114,43 @@ async def create(ctx: AppContext, body: AssistantCreate, *, owner: str) -> Assis
     return assistant
 
 
-def _filtered(
-    ctx: AppContext, query: Select[Any], where: AssistantFilter, owner: str
-) -> Select[Any]:
+def _filtered(ctx: Services, query: Select[Any], where: AssistantFilter, owner: str) -> Select[Any]:
     """`query` restricted to the assistants the owner sees that the filter matches, in SQL."""
     query = query.where(_visible(owner))
     if where.metadata:
-        query = query.where(json_contains(ctx.db.dialect, Assistant.metadata_, where.metadata))
+        query = query.where(json_contains(ctx.db.dialect, AssistantRow.metadata_, where.metadata))
     if where.graph_id:
-        query = query.where(Assistant.graph_id == where.graph_id)
+        query = query.where(AssistantRow.graph_id == where.graph_id)
     if where.name:
-        query = query.where(Assistant.name.icontains(where.name, autoescape=True))
+        query = query.where(AssistantRow.name.icontains(where.name, autoescape=True))
     return query
 
 
 async def search(
-    ctx: AppContext, body: AssistantSearch, *, owner: str
-) -> tuple[list[Assistant], int]:
+    ctx: Services, body: AssistantSearch, *, owner: str
+) -> tuple[list[AssistantRow], int]:
     """One page of matching assistants, and how many match in all."""
     query = ordered(
-        _filtered(ctx, select(Assistant), body, owner),
+        _filtered(ctx, select(AssistantRow), body, owner),
         body.sort_order,
-        getattr(Assistant, body.sort_by),
-        Assistant.assistant_id,
+        getattr(AssistantRow, body.sort_by),
+        AssistantRow.assistant_id,
     )
     async with ctx.db.read() as session:
         rows = list(await session.scalars(query.limit(body.limit).offset(body.offset)))
     return rows, await count(ctx, body, owner=owner)
 
 
-async def count(ctx: AppContext, where: AssistantFilter, *, owner: str) -> int:
+async def count(ctx: Services, where: AssistantFilter, *, owner: str) -> int:
     """How many assistants match, counted in SQL."""
     async with ctx.db.read() as session:
         total = await session.scalar(
-            _filtered(ctx, select(func.count()).select_from(Assistant), where, owner)
+            _filtered(ctx, select(func.count()).select_from(AssistantRow), where, owner)
         )
     return int(total or 0)
 
 
-def _refuse_system(assistant: Assistant) -> None:
+def _refuse_system(assistant: AssistantRow) -> None:
     """A graph's system assistant is shared by every user and addressed by the graph id,
     so nobody changes or deletes it (409); a user makes their own to configure."""
     if assistant.owner is None:
@@ -164,15 +161,15 @@ def _refuse_system(assistant: Assistant) -> None:
 
 
 async def update(
-    ctx: AppContext, assistant_id: str, patch: AssistantPatch, *, owner: str
-) -> Assistant:
+    ctx: Services, assistant_id: str, patch: AssistantPatch, *, owner: str
+) -> AssistantRow:
     """Change an assistant; each change is a new version."""
     found = await resolve(ctx.db, ctx.graphs, assistant_id, owner=owner)
     _refuse_system(found)
     if patch.graph_id is not None and patch.graph_id != found.graph_id:
         served_graph(ctx.graphs, patch.graph_id)
     async with ctx.db.write() as session:
-        assistant = await session.get(Assistant, found.assistant_id)
+        assistant = await session.get(AssistantRow, found.assistant_id)
         if assistant is None:
             raise NotFound(f"Assistant '{assistant_id}' not found.")
         if patch.graph_id is not None:
@@ -192,28 +189,30 @@ async def update(
     return assistant
 
 
-async def delete(ctx: AppContext, assistant_id: str, *, delete_threads: bool, owner: str) -> None:
+async def delete(ctx: Services, assistant_id: str, *, delete_threads: bool, owner: str) -> None:
     """Delete an assistant (and, if asked, the owner's threads it ran on). A graph's system
     assistant stays: clients address the graph through it."""
     found = await resolve(ctx.db, ctx.graphs, assistant_id, owner=owner)
     _refuse_system(found)
     if delete_threads:
         where = json_contains(
-            ctx.db.dialect, Thread.metadata_, {"assistant_id": found.assistant_id}
+            ctx.db.dialect, ThreadRow.metadata_, {"assistant_id": found.assistant_id}
         )
         async with ctx.db.read() as session:
             thread_ids = list(
-                await session.scalars(select(Thread.thread_id).where(where, Thread.owner == owner))
+                await session.scalars(
+                    select(ThreadRow.thread_id).where(where, ThreadRow.owner == owner)
+                )
             )
         for thread_id in thread_ids:
-            await threads.delete_thread(ctx, thread_id, owner=owner)
+            await ctx.threads.delete(thread_id, owner=owner)
     async with ctx.db.write() as session:
         await session.execute(
-            sql_delete(Assistant).where(Assistant.assistant_id == found.assistant_id)
+            sql_delete(AssistantRow).where(AssistantRow.assistant_id == found.assistant_id)
         )
 
 
-def drawing(ctx: AppContext, assistant: Assistant) -> GraphDrawing:
+def drawing(ctx: Services, assistant: AssistantRow) -> GraphDrawing:
     """Nodes and edges of the assistant's graph, as LangGraph clients draw them; every
     edge says whether it is conditional (LangChain's `to_json()` leaves out `false`)."""
     graph = served_graph(ctx.graphs, assistant.graph_id).get_graph()
@@ -229,7 +228,7 @@ def drawing(ctx: AppContext, assistant: Assistant) -> GraphDrawing:
     )
 
 
-def schemas(ctx: AppContext, assistant: Assistant) -> GraphSchemas:
+def schemas(ctx: Services, assistant: AssistantRow) -> GraphSchemas:
     """JSON schemas of the graph's declared types; LangGraph's config schema has no
     counterpart here (graphs declare a context schema instead), so it is null."""
     builder = served_graph(ctx.graphs, assistant.graph_id).builder

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 from sqlalchemy import Select, func, select
 
-from app.db.models import Cron
+from app.db.models import CronRow
 from app.errors import Invalid, NotFound
 from app.graphs import run_context, system_assistant_id
 from app.schedules import next_run
@@ -18,15 +18,14 @@ from app.schemas.crons import ThreadCronCreate as ThreadCronBody
 from app.schemas.runs import RunCreate
 from app.services import assistants
 from app.services.common import json_contains, new_id, now, parse_uuid
-from app.services.threads import get_thread
 
 if TYPE_CHECKING:
-    from app.context import AppContext
+    from app.container import Services
 
-_SORT_COLUMNS = {"next_run_date": Cron.next_run_at}
+_SORT_COLUMNS = {"next_run_date": CronRow.next_run_at}
 
 
-def run_body(cron: Cron) -> RunCreate:
+def run_body(cron: CronRow) -> RunCreate:
     """The run an occurrence of `cron` starts: its payload, its metadata plus its id."""
     return RunCreate.model_validate(
         {
@@ -37,7 +36,7 @@ def run_body(cron: Cron) -> RunCreate:
     )
 
 
-def _check_run(cron: Cron) -> None:
+def _check_run(cron: CronRow) -> None:
     """422 unless `cron`'s payload makes a run every occurrence can start with."""
     try:
         run_body(cron)
@@ -48,24 +47,24 @@ def _check_run(cron: Cron) -> None:
         raise Invalid(f"The cron's runs could not start: {problems}.") from None
 
 
-async def _check_context(ctx: AppContext, assistant_id: str, context: Any, owner: str) -> None:
+async def _check_context(ctx: Services, assistant_id: str, context: Any, owner: str) -> None:
     """422 unless `context` fits the graph of the assistant the runs start."""
     assistant = await assistants.resolve(ctx.db, ctx.graphs, assistant_id, owner=owner)
     run_context(ctx.runs.graph_of(assistant), assistant.context, context)
 
 
 async def create(
-    ctx: AppContext, thread_id: str | None, body: ThreadCronBody, *, owner: str
-) -> Cron:
+    ctx: Services, thread_id: str | None, body: ThreadCronBody, *, owner: str
+) -> CronRow:
     """A cron on the owner's thread, or (no thread) one whose runs each get a new thread;
     its first run is the schedule's first occurrence from now."""
     assistant = await assistants.resolve(ctx.db, ctx.graphs, body.assistant_id, owner=owner)
     run_context(ctx.runs.graph_of(assistant), assistant.context, body.context)
-    await ctx.runs.webhooks.check(body.webhook)
+    await ctx.webhooks.check(body.webhook)
     if thread_id is not None:
-        thread_id = (await get_thread(ctx.db, thread_id, owner=owner)).thread_id
+        thread_id = (await ctx.threads.get(thread_id, owner=owner)).thread_id
     stamp = now()
-    cron = Cron(
+    cron = CronRow(
         cron_id=new_id(),
         owner=owner,
         assistant_id=assistant.assistant_id,
@@ -87,20 +86,20 @@ async def create(
     return cron
 
 
-async def _owned(ctx: AppContext, cron_id: str, owner: str) -> Cron:
+async def _owned(ctx: Services, cron_id: str, owner: str) -> CronRow:
     """The owner's cron; else 404, the same for missing and foreign."""
     key = parse_uuid(cron_id, "cron_id")
     async with ctx.db.read() as session:
-        return _mine(await session.get(Cron, key), cron_id, owner)
+        return _mine(await session.get(CronRow, key), cron_id, owner)
 
 
-def _mine(cron: Cron | None, cron_id: str, owner: str) -> Cron:
+def _mine(cron: CronRow | None, cron_id: str, owner: str) -> CronRow:
     if cron is None or cron.owner != owner:
         raise NotFound(f"Cron '{cron_id}' not found.")
     return cron
 
 
-async def update(ctx: AppContext, cron_id: str, body: CronPatch, *, owner: str) -> Cron:
+async def update(ctx: Services, cron_id: str, body: CronPatch, *, owner: str) -> CronRow:
     """Change the owner's cron (see `CronPatch`)."""
     given = body.model_fields_set
     found = await _owned(ctx, cron_id, owner)
@@ -108,9 +107,9 @@ async def update(ctx: AppContext, cron_id: str, body: CronPatch, *, owner: str) 
         raise Invalid("on_run_completed: only a cron whose runs get a new thread has it.")
     if body.context is not None:
         await _check_context(ctx, found.assistant_id, body.context, owner)
-    await ctx.runs.webhooks.check(body.webhook)
+    await ctx.webhooks.check(body.webhook)
     async with ctx.db.write() as session:
-        cron = _mine(await session.get(Cron, found.cron_id), cron_id, owner)
+        cron = _mine(await session.get(CronRow, found.cron_id), cron_id, owner)
         payload = dict(cron.payload)
         for name, value in body.model_dump(
             include=given & RUN_FIELDS, exclude_unset=True, mode="json"
@@ -143,47 +142,47 @@ async def update(ctx: AppContext, cron_id: str, body: CronPatch, *, owner: str) 
     return cron
 
 
-async def delete(ctx: AppContext, cron_id: str, *, owner: str) -> None:
+async def delete(ctx: Services, cron_id: str, *, owner: str) -> None:
     """Delete the owner's cron: no run of it starts afterwards."""
     key = parse_uuid(cron_id, "cron_id")
     async with ctx.db.write() as session:
-        await session.delete(_mine(await session.get(Cron, key), cron_id, owner))
+        await session.delete(_mine(await session.get(CronRow, key), cron_id, owner))
 
 
-def _filtered(ctx: AppContext, query: Select[Any], where: CronFilter, owner: str) -> Select[Any]:
+def _filtered(ctx: Services, query: Select[Any], where: CronFilter, owner: str) -> Select[Any]:
     """`query` restricted to the owner's crons that the filter matches, in SQL."""
-    query = query.where(Cron.owner == owner)
+    query = query.where(CronRow.owner == owner)
     if where.assistant_id is not None:
         try:
             assistant_id = parse_uuid(where.assistant_id, "assistant_id")
         except Invalid:  # a graph id: its system assistant
             assistant_id = system_assistant_id(where.assistant_id)
-        query = query.where(Cron.assistant_id == assistant_id)
+        query = query.where(CronRow.assistant_id == assistant_id)
     if where.thread_id is not None:
-        query = query.where(Cron.thread_id == parse_uuid(where.thread_id, "thread_id"))
+        query = query.where(CronRow.thread_id == parse_uuid(where.thread_id, "thread_id"))
     if where.enabled is not None:
-        query = query.where(Cron.enabled == where.enabled)
+        query = query.where(CronRow.enabled == where.enabled)
     if where.metadata:
-        query = query.where(json_contains(ctx.db.dialect, Cron.metadata_, where.metadata))
+        query = query.where(json_contains(ctx.db.dialect, CronRow.metadata_, where.metadata))
     return query
 
 
-async def search(ctx: AppContext, body: CronSearch, *, owner: str) -> tuple[list[Cron], int]:
+async def search(ctx: Services, body: CronSearch, *, owner: str) -> tuple[list[CronRow], int]:
     """One page of matching crons, and how many match in all. Crons without a value of
     the sorted column (no thread, no end) come last either way, on both databases."""
-    column = _SORT_COLUMNS.get(body.sort_by) or getattr(Cron, body.sort_by)
+    column = _SORT_COLUMNS.get(body.sort_by) or getattr(CronRow, body.sort_by)
     direction = column.asc() if body.sort_order == "asc" else column.desc()
-    tiebreak = Cron.cron_id.asc() if body.sort_order == "asc" else Cron.cron_id.desc()
-    query = _filtered(ctx, select(Cron), body, owner).order_by(direction.nulls_last(), tiebreak)
+    tiebreak = CronRow.cron_id.asc() if body.sort_order == "asc" else CronRow.cron_id.desc()
+    query = _filtered(ctx, select(CronRow), body, owner).order_by(direction.nulls_last(), tiebreak)
     async with ctx.db.read() as session:
         rows = list(await session.scalars(query.limit(body.limit).offset(body.offset)))
     return rows, await count(ctx, body, owner=owner)
 
 
-async def count(ctx: AppContext, where: CronFilter, *, owner: str) -> int:
+async def count(ctx: Services, where: CronFilter, *, owner: str) -> int:
     """How many crons match, counted in SQL."""
     async with ctx.db.read() as session:
         total = await session.scalar(
-            _filtered(ctx, select(func.count()).select_from(Cron), where, owner)
+            _filtered(ctx, select(func.count()).select_from(CronRow), where, owner)
         )
     return int(total or 0)

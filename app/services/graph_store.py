@@ -31,8 +31,8 @@ from engine.store.base import (
 )
 
 if TYPE_CHECKING:
-    from app.context import AppContext
-    from app.db.models import StoreItem
+    from app.db.database import Database
+    from app.db.models import StoreItemRow
 
 ItemT = TypeVar("ItemT", bound=Item)
 
@@ -40,8 +40,8 @@ ItemT = TypeVar("ItemT", bound=Item)
 class ServerStore(BaseStore):
     """`BaseStore` over the server's store for one user; made per run, in its event loop."""
 
-    def __init__(self, ctx: AppContext, owner: str) -> None:
-        self.ctx = ctx
+    def __init__(self, db: Database, owner: str) -> None:
+        self.db = db
         self.owner = owner
         self.loop = asyncio.get_running_loop()
 
@@ -64,16 +64,16 @@ class ServerStore(BaseStore):
     async def _apply(self, op: Op) -> Result:
         if isinstance(op, GetOp):
             try:
-                row = await store.get(self.ctx, list(op.namespace), op.key, owner=self.owner)
+                row = await store.get(self.db, list(op.namespace), op.key, owner=self.owner)
             except NotFound:
                 return None
             return _item(row, Item)
         if isinstance(op, PutOp):
             if op.value is None:
-                await store.delete_item(self.ctx, list(op.namespace), op.key, owner=self.owner)
+                await store.delete_item(self.db, list(op.namespace), op.key, owner=self.owner)
             else:
                 body = ItemPut(namespace=list(op.namespace), key=op.key, value=dict(op.value))
-                await store.put(self.ctx, body, owner=self.owner)
+                await store.put(self.db, body, owner=self.owner)
             return None
         if isinstance(op, SearchOp):
             search = ItemSearch(
@@ -83,7 +83,7 @@ class ServerStore(BaseStore):
                 offset=op.offset,
                 query=op.query,
             )
-            rows = await store.search(self.ctx, search, owner=self.owner)
+            rows = await store.search(self.db, search, owner=self.owner)
             return [_item(row, SearchItem) for row in rows]
         return await self._namespaces(op)
 
@@ -96,11 +96,11 @@ class ServerStore(BaseStore):
             limit=op.limit,
             offset=op.offset,
         )
-        found = await store.namespaces(self.ctx, body, owner=self.owner)
+        found = await store.namespaces(self.db, body, owner=self.owner)
         return [tuple(namespace) for namespace in found]
 
 
-def _item(row: StoreItem, kind: type[ItemT]) -> ItemT:
+def _item(row: StoreItemRow, kind: type[ItemT]) -> ItemT:
     return kind(
         value=row.value,
         key=row.key,

@@ -27,11 +27,11 @@ from datetime import timedelta
 from sqlalchemy import or_, select, update
 
 from app.db.database import Database
-from app.db.models import Reminder, Run, Thread
+from app.db.models import ReminderRow, RunRow, ThreadRow
 from app.errors import Invalid, NotFound
-from app.runs.service import RunService
 from app.schemas.runs import RunCreate
 from app.services.common import now
+from app.services.runs import RunService
 
 log = logging.getLogger(__name__)
 POLL_S = 1.0
@@ -76,19 +76,19 @@ class ReminderScheduler:
                 log.exception("delivering reminder %s failed", reminder.reminder_id)
         return len(claimed)
 
-    async def _claim(self) -> list[Reminder]:
+    async def _claim(self) -> list[ReminderRow]:
         stamp = now()
-        free = or_(Reminder.claimed_until.is_(None), Reminder.claimed_until < stamp)
+        free = or_(ReminderRow.claimed_until.is_(None), ReminderRow.claimed_until < stamp)
         due = (
-            select(Reminder.reminder_id)
-            .join(Thread, Thread.thread_id == Reminder.thread_id)
+            select(ReminderRow.reminder_id)
+            .join(ThreadRow, ThreadRow.thread_id == ReminderRow.thread_id)
             .where(
-                Reminder.status == "scheduled",
-                Reminder.due_at <= stamp,
+                ReminderRow.status == "scheduled",
+                ReminderRow.due_at <= stamp,
                 free,
-                Thread.status != "interrupted",
+                ThreadRow.status != "interrupted",
             )
-            .order_by(Reminder.due_at)
+            .order_by(ReminderRow.due_at)
             .limit(BATCH)
         )
         # Read first: nearly always nothing is due, and a write every second on SQLite
@@ -97,18 +97,18 @@ class ReminderScheduler:
             if not (await session.scalars(due.limit(1))).first():
                 return []
         if self.db.dialect == "postgresql":
-            due = due.with_for_update(skip_locked=True, of=Reminder)
+            due = due.with_for_update(skip_locked=True, of=ReminderRow)
         async with self.db.write() as session:
             rows = await session.scalars(
-                update(Reminder)
-                .where(Reminder.reminder_id.in_(due), Reminder.status == "scheduled", free)
+                update(ReminderRow)
+                .where(ReminderRow.reminder_id.in_(due), ReminderRow.status == "scheduled", free)
                 .values(claimed_until=stamp + timedelta(seconds=CLAIM_S))
-                .returning(Reminder)
+                .returning(ReminderRow)
                 .execution_options(synchronize_session=False)
             )
             return list(rows)
 
-    async def _deliver(self, reminder: Reminder) -> None:
+    async def _deliver(self, reminder: ReminderRow) -> None:
         run_id = await self._made_run(reminder)
         if run_id is None:
             try:
@@ -120,19 +120,19 @@ class ReminderScheduler:
                 return
         await self._mark(reminder, "sending", run_id)
 
-    async def _made_run(self, reminder: Reminder) -> str | None:
+    async def _made_run(self, reminder: ReminderRow) -> str | None:
         """The delivery run a claimer that died made already, if any."""
         async with self.db.read() as session:
             return await session.scalar(
-                select(Run.run_id)
+                select(RunRow.run_id)
                 .where(
-                    Run.thread_id == reminder.thread_id,
-                    Run.metadata_["reminder_id"].as_string() == reminder.reminder_id,
+                    RunRow.thread_id == reminder.thread_id,
+                    RunRow.metadata_["reminder_id"].as_string() == reminder.reminder_id,
                 )
                 .limit(1)
             )
 
-    async def _make_run(self, reminder: Reminder) -> str:
+    async def _make_run(self, reminder: ReminderRow) -> str:
         assistant_id = reminder.assistant_id or await self._thread_assistant(reminder)
         body = RunCreate.model_validate(
             {
@@ -155,24 +155,27 @@ class ReminderScheduler:
         run = await self.runs.create(reminder.thread_id, body, owner=reminder.owner)
         return run.run_id
 
-    async def _thread_assistant(self, reminder: Reminder) -> str:
+    async def _thread_assistant(self, reminder: ReminderRow) -> str:
         """The assistant the thread's runs use (a reminder set outside a server run
         names none)."""
         async with self.db.read() as session:
             metadata = await session.scalar(
-                select(Thread.metadata_).where(Thread.thread_id == reminder.thread_id)
+                select(ThreadRow.metadata_).where(ThreadRow.thread_id == reminder.thread_id)
             )
         assistant_id = (metadata or {}).get("assistant_id")
         if not isinstance(assistant_id, str):
             raise NotFound(f"Thread '{reminder.thread_id}' has no assistant to say it.")
         return assistant_id
 
-    async def _mark(self, reminder: Reminder, status: str, run_id: str | None) -> None:
+    async def _mark(self, reminder: ReminderRow, status: str, run_id: str | None) -> None:
         """Record what became of a claimed reminder, unless its run delivered it already."""
         async with self.db.write() as session:
             await session.execute(
-                update(Reminder)
-                .where(Reminder.reminder_id == reminder.reminder_id, Reminder.status == "scheduled")
+                update(ReminderRow)
+                .where(
+                    ReminderRow.reminder_id == reminder.reminder_id,
+                    ReminderRow.status == "scheduled",
+                )
                 .values(status=status, run_id=run_id, claimed_until=None)
                 .execution_options(synchronize_session=False)
             )

@@ -15,7 +15,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from app.agents.reminder_store import Reminder
 from app.db.database import Database
-from app.db.models import Reminder as ReminderRow
+from app.db.models import ReminderRow
 from app.services.common import new_id, now
 
 

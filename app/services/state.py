@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from langchain_core.messages import convert_to_messages
 from sqlalchemy import JSON, ColumnElement, func, select, type_coerce
 
-from app.db.models import Run
+from app.db.models import RunRow
 from app.errors import Conflict, Invalid, NotFound
 from app.jsonable import jsonable
 from app.schemas.runs import CheckpointRef
@@ -30,12 +30,12 @@ from app.schemas.state import (
     TurnStatus,
 )
 from app.services.common import MESSAGE_ERRORS, check_messages, error_message, parse_uuid
-from app.services.threads import active_runs, get_thread, refresh, thread_graph
+from app.services.threads import active_runs
 from engine import CompiledGraph, InvalidUpdateError, PregelTask, StateSnapshot
 from engine.checkpoint.base import VersionInfo
 
 if TYPE_CHECKING:
-    from app.context import AppContext
+    from app.container import Services
 
 EMPTY = ThreadState(
     values={},
@@ -142,11 +142,11 @@ async def read_version(
 
 
 async def get_state(
-    ctx: AppContext, thread_id: str, ref: CheckpointRef | None, *, subgraphs: bool, owner: str
+    ctx: Services, thread_id: str, ref: CheckpointRef | None, *, subgraphs: bool, owner: str
 ) -> ThreadState:
     """The head's state, or the version `ref` names (404 if the thread has no such)."""
-    thread = await get_thread(ctx.db, thread_id, owner=owner)
-    graph = thread_graph(ctx, thread)
+    thread = await ctx.threads.get(thread_id, owner=owner)
+    graph = ctx.threads.graph_of(thread)
     if graph is None:
         return EMPTY
     config = version_config(thread.thread_id, ref)
@@ -154,16 +154,16 @@ async def get_state(
 
 
 async def update_state(
-    ctx: AppContext, thread_id: str, body: StateUpdate, *, owner: str
+    ctx: Services, thread_id: str, body: StateUpdate, *, owner: str
 ) -> Checkpoint:
     """Write `values` as if `as_node` had, on the head or on the version named (which
     forks the thread), in the thread's graph or, with `checkpoint_ns`, in a subgraph's
     state (which its parent's next run continues from); the thread row then shows the
     new head. Refused while runs are pending or running on the thread: they would
     continue from a head that moved."""
-    thread = await get_thread(ctx.db, thread_id, owner=owner)
+    thread = await ctx.threads.get(thread_id, owner=owner)
     check_messages(body.values, ctx.settings.max_messages, "values")
-    graph = thread_graph(ctx, thread)
+    graph = ctx.threads.graph_of(thread)
     if graph is None:
         raise Conflict(
             f"Thread '{thread.thread_id}' has no graph yet: run it once, or create it with "
@@ -185,19 +185,19 @@ async def update_state(
         written = await graph.aupdate_state(config, body.values, as_node=body.as_node)
     except (InvalidUpdateError, *MESSAGE_ERRORS) as exc:
         raise Invalid(f"Cannot update the state: {error_message(exc)}") from None
-    await refresh(ctx, thread.thread_id, graph)
+    await ctx.threads.refresh(thread.thread_id, graph)
     checkpoint = _checkpoint(written)
     assert checkpoint is not None
     return checkpoint
 
 
 async def history(
-    ctx: AppContext, thread_id: str, query: HistoryQuery, *, owner: str
+    ctx: Services, thread_id: str, query: HistoryQuery, *, owner: str
 ) -> list[ThreadState]:
     """Versions of every branch, newest first: of the thread's graph, or with
     `checkpoint_ns`, of that subgraph's state."""
-    thread = await get_thread(ctx.db, thread_id, owner=owner)
-    graph = thread_graph(ctx, thread)
+    thread = await ctx.threads.get(thread_id, owner=owner)
+    graph = ctx.threads.graph_of(thread)
     if graph is None:
         return []
     config = version_config(thread.thread_id, query.checkpoint)
@@ -287,9 +287,9 @@ class _Branching:
         return carried
 
 
-async def tree(ctx: AppContext, thread_id: str, *, owner: str) -> ThreadTree:
+async def tree(ctx: Services, thread_id: str, *, owner: str) -> ThreadTree:
     """The thread's turns as a tree, from checkpoint bookkeeping and the runs table."""
-    thread = await get_thread(ctx.db, thread_id, owner=owner)
+    thread = await ctx.threads.get(thread_id, owner=owner)
     branching = _Branching(
         {v.checkpoint_id: v for v in await ctx.saver.alist_versions(thread.thread_id)}
     )
@@ -406,22 +406,22 @@ def _status(ender: _Outcome | None) -> TurnStatus:
     return "cancelled" if ender.status == "interrupted" else "error"
 
 
-async def _outcomes(ctx: AppContext, thread_id: str) -> dict[str, _Outcome]:
+async def _outcomes(ctx: Services, thread_id: str) -> dict[str, _Outcome]:
     """Input and ending of each run of the thread, oldest first, with only the last
     message of its final values taken from the database (kept apart from a result that
     is a checkpoint): never the whole conversation of every turn."""
     query = (
         select(
-            Run.run_id,
-            Run.status,
-            Run.kwargs["input"],
-            Run.kwargs["checkpoint_id"],
-            Run.created_at,
-            func.coalesce(Run.last_message, _last_message(ctx.db.dialect, Run.result)),
-            Run.result["__interrupt__"],
+            RunRow.run_id,
+            RunRow.status,
+            RunRow.kwargs["input"],
+            RunRow.kwargs["checkpoint_id"],
+            RunRow.created_at,
+            func.coalesce(RunRow.last_message, _last_message(ctx.db.dialect, RunRow.result)),
+            RunRow.result["__interrupt__"],
         )
-        .where(Run.thread_id == thread_id)
-        .order_by(Run.created_at)
+        .where(RunRow.thread_id == thread_id)
+        .order_by(RunRow.created_at)
     )
     async with ctx.db.read() as session:
         rows = await session.execute(query)

@@ -13,14 +13,15 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import ColumnElement, delete, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from app.db.models import StoreItem
+from app.db.models import StoreItemRow
 from app.errors import Invalid, NotFound
 from app.limits import MAX_KEY_LENGTH
 from app.schemas.store import ItemPut, ItemSearch, NamespaceSearch
 from app.services.common import json_contains, now
 
 if TYPE_CHECKING:
-    from app.context import AppContext
+    from app.db.database import Database
+
 
 SEP = "\x1f"
 
@@ -40,7 +41,7 @@ def joined(namespace: list[str], what: str = "namespace") -> str:
     return path
 
 
-def labels(item: StoreItem) -> list[str]:
+def labels(item: StoreItemRow) -> list[str]:
     """The namespace of a stored item, as labels."""
     return item.namespace.split(SEP)
 
@@ -49,18 +50,18 @@ def _under(prefix: list[str]) -> ColumnElement[bool]:
     """Items whose namespace is `prefix` or lies below it."""
     path = joined(prefix, "namespace_prefix")
     return or_(
-        StoreItem.namespace == path,
-        StoreItem.namespace.startswith(path + SEP, autoescape=True),
+        StoreItemRow.namespace == path,
+        StoreItemRow.namespace.startswith(path + SEP, autoescape=True),
     )
 
 
-async def put(ctx: AppContext, body: ItemPut, *, owner: str) -> None:
+async def put(db: Database, body: ItemPut, *, owner: str) -> None:
     """Create or replace an item in one statement (an upsert), keeping its created_at."""
     if not body.namespace:
         raise Invalid("namespace: give at least one label.")
     stamp = now()
-    insert: Any = postgresql.insert if ctx.db.dialect == "postgresql" else sqlite.insert
-    statement = insert(StoreItem).values(
+    insert: Any = postgresql.insert if db.dialect == "postgresql" else sqlite.insert
+    statement = insert(StoreItemRow).values(
         owner=owner,
         namespace=joined(body.namespace),
         key=body.key,
@@ -68,7 +69,7 @@ async def put(ctx: AppContext, body: ItemPut, *, owner: str) -> None:
         created_at=stamp,
         updated_at=stamp,
     )
-    async with ctx.db.write() as session:
+    async with db.write() as session:
         await session.execute(
             statement.on_conflict_do_update(
                 index_elements=["owner", "namespace", "key"],
@@ -77,51 +78,51 @@ async def put(ctx: AppContext, body: ItemPut, *, owner: str) -> None:
         )
 
 
-async def get(ctx: AppContext, namespace: list[str], key: str, *, owner: str) -> StoreItem:
+async def get(db: Database, namespace: list[str], key: str, *, owner: str) -> StoreItemRow:
     """One item by its primary key, or 404."""
-    async with ctx.db.read() as session:
-        item = await session.get(StoreItem, (owner, joined(namespace), key))
+    async with db.read() as session:
+        item = await session.get(StoreItemRow, (owner, joined(namespace), key))
     if item is None:
         raise NotFound(f"No item {key!r} in namespace {namespace}.")
     return item
 
 
-async def delete_item(ctx: AppContext, namespace: list[str], key: str, *, owner: str) -> None:
+async def delete_item(db: Database, namespace: list[str], key: str, *, owner: str) -> None:
     """Delete an item; deleting one that is not there is not an error."""
-    async with ctx.db.write() as session:
+    async with db.write() as session:
         await session.execute(
-            delete(StoreItem).where(
-                StoreItem.owner == owner,
-                StoreItem.namespace == joined(namespace),
-                StoreItem.key == key,
+            delete(StoreItemRow).where(
+                StoreItemRow.owner == owner,
+                StoreItemRow.namespace == joined(namespace),
+                StoreItemRow.key == key,
             )
         )
 
 
-async def search(ctx: AppContext, body: ItemSearch, *, owner: str) -> list[StoreItem]:
+async def search(db: Database, body: ItemSearch, *, owner: str) -> list[StoreItemRow]:
     """Items under the prefix whose value contains the filter, last updated first."""
-    query = select(StoreItem).where(StoreItem.owner == owner)
+    query = select(StoreItemRow).where(StoreItemRow.owner == owner)
     if body.namespace_prefix:
         query = query.where(_under(body.namespace_prefix))
     if body.filter:
         for key, value in body.filter.items():
             if isinstance(value, dict) and any(k.startswith("$") for k in value):
                 raise Invalid(f"filter: {key}: operators are not supported; give exact values.")
-        query = query.where(json_contains(ctx.db.dialect, StoreItem.value, body.filter))
-    query = query.order_by(StoreItem.updated_at.desc(), StoreItem.namespace, StoreItem.key)
-    async with ctx.db.read() as session:
+        query = query.where(json_contains(db.dialect, StoreItemRow.value, body.filter))
+    query = query.order_by(StoreItemRow.updated_at.desc(), StoreItemRow.namespace, StoreItemRow.key)
+    async with db.read() as session:
         return list(await session.scalars(query.limit(body.limit).offset(body.offset)))
 
 
-async def namespaces(ctx: AppContext, body: NamespaceSearch, *, owner: str) -> list[list[str]]:
+async def namespaces(db: Database, body: NamespaceSearch, *, owner: str) -> list[list[str]]:
     """Distinct namespaces matching prefix and suffix ("*" matches any label), cut to
     `max_depth` labels, sorted."""
     prefix, suffix = body.prefix or [], body.suffix or []
     literal = prefix[: prefix.index("*")] if "*" in prefix else prefix
-    query = select(StoreItem.namespace).where(StoreItem.owner == owner).distinct()
+    query = select(StoreItemRow.namespace).where(StoreItemRow.owner == owner).distinct()
     if literal:
         query = query.where(_under(literal))
-    async with ctx.db.read() as session:
+    async with db.read() as session:
         paths = list(await session.scalars(query))
     found = set()
     for path in paths:

@@ -3,7 +3,7 @@ bench/compare.py (`langgraph dev` in this folder serves it as `agent`).
 
     START -> model -> END
 
-The model is ours (app.models.scripted), a LangChain chat model, so LangGraph streams its
+The model is ours (app.chat_models.scripted), a LangChain chat model, so LangGraph streams its
 reply word by word through its own callbacks, as our engine does. `ask_user` and `tools`
 are left out and no tools are offered: the benchmark's message ("hello there") never
 makes the scripted model call a tool, so our agent takes the same single model step.
@@ -13,7 +13,7 @@ from langchain_core.messages import BaseMessage, SystemMessage
 from langgraph.graph import START, MessagesState, StateGraph
 
 from app.agents.reminders import SYSTEM_PROMPT
-from app.models.scripted import ScriptedChatModel
+from app.chat_models.scripted import ScriptedChatModel
 
 model = ScriptedChatModel()
 

@@ -1,55 +1,31 @@
 """Fixtures for the reminder agent: real local HTTP services and a fresh reminder store."""
 
-import asyncio
 import contextlib
 import socket
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
-import uvicorn
 from fastapi import FastAPI
 
 from app.agents.reminder_store import InMemoryReminderStore, get_store, set_store
 from tests.agents.helpers import Serve, demo_app
-
-
-class QuietServer(uvicorn.Server):
-    """Leaves the process's signal handlers alone: several servers start and stop in one
-    test process, and a stopped one left as the SIGTERM handler would make sse-starlette
-    end every later stream in the process."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
+from tests.helpers import serving_here
 
 
 @pytest.fixture
 async def serve() -> AsyncIterator[Serve]:
-    """Run apps under uvicorn on free ports, in the test's own event loop.
+    """Run apps under uvicorn on free ports, in the test's own event loop
+    (`tests.helpers.serving_here`).
 
     Sharing the loop is what the agent does in the server too: a slow request must not
     hold up anything else, and tests of that would hide bugs if servers had their own thread.
     """
-    running: list[tuple[uvicorn.Server, asyncio.Task[None], socket.socket]] = []
+    async with contextlib.AsyncExitStack() as running:
 
-    async def start(app: FastAPI) -> str:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
-        server = QuietServer(uvicorn.Config(app, log_level="warning", lifespan="off"))
-        task = asyncio.create_task(server.serve(sockets=[sock]))
-        running.append((server, task, sock))
-        while not server.started:
-            if task.done():
-                raise RuntimeError("uvicorn did not start") from task.exception()
-            await asyncio.sleep(0.01)
-        host, port = sock.getsockname()
-        return f"http://{host}:{port}"
+        async def start(app: FastAPI) -> str:
+            return await running.enter_async_context(serving_here(app, lifespan="off"))
 
-    yield start
-    for server, task, sock in running:
-        server.should_exit = True
-        await task
-        sock.close()
+        yield start
 
 
 @pytest.fixture

@@ -11,8 +11,9 @@ from pydantic import Field
 
 from app.agents.reminders import build_graph
 from app.api import demo
-from app.models.scripted import ScriptedChatModel
+from app.chat_models.scripted import ScriptedChatModel
 from engine import CompiledGraph, InMemorySaver
+from tests.helpers import said
 
 Serve = Callable[[FastAPI], Awaitable[str]]
 """Starts an app on a free local port and returns its base URL (the `serve` fixture)."""
@@ -33,8 +34,8 @@ def thread(thread_id: str = "thread-1", **configurable: Any) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id, **configurable}}
 
 
-def ask(text: str) -> dict[str, Any]:
-    return {"messages": [{"role": "user", "content": text}]}
+ask = said
+"""The input of a turn: one human message (`tests.helpers.said`)."""
 
 
 class CannedModel(BaseChatModel):

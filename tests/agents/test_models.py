@@ -12,9 +12,9 @@ from langchain_core.runnables import Runnable
 from langchain_core.runnables.config import var_child_runnable_config
 
 from app.agents.tools import TOOLS
-from app.models.base import HUMAN_PACE_S, ModelConfigError, load_model
-from app.models.openai import OpenAIChatModel, to_openai_messages
-from app.models.scripted import ScriptedChatModel
+from app.chat_models.base import HUMAN_PACE_S, ModelConfigError, load_model
+from app.chat_models.openai import OpenAIChatModel, to_openai_messages
+from app.chat_models.scripted import ScriptedChatModel
 
 
 def scripted(**options: Any) -> Runnable[LanguageModelInput, AIMessage]:

@@ -11,8 +11,8 @@ from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
 from langchain_core.messages import AIMessageChunk, ToolMessage
 
-from app.models.base import ModelProviderError
-from app.models.openai import OpenAIChatModel
+from app.chat_models.base import ModelProviderError
+from app.chat_models.openai import OpenAIChatModel
 from engine import Command
 from tests.agents.helpers import Serve, ask, compile_agent, thread
 

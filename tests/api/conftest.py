@@ -2,55 +2,23 @@
 
 import contextlib
 import json
-import socket
-import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
-from fastapi import FastAPI
 
 from app.config import Settings
 from app.main import create_app
 from tests.api.graphs import GRAPHS
+from tests.helpers import ServeApp, serving
 from tests.pg import PostgresCluster
-
-ServeApp = Callable[[FastAPI], str]
-
-
-@contextlib.contextmanager
-def serving(app: FastAPI) -> Iterator[str]:
-    """A server for `app` on a free port, its base URL, until the block ends (the app's
-    shutdown then runs, as a server process's would).
-
-    The port is bound here and the socket handed to uvicorn, so no other process can take
-    it between choosing and listening.
-    """
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        while not server.started:
-            if not thread.is_alive():
-                raise RuntimeError("uvicorn server failed to start")
-            thread.join(0.01)
-        host, port = sock.getsockname()
-        yield f"http://{host}:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
 
 
 @pytest.fixture
 def serve_app() -> Iterator[ServeApp]:
-    """Start servers for the given apps on free ports; return each one's base URL.
-    Servers stop at teardown."""
+    """Start servers for the given apps on free ports (`tests.helpers.serving`); return
+    each one's base URL. Servers stop at teardown."""
     with contextlib.ExitStack() as running:
         yield lambda app: running.enter_context(serving(app))
 

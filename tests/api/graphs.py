@@ -10,7 +10,7 @@ from typing import Annotated, Any, TypedDict
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGenerationChunk
 
-from app.models.base import StreamingChatModel
+from app.chat_models.base import StreamingChatModel
 from engine import END, START, MessagesState, StateGraph, interrupt
 
 

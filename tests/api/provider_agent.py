@@ -17,7 +17,7 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
 from app.agents.reminders import build_graph
-from app.models.openai import OpenAIChatModel
+from app.chat_models.openai import OpenAIChatModel
 
 PROVIDER_URL_VARIABLE = "THREADLINE_TEST_PROVIDER_URL"
 

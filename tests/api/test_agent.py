@@ -4,7 +4,6 @@ server's /demo/forecast; reminders are read back from GET /reminders."""
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 import re
@@ -17,11 +16,12 @@ import httpx
 import pytest
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
-from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 
 from app.agents.reminders import SYSTEM_PROMPT
+from tests import helpers
 from tests.api.provider_agent import FAKE_REPLY, PROVIDER_URL_VARIABLE
+from tests.helpers import ServeApp, collect, new_thread, said, until_status
 
 AGENT = "agent"
 PROVIDER_AGENT = "provider_agent"
@@ -54,7 +54,7 @@ DECLINED_REPLY = "OK, I did not set the reminder."
 
 @pytest.fixture
 def client(agent_server: str) -> LangGraphClient:
-    return get_client(url=agent_server)
+    return helpers.client(agent_server)
 
 
 @pytest.fixture
@@ -62,10 +62,6 @@ async def http(agent_server: str) -> AsyncIterator[httpx.AsyncClient]:
     """Plain HTTP to the same server, for what the client has no method for."""
     async with httpx.AsyncClient(base_url=agent_server, timeout=30) as plain:
         yield plain
-
-
-def said(text: str) -> dict[str, Any]:
-    return {"messages": [{"role": "user", "content": text}]}
 
 
 def last_reply(values: dict[str, Any]) -> Any:
@@ -79,12 +75,8 @@ def checkpoint_id(state: dict[str, Any]) -> str:
 
 async def ask(client: LangGraphClient, text: str) -> tuple[str, dict[str, Any]]:
     """A new thread whose first run says `text`: its id and the run's final values."""
-    thread_id = (await client.threads.create())["thread_id"]
+    thread_id = await new_thread(client)
     return thread_id, await client.runs.wait(thread_id, AGENT, input=said(text))
-
-
-async def collect(stream: AsyncIterator[Any]) -> list[tuple[str, Any]]:
-    return [(part.event, part.data) async for part in stream]
 
 
 async def thread_status(client: LangGraphClient, thread_id: str) -> str:
@@ -115,14 +107,6 @@ def forecast_reply(f: dict[str, Any]) -> str:
         f"The forecast for {f['city']} {f['day']}: {f['summary']}, high {f['high_c']}°C, "
         f"low {f['low_c']}°C, {round(f['precipitation_chance'] * 100)}% chance of precipitation."
     )
-
-
-async def until_running(client: LangGraphClient, thread_id: str, run_id: str) -> None:
-    for _ in range(250):
-        if (await client.runs.get(thread_id, run_id))["status"] == "running":
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"run {run_id} never started")
 
 
 async def test_a_forecast_question_is_answered_with_the_forecast(
@@ -331,7 +315,7 @@ async def _completion(text: str) -> AsyncIterator[str]:
 
 
 @pytest.fixture
-def provider(serve_app: Callable[[FastAPI], str], monkeypatch: pytest.MonkeyPatch) -> FakeProvider:
+def provider(serve_app: ServeApp, monkeypatch: pytest.MonkeyPatch) -> FakeProvider:
     """A fake provider on localhost, the one the served "provider_agent" graph calls."""
     fake = FakeProvider()
     monkeypatch.setenv(PROVIDER_URL_VARIABLE, serve_app(fake.app()) + "/v1")
@@ -342,7 +326,7 @@ async def test_a_model_error_fails_the_run_and_the_thread_recovers(
     client: LangGraphClient, provider: FakeProvider
 ) -> None:
     provider.replies += [401, "Hello again!"]
-    thread_id = (await client.threads.create())["thread_id"]
+    thread_id = await new_thread(client)
     parts = await collect(
         client.runs.stream(
             thread_id, PROVIDER_AGENT, input=said("hello"), stream_mode=["values", "messages"]
@@ -372,7 +356,7 @@ async def test_a_model_error_fails_the_run_and_the_thread_recovers(
 async def test_a_turn_over_the_step_limit_fails_clearly_and_the_thread_recovers(
     client: LangGraphClient, http: httpx.AsyncClient
 ) -> None:
-    thread_id = (await client.threads.create())["thread_id"]
+    thread_id = await new_thread(client)
     parts = await collect(
         client.runs.stream(thread_id, AGENT, input=said(WEATHER), config={"recursion_limit": 2})
     )
@@ -390,10 +374,10 @@ async def test_a_slow_forecast_does_not_hold_up_another_thread(
 ) -> None:
     expected = forecast_reply(await forecast(http, "Paris", "tomorrow"))
     monkeypatch.setenv("THREADLINE_FORECAST_DELAY_S", "1.5")
-    weather_thread = (await client.threads.create())["thread_id"]
-    chat_thread = (await client.threads.create())["thread_id"]
+    weather_thread = await new_thread(client)
+    chat_thread = await new_thread(client)
     weather = await client.runs.create(weather_thread, AGENT, input=said(WEATHER))
-    await until_running(client, weather_thread, weather["run_id"])
+    await until_status(client, weather_thread, weather["run_id"], "running")
     chat = await client.runs.wait(chat_thread, AGENT, input=said("hello"))
     assert last_reply(chat).startswith('Hello! You said: "hello".')
     assert (await client.runs.get(weather_thread, weather["run_id"]))["status"] == "running"
@@ -413,7 +397,7 @@ async def test_other_chat_models_stream_their_reply_token_by_token(
     the reply reaches an SSE client in pieces, all of one message."""
     if graph == PROVIDER_AGENT:
         provider.replies.append(FAKE_REPLY)  # what the OpenAI-compatible server answers
-    thread_id = (await client.threads.create())["thread_id"]
+    thread_id = await new_thread(client)
     parts = await collect(
         client.runs.stream(
             thread_id, graph, input=said("hello"), stream_mode=["values", "messages-tuple"]

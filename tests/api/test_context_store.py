@@ -10,13 +10,12 @@ import time
 
 import jwt
 import pytest
-from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import UnprocessableEntityError
 
 from app.config import Settings
 from app.main import create_app
-from tests.api.conftest import ServeApp
+from tests.helpers import ServeApp, client, new_thread
 
 SECRET = "a-test-secret-long-enough-for-hs256-0123456789"
 GRAPH = "memory"
@@ -33,15 +32,16 @@ def url(serve_app: ServeApp, database_url: str) -> str:
     return serve_app(create_app(settings))
 
 
-def client(url: str, user: str) -> LangGraphClient:
+def as_user(url: str, user: str) -> LangGraphClient:
+    """The official client, signed in as `user`."""
     bearer = jwt.encode({"sub": user, "exp": int(time.time()) + 600}, SECRET, algorithm="HS256")
-    return get_client(url=url, headers={"Authorization": f"Bearer {bearer}"})
+    return client(url, headers={"Authorization": f"Bearer {bearer}"})
 
 
 async def test_a_graph_reads_the_context_and_writes_its_users_store(url: str) -> None:
-    alice, bob = client(url, "alice"), client(url, "bob")
+    alice, bob = as_user(url, "alice"), as_user(url, "bob")
     assistant = await alice.assistants.create(GRAPH, context={"style": "terse"})
-    thread_id = (await alice.threads.create())["thread_id"]
+    thread_id = await new_thread(alice)
 
     values = await alice.runs.wait(
         thread_id, assistant["assistant_id"], input={"notes": []}, context={"user_name": "ally"}
@@ -63,7 +63,7 @@ async def test_a_graph_reads_the_context_and_writes_its_users_store(url: str) ->
     }
     # Bob's graph runs write and read Bob's items only.
     assert (await bob.store.search_items(["memories"]))["items"] == []
-    bob_thread = (await bob.threads.create())["thread_id"]
+    bob_thread = await new_thread(bob)
     bobs = await bob.runs.wait(bob_thread, GRAPH, input={"notes": []}, context={"user_name": "bo"})
     assert bobs["notes"] == ["bo/plain/bob", "remembered ['bo']"]
     found = (await alice.store.search_items(["memories"]))["items"]
@@ -77,8 +77,8 @@ async def test_a_graph_reads_the_context_and_writes_its_users_store(url: str) ->
 async def test_a_context_that_does_not_fit_is_refused_before_the_run(
     url: str, context: dict[str, object], problem: str
 ) -> None:
-    alice = client(url, "alice")
-    thread_id = (await alice.threads.create())["thread_id"]
+    alice = as_user(url, "alice")
+    thread_id = await new_thread(alice)
     with pytest.raises(UnprocessableEntityError) as refused:
         await alice.runs.create(thread_id, GRAPH, input={"notes": []}, context=context)
     assert problem in refused.value.response.json()["detail"]
@@ -86,7 +86,7 @@ async def test_a_context_that_does_not_fit_is_refused_before_the_run(
 
 
 async def test_the_schemas_are_the_graphs(url: str) -> None:
-    schemas = await client(url, "alice").assistants.get_schemas(GRAPH)
+    schemas = await as_user(url, "alice").assistants.get_schemas(GRAPH)
     context = schemas["context_schema"]
     assert (context["title"], sorted(context["properties"]), context["required"]) == (
         "Context",

@@ -15,8 +15,8 @@ from sqlalchemy import event
 
 from app.config import Settings
 from app.main import create_app
-from tests.api.conftest import ServeApp
 from tests.api.graphs import GRAPHS
+from tests.helpers import ServeApp
 
 # Statements of the server's own tables and notifications (not the run's checkpoints).
 WATCHED = (
@@ -33,7 +33,7 @@ async def test_a_chat_turn_is_created_in_one_statement_or_two(
 ) -> None:
     app = create_app(Settings(database_url=database_url, graphs=json.dumps(GRAPHS), workers=8))
     url = serve_app(app)
-    engine = app.state.ctx.db.engine.sync_engine
+    engine = app.state.services.db.engine.sync_engine
     seen: list[str] = []
 
     def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
@@ -65,7 +65,7 @@ async def test_a_chat_turn_is_created_in_one_statement_or_two(
         first = await turn("echo")
         again = await turn("echo")
         other = await turn("asker")
-    if app.state.ctx.db.dialect == "postgresql":
+    if app.state.services.db.dialect == "postgresql":
         assert first == again == other == ["WITH busy AS (UPDATE threads"]
     else:
         assert first == again == other == ["SELECT threads", "UPDATE threads", "INSERT INTO runs"]

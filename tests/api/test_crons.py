@@ -8,10 +8,8 @@ so that no occurrence comes by itself while it runs."""
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 import pytest
@@ -20,32 +18,18 @@ from langgraph_sdk.errors import NotFoundError
 from sqlalchemy import select, update
 
 from app.db.database import Database
-from app.db.models import Cron, Run
+from app.db.models import CronRow, RunRow
 from app.graphs import system_assistant_id
 from app.runs.crons import POLL_S
 from app.schedules import check_schedule, check_timezone, next_run
+from tests.helpers import eventually, new_thread, said
 
-T = TypeVar("T")
 HOUR = timedelta(hours=1)
 YEARLY = "0 0 1 1 *"
 
 
-def said(text: str) -> dict[str, list[dict[str, str]]]:
-    return {"messages": [{"role": "user", "content": text}]}
-
-
 def at(text: str) -> datetime:
     return datetime.fromisoformat(text)
-
-
-async def eventually(check: Callable[[], Awaitable[T | None]], what: str) -> T:
-    deadline = time.monotonic() + 20
-    while True:
-        found = await check()
-        if found:
-            return found
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.1)
 
 
 async def make_due(database_url: str, cron_id: str, ago: timedelta = HOUR) -> None:
@@ -54,30 +38,30 @@ async def make_due(database_url: str, cron_id: str, ago: timedelta = HOUR) -> No
     try:
         async with db.write() as session:
             await session.execute(
-                update(Cron)
-                .where(Cron.cron_id == cron_id)
+                update(CronRow)
+                .where(CronRow.cron_id == cron_id)
                 .values(next_run_at=datetime.now(UTC) - ago)
             )
     finally:
         await db.close()
 
 
-async def cron_runs(database_url: str, cron_id: str) -> list[Run]:
+async def cron_runs(database_url: str, cron_id: str) -> list[RunRow]:
     """Every run the cron started, oldest first (rows stay when their thread is deleted)."""
     db = Database(database_url)
     try:
         async with db.read() as session:
-            runs = await session.scalars(select(Run).order_by(Run.run_id))
+            runs = await session.scalars(select(RunRow).order_by(RunRow.run_id))
             return [run for run in runs if (run.metadata_ or {}).get("cron_id") == cron_id]
     finally:
         await db.close()
 
 
-async def ended_runs(database_url: str, cron_id: str, count: int) -> list[Run]:
+async def ended_runs(database_url: str, cron_id: str, count: int) -> list[RunRow]:
     """The cron's runs once `count` of them ended, after long enough for a second start of
     any occurrence to show."""
 
-    async def ended() -> list[Run] | None:
+    async def ended() -> list[RunRow] | None:
         runs = await cron_runs(database_url, cron_id)
         return runs if sum(r.status == "success" for r in runs) >= count else None
 
@@ -136,7 +120,7 @@ def test_time_zones_are_iana_names(zone: str) -> None:
 
 async def test_create_search_count_update_delete(server: str) -> None:
     client = get_client(url=server)
-    thread_id = (await client.threads.create())["thread_id"]
+    thread_id = await new_thread(client)
     before = datetime.now(UTC)
     daily = await client.crons.create_for_thread(
         thread_id,
@@ -229,7 +213,7 @@ async def test_create_search_count_update_delete(server: str) -> None:
 
 async def test_a_due_cron_runs_once_on_its_thread(server: str, database_url: str) -> None:
     client = get_client(url=server)
-    thread_id = (await client.threads.create())["thread_id"]
+    thread_id = await new_thread(client)
     cron = await client.crons.create_for_thread(
         thread_id, "echo", schedule=YEARLY, input=said("ping"), metadata={"kind": "check"}
     )
@@ -291,7 +275,7 @@ async def test_a_cron_without_a_thread_runs_each_time_on_a_new_one(
 
 async def test_an_occurrence_that_cannot_run_is_skipped(server: str, database_url: str) -> None:
     client = get_client(url=server)
-    thread_id = (await client.threads.create())["thread_id"]
+    thread_id = await new_thread(client)
     busy = await client.runs.create(thread_id, "slow", input={"delay": 4})
     cron = await client.crons.create_for_thread(
         thread_id, "echo", schedule=YEARLY, input=said("now?"), multitask_strategy="reject"
@@ -309,7 +293,7 @@ async def test_an_occurrence_that_cannot_run_is_skipped(server: str, database_ur
 
 async def test_what_is_wrong_is_refused_naming_the_field(server: str) -> None:
     client = get_client(url=server)
-    thread_id = (await client.threads.create())["thread_id"]
+    thread_id = await new_thread(client)
     good = {"assistant_id": "echo", "schedule": "0 * * * *"}
     async with httpx.AsyncClient(base_url=server) as http:
 

@@ -11,12 +11,10 @@ from typing import Any
 
 import httpx
 
+from tests.helpers import eventually, new_thread, said
+
 TEXT = "stretch my legs"
 SAID = f"⏰ Reminder: {TEXT}."
-
-
-def said(text: str) -> dict[str, Any]:
-    return {"messages": [{"role": "user", "content": text}]}
 
 
 async def read_thread_stream(
@@ -50,7 +48,7 @@ def reminder_texts(events: list[tuple[str, Any]]) -> tuple[str, list[str]]:
 
 async def test_a_reminder_due_in_two_seconds_is_said_once_live(agent_server: str) -> None:
     async with httpx.AsyncClient(base_url=agent_server, timeout=30) as api:
-        thread_id = (await api.post("/threads", json={})).json()["thread_id"]
+        thread_id = await new_thread(api)
         asked = await api.post(
             f"/threads/{thread_id}/runs/wait",
             json={"assistant_id": "agent", "input": said(f"Remind me to {TEXT} in 2 seconds")},
@@ -69,10 +67,10 @@ async def test_a_reminder_due_in_two_seconds_is_said_once_live(agent_server: str
             [reminder] = (await api.get("/reminders")).json()
             assert reminder["status"] == "scheduled" and reminder["delivered_at"] is None
 
-            for _ in range(200):
-                if reminder_texts(events)[1]:
-                    break
-                await asyncio.sleep(0.05)
+            async def said_in_values() -> bool:
+                return bool(reminder_texts(events)[1])
+
+            await eventually(said_in_values, "the reminder in the thread's values")
             streamed, in_values = reminder_texts(events)
             assert (streamed, in_values) == (SAID, [SAID])
             await asyncio.sleep(2.5)  # the scheduler polls every second: nothing more comes

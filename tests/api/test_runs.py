@@ -8,30 +8,24 @@ from typing import Any
 
 import httpx
 import pytest
-from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
 
-HELLO = {"messages": [{"role": "user", "content": "hello there"}]}
+from tests import helpers
+from tests.helpers import collect, eventually, new_id, said, until_status
+
+HELLO = said("hello there")
 
 
 @pytest.fixture
 def client(server: str) -> LangGraphClient:
-    return get_client(url=server)
-
-
-def new_thread() -> str:
-    return str(uuid.uuid4())
-
-
-async def collect(stream: Any) -> list[tuple[str, Any]]:
-    return [(part.event, part.data) async for part in stream]
+    return helpers.client(server)
 
 
 async def test_stream_modes(client: LangGraphClient) -> None:
     parts = await collect(
         client.runs.stream(
-            new_thread(),
+            new_id(),
             "echo",
             input=HELLO,
             stream_mode=["values", "updates", "messages-tuple"],
@@ -54,7 +48,7 @@ async def test_stream_modes(client: LangGraphClient) -> None:
 async def test_messages_mode_accumulates(client: LangGraphClient) -> None:
     parts = await collect(
         client.runs.stream(
-            new_thread(), "echo", input=HELLO, stream_mode="messages", if_not_exists="create"
+            new_id(), "echo", input=HELLO, stream_mode="messages", if_not_exists="create"
         )
     )
     names = [name for name, _ in parts]
@@ -66,7 +60,7 @@ async def test_messages_mode_accumulates(client: LangGraphClient) -> None:
 
 
 async def test_interrupt_then_resume(client: LangGraphClient) -> None:
-    thread_id = new_thread()
+    thread_id = new_id()
     first = await client.runs.wait(
         thread_id, "asker", input={"question": "name?"}, if_not_exists="create"
     )
@@ -86,7 +80,7 @@ async def test_interrupt_then_resume(client: LangGraphClient) -> None:
 
 
 async def test_background_run_join_and_rejoin(client: LangGraphClient) -> None:
-    thread_id = new_thread()
+    thread_id = new_id()
     run = await client.runs.create(
         thread_id,
         "slow",
@@ -120,7 +114,7 @@ async def test_background_run_join_and_rejoin(client: LangGraphClient) -> None:
 
 async def test_rejoin_while_running_gets_every_event_once(server: str) -> None:
     """A browser-style client reads part of a stream, drops, and reconnects by id."""
-    thread_id = new_thread()
+    thread_id = new_id()
     body = {
         "assistant_id": "slow",
         "input": {"delay": 0.3},
@@ -148,7 +142,7 @@ async def test_rejoin_while_running_gets_every_event_once(server: str) -> None:
 
 
 async def test_double_texting_reject_and_enqueue(client: LangGraphClient) -> None:
-    thread_id = new_thread()
+    thread_id = new_id()
     first = await client.runs.create(
         thread_id, "slow", input={"delay": 0.3}, if_not_exists="create"
     )
@@ -164,11 +158,11 @@ async def test_double_texting_reject_and_enqueue(client: LangGraphClient) -> Non
 async def test_double_texting_interrupt_keeps_the_first_runs_steps(
     client: LangGraphClient,
 ) -> None:
-    thread_id = new_thread()
+    thread_id = new_id()
     first = await client.runs.create(
         thread_id, "slow", input={"delay": 0.4}, if_not_exists="create"
     )
-    await wait_for_status(client, thread_id, first["run_id"], "running")
+    await until_status(client, thread_id, first["run_id"], "running")
     second = await client.runs.create(
         thread_id, "slow", input={"delay": 0}, multitask_strategy="interrupt"
     )
@@ -178,12 +172,20 @@ async def test_double_texting_interrupt_keeps_the_first_runs_steps(
 
 
 async def test_double_texting_rollback_removes_the_first_run(client: LangGraphClient) -> None:
-    thread_id = new_thread()
+    thread_id = new_id()
     await client.runs.wait(thread_id, "slow", input={"delay": 0}, if_not_exists="create")
     before = await client.threads.get_history(thread_id, limit=100)
     first = await client.runs.create(thread_id, "slow", input={"delay": 0.4})
-    await wait_for_status(client, thread_id, first["run_id"], "running")
-    await asyncio.sleep(0.5)  # the first step of the doomed run is saved
+    await until_status(client, thread_id, first["run_id"], "running")
+
+    async def first_step_saved() -> bool:
+        history = await client.threads.get_history(thread_id, limit=100)
+        return any(
+            s["metadata"].get("run_id") == first["run_id"] and s["next"] == ["step2"]
+            for s in history
+        )
+
+    await eventually(first_step_saved, "the first step of the doomed run to be saved")
     second = await client.runs.create(
         thread_id, "slow", input={"delay": 0}, multitask_strategy="rollback"
     )
@@ -198,9 +200,9 @@ async def test_double_texting_rollback_removes_the_first_run(client: LangGraphCl
 
 
 async def test_cancel_a_running_run(client: LangGraphClient) -> None:
-    thread_id = new_thread()
+    thread_id = new_id()
     run = await client.runs.create(thread_id, "slow", input={"delay": 5}, if_not_exists="create")
-    await wait_for_status(client, thread_id, run["run_id"], "running")
+    await until_status(client, thread_id, run["run_id"], "running")
     await client.runs.cancel(thread_id, run["run_id"], wait=True)
     assert (await client.runs.get(thread_id, run["run_id"]))["status"] == "interrupted"
     final = await client.runs.wait(thread_id, "slow", input={"delay": 0})
@@ -208,7 +210,7 @@ async def test_cancel_a_running_run(client: LangGraphClient) -> None:
 
 
 async def test_regenerate_and_edit_fork_history(client: LangGraphClient) -> None:
-    thread_id = new_thread()
+    thread_id = new_id()
     await client.runs.wait(thread_id, "echo", input=HELLO, if_not_exists="create")
     second = {"messages": [{"role": "user", "content": "second"}]}
     await client.runs.wait(thread_id, "echo", input=second)
@@ -244,7 +246,7 @@ async def test_regenerate_and_edit_fork_history(client: LangGraphClient) -> None
 async def test_step_limit_is_an_error_and_the_thread_stays_usable(
     client: LangGraphClient,
 ) -> None:
-    thread_id = new_thread()
+    thread_id = new_id()
     parts = await collect(
         client.runs.stream(
             thread_id,
@@ -261,18 +263,18 @@ async def test_step_limit_is_an_error_and_the_thread_stays_usable(
 
 
 async def test_a_slow_thread_does_not_delay_another(client: LangGraphClient) -> None:
-    slow_thread, quick_thread = new_thread(), new_thread()
+    slow_thread, quick_thread = new_id(), new_id()
     slow = await client.runs.create(
         slow_thread, "slow", input={"delay": 1.0}, if_not_exists="create"
     )
-    await wait_for_status(client, slow_thread, slow["run_id"], "running")
+    await until_status(client, slow_thread, slow["run_id"], "running")
     await client.runs.wait(quick_thread, "echo", input=HELLO, if_not_exists="create")
     assert (await client.runs.get(slow_thread, slow["run_id"]))["status"] == "running"
     await client.runs.join(slow_thread, slow["run_id"])
 
 
 async def test_concurrent_enqueued_runs_never_overlap(client: LangGraphClient) -> None:
-    thread_id = new_thread()
+    thread_id = new_id()
     await client.runs.wait(thread_id, "slow", input={"delay": 0}, if_not_exists="create")
     runs = await asyncio.gather(
         *(client.runs.create(thread_id, "slow", input={"delay": 0.01}) for _ in range(8))
@@ -288,7 +290,7 @@ async def test_concurrent_enqueued_runs_never_overlap(client: LangGraphClient) -
 async def test_a_run_on_a_free_thread_starts_at_once(client: LangGraphClient) -> None:
     """The process creating a run on a free thread holds it from the start (no claim);
     of runs created together on one thread one starts so, the others queue behind it."""
-    thread_id = new_thread()
+    thread_id = new_id()
     await client.threads.create(thread_id=thread_id)
     runs = await asyncio.gather(
         *(client.runs.create(thread_id, "slow", input={"delay": 0.05}) for _ in range(4))
@@ -306,10 +308,10 @@ async def test_a_run_on_a_free_thread_starts_at_once(client: LangGraphClient) ->
 
 
 async def test_bad_requests_are_clear_4xx(client: LangGraphClient, server: str) -> None:
-    thread_id = new_thread()
+    thread_id = new_id()
     await client.runs.wait(thread_id, "echo", input=HELLO, if_not_exists="create")
     await expect_status(404, client.runs.wait(thread_id, "no-such-graph", input=HELLO))
-    await expect_status(404, client.runs.wait(new_thread(), "echo", input=HELLO))
+    await expect_status(404, client.runs.wait(new_id(), "echo", input=HELLO))
     await expect_status(
         404, client.runs.wait(thread_id, "echo", input=None, checkpoint_id=str(uuid.uuid4()))
     )
@@ -350,13 +352,3 @@ async def expect_status(code: int, call: Any) -> None:
     assert status in (code, None), status
     if status is None:
         assert isinstance(error, ConflictError if code == 409 else NotFoundError)
-
-
-async def wait_for_status(
-    client: LangGraphClient, thread_id: str, run_id: str, status: str
-) -> None:
-    for _ in range(200):
-        if (await client.runs.get(thread_id, run_id))["status"] == status:
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"run {run_id} never became {status}")

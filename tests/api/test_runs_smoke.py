@@ -1,23 +1,23 @@
 """A chat turn through the official client, on both databases."""
 
-import uuid
-
 from langgraph_sdk import get_client
+
+from tests.helpers import collect, new_id, said
 
 
 async def test_turn_streams_and_resume(server: str) -> None:
     client = get_client(url=server)
-    thread_id = str(uuid.uuid4())
-    events = [
-        part.event
-        async for part in client.runs.stream(
+    thread_id = new_id()
+    parts = await collect(
+        client.runs.stream(
             thread_id,
             "echo",
-            input={"messages": [{"role": "user", "content": "hello"}]},
+            input=said("hello"),
             stream_mode=["values", "messages-tuple"],
             if_not_exists="create",
         )
-    ]
+    )
+    events = [event for event, _ in parts]
     assert events[0] == "metadata"
     assert events.count("messages") == 3
     first = await client.runs.wait(thread_id, "asker", input={"question": "name?"})

@@ -9,14 +9,12 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
 
-
-def said(text: str) -> dict[str, list[dict[str, str]]]:
-    return {"messages": [{"role": "user", "content": text}]}
+from tests.helpers import new_thread, said
 
 
 async def test_state_and_history_after_turns(server: str) -> None:
     client = get_client(url=server)
-    thread_id = (await client.threads.create())["thread_id"]
+    thread_id = await new_thread(client)
     empty = await client.threads.get_state(thread_id)
     assert empty["values"] == {} and empty["next"] == [] and empty["checkpoint"] is None
     assert await client.threads.get_history(thread_id) == []
@@ -81,7 +79,7 @@ async def test_state_and_history_after_turns(server: str) -> None:
 
 async def test_interrupts_and_state_updates(server: str) -> None:
     client = get_client(url=server)
-    thread_id = (await client.threads.create())["thread_id"]
+    thread_id = await new_thread(client)
     await client.runs.wait(thread_id, "asker", input={"question": "name?"})
     thread = await client.threads.get(thread_id)
     state = await client.threads.get_state(thread_id)
@@ -120,14 +118,14 @@ async def test_interrupts_and_state_updates(server: str) -> None:
         await client.threads.update_state(thread_id, {}, checkpoint_id=str(uuid.uuid4()))
     with pytest.raises(UnprocessableEntityError):
         await client.threads.update_state(thread_id, {}, checkpoint_id="nope")
-    no_graph = (await client.threads.create())["thread_id"]
+    no_graph = await new_thread(client)
     with pytest.raises(ConflictError):
         await client.threads.update_state(no_graph, {"answers": ["x"]})
 
 
 async def test_update_refused_while_busy(server: str) -> None:
     client = get_client(url=server)
-    thread_id = (await client.threads.create())["thread_id"]
+    thread_id = await new_thread(client)
     await client.runs.wait(thread_id, "slow", input={"delay": 0})
     run = await client.runs.create(thread_id, "slow", input={"delay": 0.3})
     with pytest.raises(ConflictError, match="busy"):
@@ -139,7 +137,7 @@ async def test_update_refused_while_busy(server: str) -> None:
 
 async def test_subgraph_state(server: str) -> None:
     client = get_client(url=server)
-    thread_id = (await client.threads.create())["thread_id"]
+    thread_id = await new_thread(client)
     await client.runs.wait(thread_id, "nested", input={"question": "deep?"})
     state = await client.threads.get_state(thread_id)
     [task] = state["tasks"]

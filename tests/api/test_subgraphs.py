@@ -14,9 +14,7 @@ from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import NotFoundError, UnprocessableEntityError
 
-
-def said(text: str) -> dict[str, list[dict[str, str]]]:
-    return {"messages": [{"role": "user", "content": text}]}
+from tests.helpers import collect, new_thread, said
 
 
 def texts(values: dict[str, Any]) -> list[str]:
@@ -34,7 +32,7 @@ async def researcher_state(client: LangGraphClient, thread_id: str) -> dict[str,
 async def asked_twice(client: LangGraphClient) -> tuple[str, dict[str, Any], list[str]]:
     """A thread whose researcher drafted, was told to revise, drafted again and finished:
     the thread, the researcher's version at its first review, and the runs' ids."""
-    thread_id = (await client.threads.create())["thread_id"]
+    thread_id = await new_thread(client)
     first = await client.runs.wait(thread_id, "supervisor", input=said("find it"))
     assert [i["value"]["draft"] for i in first["__interrupt__"]] == ["draft 1"]
     at_first_review = (await researcher_state(client, thread_id))["tasks"][0]["state"]
@@ -96,9 +94,8 @@ async def test_regenerate_from_the_sub_agents_versions(server: str) -> None:
     before = await client.threads.get_state(thread_id, checkpoint_id=supervisor_at, subgraphs=True)
     assert before["next"] == ["researcher"]
     assert before["tasks"][0]["state"]["values"]["notes"] == ["draft 1", "draft 2"]
-    events = [
-        (part.event, part.data)
-        async for part in client.runs.stream(
+    events = await collect(
+        client.runs.stream(
             thread_id,
             "supervisor",
             input=None,
@@ -106,7 +103,7 @@ async def test_regenerate_from_the_sub_agents_versions(server: str) -> None:
             stream_mode="updates",
             stream_subgraphs=True,
         )
-    ]
+    )
     inside = [data for event, data in events if event.startswith("updates|researcher:")]
     assert [list(update) for update in inside] == [["draft"], ["__interrupt__"]]
     assert inside[1]["__interrupt__"][0]["value"]["draft"] == "draft 1"
@@ -155,7 +152,7 @@ async def test_regenerate_restores_a_sub_agents_memory(server: str) -> None:
     checkpointer=True): a turn regenerated from an older version finds it as it was
     then, not as it is now."""
     client = get_client(url=server)
-    thread_id = (await client.threads.create())["thread_id"]
+    thread_id = await new_thread(client)
     await client.runs.wait(thread_id, "remembering", input=said("find it"))
     for answer in ("revise", "ok"):
         await client.runs.wait(thread_id, "remembering", command={"resume": answer})
@@ -182,7 +179,7 @@ async def test_answers_inside_the_sub_agent_in_the_tree(server: str) -> None:
     """A resume the researcher asks again after writes only the researcher's versions:
     its run belongs to the turn, which waits again (or failed, if the resume did)."""
     client = get_client(url=server)
-    thread_id = (await client.threads.create())["thread_id"]
+    thread_id = await new_thread(client)
     await client.runs.wait(thread_id, "supervisor", input=said("find it"))
     versions = len(await client.threads.get_history(thread_id, limit=100))
     revise = await client.runs.create(thread_id, "supervisor", command={"resume": "revise"})
@@ -202,7 +199,7 @@ async def test_update_inside_the_sub_agent(server: str) -> None:
     """A state update in the researcher's namespace (a draft by hand, as its draft node)
     is what the supervisor's next run continues from: the review asks about it."""
     client = get_client(url=server)
-    thread_id = (await client.threads.create())["thread_id"]
+    thread_id = await new_thread(client)
     await client.runs.wait(thread_id, "supervisor", input=said("find it"))
     inner = (await researcher_state(client, thread_id))["tasks"][0]["state"]
     written = await client.threads.update_state(
@@ -227,7 +224,7 @@ async def test_update_inside_the_sub_agent(server: str) -> None:
 
 async def test_bad_namespaces_and_checkpoints(server: str) -> None:
     client = get_client(url=server)
-    thread_id = (await client.threads.create())["thread_id"]
+    thread_id = await new_thread(client)
     await client.runs.wait(thread_id, "supervisor", input=said("find it"))
     state = await researcher_state(client, thread_id)
     ns = state["tasks"][0]["state"]["checkpoint"]["checkpoint_ns"]

@@ -10,9 +10,7 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
 
-
-def said(text: str) -> dict[str, list[dict[str, str]]]:
-    return {"messages": [{"role": "user", "content": text}]}
+from tests.helpers import new_thread, said
 
 
 async def test_create_get_update_search_count(server: str) -> None:
@@ -33,7 +31,7 @@ async def test_create_get_update_search_count(server: str) -> None:
 
     asked = (await client.threads.create(metadata={"user": {"id": "u2"}}))["thread_id"]
     await client.runs.wait(asked, "asker", input={"question": "name?"})
-    echoed = (await client.threads.create())["thread_id"]
+    echoed = await new_thread(client)
     await client.runs.wait(echoed, "echo", input=said("hello"))
 
     def ids(found: list[dict[str, object]]) -> list[object]:
@@ -112,7 +110,7 @@ async def test_copy_delete_prune(server: str) -> None:
 
 async def test_delete_cancels_a_running_run(server: str) -> None:
     client = get_client(url=server)
-    thread_id = (await client.threads.create())["thread_id"]
+    thread_id = await new_thread(client)
     run = await client.runs.create(thread_id, "slow", input={"delay": 5})
     await client.threads.delete(thread_id)
     with pytest.raises(NotFoundError):

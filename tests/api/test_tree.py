@@ -9,9 +9,7 @@ from typing import Any
 import httpx
 from langgraph_sdk import get_client
 
-
-def said(text: str) -> dict[str, list[dict[str, str]]]:
-    return {"messages": [{"role": "user", "content": text}]}
+from tests.helpers import new_thread, said
 
 
 def content(message: dict[str, Any] | None) -> Any:
@@ -20,7 +18,7 @@ def content(message: dict[str, Any] | None) -> Any:
 
 async def test_regenerate_and_edit_make_sibling_turns(server: str) -> None:
     client = get_client(url=server)
-    thread_id = (await client.threads.create())["thread_id"]
+    thread_id = await new_thread(client)
     await client.runs.wait(thread_id, "echo", input=said("one"))
     await client.runs.wait(thread_id, "echo", input=said("two"))
     before = await client.threads.get_history(thread_id, limit=100)
@@ -73,7 +71,7 @@ async def test_regenerate_and_edit_make_sibling_turns(server: str) -> None:
 
 async def test_turn_status_and_bad_ids(server: str) -> None:
     client = get_client(url=server)
-    thread_id = (await client.threads.create())["thread_id"]
+    thread_id = await new_thread(client)
     async with httpx.AsyncClient(base_url=server) as http:
         empty = (await http.get(f"/threads/{thread_id}/tree")).json()
         assert empty == {

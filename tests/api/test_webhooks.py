@@ -19,10 +19,10 @@ from sqlalchemy import select
 from app import webhooks
 from app.config import Settings
 from app.db.database import Database
-from app.db.models import WebhookDelivery
+from app.db.models import WebhookDeliveryRow
 from app.main import create_app
-from tests.api.conftest import ServeApp
 from tests.api.graphs import GRAPHS
+from tests.helpers import ServeApp, eventually, new_thread, said
 from tests.webhook_receiver import receiving
 
 SECRET = "webhook-secret"
@@ -41,17 +41,13 @@ def hooked_settings(database_url: str, **overrides: Any) -> Settings:
     return Settings(**options)
 
 
-def said(text: str) -> dict[str, Any]:
-    return {"messages": [{"role": "user", "content": text}]}
-
-
 async def deliveries(url: str, run_id: str) -> list[dict[str, Any]]:
     """The delivery rows of a run, read straight from the server's database."""
     db = Database(url)
     try:
         async with db.read() as session:
             rows = await session.scalars(
-                select(WebhookDelivery).where(WebhookDelivery.run_id == run_id)
+                select(WebhookDeliveryRow).where(WebhookDeliveryRow.run_id == run_id)
             )
             return [
                 {"status": r.status, "attempts": r.attempts, "body": r.body, "error": r.last_error}
@@ -67,7 +63,7 @@ async def test_a_run_that_ends_posts_langgraph_payload_signed(
     with receiving() as receiver:
         base = serve_app(create_app(hooked_settings(database_url, webhook_secret=SECRET)))
         async with httpx.AsyncClient(base_url=base, timeout=30) as api:
-            thread_id = (await api.post("/threads", json={})).json()["thread_id"]
+            thread_id = await new_thread(api)
             response = await api.post(
                 f"/threads/{thread_id}/runs/wait",
                 json={
@@ -184,7 +180,7 @@ async def test_an_unusable_webhook_is_refused_before_the_run(
     )
     base = serve_app(create_app(settings))
     async with httpx.AsyncClient(base_url=base, timeout=30) as api:
-        thread_id = (await api.post("/threads", json={})).json()["thread_id"]
+        thread_id = await new_thread(api)
         response = await api.post(
             f"/threads/{thread_id}/runs",
             json={"assistant_id": "echo", "input": said("hi"), "webhook": webhook},
@@ -226,12 +222,12 @@ def _settled(rows: list[dict[str, Any]]) -> list[tuple[str, int, str | None]]:
 async def _settled_soon(url: str, run_id: str) -> list[dict[str, Any]]:
     """The run's deliveries once none is pending (the receiver answered; the server is
     recording it)."""
-    for _ in range(200):
+
+    async def settled() -> list[dict[str, Any]] | None:
         rows = await deliveries(url, run_id)
-        if rows and all(r["status"] != "pending" for r in rows):
-            return rows
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"run {run_id}: deliveries still pending: {rows}")
+        return rows if rows and all(r["status"] != "pending" for r in rows) else None
+
+    return await eventually(settled, f"the deliveries of run {run_id} to settle")
 
 
 async def test_each_attempt_connects_to_the_address_it_checked(

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import statistics
-import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -108,9 +106,7 @@ async def test_a_graph_s_chat_stays_within_three_times_the_message_text(
 async def test_head_of_a_long_thread_is_read_with_one_query(pg_saver: SQLSaver) -> None:
     """The head of a 1,000-turn thread: its thread row, its digests and the records after
     them in one statement; read again after a turn, only the new turn's record travels.
-
-    The time bound only guards against regressions on a busy test machine;
-    bench/storage.py measures head reads against the 5 ms target."""
+    (bench/storage.py measures how long head reads take, against the 5 ms target.)"""
     chat = await run_chat(pg_saver, "long", 1000)
     reader = SQLSaver(pg_saver.engine)  # another process: nothing cached yet
     rows_read: list[int] = []  # per statement
@@ -132,13 +128,6 @@ async def test_head_of_a_long_thread_is_read_with_one_query(pg_saver: SQLSaver) 
         assert rows_read == [1]
     finally:
         event.remove(pg_saver.engine.sync_engine, "after_cursor_execute", record)
-
-    timings = []
-    for _ in range(20):
-        started = time.perf_counter()
-        await reader.aget_tuple(chat.config)
-        timings.append(time.perf_counter() - started)
-    assert statistics.median(timings) < 0.025
 
 
 async def test_a_read_after_a_turn_reads_a_few_pages_however_long_the_thread(

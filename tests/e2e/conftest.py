@@ -4,22 +4,22 @@ The browser is Debian's Chromium (`.ci/run` installs it), driven by Playwright's
 package; Playwright's own browser downloads are never used.
 """
 
+import contextlib
 import json
 import os
 import shutil
 import socket
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from playwright.sync_api import Page, expect, sync_playwright
 
 from app.config import Settings
 from app.main import create_app
 from tests.e2e.graphs import GRAPHS
+from tests.helpers import serving
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -38,8 +38,9 @@ expect.set_options(timeout=10_000)
 
 
 class Server:
-    """The app under uvicorn in a thread, on a fixed port and database, so that it can be
-    stopped and started again (an outage) and the page finds it where it was."""
+    """The app served in a thread (`tests.helpers.serving`), which Playwright's sync API
+    needs, on a fixed port and database, so that it can be stopped and started again (an
+    outage) and the page finds it where it was."""
 
     def __init__(self, database: Path) -> None:
         self.settings = Settings(
@@ -55,31 +56,20 @@ class Server:
         self.port = probe.getsockname()[1]
         probe.close()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.server: uvicorn.Server | None = None
-        self.thread: threading.Thread | None = None
+        self.running: contextlib.ExitStack | None = None
 
     def start(self) -> None:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", self.port))
-        config = uvicorn.Config(
-            create_app(self.settings), log_level="warning", timeout_graceful_shutdown=1
+        served = serving(
+            create_app(self.settings), self.port, stop_s=15, timeout_graceful_shutdown=1
         )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(
-            target=self.server.run, kwargs={"sockets": [sock]}, daemon=True
-        )
-        self.thread.start()
-        while not self.server.started:
-            if not self.thread.is_alive():
-                raise RuntimeError("uvicorn server failed to start")
-            self.thread.join(0.01)
+        self.running = contextlib.ExitStack()
+        self.running.enter_context(served)
 
     def stop(self) -> None:
-        assert self.server and self.thread
-        self.server.should_exit = True
-        self.thread.join(timeout=15)
-        assert not self.thread.is_alive(), "the server did not stop"
+        """Stop the server (failing if it does not stop)."""
+        assert self.running
+        running, self.running = self.running, None
+        running.close()
 
 
 @pytest.fixture
@@ -92,7 +82,7 @@ def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
     monkeypatch.delenv("THREADLINE_MODEL", raising=False)
     server.start()
     yield server
-    if server.thread and server.thread.is_alive():
+    if server.running:
         server.stop()
 
 

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
 import httpx
 import psycopg
 
-T = TypeVar("T")
+# Shared with the other tests; imported from here by the multi-process ones.
+from tests.helpers import eventually, new_thread, said
+
+__all__ = ["eventually", "new_thread", "said"]
+
 TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 FINAL = frozenset({"success", "error", "timeout", "interrupted"})
-
-
-def said(text: str) -> dict[str, Any]:
-    """A run input with one human message."""
-    return {"messages": [{"role": "user", "content": text}]}
 
 
 def client(url: str) -> httpx.AsyncClient:
@@ -29,12 +26,6 @@ async def readiness(url: str) -> httpx.Response:
     keep-alive connection may be closed by the server just as it is reused)."""
     async with client(url) as api:
         return await api.get("/ok", params={"check_db": 1})
-
-
-async def new_thread(api: httpx.AsyncClient) -> str:
-    response = await api.post("/threads", json={})
-    response.raise_for_status()
-    return response.json()["thread_id"]  # type: ignore[no-any-return]
 
 
 async def create_run(api: httpx.AsyncClient, thread_id: str, **body: Any) -> dict[str, Any]:
@@ -67,20 +58,6 @@ async def get_json(api: httpx.AsyncClient, path: str, **params: Any) -> Any:
     response = await api.get(path, params=params)
     response.raise_for_status()
     return response.json()
-
-
-async def eventually(
-    check: Callable[[], Awaitable[T | None]], what: str, timeout: float = 30.0
-) -> T:
-    """The first truthy result of `check`, polled; fails naming `what` after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = await check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
-        await asyncio.sleep(0.1)
 
 
 async def sql(url: str, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

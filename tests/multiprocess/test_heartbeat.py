@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy import select, text
 
 from app.db.database import Database
-from app.db.models import Run
-from app.runs.worker import WorkerPool
+from app.db.models import RunRow
+from app.runs.pool import WorkerPool
 from app.services.common import now
 
 
@@ -27,12 +27,8 @@ async def db(database_url: str) -> AsyncIterator[Database]:
 
 
 def _pool(db: Database, stopped: list[tuple[str, str]]) -> WorkerPool:
-    async def execute(run: Run) -> None:
-        raise AssertionError("the heartbeat executes nothing")
-
     return WorkerPool(
         db,
-        execute,
         lambda run_id, action: stopped.append((run_id, action)),
         concurrency=8,
         lease_s=20.0,
@@ -48,7 +44,7 @@ async def _held_runs(db: Database, pool: WorkerPool, **overrides: dict[str, str]
     for fields in overrides.values():
         row = {"worker_id": pool.worker_id, **fields}
         runs.append(
-            Run(
+            RunRow(
                 run_id=str(uuid.uuid4()),
                 thread_id=str(uuid.uuid4()),
                 assistant_id=str(uuid.uuid4()),
@@ -75,7 +71,7 @@ async def _held_runs(db: Database, pool: WorkerPool, **overrides: dict[str, str]
 
 async def _leases(db: Database, ids: list[str]) -> list[datetime | None]:
     async with db.read() as session:
-        rows = dict((await session.execute(select(Run.run_id, Run.lease_expires_at))).all())
+        rows = dict((await session.execute(select(RunRow.run_id, RunRow.lease_expires_at))).all())
     return [rows[i] for i in ids]
 
 

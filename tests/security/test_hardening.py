@@ -10,6 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.helpers import new_thread
+
 TAGGED = {"$t": "uuid", "v": "12345678-1234-5678-1234-567812345678"}
 SDK_RUN_FIELDS = {
     "assistant_id": "echo",
@@ -40,12 +42,6 @@ SDK_RUN_FIELDS = {
 async def http(server: str) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=server, timeout=30) as client:
         yield client
-
-
-async def new_thread(http: httpx.AsyncClient, **body: Any) -> str:
-    answer = await http.post("/threads", json=body)
-    assert answer.is_success, answer.text
-    return str(answer.json()["thread_id"])
 
 
 async def echo(http: httpx.AsyncClient, t: str, messages: list[Any]) -> httpx.Response:

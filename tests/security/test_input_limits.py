@@ -29,15 +29,12 @@ from app.limits import (
     MAX_OFFSET,
     MAX_PAGE_SIZE,
 )
+from tests.helpers import said
 
 
 def nest(levels: int) -> Any:
     """A value of exactly `levels` nested objects (0: a scalar)."""
     return 0 if levels == 0 else {"d": nest(levels - 1)}
-
-
-def said(text: str, **fields: Any) -> dict[str, Any]:
-    return {"messages": [{"role": "user", "content": text, **fields}]}
 
 
 @pytest.fixture

@@ -14,14 +14,11 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.helpers import said
 from tests.security.conftest import SecureServer
 
 OPENAPI = json.loads((Path(__file__).resolve().parents[2] / "openapi.json").read_text())
 REMIND = "remind me to call mom tomorrow at 9"
-
-
-def said(text: str) -> dict[str, Any]:
-    return {"messages": [{"role": "user", "content": text}]}
 
 
 @dataclass(frozen=True)

@@ -3,13 +3,13 @@ queued runs per user (429 with Retry-After). Each user has their own share."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 
 import httpx
 import pytest
 
+from tests.helpers import eventually
 from tests.security.conftest import SecureServer, StartSecure
 
 LIMITS = {
@@ -135,10 +135,10 @@ async def test_open_streams_per_user_are_bounded(
         assert (await alice.get(f"/threads/{thread_id}/runs")).json() == []
         async with bob.stream("GET", f"/threads/{bobs_thread}/stream") as his:
             assert his.status_code == 200
+
     # Closed streams give their slots back.
-    for _ in range(50):
+    async def opens() -> bool:
         async with alice.stream("GET", f"/threads/{thread_id}/stream") as again:
-            if again.status_code == 200:
-                return
-        await asyncio.sleep(0.05)
-    raise AssertionError("the closed streams' slots never came back")
+            return again.status_code == 200
+
+    await eventually(opens, "the closed streams' slots to come back")

@@ -1,6 +1,8 @@
 """A live reader of a run's stream (app/runs/broker.py): events that come close together,
 like a reply streamed token by token, reach it in few batches (each batch is one write
-to the client), and an event after a pause reaches it at once."""
+to the client), and an event after a pause reaches it at once: within a few turns of the
+event loop, with no timer in between. (How long a delivery takes is a benchmark's
+question, not a test's.)"""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import uuid
 from pathlib import Path
 
 from app.db.database import Database
-from app.runs.broker import COALESCE_S, StreamBroker
+from app.runs.broker import StreamBroker
 from app.runs.notify import Notifier
 
 
@@ -26,13 +28,12 @@ async def test_tokens_close_together_go_out_together_and_a_late_event_at_once(
     run_id = str(uuid.uuid4())
     broker.open(run_id)
     batches: list[list[str]] = []
-    clock = asyncio.get_running_loop().time
-    arrived: dict[str, float] = {}
+    arrived: set[str] = set()
 
     async def read() -> None:
         async for batch in broker.follow(run_id):
             batches.append([event.event for event in batch])
-            arrived.update((event.event, clock()) for event in batch)
+            arrived.update(event.event for event in batch)
 
     reader = asyncio.create_task(read())
     try:
@@ -42,10 +43,12 @@ async def test_tokens_close_together_go_out_together_and_a_late_event_at_once(
             broker.publish(run_id, f"token{i}", {"text": i})
             await asyncio.sleep(0)
         await asyncio.sleep(0.05)
-        late = clock()
         broker.publish(run_id, "late", {})
-        await asyncio.sleep(COALESCE_S / 5)
-        assert "late" in arrived and arrived["late"] - late < COALESCE_S
+        for _ in range(10):  # turns of the loop, not time: the reader waits on no timer
+            if "late" in arrived:
+                break
+            await asyncio.sleep(0)
+        assert "late" in arrived
         await broker.close(run_id)
         await asyncio.wait_for(reader, 5)
     finally:

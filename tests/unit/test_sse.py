@@ -8,8 +8,9 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from app.api.sse import StreamSlots, event_stream
+from app.api.sse import event_stream
 from app.runs.broker import Event
+from app.runs.slots import StreamSlots
 
 
 async def _one_batch() -> AsyncIterator[list[Event]]:

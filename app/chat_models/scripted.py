@@ -38,7 +38,7 @@ from langchain_core.outputs import ChatGenerationChunk
 from langchain_core.runnables.config import ensure_config
 from pydantic import PrivateAttr
 
-from app.models.base import StreamingChatModel
+from app.chat_models.base import StreamingChatModel
 
 _WEATHER = re.compile(
     r"\bweather\s+(?:in|for|at)\s+(?P<city>.+?)(?:\s+(?P<day>today|tomorrow))?\s*"

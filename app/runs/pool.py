@@ -36,14 +36,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.orm import aliased
 
 from app.db.database import Database
-from app.db.models import Run
+from app.db.models import RunRow
 from app.services.common import now
 from engine.checkpoint.base import PutCheckpoint, SaveOp
 
 log = logging.getLogger(__name__)
 IDLE_POLL_S = 1.0
 
-Execute = Callable[[Run], Coroutine[Any, Any, None]]
+Execute = Callable[[RunRow], Coroutine[Any, Any, None]]
 # Called with (run_id, action) when the heartbeat learns that a run must stop:
 # a cancel action asked through the API, or "abandon" when the lease was lost.
 OnStop = Callable[[str, str], None]
@@ -57,16 +57,15 @@ class WorkerPool:
     def __init__(
         self,
         db: Database,
-        execute: Execute,
-        on_stop: OnStop,
+        on_stop: OnStop | None = None,
         *,
         concurrency: int,
         lease_s: float,
         heartbeat_s: float,
     ) -> None:
+        """`on_stop` (default: `stop_local`) is told which runs must stop here."""
         self.db = db
-        self.execute = execute
-        self.on_stop = on_stop
+        self.on_stop = on_stop or self.stop_local
         self.concurrency = concurrency
         self.lease = timedelta(seconds=lease_s)
         self.heartbeat_s = heartbeat_s
@@ -88,11 +87,17 @@ class WorkerPool:
         self._full = False
         # Places held for runs being created here to start at once (see `take`).
         self.reserved = 0
+        # Why a run executing here must stop: interrupt, rollback (asked through the
+        # API), requeue (shutdown) or abandon (its lease went to another worker).
+        self.stop_actions: dict[str, str] = {}
+        # Runs recording their outcome: too late to stop them.
+        self.finishing: set[str] = set()
 
-    def start(self) -> None:
+    def start(self, execute: Execute) -> None:
+        """Claim runs and execute each with `execute`."""
         self._claiming = True
         self._loops = [
-            asyncio.create_task(self._dispatch()),
+            asyncio.create_task(self._dispatch(execute)),
             asyncio.create_task(self._heartbeat()),
         ]
 
@@ -119,7 +124,7 @@ class WorkerPool:
     def room(self) -> int:
         return self.concurrency - len(self.running) - self.reserved
 
-    def take(self, run: Run) -> bool:
+    def take(self, run: RunRow) -> bool:
         """Make a new run held here under a fresh lease, for the process creating it to
         start at once (its first events need no claim). False when this process takes
         no runs, is full, or was full when it last claimed (runs may be queued: a new
@@ -134,7 +139,7 @@ class WorkerPool:
         self.renewed[run.run_id] = asyncio.get_running_loop().time()
         return True
 
-    def release(self, run: Run) -> None:
+    def release(self, run: RunRow) -> None:
         """Give back the place of a run that was not inserted after all (held by `take`;
         it is pending again, as it was)."""
         self.reserved -= 1
@@ -142,12 +147,12 @@ class WorkerPool:
         run.status, run.worker_id, run.lease_expires_at, run.attempt = "pending", None, None, 0
         self.wake()  # the place may serve a queued run
 
-    def adopt(self, run: Run, work: Coroutine[Any, Any, None]) -> None:
+    def adopt(self, run: RunRow, work: Coroutine[Any, Any, None]) -> None:
         """Execute a run that was inserted held here (`take`), by running `work`."""
         self.reserved -= 1
         self.running[run.run_id] = asyncio.create_task(self._run(run, work))
 
-    async def _dispatch(self) -> None:
+    async def _dispatch(self, execute: Execute) -> None:
         """One claimer per process: it takes runs while there is room, then sleeps until
         a run is created or finishes here (or, as a safety net for runs created by other
         processes and runs due later, until the idle poll)."""
@@ -163,7 +168,7 @@ class WorkerPool:
                     log.exception("claiming runs failed")
                     runs = []
                 for run in runs:
-                    work = self.execute(run)
+                    work = execute(run)
                     self.running[run.run_id] = asyncio.create_task(self._run(run, work))
                     self.renewed[run.run_id] = taken_at
                 if len(runs) < room:
@@ -175,7 +180,7 @@ class WorkerPool:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._wakeup.wait(), IDLE_POLL_S)
 
-    async def _run(self, run: Run, work: Coroutine[Any, Any, None]) -> None:
+    async def _run(self, run: RunRow, work: Coroutine[Any, Any, None]) -> None:
         try:
             await work
         finally:
@@ -184,7 +189,7 @@ class WorkerPool:
             if self._full:
                 self.wake()
 
-    async def claim(self, room: int) -> list[Run]:
+    async def claim(self, room: int) -> list[RunRow]:
         """Take up to `room` runs that may start now (or whose worker died), oldest
         first, in one statement that returns them."""
         stamp = now()
@@ -207,44 +212,46 @@ class WorkerPool:
     @functools.cached_property
     def _claim_statement(self) -> Any:
         """Built once: building and caching it anew was most of a claim's CPU."""
-        older = aliased(Run)
-        running = aliased(Run)
+        older = aliased(RunRow)
+        running = aliased(RunRow)
         stamp = bindparam("now")
         startable = and_(
-            Run.status == "pending",
-            Run.not_before <= stamp,
-            ~exists().where(and_(running.thread_id == Run.thread_id, running.status == "running")),
+            RunRow.status == "pending",
+            RunRow.not_before <= stamp,
+            ~exists().where(
+                and_(running.thread_id == RunRow.thread_id, running.status == "running")
+            ),
             ~exists().where(
                 and_(
-                    older.thread_id == Run.thread_id,
+                    older.thread_id == RunRow.thread_id,
                     older.status == "pending",
-                    older.run_id < Run.run_id,
+                    older.run_id < RunRow.run_id,
                 )
             ),
         )
-        orphaned = and_(Run.status == "running", Run.lease_expires_at < stamp)
+        orphaned = and_(RunRow.status == "running", RunRow.lease_expires_at < stamp)
         chosen = (
-            select(Run.run_id)
+            select(RunRow.run_id)
             .where(or_(startable, orphaned))
-            .order_by(Run.run_id)
+            .order_by(RunRow.run_id)
             .limit(bindparam("room"))
         )
         if self.db.dialect == "postgresql":
-            chosen = chosen.with_for_update(skip_locked=True, of=Run)
+            chosen = chosen.with_for_update(skip_locked=True, of=RunRow)
         return (
-            update(Run)
+            update(RunRow)
             .where(
-                Run.run_id.in_(chosen),
-                or_(Run.status == "pending", Run.lease_expires_at < stamp),
+                RunRow.run_id.in_(chosen),
+                or_(RunRow.status == "pending", RunRow.lease_expires_at < stamp),
             )
             .values(
                 status="running",
                 worker_id=bindparam("worker"),
                 lease_expires_at=bindparam("lease"),
-                attempt=Run.attempt + 1,
+                attempt=RunRow.attempt + 1,
                 updated_at=stamp,
             )
-            .returning(Run)
+            .returning(RunRow)
             .execution_options(synchronize_session=False)
         )
 
@@ -280,23 +287,23 @@ class WorkerPool:
         ids = list(self.running)
         started = asyncio.get_running_loop().time()
         due = [i for i in ids if started - self.renewed.get(i, started) >= self.renew_s]
-        held = and_(Run.worker_id == self.worker_id, Run.status == "running")
+        held = and_(RunRow.worker_id == self.worker_id, RunRow.status == "running")
         kept: dict[str, str | None] = {}
         if len(due) < len(ids):
             async with self.db.read() as session:
                 rows = await session.execute(
-                    select(Run.run_id, Run.cancel_action).where(
-                        Run.run_id.in_(set(ids).difference(due)), held
+                    select(RunRow.run_id, RunRow.cancel_action).where(
+                        RunRow.run_id.in_(set(ids).difference(due)), held
                     )
                 )
                 kept.update(rows.all())
         if due:
             async with self.db.write() as session:
                 rows = await session.execute(
-                    update(Run)
-                    .where(Run.run_id.in_(due), held)
+                    update(RunRow)
+                    .where(RunRow.run_id.in_(due), held)
                     .values(lease_expires_at=now() + self.lease)
-                    .returning(Run.run_id, Run.cancel_action)
+                    .returning(RunRow.run_id, RunRow.cancel_action)
                 )
                 renewed = dict(rows.all())
             kept.update(renewed)
@@ -328,14 +335,22 @@ class WorkerPool:
 
     @functools.cached_property
     def _fence_statement(self) -> Any:
-        query = select(Run.run_id).where(
-            Run.run_id == bindparam("run"),
-            Run.worker_id == bindparam("worker"),
-            Run.status == "running",
+        query = select(RunRow.run_id).where(
+            RunRow.run_id == bindparam("run"),
+            RunRow.worker_id == bindparam("worker"),
+            RunRow.status == "running",
         )
         if self.db.dialect == "postgresql":
             query = query.with_for_update(read=True)
         return query
+
+    def stop_local(self, run_id: str, action: str) -> None:
+        """Stop a run if it executes in this process (else its worker's heartbeat will);
+        its executor reads why in `stop_actions`."""
+        if run_id in self.finishing or run_id not in self.running:
+            return
+        self.stop_actions.setdefault(run_id, action)
+        self.cancel_local(run_id)
 
     def cancel_local(self, run_id: str) -> bool:
         task = self.running.get(run_id)

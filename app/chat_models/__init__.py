@@ -1,2 +1,2 @@
 """Chat model providers: `scripted` (offline, the default), OpenAI-compatible endpoints, and
-whatever LangChain's `init_chat_model` builds (`app.models.base.load_model`)."""
+whatever LangChain's `init_chat_model` builds (`app.chat_models.base.load_model`)."""

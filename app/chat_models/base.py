@@ -9,7 +9,6 @@ and a reply nobody streams is the same chunks added up, so both paths give the s
 
 from __future__ import annotations
 
-import os
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
@@ -23,9 +22,12 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from app.config import Settings, get_settings
+
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
-# Seconds between two streamed pieces of the scripted model's reply: a person typing fast.
-HUMAN_PACE_S = 0.05
+# Seconds between two streamed pieces of the scripted model's reply: a person typing fast
+# (THREADLINE_SCRIPTED_PACE_S's default).
+HUMAN_PACE_S: float = Settings.model_fields["scripted_pace_s"].default
 
 
 class ModelProviderError(RuntimeError):
@@ -106,8 +108,8 @@ class ModelConfigError(ValueError):
     """THREADLINE_MODEL names a model the server cannot build (the server refuses to start)."""
 
 
-def load_model(spec: str | None = None) -> BaseChatModel:
-    """The model named by `spec` or THREADLINE_MODEL.
+def load_model(spec: str | None = None, settings: Settings | None = None) -> BaseChatModel:
+    """The model named by `spec` or THREADLINE_MODEL (`settings`: the environment's).
 
     - `scripted` (the default): offline and deterministic; THREADLINE_SCRIPTED_PACE_S is the
       pause between two streamed pieces (default a human pace; 0 in tests).
@@ -118,21 +120,20 @@ def load_model(spec: str | None = None) -> BaseChatModel:
       `langchain` package and the provider's own (`langchain-anthropic`, ...), and reads
       the provider's usual variables (`ANTHROPIC_API_KEY`, ...).
     """
-    spec = (spec or os.environ.get("THREADLINE_MODEL") or "scripted").strip()
+    settings = settings or get_settings()
+    spec = (spec or settings.model).strip()
     if spec == "scripted":
-        from app.models.scripted import ScriptedChatModel
+        from app.chat_models.scripted import ScriptedChatModel
 
-        pace = os.environ.get("THREADLINE_SCRIPTED_PACE_S")
-        return ScriptedChatModel(pace_s=HUMAN_PACE_S if pace is None else float(pace or 0))
+        return ScriptedChatModel(pace_s=settings.scripted_pace_s)
     provider, _, name = spec.partition(":")
-    base_url = os.environ.get("THREADLINE_OPENAI_BASE_URL")
-    if provider == "openai" and name and base_url:
-        from app.models.openai import OpenAIChatModel
+    if provider == "openai" and name and settings.openai_base_url:
+        from app.chat_models.openai import OpenAIChatModel
 
         return OpenAIChatModel(
             model=name,
-            base_url=base_url,
-            api_key=os.environ.get("THREADLINE_OPENAI_API_KEY") or None,
+            base_url=settings.openai_base_url,
+            api_key=settings.openai_api_key or None,
         )
     return _init_chat_model(spec)
 

@@ -27,7 +27,7 @@ from langchain_core.messages.tool import ToolCallChunk, tool_call_chunk
 from langchain_core.outputs import ChatGenerationChunk
 from pydantic import SecretStr
 
-from app.models.base import DEFAULT_OPENAI_BASE_URL, ModelProviderError, StreamingChatModel
+from app.chat_models.base import DEFAULT_OPENAI_BASE_URL, ModelProviderError, StreamingChatModel
 
 
 class _Transient(Exception):

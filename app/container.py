@@ -1,0 +1,159 @@
+"""The services of a process, built once, in one place, each given what it uses when it
+is built (the order below needs no back-reference): what a request handler (through
+`app/api/deps.py`) or the worker process reaches."""
+
+from __future__ import annotations
+
+import functools
+import gc
+from dataclasses import dataclass
+
+from starlette.types import ASGIApp
+
+from app.agents.reminder_store import set_store
+from app.auth import Authenticator, authenticator
+from app.config import Settings
+from app.db.database import Database
+from app.graphs import GraphRegistry, graph_source
+from app.runs.broker import StreamBroker
+from app.runs.crons import CronScheduler
+from app.runs.notify import Notifier, PostgresNotifier
+from app.runs.pool import WorkerPool
+from app.runs.slots import StreamSlots
+from app.services.assistants import ensure_system_assistants
+from app.services.graph_store import ServerStore
+from app.services.reminder_scheduler import ReminderScheduler
+from app.services.reminders import SQLReminderStore
+from app.services.runs import RunService
+from app.services.runs.admission import RunAdmission
+from app.services.runs.cancels import RunCancels
+from app.services.runs.execution import RunExecutor
+from app.services.runs.results import RunResults
+from app.services.threads import ThreadService
+from app.webhooks import Webhooks
+from engine.checkpoint.sql.saver import SQLSaver
+
+
+@dataclass
+class Services:
+    settings: Settings
+    db: Database
+    saver: SQLSaver
+    graphs: GraphRegistry
+    broker: StreamBroker
+    threads: ThreadService
+    runs: RunService
+    webhooks: Webhooks
+    crons: CronScheduler
+    reminders: SQLReminderStore
+    auth: Authenticator
+    streams: StreamSlots
+    scheduler: ReminderScheduler
+
+    @classmethod
+    async def open(cls, settings: Settings) -> Services:
+        """Connect, check (or create) the schema, load the graphs, build the services."""
+        db = Database(
+            settings.database_url,
+            pool_size=settings.db_pool_size,
+            max_overflow=settings.db_max_overflow,
+        )
+        # Runs held here: the saver fences their checkpoints with it, a notification of
+        # a queued run wakes its claimer; what it executes is given when it starts.
+        pool = WorkerPool(
+            db,
+            concurrency=settings.workers,
+            lease_s=settings.lease_s,
+            heartbeat_s=settings.heartbeat_s,
+        )
+        try:
+            auth = authenticator(settings, db)
+            await db.prepare()
+            saver = SQLSaver(db.engine, fence=pool.fence)
+            spec, base = graph_source(settings)
+            graphs = await GraphRegistry.load(spec, saver, base)
+            await ensure_system_assistants(db, graphs)
+        except BaseException:
+            await db.close()
+            raise
+        notifier = (
+            PostgresNotifier(db.libpq_url(), on_queue=pool.wake)
+            if db.dialect == "postgresql"
+            else Notifier(on_queue=pool.wake)
+        )
+        await notifier.start()
+        results = RunResults(db, graphs)
+        broker = StreamBroker(db, notifier, results.is_final, saved_values=results.saved_values)
+        cancels = RunCancels(db, pool, broker, results)
+        threads = ThreadService(db, graphs, saver, cancels)
+        webhooks = Webhooks(db, settings)
+        executor = RunExecutor(
+            db,
+            graphs,
+            saver,
+            broker,
+            pool,
+            threads,
+            results,
+            webhooks,
+            settings,
+            # The graphs' store is the server's (`/store`): each run's, its user's items.
+            store_of=functools.partial(ServerStore, db),
+        )
+        admission = RunAdmission(
+            db, graphs, broker, pool, results, cancels, executor, webhooks, settings
+        )
+        runs = RunService(db, broker, pool, results, cancels, executor, admission, webhooks)
+        crons = CronScheduler(db, runs)
+        reminders = SQLReminderStore(db)
+        # The agent's tools write through the store installed here.
+        set_store(reminders)
+        scheduler = ReminderScheduler(db, runs)
+        streams = StreamSlots(settings.max_streams_per_user)
+        services = cls(
+            settings,
+            db,
+            saver,
+            graphs,
+            broker,
+            threads,
+            runs,
+            webhooks,
+            crons,
+            reminders,
+            auth,
+            streams,
+            scheduler,
+        )
+        freeze_startup_objects()
+        return services
+
+    def start(self, own_app: ASGIApp) -> None:
+        """Execute runs here, with what runs bring about: their webhooks' calls (a path
+        calls `own_app`: this server's app, with these services), crons and due
+        reminders."""
+        self.runs.pool.start(self.runs.executor.execute)
+        self.crons.start()
+        self.webhooks.start(own_app)
+        self.scheduler.start()
+
+    async def close(self) -> None:
+        """Stop workers (re-queueing what they could not finish), then disconnect."""
+        try:
+            await self.scheduler.stop()
+            await self.crons.stop()
+            await self.runs.pool.stop(self.settings.shutdown_grace_s)
+            await self.webhooks.stop()
+            await self.broker.flush()
+            await self.broker.notifier.close()
+        finally:
+            await self.db.close()
+
+
+@functools.cache
+def freeze_startup_objects() -> None:
+    """Keep what the process loaded to start (modules, the app, the graphs: some 150,000
+    objects) out of the garbage collector's full passes, once. Reading a long thread
+    makes thousands of objects, which trigger those passes; each walked the whole heap,
+    ~20 ms that every request on the event loop waited for."""
+    gc.freeze()

@@ -1,0 +1,343 @@
+"""Admitting runs: validate what the client sent, apply the multitask strategy (reject
+answers 409; interrupt and rollback cancel the active run; enqueue waits) and the
+queue limit, and insert the run as pending, its thread busy, in one transaction. A run
+this process can start at once is inserted already held here, and starts without a
+claim."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import insert
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.config import Settings
+from app.db.database import Database
+from app.db.models import AssistantRow, RunRow, ThreadRow, columns_of
+from app.errors import Conflict, Invalid, NotFound, TooManyRequests
+from app.graphs import GraphRegistry, run_context
+from app.runs.broker import StreamBroker
+from app.runs.notify import QUEUE, STARTED
+from app.runs.pool import WorkerPool
+from app.schemas.runs import RunCreate
+from app.schemas.runs import Send as SendModel
+from app.services import assistants
+from app.services.common import check_messages, new_id, now, parse_uuid
+from app.services.runs.cancels import RunCancels
+from app.services.runs.execution import RunExecutor
+from app.services.runs.results import RunResults
+from app.services.runs.statements import (
+    ADD_RUN,
+    BUSY,
+    QUEUED,
+    THREAD,
+    start_at_once_statement,
+)
+from app.services.state import read_version, requested_version, version_config
+from app.services.threads import new_thread, taken
+from app.webhooks import Webhooks
+from engine import CompiledGraph
+
+# A user at their queue limit may retry once some of their runs had time to start.
+QUEUE_RETRY_AFTER_S = 5
+# Run in the transaction that inserts a run; raising inserts nothing (see `create`).
+Claim = Callable[[AsyncSession], Awaitable[None]]
+
+
+def _refuse_foreign(thread_owner: str | None, key: str, owner: str, *, create: bool) -> None:
+    """The same 404 for a missing thread (no owner; unless the run creates it) and for
+    another user's; 409 when asked to create a thread whose id another user's thread has."""
+    foreign = thread_owner is not None and thread_owner != owner
+    if foreign and create:
+        raise taken(key)
+    if foreign or (thread_owner is None and not create):
+        raise NotFound(f"Thread '{key}' not found; pass if_not_exists='create' to create it.")
+
+
+def _known_nodes(graph: CompiledGraph, names: list[str], field: str) -> None:
+    """422 naming `field` when it names nodes the graph does not have."""
+    unknown = [n for n in names if n not in graph.nodes]
+    if unknown:
+        raise Invalid(f"{field} names unknown nodes {unknown}; nodes: {list(graph.nodes)}.")
+
+
+def _goto_nodes(goto: str | SendModel | list[str | SendModel] | None) -> list[str]:
+    """The nodes a command's `goto` sends to."""
+    targets = goto if isinstance(goto, list) else [] if goto is None else [goto]
+    return [t if isinstance(t, str) else t.node for t in targets]
+
+
+class RunAdmission:
+    def __init__(
+        self,
+        db: Database,
+        graphs: GraphRegistry,
+        broker: StreamBroker,
+        pool: WorkerPool,
+        results: RunResults,
+        cancels: RunCancels,
+        executor: RunExecutor,
+        webhooks: Webhooks,
+        settings: Settings,
+    ) -> None:
+        self.db = db
+        self.graphs = graphs
+        self.broker = broker
+        self.pool = pool
+        self.results = results
+        self.cancels = cancels
+        self.executor = executor
+        self.webhooks = webhooks
+        self.settings = settings
+
+    async def create(
+        self, thread_id: str | None, body: RunCreate, *, owner: str, claim: Claim | None = None
+    ) -> RunRow:
+        """Validate everything the client sent, then queue the run in one transaction;
+        `claim`, run first in that transaction, may raise to insert nothing (a cron's
+        occurrence is claimed with its run, so that it runs once)."""
+        if body.input is not None and body.command is not None:
+            raise Invalid("Pass either `input` or `command`, not both.")
+        modes = body.stream_mode if isinstance(body.stream_mode, list) else [body.stream_mode]
+        if "events" in modes:
+            raise Invalid("Stream mode 'events' is not supported by this server.")
+        limit = self.settings.max_messages
+        check_messages(body.input, limit, "input")
+        check_messages(body.command and body.command.update, limit, "command.update")
+        stateless = thread_id is None
+        create = stateless or body.if_not_exists == "create"
+        key = new_id() if stateless else parse_uuid(thread_id or "", "thread_id")
+        start_at = requested_version(body.checkpoint, body.checkpoint_id)
+        # The version to start from (an older one: time travel; a subgraph's: the run
+        # starts from the versions of that time of the graphs around it).
+        version = version_config(key, start_at)
+        checkpoint_id = version["configurable"].get("checkpoint_id")
+        addressed = bool(checkpoint_id or start_at.checkpoint_ns)
+        if not stateless and (addressed or body.command is not None):
+            # Before anything reads the thread's checkpoints: a foreign thread tells nothing.
+            async with self.db.read() as session:
+                thread = await session.get(ThreadRow, key)
+                _refuse_foreign(thread and thread.owner, key, owner, create=create)
+        assistant = await assistants.resolve(self.db, self.graphs, body.assistant_id, owner=owner)
+        graph = self.results.graph_of(assistant)
+        run_context(graph, assistant.context, body.context)  # 422 if it does not fit
+        await self.webhooks.check(body.webhook)  # 422 if it cannot be called
+        for field in ("interrupt_before", "interrupt_after"):
+            names = getattr(body, field)
+            if isinstance(names, list):
+                _known_nodes(graph, names, field)
+        if body.command is not None:
+            _known_nodes(graph, _goto_nodes(body.command.goto), "command.goto")
+        if addressed:
+            await read_version(graph, version)
+        if body.command is not None and body.command.resume is not None:
+            await self._require_interrupt(assistant.graph_id, graph, version, body.command.resume)
+        run = self._new_run(key, assistant, body, modes, checkpoint_id, stateless, owner)
+        # A run this process can start at once is inserted already held by it: its
+        # first events then wait for no claim. Two creations racing on one thread both
+        # try; the index on running runs lets one through, and the other queues.
+        start = not body.after_seconds
+        try:
+            if (
+                start
+                and not stateless
+                and not claim
+                and await self._start_at_once(run, assistant, owner)
+            ):
+                cancel = []
+            else:
+                cancel = await self._insert(
+                    run, body, assistant, owner, create=create, start=start, claim=claim
+                )
+        except IntegrityError:
+            if run.status != "running":
+                raise
+            self.pool.release(run)
+            run = self._new_run(key, assistant, body, modes, checkpoint_id, stateless, owner)
+            cancel = await self._insert(
+                run, body, assistant, owner, create=create, start=False, claim=claim
+            )
+        except BaseException:
+            if run.status == "running":
+                self.pool.release(run)
+            raise
+        if run.status == "running":
+            self.broker.open(run.run_id)
+            # Readers of the thread in other processes: with the run's first events.
+            self.broker.announce_later(STARTED)
+            self.pool.adopt(run, self.executor.execute(run, assistant))
+        for other in cancel:
+            # A run another request rolled back meanwhile is gone already: done.
+            with contextlib.suppress(NotFound):
+                await self.cancels.cancel(key, other, body.multitask_strategy, owner=owner)
+        # Wakes this process's readers (and workers, for a queued run) now; other
+        # processes get the notification.
+        self.broker.notifier.fire(QUEUE if run.status == "pending" else STARTED)
+        return run
+
+    async def _start_at_once(self, run: RunRow, assistant: AssistantRow, owner: str) -> bool:
+        """The usual turn of a chat, on PostgreSQL: the caller's idle thread gets the run
+        started here in one statement in autocommit mode, one round trip on the way to
+        its first token where the general path (`_insert`) takes four. False, with
+        nothing written, when it does not apply."""
+        if self.db.dialect != "postgresql" or not self.pool.take(run):
+            return False
+        values = columns_of(run)
+        params = {
+            "thread": run.thread_id,
+            "thread_owner": owner,
+            "thread_patch": {
+                "graph_id": assistant.graph_id,
+                "assistant_id": assistant.assistant_id,
+            },
+            "now": run.created_at,
+            **{f"run_{name}": value for name, value in values.items()},
+        }
+        try:
+            started = await self.db.write_one(start_at_once_statement(tuple(values)), params)
+        except IntegrityError:  # a run started on the thread meanwhile
+            started = []
+        except BaseException:
+            self.pool.release(run)
+            raise
+        if not started:
+            self.pool.release(run)
+        return bool(started)
+
+    async def _insert(
+        self,
+        run: RunRow,
+        body: RunCreate,
+        assistant: AssistantRow,
+        owner: str,
+        *,
+        create: bool,
+        start: bool,
+        claim: Claim | None,
+    ) -> list[str]:
+        """Insert `run` in one transaction with the multitask strategy applied; return
+        the runs to cancel. With `start`, a run on a free thread is inserted held by this
+        process if it has room (see `WorkerPool.take`)."""
+        key = run.thread_id
+        # Urgent: on SQLite the run's first token waits for this transaction, which
+        # would otherwise queue behind the saves and outcomes of every other run.
+        async with self.db.write(urgent=True) as session:
+            if claim is not None:
+                await claim(session)
+            found = (await session.execute(THREAD, {"thread": key})).first()
+            _refuse_foreign(found and found.owner, key, owner, create=create)
+            active = sorted(found.active.split()) if found and found.active else []
+            if active and body.multitask_strategy == "reject":
+                raise Conflict(
+                    f"Thread '{key}' is busy with run '{active[0]}' "
+                    "and multitask_strategy is 'reject'."
+                )
+            if not (start and not active and self.pool.take(run)):
+                # Only a run that queues counts toward the queue limit.
+                await self._check_queue(session, owner)
+            metadata = {
+                **((found and found.metadata) or {}),
+                "graph_id": assistant.graph_id,
+                "assistant_id": assistant.assistant_id,
+            }
+            if found:
+                await session.execute(
+                    BUSY, {"thread": key, "metadata": metadata, "now": run.created_at}
+                )
+            else:
+                thread = new_thread(key, metadata, owner)
+                thread.status = "busy"
+                await session.execute(insert(ThreadRow.__table__).values(columns_of(thread)))
+            await session.execute(ADD_RUN, columns_of(run))
+            if run.status == "pending":
+                await self.broker.notifier.announce(session, QUEUE)
+        return active if body.multitask_strategy in ("interrupt", "rollback") else []
+
+    async def _check_queue(self, session: AsyncSession, owner: str) -> None:
+        """429 when the owner already has as many pending runs as a user may."""
+        limit = self.settings.max_queued_runs_per_user
+        if not limit:
+            return
+        queued = await session.scalar(QUEUED, {"owner": owner})
+        if (queued or 0) >= limit:
+            raise TooManyRequests(
+                f"Too many queued runs: at most {limit} pending runs per user; wait for "
+                "some to start.",
+                retry_after_s=QUEUE_RETRY_AFTER_S,
+            )
+
+    def _new_run(
+        self,
+        thread_id: str,
+        assistant: AssistantRow,
+        body: RunCreate,
+        modes: list[str],
+        checkpoint_id: str | None,
+        stateless: bool,
+        owner: str,
+    ) -> RunRow:
+        stamp = now()
+        kwargs = body.model_dump(
+            exclude={"assistant_id", "metadata", "multitask_strategy", "if_not_exists"},
+            mode="json",
+        )
+        kwargs.update(stream_mode=modes, checkpoint_id=checkpoint_id)
+        # The config as sent, without the keys the client left out.
+        kwargs["config"] = body.config and body.config.model_dump(exclude_unset=True)
+        if stateless:
+            kwargs["on_completion"] = body.on_completion or "delete"
+        return RunRow(
+            run_id=new_id(),
+            thread_id=thread_id,
+            assistant_id=assistant.assistant_id,
+            status="pending",
+            metadata_=dict(body.metadata or {}),
+            multitask_strategy=body.multitask_strategy,
+            kwargs=kwargs,
+            result=None,
+            owner=owner,
+            cancel_action=None,
+            attempt=0,
+            not_before=stamp + timedelta(seconds=body.after_seconds or 0),
+            created_at=stamp,
+            updated_at=stamp,
+        )
+
+    async def _require_interrupt(
+        self,
+        graph_id: str,
+        graph: CompiledGraph,
+        version: dict[str, Any],
+        resume: Any,
+    ) -> None:
+        """A resume must answer a question that is waiting (at the named version), in a
+        form the graph can read: a refused answer must not reach the graph, where it
+        would be saved as the answer and fail every later resume at that version."""
+        state = await graph.aget_state(version)
+        if not state.interrupts:
+            conf = version["configurable"]
+            checkpoint_id = conf.get("checkpoint_id")
+            raise Conflict(
+                f"Thread '{conf['thread_id']}' has no pending interrupt to resume"
+                + (f" at checkpoint '{checkpoint_id}'." if checkpoint_id else ".")
+            )
+        pending = {i.id: i.value for i in state.interrupts}
+        if isinstance(resume, dict) and resume and set(resume) <= set(pending):
+            answers = resume
+        elif len(pending) > 1:
+            raise Invalid(
+                "Several interrupts are pending: resume with a map of interrupt id to value; "
+                f"pending ids: {sorted(pending)}."
+            )
+        else:
+            answers = {next(iter(pending)): resume}
+        check = self.graphs.resume_checks.get(graph_id)
+        for interrupt_id, answer in answers.items() if check else ():
+            try:
+                check(pending[interrupt_id], answer)  # type: ignore[misc]
+            except ValueError as exc:
+                raise Invalid(f"Cannot resume: {exc}") from None

@@ -1,0 +1,388 @@
+"""Executing runs: a run held here becomes one call of its graph (its input or command,
+its config and runtime), its stream is recorded by the broker, and its outcome on the
+row and its thread; a cancelled run is rolled back or re-queued, as asked."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import delete
+from sqlalchemy.exc import SQLAlchemyError
+
+from app import logs
+from app.auth import LOCAL_USER, GraphUser
+from app.config import Settings
+from app.db.database import Database
+from app.db.models import AssistantRow, RunEventRow, RunRow
+from app.graphs import GraphRegistry, run_context
+from app.jsonable import jsonable, to_json
+from app.runs.broker import StreamBroker
+from app.runs.events import EventMapper, engine_modes
+from app.runs.notify import CHANNEL, payloads
+from app.runs.pool import LeaseLost, WorkerPool
+from app.schemas.threads import ThreadStatus
+from app.services.common import error_message, now
+from app.services.runs.results import RunResults
+from app.services.runs.statements import (
+    EVENT_FIELDS,
+    HOLDS,
+    RECORD,
+    REQUEUE,
+    record_at_once_statement,
+)
+from app.services.threads import Head, ThreadService, settle_params
+from app.webhooks import Webhooks
+from engine import Command, CompiledGraph, GraphRecursionError, Send, StateSnapshot
+from engine.checkpoint.base import BaseCheckpointSaver
+from engine.pregel.runnable import CONFIG_KEY_RUNTIME
+from engine.runtime import Runtime
+from engine.store.base import BaseStore
+
+log = logging.getLogger(__name__)
+# The key of a result (and of a `values` event) under which the open interrupts follow.
+INTERRUPTS = "__interrupt__"
+
+
+def _last_message(values: Any) -> Any:
+    """The last of the values' `messages`, for the conversation tree (None if none)."""
+    messages = values.get("messages") if isinstance(values, dict) else None
+    return jsonable(messages[-1]) if isinstance(messages, list) and messages else None
+
+
+def _interrupts_after(values: Any) -> str:
+    """What a `values` part shows after its checkpoint's values: the interrupts that
+    stopped the step, as a JSON object (`app.runs.broker.with_values`); else nothing."""
+    if isinstance(values, dict) and INTERRUPTS in values:
+        return to_json({INTERRUPTS: values[INTERRUPTS]})
+    return ""
+
+
+class RunExecutor:
+    def __init__(
+        self,
+        db: Database,
+        graphs: GraphRegistry,
+        saver: BaseCheckpointSaver,
+        broker: StreamBroker,
+        pool: WorkerPool,
+        threads: ThreadService,
+        results: RunResults,
+        webhooks: Webhooks,
+        settings: Settings,
+        store_of: Callable[[str], BaseStore],
+    ) -> None:
+        """`store_of(user)`: the store a run's graph gets, for the run's user."""
+        self.db = db
+        self.graphs = graphs
+        self.saver = saver
+        self.broker = broker
+        self.pool = pool
+        self.threads = threads
+        self.results = results
+        self.webhooks = webhooks
+        self.settings = settings
+        self.store_of = store_of
+
+    async def execute(self, run: RunRow, assistant: AssistantRow | None = None) -> None:
+        """Execute a run held here; `assistant` when the caller has it already."""
+        logs.bind(run_id=run.run_id, thread_id=run.thread_id)
+        kwargs = run.kwargs
+        if assistant is None:
+            async with self.db.read() as session:
+                assistant = await session.get(AssistantRow, run.assistant_id)
+        if assistant is None:
+            await self._finish(run, None, "error", LookupError("The run's assistant was deleted."))
+            return
+        graph = self.results.graph_of(assistant)
+        modes = kwargs.get("stream_mode") or ["values"]
+        subgraphs = bool(kwargs.get("stream_subgraphs"))
+        mapper = EventMapper(modes, subgraphs)
+        await self.broker.attach(run.run_id, retry=run.attempt > 1)
+        self.broker.publish(run.run_id, "metadata", {"run_id": run.run_id, "attempt": run.attempt})
+        status, error = "success", None
+        final: StateSnapshot | None = None
+        config = self._config(run, assistant)
+        graph_input = self._input(kwargs)
+        if run.attempt > 1 and await self._has_started(run):
+            # A retry after a crash or a re-queue continues from the run's last
+            # checkpoint: finished tasks are not re-run, the input not applied twice.
+            graph_input = None
+            config["configurable"].pop("checkpoint_id", None)
+            config["configurable"]["checkpoint_ns"] = ""
+
+        # The checkpoint holding the values of the graph's next `values` part (told just
+        # before it): the event is recorded as that checkpoint, not as a copy of them.
+        shown_as: str | None = None
+
+        def values_saved_as(checkpoint_id: str | None) -> None:
+            nonlocal shown_as
+            shown_as = checkpoint_id
+
+        def publish(part: tuple[tuple[str, ...], str, Any]) -> None:
+            nonlocal shown_as
+            ns, mode, payload = part
+            saved_as = None
+            if mode == "values" and not ns:
+                saved_as, shown_as = shown_as, None
+            for event, data in mapper.events(ns, mode, payload):
+                if saved_as is not None and event == "values":
+                    after = _interrupts_after(data)
+                    self.broker.publish(
+                        run.run_id, event, data, checkpoint_id=saved_as, after=after
+                    )
+                else:
+                    self.broker.publish(run.run_id, event, data)
+
+        try:
+            # A graph factory's graph is made for this run; the run's context and store
+            # reach the graph as its runtime's.
+            runnable = await self.graphs.for_run(assistant.graph_id, config)
+            config["configurable"][CONFIG_KEY_RUNTIME] = Runtime(
+                context=run_context(runnable, assistant.context, kwargs.get("context")),
+                store=self.store_of(run.owner or LOCAL_USER),
+            )
+            final = await runnable.arun(
+                graph_input,
+                config,
+                publish,
+                stream_mode=engine_modes(modes),
+                subgraphs=True,
+                durability=kwargs.get("durability"),
+                interrupt_before=kwargs.get("interrupt_before"),
+                interrupt_after=kwargs.get("interrupt_after"),
+                # A stateless run's checkpoints go with it: its events keep their values.
+                on_values=None if kwargs.get("on_completion") == "delete" else values_saved_as,
+            )
+        except asyncio.CancelledError:
+            action = self.pool.stop_actions.pop(run.run_id, "interrupt")
+            if action == "abandon":
+                self.broker.discard(run.run_id)
+                return
+            if action == "requeue":
+                await self._requeue(run)
+                return
+            if action == "rollback":
+                await self._rollback(run, graph)
+                return
+            status = "interrupted"
+        except LeaseLost:
+            self._lost(run)
+            return
+        except Exception as exc:  # the graph's failure is the run's outcome, not ours
+            status, error = "error", exc
+            if not isinstance(exc, GraphRecursionError | ValueError | RuntimeError):
+                log.info("run %s failed", run.run_id, exc_info=True)
+            self.broker.publish(
+                run.run_id, "error", {"error": type(exc).__name__, "message": error_message(exc)}
+            )
+        await self._finish(run, graph, status, error, final)
+
+    async def _has_started(self, run: RunRow) -> bool:
+        config = {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}}
+        async for _ in self.saver.alist(config, filter={"run_id": run.run_id}, limit=1):
+            return True
+        return False
+
+    def _input(self, kwargs: dict[str, Any]) -> Any:
+        command = kwargs.get("command")
+        if command is None:
+            return kwargs.get("input")
+        goto = command.get("goto")
+        if isinstance(goto, dict):
+            goto = Send(goto["node"], goto.get("input"))
+        elif isinstance(goto, list):
+            goto = [Send(g["node"], g.get("input")) if isinstance(g, dict) else g for g in goto]
+        return Command(resume=command.get("resume"), update=command.get("update"), goto=goto or ())
+
+    def _config(self, run: RunRow, assistant: AssistantRow) -> dict[str, Any]:
+        kwargs = run.kwargs
+        owner = run.owner or LOCAL_USER
+        given = kwargs.get("config") or {}
+        base = assistant.config or {}
+        configurable = {
+            **(base.get("configurable") or {}),
+            **(given.get("configurable") or {}),
+            "thread_id": run.thread_id,
+            "run_id": run.run_id,
+            "assistant_id": assistant.assistant_id,
+            "graph_id": assistant.graph_id,
+            # The user, as LangGraph's server names it too.
+            "user_id": owner,
+            "langgraph_auth_user_id": owner,
+            "langgraph_auth_user": GraphUser(owner, is_authenticated=self.settings.auth != "none"),
+            "langgraph_auth_permissions": [],
+            # Set here, after the client's config: only a checked version is run from.
+            "checkpoint_ns": (kwargs.get("checkpoint") or {}).get("checkpoint_ns") or "",
+        }
+        if kwargs.get("checkpoint_id"):
+            configurable["checkpoint_id"] = kwargs["checkpoint_id"]
+        limit = given.get("recursion_limit") or base.get("recursion_limit")
+        return {
+            "configurable": configurable,
+            "recursion_limit": int(limit or self.settings.recursion_limit),
+            "metadata": {
+                **(run.metadata_ or {}),
+                "run_id": run.run_id,
+                "thread_id": run.thread_id,
+                "graph_id": assistant.graph_id,
+                "assistant_id": assistant.assistant_id,
+            },
+        }
+
+    async def _finish(
+        self,
+        run: RunRow,
+        graph: CompiledGraph | None,
+        status: str,
+        error: BaseException | None,
+        state: StateSnapshot | None = None,
+    ) -> None:
+        """Record the run's outcome; `state` is the thread's state after it when the run
+        knows it (it ended at END), else it is read back."""
+        self.pool.finishing.add(run.run_id)
+        try:
+            await self._record(run, graph, status, error, state)
+        finally:
+            self.pool.finishing.discard(run.run_id)
+
+    async def _record(
+        self,
+        run: RunRow,
+        graph: CompiledGraph | None,
+        status: str,
+        error: BaseException | None,
+        state: StateSnapshot | None,
+    ) -> None:
+        head = Head("idle", None, None, {})
+        if graph is not None:
+            # A run that ended at END hands its state over: its last checkpoint's, as saved.
+            saved = state is not None
+            if state is None:
+                state = await self._final_state(run, graph, failed=error is not None)
+            head = await self.threads.head_of(graph, state, saved=saved)
+        values = state.values if state is not None and state.metadata is not None else None
+        interrupts = [i for items in head.interrupts.values() for i in items]
+        ended = {INTERRUPTS: interrupts} if interrupts else {}
+        # The row keeps the result as the checkpoint it ended at (and its interrupts),
+        # unless no checkpoint holds its values, or none will (a stateless run's go).
+        checkpoint_id, message = None, None
+        if error is not None:
+            kept: Any = {
+                "__error__": {"error": type(error).__name__, "message": error_message(error)}
+            }
+        elif head.checkpoint_id is not None and run.kwargs.get("on_completion") != "delete":
+            kept, checkpoint_id, message = ended, head.checkpoint_id, _last_message(values)
+        else:
+            kept = {**(jsonable(values) or {}), **ended}
+        resting: ThreadStatus = "error" if status == "error" else head.status
+        outcome = {
+            **self._holder(run),
+            "outcome": status,
+            "outcome_checkpoint": checkpoint_id,
+            "outcome_result": kept,
+            "outcome_message": message,
+            "now": now(),
+        }
+        hooked = False
+        # A webhook's call is recorded with the outcome, in its transaction.
+        at_once = self.db.dialect == "postgresql" and not run.kwargs.get("webhook")
+        if at_once:
+            waiting = await self._record_at_once(run, outcome, resting, head)
+            if waiting is None:
+                return
+        else:
+            async with self.db.write() as session:
+                recorded = await session.execute(RECORD, outcome)
+                if recorded.rowcount != 1:  # type: ignore[attr-defined]
+                    self._lost(run)
+                    return
+                waiting = await self.threads.settle(session, run.thread_id, resting, **head.columns)
+                await self.broker.record_rest(session, run.run_id)
+                # With the outcome: a crash now cannot lose the webhook's call.
+                hooked = await self.webhooks.record(session, run, status, values, error)
+        if hooked:
+            self.webhooks.wake()
+        if waiting:
+            self.pool.wake()  # the thread's next run may start now
+        if run.run_id in self.results.awaited:
+            whole = checkpoint_id is not None
+            done = {**(jsonable(values) or {}), **kept} if whole else kept
+            self.results.outcomes[run.run_id] = done
+        await self.broker.close(run.run_id)
+        if run.kwargs.get("on_completion") == "delete":
+            # The run row stays, so whoever waits on the run still reads its result.
+            await self.threads.remove(run.thread_id, keep_runs=True)
+
+    async def _record_at_once(
+        self, run: RunRow, outcome: dict[str, Any], resting: ThreadStatus, head: Head
+    ) -> bool | None:
+        """`_record`'s transaction as one statement in autocommit mode (PostgreSQL): one
+        round trip for eight. Whether other runs wait on the thread; None (nothing
+        written) when this attempt no longer holds the run."""
+        rows, keys = self.broker.take_rest(run.run_id)
+        changes = head.columns
+        params = {
+            **outcome,
+            **settle_params(run.thread_id, resting, changes),
+            "ended_run": run.run_id,
+            "channel": CHANNEL,
+            "notifications": payloads(keys),
+            **{f"event_{n}": [row[n] for row in rows] for n in EVENT_FIELDS},
+        }
+        [row] = await self.db.write_one(record_at_once_statement(tuple(sorted(changes))), params)
+        if not row.held:
+            self._lost(run)
+            return None
+        return bool(row.status == "busy")
+
+    def _holder(self, run: RunRow) -> dict[str, Any]:
+        """`HELD`'s parameters for this attempt of `run`, executing here."""
+        return {"held_run": run.run_id, "held_by": self.pool.worker_id, "held_attempt": run.attempt}
+
+    def _lost(self, run: RunRow) -> None:
+        log.warning("run %s: another worker holds it now; dropping this attempt's end", run.run_id)
+        self.broker.discard(run.run_id)
+
+    async def _final_state(
+        self, run: RunRow, graph: CompiledGraph, *, failed: bool
+    ) -> StateSnapshot:
+        """The thread's state after the run. A failed run that saved writes its state
+        cannot take (an input a reducer refuses fails the first step after the input was
+        saved) is undone, so that a client's input never leaves the thread unreadable."""
+        config = {"configurable": {"thread_id": run.thread_id}}
+        try:
+            return await graph.aget_state(config)
+        except (SQLAlchemyError, OSError):
+            raise  # the database, not the state: the run is retried
+        except Exception:
+            if not failed:
+                raise
+            log.warning("run %s left a state that cannot be read: undone", run.run_id)
+            await self.saver.adelete_run(run.thread_id, run.run_id)
+            return await graph.aget_state(config)
+
+    async def _rollback(self, run: RunRow, graph: CompiledGraph) -> None:
+        """Undo a cancelled run: its checkpoints and its row go; the thread is as before."""
+        async with self.db.read() as session:
+            held = await session.scalar(HOLDS, self._holder(run))
+        if not held:
+            self._lost(run)
+            return
+        await self.saver.adelete_run(run.thread_id, run.run_id)
+        state = await graph.aget_state({"configurable": {"thread_id": run.thread_id}})
+        head = await self.threads.head_of(graph, state, saved=False)
+        async with self.db.write() as session:
+            await session.execute(delete(RunEventRow).where(RunEventRow.run_id == run.run_id))
+            await session.execute(delete(RunRow).where(RunRow.run_id == run.run_id))
+            waiting = await self.threads.settle(session, run.thread_id, head.status, **head.columns)
+        if waiting:
+            self.pool.wake()
+        self.broker.discard(run.run_id)
+
+    async def _requeue(self, run: RunRow) -> None:
+        async with self.db.write() as session:
+            await session.execute(REQUEUE, {**self._holder(run), "now": now()})
+        self.broker.discard(run.run_id)

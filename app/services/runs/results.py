@@ -1,0 +1,118 @@
+"""Reading runs: a run by id, a thread's runs, a run's recorded result and the saved
+values its `values` events show. A run belongs to the user who created it, on their own
+thread: every read names the owner, and another user's run is answered exactly as a
+missing one."""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from typing import Any
+
+from sqlalchemy import select
+
+from app.db.database import Database
+from app.db.models import AssistantRow, RunRow, ThreadRow
+from app.errors import Conflict, NotFound
+from app.graphs import GraphRegistry
+from app.jsonable import jsonable, to_json
+from app.services.common import parse_uuid
+from app.services.runs.statements import FINAL, STATUS
+from app.services.threads import owned
+from engine import CompiledGraph
+from engine.errors import CheckpointNotFoundError
+
+
+class RunResults:
+    def __init__(self, db: Database, graphs: GraphRegistry) -> None:
+        self.db = db
+        self.graphs = graphs
+        # Clients waiting here on each run, and the results of those runs once they ended
+        # here (as most do): the row need not be read again. Only awaited results are
+        # made (by the executor), and kept only while awaited: a long chat's result is
+        # its whole state.
+        self.awaited: Counter[str] = Counter()
+        self.outcomes: dict[str, Any] = {}
+
+    def graph_of(self, assistant: AssistantRow) -> CompiledGraph:
+        graph = self.graphs.get(assistant.graph_id)
+        if graph is None:
+            raise NotFound(f"Graph '{assistant.graph_id}' is not served here.")
+        return graph
+
+    async def get(self, thread_id: str, run_id: str, *, owner: str) -> RunRow:
+        key = parse_uuid(run_id, "run_id")
+        tid = parse_uuid(thread_id, "thread_id")
+        async with self.db.read() as session:
+            run = await session.get(RunRow, key)
+        if run is None or run.thread_id != tid or run.owner != owner:
+            raise NotFound(f"Run '{run_id}' not found in thread '{thread_id}'.")
+        return run
+
+    async def list(
+        self, thread_id: str, *, limit: int, offset: int, status: str | None, owner: str
+    ) -> list[RunRow]:
+        tid = parse_uuid(thread_id, "thread_id")
+        async with self.db.read() as session:
+            owned(await session.get(ThreadRow, tid), thread_id, owner)
+            query = select(RunRow).where(RunRow.thread_id == tid)
+            if status:
+                query = query.where(RunRow.status == status)
+            rows = await session.scalars(
+                query.order_by(RunRow.run_id.desc()).limit(limit).offset(offset)
+            )
+            return list(rows)
+
+    async def is_final(self, run_id: str) -> bool:
+        async with self.db.read() as session:
+            status = await session.scalar(STATUS, {"run": run_id})
+        return status is None or status in FINAL
+
+    async def answer(self, run: RunRow) -> Any:
+        """A run's recorded result: its checkpoint's saved values followed by `result`
+        (interrupts), or `result` alone when it names no checkpoint."""
+        if run.checkpoint_id is None:
+            return run.result
+        found = await self._saved_values(run, [run.checkpoint_id])
+        if run.checkpoint_id not in found:
+            raise Conflict(
+                f"Run '{run.run_id}' ended at checkpoint '{run.checkpoint_id}', which was "
+                "deleted (the thread was pruned) or is not readable here (its graph is not "
+                "served): its values are gone."
+            )
+        values = jsonable(found[run.checkpoint_id])
+        return {**(values if isinstance(values, dict) else {}), **(run.result or {})}
+
+    async def saved_values(self, run_id: str, checkpoint_ids: list[str]) -> dict[str, str]:
+        """The JSON of the saved values of checkpoints of the run's thread, by id (those
+        found): what the run's recorded `values` events showed."""
+        async with self.db.read() as session:
+            run = await session.get(RunRow, run_id)
+        if run is None:
+            return {}
+        found = await self._saved_values(run, checkpoint_ids)
+        return {checkpoint_id: to_json(values) for checkpoint_id, values in found.items()}
+
+    async def _saved_values(self, run: RunRow, checkpoint_ids: list[str]) -> dict[str, Any]:
+        """The saved values of checkpoints of the run's thread, by id (those found), read
+        with the run's graph (its assistant's; its thread's if the assistant is gone)."""
+        async with self.db.read() as session:
+            assistant = await session.get(AssistantRow, run.assistant_id)
+            thread = None if assistant else await session.get(ThreadRow, run.thread_id)
+        graph_id = assistant.graph_id if assistant else thread and thread.metadata_.get("graph_id")
+        graph = self.graphs.get(graph_id) if isinstance(graph_id, str) else None
+        found: dict[str, Any] = {}
+        if graph is None:
+            return found
+        for checkpoint_id in checkpoint_ids:
+            config = {"configurable": {"thread_id": run.thread_id, "checkpoint_id": checkpoint_id}}
+            with contextlib.suppress(CheckpointNotFoundError):
+                found[checkpoint_id] = await graph.aget_saved_values(config)
+        return found
+
+    async def thread_key(self, thread_id: str, *, owner: str) -> str:
+        """The canonical id of the owner's thread (422 malformed, 404 unknown or foreign)."""
+        tid = parse_uuid(thread_id, "thread_id")
+        async with self.db.read() as session:
+            owned(await session.get(ThreadRow, tid), thread_id, owner)
+        return tid

@@ -1,0 +1,152 @@
+"""Runs, as routers and schedulers use them: one service over the run's jobs, each in
+its module: admission (`admission.py`: create, the multitask rules, the queue limit),
+execution (`execution.py`), reading (`results.py`), stopping (`cancels.py`) and the
+prebuilt SQL (`statements.py`).
+
+A run is a row first: creating one is a transaction that checks the thread, applies the
+multitask strategy and inserts the run as pending; a worker claims it when the thread
+is free. (A run on a free thread that this process has room for is inserted already
+held here, and starts without a claim.) Its stream is recorded by the broker, its
+outcome on the row and the thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from sqlalchemy import select, true
+
+from app.db.database import Database
+from app.db.models import AssistantRow, RunRow
+from app.errors import Conflict
+from app.runs.broker import POLL_EVERY_S, Event, StreamBroker
+from app.runs.notify import QUEUE, until
+from app.runs.pool import WorkerPool
+from app.schemas.runs import RunCreate
+from app.services.runs.admission import Claim, RunAdmission
+from app.services.runs.cancels import RunCancels
+from app.services.runs.execution import RunExecutor
+from app.services.runs.results import RunResults
+from app.services.runs.statements import FINAL
+from app.webhooks import Webhooks
+from engine import CompiledGraph
+
+
+class RunService:
+    def __init__(
+        self,
+        db: Database,
+        broker: StreamBroker,
+        pool: WorkerPool,
+        results: RunResults,
+        cancels: RunCancels,
+        executor: RunExecutor,
+        admission: RunAdmission,
+        webhooks: Webhooks,
+    ) -> None:
+        self.db = db
+        self.broker = broker
+        self.pool = pool
+        self.results = results
+        self.cancels = cancels
+        self.executor = executor
+        self.admission = admission
+        self.webhooks = webhooks
+
+    async def create(
+        self, thread_id: str | None, body: RunCreate, *, owner: str, claim: Claim | None = None
+    ) -> RunRow:
+        """Validate and queue (or start) a run (`RunAdmission.create`)."""
+        return await self.admission.create(thread_id, body, owner=owner, claim=claim)
+
+    def graph_of(self, assistant: AssistantRow) -> CompiledGraph:
+        return self.results.graph_of(assistant)
+
+    async def get(self, thread_id: str, run_id: str, *, owner: str) -> RunRow:
+        return await self.results.get(thread_id, run_id, owner=owner)
+
+    async def list(
+        self, thread_id: str, *, limit: int, offset: int, status: str | None, owner: str
+    ) -> list[RunRow]:
+        return await self.results.list(
+            thread_id, limit=limit, offset=offset, status=status, owner=owner
+        )
+
+    async def thread_key(self, thread_id: str, *, owner: str) -> str:
+        return await self.results.thread_key(thread_id, owner=owner)
+
+    async def cancel(
+        self, thread_id: str, run_id: str, action: str = "interrupt", *, owner: str
+    ) -> RunRow | None:
+        return await self.cancels.cancel(thread_id, run_id, action, owner=owner)
+
+    async def cancel_many(
+        self,
+        thread_id: str | None,
+        run_ids: list[str] | None,
+        status: str | None,
+        action: str,
+        *,
+        owner: str,
+    ) -> None:
+        await self.cancels.cancel_many(thread_id, run_ids, status, action, owner=owner)
+
+    async def delete(self, thread_id: str, run_id: str, *, owner: str) -> None:
+        await self.cancels.delete(thread_id, run_id, owner=owner)
+
+    async def join(self, thread_id: str, run_id: str, *, owner: str) -> Any:
+        """Wait for the run to end; its final values (or interrupts, or error)."""
+        return await self.result_of(await self.results.get(thread_id, run_id, owner=owner))
+
+    async def result_of(self, run: RunRow) -> Any:
+        """The result of a run the caller may read, once it has ended."""
+        if run.status in FINAL:
+            return await self.results.answer(run)
+        key = run.run_id
+        self.results.awaited[key] += 1
+        try:
+            await self.wait_done(key)
+            if key in self.results.outcomes:
+                return self.results.outcomes[key]
+        finally:
+            self.results.awaited[key] -= 1
+            if not self.results.awaited[key]:
+                del self.results.awaited[key]
+                self.results.outcomes.pop(key, None)
+        async with self.db.read() as session:
+            ended = await session.get(RunRow, run.run_id)
+        if ended is None:
+            raise Conflict(
+                f"Run '{run.run_id}' was rolled back before it ended (by a later run with "
+                "multitask_strategy 'rollback', a cancel, or its thread's deletion)."
+            )
+        return await self.results.answer(ended)
+
+    async def follow_thread(self, tid: str) -> AsyncIterator[list[Event]]:
+        """Every event of every run on the thread, run after run, while the client stays
+        (in batches, as `StreamBroker.follow`)."""
+        followed: set[str] = set()
+        while True:
+            queued = self.broker.notifier.listen(QUEUE)
+            async with self.db.read() as session:
+                run_id = await session.scalar(
+                    select(RunRow.run_id)
+                    .where(
+                        RunRow.thread_id == tid,
+                        RunRow.status.in_(("pending", "running")),
+                        RunRow.run_id.not_in(followed) if followed else true(),
+                    )
+                    .order_by(RunRow.run_id)
+                    .limit(1)
+                )
+            if run_id is None:
+                await until(queued, POLL_EVERY_S)
+                continue
+            followed.add(run_id)
+            async for batch in self.broker.follow(run_id):
+                yield batch
+
+    async def wait_done(self, run_id: str) -> None:
+        """Return once the run has ended (or is gone)."""
+        await self.broker.wait_done(run_id)

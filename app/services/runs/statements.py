@@ -1,0 +1,162 @@
+"""The runs' prebuilt SQL: built once, as each run executes them (building a statement
+costs more than running it). Core statements on the tables' columns, not ORM ones: an
+ORM-enabled statement is copied on every execution, and its cache key computed anew,
+and the ORM's bulk machinery cost more than the statements."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Integer,
+    String,
+    Text,
+    and_,
+    bindparam,
+    cast,
+    exists,
+    func,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+
+from app.db.models import RunEventRow, RunRow, ThreadRow
+from app.services.threads import settle_statement
+
+FINAL = frozenset({"success", "error", "timeout", "interrupted"})
+
+# The run's row while one attempt holds it (bound with `_holder(run)`). Once its lease
+# went to another worker (this process lost the database for too long), that attempt's
+# outcome must not overwrite the other's.
+HELD = and_(
+    RunRow.run_id == bindparam("held_run"),
+    RunRow.status == "running",
+    RunRow.worker_id == bindparam("held_by"),
+    RunRow.attempt == bindparam("held_attempt"),
+)
+# Built once, as each run executes them: building a statement costs more than running it.
+# Core statements on the table, not ORM ones: the ORM's bulk machinery cost more than
+# the statements.
+RECORD = (
+    update(RunRow.__table__)
+    .where(HELD)
+    .values(
+        status=bindparam("outcome"),
+        checkpoint_id=bindparam("outcome_checkpoint"),
+        result=bindparam("outcome_result"),
+        last_message=bindparam("outcome_message"),
+        updated_at=bindparam("now"),
+    )
+)
+REQUEUE = (
+    update(RunRow.__table__)
+    .where(HELD)
+    .values(status="pending", worker_id=None, lease_expires_at=None, updated_at=bindparam("now"))
+)
+HOLDS = select(func.count()).select_from(RunRow).where(HELD)
+# Statements on the tables' columns, not on ORM attributes: an ORM-enabled statement is
+# copied on every execution, and its cache key computed anew.
+THREADS, RUNS = ThreadRow.__table__.c, RunRow.__table__.c
+# The thread's owner and metadata (not its values: a long chat's are big) and its active
+# runs (their ids, space-separated, or null); no row when the thread does not exist. A
+# SELECT, not the RETURNING of the update that follows: SQLite evaluated that subquery
+# without the index on runs, holding the write lock (first token 110 -> 250 ms).
+ACTIVE = (
+    select(func.aggregate_strings(RUNS.run_id, " "))
+    .where(RUNS.thread_id == THREADS.thread_id, RUNS.status.in_(("pending", "running")))
+    .scalar_subquery()
+)
+THREAD = select(THREADS.owner, THREADS.metadata, ACTIVE.label("active")).where(
+    THREADS.thread_id == bindparam("thread")
+)
+BUSY = (
+    update(ThreadRow.__table__)
+    .where(THREADS.thread_id == bindparam("thread"))
+    .values(status="busy", metadata=bindparam("metadata"), updated_at=bindparam("now"))
+)
+ADD_RUN = insert(RunRow.__table__)
+
+
+@functools.cache
+def start_at_once_statement(columns: tuple[str, ...]) -> Any:
+    """PostgreSQL, one statement: mark the thread busy, add the run's graph and assistant
+    to its metadata, and insert the run (with `columns`, as `run_<column>` parameters)
+    if the thread is the caller's and idle; no row when it is not so. No other
+    parameter may be named like a column of `runs`: an INSERT takes such a parameter as
+    that column's value."""
+    known = cast(THREADS.metadata, JSONB)
+    metadata = known.op("||")(bindparam("thread_patch", type_=JSONB))
+    busy = (
+        update(ThreadRow.__table__)
+        .where(
+            THREADS.thread_id == bindparam("thread"),
+            THREADS.owner == bindparam("thread_owner"),
+            func.jsonb_typeof(known) == "object",  # else `||` would not merge
+            ~exists().where(
+                RUNS.thread_id == THREADS.thread_id,
+                RUNS.status.in_(("pending", "running")),
+            ),
+        )
+        .values(status="busy", updated_at=bindparam("now"), metadata=cast(metadata, JSON))
+        .returning(THREADS.thread_id)
+        .cte("busy")
+    )
+    row = select(
+        *[bindparam(f"run_{name}", type_=RUNS[name].type) for name in columns]
+    ).select_from(busy)
+    return (
+        insert(RunRow.__table__)
+        .from_select(list(columns), row, include_defaults=False)
+        .returning(RUNS.run_id)
+    )
+
+
+# What `record_at_once_statement` inserts of each event, as arrays.
+EVENT_FIELDS = {"seq": Integer(), "event": String(), "checkpoint_id": String(), "data": Text()}
+
+
+@functools.cache
+def record_at_once_statement(changed: tuple[str, ...]) -> Any:
+    """PostgreSQL, one statement: the run's outcome (`RECORD`), its thread's rest
+    (`settle`, with `changed` columns), its last events and their notification, all only
+    if this attempt holds the run. Its row: `held`, and the thread's `status`."""
+    ended = RECORD.returning(RUNS.run_id).cte("ended")
+    held = exists(select(ended.c.run_id))
+    settled = settle_statement(changed, ending=True).where(held).cte("settled")
+    fields = list(EVENT_FIELDS)
+    given = func.unnest(
+        *[bindparam(f"event_{name}", type_=ARRAY(kind)) for name, kind in EVENT_FIELDS.items()]
+    )
+    events = given.table_valued(*fields).render_derived(name="given")
+    stamp = bindparam("now", type_=RUNS.updated_at.type)
+    recorded = (
+        insert(RunEventRow.__table__)
+        .from_select(
+            ["run_id", *fields, "created_at"],
+            select(bindparam("held_run", type_=String()), *events.c, stamp).where(held),
+        )
+        .returning(RunEventRow.__table__.c.seq)
+        .cte("recorded")
+    )
+    payload = func.unnest(bindparam("notifications", type_=ARRAY(Text()))).column_valued()
+    notified = select(func.count(func.pg_notify(bindparam("channel"), payload))).where(held)
+    return select(
+        held.label("held"),
+        select(settled.c.status).scalar_subquery().label("status"),
+        select(func.count()).select_from(recorded).scalar_subquery().label("events"),
+        notified.scalar_subquery().label("notified"),
+    )
+
+
+QUEUED = (
+    select(func.count())
+    .select_from(RunRow)
+    .where(RunRow.owner == bindparam("owner"), RunRow.status == "pending")
+)
+
+# A run's status (no row: the run is gone).
+STATUS = select(RunRow.__table__.c.status).where(RunRow.__table__.c.run_id == bindparam("run"))

@@ -1,0 +1,161 @@
+"""What tests share: an app served over a real socket, the input of a turn, the official
+client and threads through it, a stream drained into its parts, and waiting for a condition
+(a poll with a deadline: a test never sleeps in place of one)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any, TypeVar
+
+import httpx
+import uvicorn
+from langgraph_sdk import get_client
+from langgraph_sdk.client import LangGraphClient
+from starlette.types import ASGIApp
+
+T = TypeVar("T")
+
+# Serving an app.
+
+ServeApp = Callable[[ASGIApp], str]
+"""Serves an app in a thread until the test ends; its base URL (the `serve_app` fixture)."""
+
+
+class QuietServer(uvicorn.Server):
+    """Leaves the process's signal handlers alone: several servers start and stop in one
+    test process, and a stopped one left as the SIGTERM handler would make sse-starlette
+    end every later stream in the process. (uvicorn installs none outside the main thread;
+    a server in the test's own loop runs in it.)"""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def _listening(port: int) -> tuple[socket.socket, str]:
+    """A loopback socket bound here, before uvicorn gets it, so that no other process can
+    take the port between choosing and listening; and its base URL."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    host, bound = sock.getsockname()
+    return sock, f"http://{host}:{bound}"
+
+
+def _server(app: ASGIApp, options: dict[str, Any]) -> QuietServer:
+    return QuietServer(uvicorn.Config(app, **{"log_level": "warning", **options}))
+
+
+@contextlib.contextmanager
+def serving(app: ASGIApp, port: int = 0, stop_s: float = 10.0, **options: Any) -> Iterator[str]:
+    """`app` under uvicorn in a thread of its own (with its own event loop), on `port` (a
+    free one by default), until the block ends; its base URL. `options` go to
+    `uvicorn.Config`. On leaving, the app's shutdown runs, as a server process's would,
+    and a server still up after `stop_s` fails the test."""
+    sock, url = _listening(port)
+    server = _server(app, options)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            if not thread.is_alive():
+                raise RuntimeError(f"uvicorn did not start {app!r}")
+            thread.join(0.01)
+        yield url
+    finally:
+        server.should_exit = True
+        thread.join(timeout=stop_s)
+        sock.close()
+    assert not thread.is_alive(), f"the server at {url} did not stop"
+
+
+@contextlib.asynccontextmanager
+async def serving_here(app: ASGIApp, **options: Any) -> AsyncIterator[str]:
+    """`serving`, in the running event loop: the server shares the test's loop, so a
+    request the app handles slowly holds up everything else in the test, as it would in
+    a server process."""
+    sock, url = _listening(0)
+    server = _server(app, options)
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    try:
+        while not server.started:
+            if task.done():
+                raise RuntimeError(f"uvicorn did not start {app!r}") from task.exception()
+            await asyncio.sleep(0.01)
+        yield url
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
+
+
+# A turn's input.
+
+
+def said(text: str, **fields: Any) -> dict[str, Any]:
+    """A run's input of one human message saying `text` (`fields`: more of the message's)."""
+    return {"messages": [{"role": "user", "content": text, **fields}]}
+
+
+# The official client, and threads.
+
+
+def client(url: str, **options: Any) -> LangGraphClient:
+    """The official client of the server at `url` (`options`: `get_client`'s, e.g. headers)."""
+    return get_client(url=url, **options)
+
+
+def new_id() -> str:
+    """A fresh id, e.g. of a thread a run creates (`if_not_exists="create"`)."""
+    return str(uuid.uuid4())
+
+
+async def new_thread(api: LangGraphClient | httpx.AsyncClient, **body: Any) -> str:
+    """A thread made through the official client or plain HTTP (`body`: what POST
+    /threads takes); its id."""
+    if isinstance(api, LangGraphClient):
+        return str((await api.threads.create(**body))["thread_id"])
+    answer = await api.post("/threads", json=body)
+    assert answer.is_success, answer.text
+    return str(answer.json()["thread_id"])
+
+
+async def collect(stream: AsyncIterator[Any]) -> list[tuple[str, Any]]:
+    """A stream of the official client, drained: its (event, data) pairs."""
+    return [(part.event, part.data) async for part in stream]
+
+
+# Waiting for a condition.
+
+
+async def eventually(
+    check: Callable[[], Awaitable[T | None]], what: str, timeout: float = 30.0, every: float = 0.05
+) -> T:
+    """The first truthy result of `check`, polled every `every` seconds; fails naming
+    `what` after `timeout` (a deadline for a test that would hang, not a speed bound)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = await check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+        await asyncio.sleep(every)
+
+
+async def until_status(
+    api: LangGraphClient, thread_id: str, run_id: str, status: str
+) -> dict[str, Any]:
+    """The run once its status is `status`."""
+
+    async def reached() -> dict[str, Any] | None:
+        run = await api.runs.get(thread_id, run_id)
+        return dict(run) if run["status"] == status else None
+
+    return await eventually(reached, f"run {run_id} to be {status}")

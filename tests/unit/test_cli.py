@@ -1,0 +1,200 @@
+"""The `threadline` command line (app/cli.py): help without a command, --version, a
+description, defaults and the variables read in every subcommand's help, `config`, and one
+line naming the variable, not a traceback, for a setting that does not fit."""
+
+from __future__ import annotations
+
+import json
+import os
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app import cli
+from app.config import MASK, Settings, markdown_table, read_by, variable
+
+COMMANDS = ("serve", "worker", "migrate", "users", "config")
+
+
+@pytest.fixture(autouse=True)
+def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Settings]:
+    """No project file in reach, no THREADLINE_* variable set, and logging left as pytest
+    set it up; returns the settings each `logs.configure` call got."""
+    monkeypatch.chdir(tmp_path)
+    for name in list(os.environ):
+        if name.startswith("THREADLINE_"):
+            monkeypatch.delenv(name)
+    configured: list[Settings] = []
+    monkeypatch.setattr(cli.logs, "configure", configured.append)
+    return configured
+
+
+def test_no_command_prints_the_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: threadline")
+    for command in COMMANDS:
+        assert f"    {command} " in out
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"threadline {version('threadline')}\n"
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_each_command_describes_itself_and_the_variables_it_reads(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main([command, "--help"])
+    assert exited.value.code == 0
+    out = capsys.readouterr().out
+    _, description = cli.COMMANDS[command]
+    assert " ".join(description.split()) in " ".join(out.split())
+    if command != "config":
+        assert "THREADLINE_DATABASE_URL" in out
+        for name in read_by(command):
+            assert f"  {variable(name)}, default: " in out
+
+
+def test_serve_help_shows_the_defaults_and_the_environment(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("THREADLINE_PORT", "9001")
+    with pytest.raises(SystemExit):
+        cli.main(["serve", "--help"])
+    out = capsys.readouterr().out
+    assert "the port to listen on (default: 9001)" in out  # the environment's value
+    assert "THREADLINE_PORT, default: 8123\n      the port serve listens on" in out
+    assert "THREADLINE_JWT_SECRET, default: unset" in out
+    assert "THREADLINE_FORECAST_DELAY_S" in out
+    worker = cli.build_parser(Settings())._subparsers._group_actions[0].choices["worker"]  # type: ignore[union-attr]
+    assert "THREADLINE_FORECAST_DELAY_S" not in worker.format_help()  # only serve reads it
+
+
+def test_users_actions_have_descriptions() -> None:
+    commands = cli.build_parser(Settings())._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    users = commands["users"]._subparsers._group_actions[0].choices
+    assert {name: parser.description for name, parser in users.items()} == {
+        "add": "Add a user.",
+        "key": "Make an API key for a user (printed once).",
+        "revoke": "Revoke an API key.",
+    }
+
+
+@pytest.mark.parametrize("command", [["migrate"], ["worker"], ["serve"], ["config"]])
+def test_a_bad_setting_stops_any_command_with_one_line(
+    command: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    isolated: list[Settings],
+) -> None:
+    monkeypatch.setenv("THREADLINE_PORT", "eighty")
+    monkeypatch.setenv("THREADLINE_LOG_FORMAT", "xml")
+    assert cli.main(command) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == [
+        "threadline: THREADLINE_PORT: 'eighty' is not valid (input should be a valid "
+        "integer, unable to parse string as an integer); accepted: an integer >= 0 and <= 65535",
+        "threadline: THREADLINE_LOG_FORMAT: 'xml' is not valid (input should be 'json' or "
+        "'text'); accepted: json, text",
+    ]
+    assert isolated == [], "nothing started"
+
+
+def test_config_prints_values_defaults_and_meanings_with_secrets_masked(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("THREADLINE_JWT_SECRET", "a-secret-of-at-least-32-bytes-long")
+    monkeypatch.setenv("THREADLINE_OPENAI_API_KEY", "sk-secret")
+    monkeypatch.setenv("THREADLINE_DATABASE_URL", "postgresql://app:hunter2@db/threadline")
+    monkeypatch.setenv("THREADLINE_WORKERS", "7")
+    assert cli.main(["config"]) == 0
+    out = capsys.readouterr().out
+    assert "secret-of" not in out and "sk-secret" not in out and "hunter2" not in out
+    assert f"THREADLINE_JWT_SECRET={MASK}  (default: unset)" in out
+    assert f"THREADLINE_OPENAI_API_KEY={MASK}" in out
+    assert "THREADLINE_DATABASE_URL=postgresql://app:***@db/threadline" in out
+    assert "THREADLINE_WORKERS=7  (default: 32)\n    runs one process executes at once" in out
+    assert out.count("\nTHREADLINE_") + 1 == len(Settings.model_fields)
+
+
+def test_config_names_variables_that_are_no_setting(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("THREADLINE_WORKER", "3")  # THREADLINE_WORKERS misspelt
+    assert cli.main(["config"]) == 0
+    assert capsys.readouterr().err == "threadline: not settings, ignored: THREADLINE_WORKER\n"
+
+
+def test_config_markdown_is_the_docs_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["config", "--markdown"]) == 0
+    assert capsys.readouterr().out == markdown_table()
+
+
+def test_a_project_file_fills_in_the_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The project's `env` goes into the environment under what is set; its path into
+    config_file."""
+    (tmp_path / "langgraph.json").write_text(
+        json.dumps(
+            {
+                "graphs": {"a": "m:g"},
+                "env": {"THREADLINE_WORKERS": "5", "THREADLINE_MAX_MESSAGES": "9"},
+            }
+        )
+    )
+    monkeypatch.setenv("THREADLINE_MAX_MESSAGES", "3")
+    # Recorded as unset, so the variable the project sets goes away after the test.
+    monkeypatch.setenv("THREADLINE_WORKERS", "")
+    monkeypatch.delenv("THREADLINE_WORKERS")
+    settings, opened = cli.load_settings()
+    assert opened is not None and settings.config_file == str(tmp_path / "langgraph.json")
+    assert (settings.workers, settings.max_messages) == (5, 3)
+
+
+def test_a_project_file_that_cannot_be_read_stops_the_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "langgraph.json").write_text("{}")
+    assert cli.main(["migrate"]) == 1
+    assert capsys.readouterr().err.startswith("threadline: ")
+
+
+def test_migrate_then_users(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    isolated: list[Settings],
+) -> None:
+    monkeypatch.setenv("THREADLINE_DATABASE_URL", f"sqlite+aiosqlite:///{tmp_path / 'tl.db'}")
+    monkeypatch.setenv("THREADLINE_LOG_LEVEL", "warning")
+    assert cli.main(["migrate"]) == 0
+    assert capsys.readouterr().out.endswith("is up to date\n")
+    assert [s.log_level for s in isolated] == ["WARNING"]
+    assert cli.main(["users", "add", "alice"]) == 0
+    assert capsys.readouterr().out == "added user alice\n"
+    assert cli.main(["users", "key", "alice"]) == 0
+    assert capsys.readouterr().out.startswith("tl_")
+
+
+def test_serve_passes_its_settings_to_the_app(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    served: list[tuple[Any, dict[str, Any]]] = []
+    monkeypatch.setattr(cli.uvicorn, "run", lambda app, **options: served.append((app, options)))
+    monkeypatch.setenv("THREADLINE_DATABASE_URL", f"sqlite+aiosqlite:///{tmp_path / 'tl.db'}")
+    monkeypatch.setenv("THREADLINE_MAX_MESSAGES", "12")
+    assert cli.main(["serve", "--no-worker", "--port", "9002"]) == 0
+    [(app, options)] = served
+    assert options == {"host": "127.0.0.1", "port": 9002, "log_config": None}
+    settings = app.state.settings
+    assert (settings.run_workers, settings.max_messages) == (False, 12)
+    assert "THREADLINE_RUN_WORKERS" not in os.environ
