@@ -360,6 +360,8 @@ class Settings(BaseSettings):
     def shown(self, name: str) -> str:
         """A field's value as `threadline config` prints it, secrets masked."""
         value = getattr(self, name)
+        if value is None:
+            return "(unset)"
         if _extra(Settings.model_fields[name]).get("secret") and value:
             return MASK
         if name == "database_url":

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp
 
-from app.agents.reminder_store import set_store
+from app.agents.reminder_store import REMINDER_STORE
 from app.auth import Authenticator, authenticator
 from app.config import Settings
 from app.db.database import Database
@@ -20,7 +20,8 @@ from app.runs.crons import CronScheduler
 from app.runs.notify import Notifier, PostgresNotifier
 from app.runs.pool import WorkerPool
 from app.runs.slots import StreamSlots
-from app.services.assistants import ensure_system_assistants
+from app.services.assistants import AssistantService, ensure_system_assistants
+from app.services.crons import CronService
 from app.services.graph_store import ServerStore
 from app.services.reminder_scheduler import ReminderScheduler
 from app.services.reminders import SQLReminderStore
@@ -29,6 +30,8 @@ from app.services.runs.admission import RunAdmission
 from app.services.runs.cancels import RunCancels
 from app.services.runs.execution import RunExecutor
 from app.services.runs.results import RunResults
+from app.services.state import StateService
+from app.services.store import StoreService
 from app.services.threads import ThreadService
 from app.webhooks import Webhooks
 from engine.checkpoint.sql.saver import SQLSaver
@@ -43,12 +46,16 @@ class Services:
     broker: StreamBroker
     threads: ThreadService
     runs: RunService
-    webhooks: Webhooks
-    crons: CronScheduler
+    assistants: AssistantService
+    state: StateService
+    store: StoreService
+    crons: CronService
     reminders: SQLReminderStore
+    webhooks: Webhooks
     auth: Authenticator
     streams: StreamSlots
-    scheduler: ReminderScheduler
+    cron_scheduler: CronScheduler
+    reminder_scheduler: ReminderScheduler
 
     @classmethod
     async def open(cls, settings: Settings) -> Services:
@@ -86,6 +93,10 @@ class Services:
         broker = StreamBroker(db, notifier, results.is_final, saved_values=results.saved_values)
         cancels = RunCancels(db, pool, broker, results)
         threads = ThreadService(db, graphs, saver, cancels)
+        assistants = AssistantService(db, graphs, threads)
+        state = StateService(db, saver, threads, settings)
+        store = StoreService(db)
+        reminders = SQLReminderStore(db)
         webhooks = Webhooks(db, settings)
         executor = RunExecutor(
             db,
@@ -98,32 +109,36 @@ class Services:
             webhooks,
             settings,
             # The graphs' store is the server's (`/store`): each run's, its user's items.
-            store_of=functools.partial(ServerStore, db),
+            store_of=functools.partial(ServerStore, store),
+            # The reminder agent's tools write through the store each run's config hands.
+            resources={REMINDER_STORE: reminders},
         )
         admission = RunAdmission(
-            db, graphs, broker, pool, results, cancels, executor, webhooks, settings
+            db, graphs, assistants, broker, pool, results, cancels, executor, webhooks, settings
         )
         runs = RunService(db, broker, pool, results, cancels, executor, admission, webhooks)
-        crons = CronScheduler(db, runs)
-        reminders = SQLReminderStore(db)
-        # The agent's tools write through the store installed here.
-        set_store(reminders)
-        scheduler = ReminderScheduler(db, runs)
+        crons = CronService(db, assistants, threads, runs, webhooks)
+        cron_scheduler = CronScheduler(db, runs)
+        reminder_scheduler = ReminderScheduler(db, runs)
         streams = StreamSlots(settings.max_streams_per_user)
         services = cls(
-            settings,
-            db,
-            saver,
-            graphs,
-            broker,
-            threads,
-            runs,
-            webhooks,
-            crons,
-            reminders,
-            auth,
-            streams,
-            scheduler,
+            settings=settings,
+            db=db,
+            saver=saver,
+            graphs=graphs,
+            broker=broker,
+            threads=threads,
+            runs=runs,
+            assistants=assistants,
+            state=state,
+            store=store,
+            crons=crons,
+            reminders=reminders,
+            webhooks=webhooks,
+            auth=auth,
+            streams=streams,
+            cron_scheduler=cron_scheduler,
+            reminder_scheduler=reminder_scheduler,
         )
         freeze_startup_objects()
         return services
@@ -133,15 +148,15 @@ class Services:
         calls `own_app`: this server's app, with these services), crons and due
         reminders."""
         self.runs.pool.start(self.runs.executor.execute)
-        self.crons.start()
+        self.cron_scheduler.start()
         self.webhooks.start(own_app)
-        self.scheduler.start()
+        self.reminder_scheduler.start()
 
     async def close(self) -> None:
         """Stop workers (re-queueing what they could not finish), then disconnect."""
         try:
-            await self.scheduler.stop()
-            await self.crons.stop()
+            await self.reminder_scheduler.stop()
+            await self.cron_scheduler.stop()
             await self.runs.pool.stop(self.settings.shutdown_grace_s)
             await self.webhooks.stop()
             await self.broker.flush()

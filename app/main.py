@@ -40,7 +40,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     if services.settings.run_workers:
         services.start(app)
     try:
-        async with retention.cleaning(services.db):
+        async with retention.cleaning(services.db, services.settings):
             yield
     finally:
         await services.close()

@@ -1,10 +1,13 @@
 """Where `add_reminder` writes: a small protocol, so the graph runs with or without a database.
 
-The server installs its SQL-backed store at startup with `set_store`; tests and scripts that
-run the graph on its own get a process-wide in-memory store.
+The store is handed to each run in its config, as `configurable["reminder_store"]`
+(`REMINDER_STORE`): the server hands every run its SQL-backed store (`app.container`);
+tests and scripts that run the graph on its own hand an `InMemoryReminderStore`. The tools
+and the `remind` node read it from the config of their call (`reminder_store`).
 """
 
 import uuid
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -105,15 +108,19 @@ def _public(reminder: Reminder) -> Reminder:
     return {k: v for k, v in reminder.items() if k != "run_id"}
 
 
-_store: ReminderStore = InMemoryReminderStore()
+REMINDER_STORE = "reminder_store"
+"""The key of a run's `configurable` that holds its `ReminderStore`."""
 
 
-def set_store(store: ReminderStore) -> None:
-    """Install the store every reminder tool uses from now on (the server calls this once)."""
-    global _store
-    _store = store
+class NoReminderStore(LookupError):
+    """A run's config hands no reminder store."""
 
 
-def get_store() -> ReminderStore:
-    """The installed store, read at call time so `set_store` after import still applies."""
-    return _store
+def reminder_store(config: Mapping[str, Any]) -> ReminderStore:
+    """The reminder store a run's config hands its graph (`configurable[REMINDER_STORE]`)."""
+    store = (config.get("configurable") or {}).get(REMINDER_STORE)
+    if store is None:
+        raise NoReminderStore(
+            f"no reminder store in this run's config: hand one as configurable[{REMINDER_STORE!r}]"
+        )
+    return store  # type: ignore[no-any-return]

@@ -31,7 +31,7 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import ValidationError
 
 from app.agents.due import resolve_due, zone_of
-from app.agents.reminder_store import get_store
+from app.agents.reminder_store import reminder_store
 from app.agents.tools import TOOLS, add_reminder, declined, tool_error
 from app.chat_models.base import load_model
 from engine import END, START, Command, MessagesState, Send, StateGraph, interrupt
@@ -255,7 +255,8 @@ def ask_user(state: MessagesState, config: RunnableConfig) -> Command:
 
 def build_graph(model: BaseChatModel | None = None) -> StateGraph:
     """The agent over `model` (default: THREADLINE_MODEL), not compiled: the caller picks
-    the checkpointer."""
+    the checkpointer. Its tools and `remind` write through the reminder store each run's
+    config hands (`app.agents.reminder_store.REMINDER_STORE`)."""
     base_model = model or load_model()
     chat_model = base_model.bind_tools(TOOLS)
 
@@ -268,7 +269,7 @@ def build_graph(model: BaseChatModel | None = None) -> StateGraph:
         """Say a reminder that came due, once: a run that finds it said by another run
         (the server made two, its maker having died halfway) says nothing."""
         configurable = config["configurable"]
-        first = await get_store().deliver(
+        first = await reminder_store(config).deliver(
             reminder_id=reminder["id"],
             owner=configurable.get("user_id") or "local",
             thread_id=configurable.get("thread_id", ""),

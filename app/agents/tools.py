@@ -1,7 +1,8 @@
 """The reminder agent's tools, written as LangChain tools (`@tool`), as a LangGraph user
 writes them: the model sees each one's schema through `bind_tools`, and the agent's
 `ToolNode` runs them, handing each the `ToolRuntime` of its call (whose user and thread it
-acts for, and the call's id, the idempotency key of its side effect).
+acts for, the call's id, the idempotency key of its side effect, and in its config the
+reminder store the run was handed: `app.agents.reminder_store.reminder_store`).
 
 A tool reports trouble by raising `ToolError`; `tool_error`, the ToolNode's error handler,
 turns that (and arguments that do not fit a tool's schema) into an error `ToolMessage` the
@@ -17,7 +18,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, tool
 
 from app.agents.due import resolve_due, zone_of
-from app.agents.reminder_store import get_store
+from app.agents.reminder_store import reminder_store
 from app.config import get_settings
 from engine.prebuilt import ToolRuntime
 from engine.prebuilt.tool_node import ToolInvocationError
@@ -89,7 +90,7 @@ async def add_reminder(
     configurable = runtime.config["configurable"]
     words = due.strip() if due and due.strip() else None
     when = resolve_due(words, zone_of(configurable), datetime.now(UTC))
-    reminder = await get_store().add(
+    reminder = await reminder_store(runtime.config).add(
         owner=_owner(runtime),
         thread_id=configurable.get("thread_id", ""),
         text=text.strip(),
@@ -110,7 +111,7 @@ async def add_reminder(
 async def list_reminders(runtime: ToolRuntime) -> dict[str, Any]:
     """List the reminders the user has set."""
     # From every thread of the user, so "list my reminders" works anywhere.
-    reminders = await get_store().list(owner=_owner(runtime))
+    reminders = await reminder_store(runtime.config).list(owner=_owner(runtime))
     return {"reminders": [{"text": r["text"], "due": r["due"]} for r in reminders]}
 
 

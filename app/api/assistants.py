@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse
 
-from app.api.deps import CurrentUser, Svc
+from app.api.deps import Assistants, CurrentUser
 from app.middleware import JsonOnlyRoute
 from app.schemas.assistants import (
     Assistant,
@@ -18,82 +18,75 @@ from app.schemas.assistants import (
     GraphSchemas,
 )
 from app.schemas.common import ERROR_RESPONSES, page
-from app.services import assistants
 
 router = APIRouter(tags=["Assistants"], responses=ERROR_RESPONSES, route_class=JsonOnlyRoute)
 
 
 @router.post("/assistants")
-async def create_assistant(body: AssistantCreate, services: Svc, user: CurrentUser) -> Assistant:
+async def create_assistant(
+    body: AssistantCreate, assistants: Assistants, user: CurrentUser
+) -> Assistant:
     """Create an assistant on a graph served here (404 for another graph)."""
-    return Assistant.of(await assistants.create(services, body, owner=user.user_id))
+    return Assistant.of(await assistants.create(body, owner=user.user_id))
 
 
 @router.post("/assistants/search", response_model=list[Assistant])
 async def search_assistants(
-    body: AssistantSearch, services: Svc, user: CurrentUser
+    body: AssistantSearch, assistants: Assistants, user: CurrentUser
 ) -> JSONResponse:
     """A page of assistants, newest first unless sorted otherwise; X-Pagination-Total
     gives how many match, X-Pagination-Next the offset of the next page."""
-    rows, total = await assistants.search(services, body, owner=user.user_id)
+    rows, total = await assistants.search(body, owner=user.user_id)
     return page(
         [Assistant.of(row) for row in rows], total=total, offset=body.offset, select=body.select
     )
 
 
 @router.post("/assistants/count")
-async def count_assistants(body: AssistantFilter, services: Svc, user: CurrentUser) -> int:
+async def count_assistants(body: AssistantFilter, assistants: Assistants, user: CurrentUser) -> int:
     """How many assistants match the filter."""
-    return await assistants.count(services, body, owner=user.user_id)
+    return await assistants.count(body, owner=user.user_id)
 
 
 @router.get("/assistants/{assistant_id}")
-async def get_assistant(assistant_id: str, services: Svc, user: CurrentUser) -> Assistant:
+async def get_assistant(assistant_id: str, assistants: Assistants, user: CurrentUser) -> Assistant:
     """An assistant by id, or a graph's system assistant by the graph id."""
-    return Assistant.of(
-        await assistants.resolve(services.db, services.graphs, assistant_id, owner=user.user_id)
-    )
+    return Assistant.of(await assistants.resolve(assistant_id, owner=user.user_id))
 
 
 @router.patch("/assistants/{assistant_id}")
 async def patch_assistant(
-    assistant_id: str, body: AssistantPatch, services: Svc, user: CurrentUser
+    assistant_id: str, body: AssistantPatch, assistants: Assistants, user: CurrentUser
 ) -> Assistant:
     """Change an assistant: its version goes up by one. A graph's system assistant is
     shared by every user and cannot be changed (409)."""
-    return Assistant.of(await assistants.update(services, assistant_id, body, owner=user.user_id))
+    return Assistant.of(await assistants.update(assistant_id, body, owner=user.user_id))
 
 
 @router.delete("/assistants/{assistant_id}", status_code=204)
 async def delete_assistant(
-    assistant_id: str, services: Svc, user: CurrentUser, delete_threads: bool = False
+    assistant_id: str, assistants: Assistants, user: CurrentUser, delete_threads: bool = False
 ) -> Response:
     """Delete an assistant, and with `delete_threads` the caller's threads whose metadata
     names it. A graph's system assistant cannot be deleted (409)."""
-    await assistants.delete(
-        services, assistant_id, delete_threads=delete_threads, owner=user.user_id
-    )
+    await assistants.delete(assistant_id, delete_threads=delete_threads, owner=user.user_id)
     return Response(status_code=204)
 
 
 @router.get("/assistants/{assistant_id}/graph")
 async def get_assistant_graph(
-    assistant_id: str, services: Svc, user: CurrentUser, xray: bool | int = False
+    assistant_id: str, assistants: Assistants, user: CurrentUser, xray: bool | int = False
 ) -> GraphDrawing:
     """The graph's nodes and edges; `xray` (subgraph depth) is accepted for LangGraph
     clients and has no effect: subgraphs are drawn as one node."""
-    assistant = await assistants.resolve(
-        services.db, services.graphs, assistant_id, owner=user.user_id
-    )
-    return assistants.drawing(services, assistant)
+    assistant = await assistants.resolve(assistant_id, owner=user.user_id)
+    return assistants.drawing(assistant)
 
 
 @router.get("/assistants/{assistant_id}/schemas")
 async def get_assistant_schemas(
-    assistant_id: str, services: Svc, user: CurrentUser
+    assistant_id: str, assistants: Assistants, user: CurrentUser
 ) -> GraphSchemas:
     """JSON schemas of the graph's input, output, state and context."""
-    assistant = await assistants.resolve(
-        services.db, services.graphs, assistant_id, owner=user.user_id
-    )
-    return assistants.schemas(services, assistant)
+    assistant = await assistants.resolve(assistant_id, owner=user.user_id)
+    return assistants.schemas(assistant)

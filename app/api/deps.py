@@ -1,4 +1,11 @@
-"""Request dependencies: the services (`app/container.py`), the caller, a stream slot."""
+"""Request dependencies: one per service of the container (`app/container.py`), the
+caller, a stream slot.
+
+Each reads the services built for the app (`app.state.services`) from the request, so
+none shows in the OpenAPI document. They are async though they await nothing: FastAPI
+runs a plain function dependency in a worker thread, a hop that cost every request a
+wait for the GIL on a busy process.
+"""
 
 from __future__ import annotations
 
@@ -10,15 +17,61 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 
 from app.auth import Principal
 from app.container import Services
+from app.db.database import Database
+from app.services.assistants import AssistantService
+from app.services.crons import CronService
+from app.services.reminders import SQLReminderStore
+from app.services.runs import RunService
+from app.services.state import StateService
+from app.services.store import StoreService
+from app.services.threads import ThreadService
 
 
-async def get_services(request: Request) -> Services:
-    """Async though it awaits nothing: FastAPI runs a plain function dependency in a
-    worker thread, a hop that cost every request a wait for the GIL on a busy process."""
+def _services(request: Request) -> Services:
     return request.app.state.services  # type: ignore[no-any-return]
 
 
-Svc = Annotated[Services, Depends(get_services)]
+async def get_threads(request: Request) -> ThreadService:
+    return _services(request).threads
+
+
+async def get_runs(request: Request) -> RunService:
+    return _services(request).runs
+
+
+async def get_assistants(request: Request) -> AssistantService:
+    return _services(request).assistants
+
+
+async def get_state(request: Request) -> StateService:
+    return _services(request).state
+
+
+async def get_store(request: Request) -> StoreService:
+    return _services(request).store
+
+
+async def get_crons(request: Request) -> CronService:
+    return _services(request).crons
+
+
+async def get_reminders(request: Request) -> SQLReminderStore:
+    return _services(request).reminders
+
+
+async def get_db(request: Request) -> Database:
+    """The database handle, for the probes that only check it answers."""
+    return _services(request).db
+
+
+Threads = Annotated[ThreadService, Depends(get_threads)]
+Runs = Annotated[RunService, Depends(get_runs)]
+Assistants = Annotated[AssistantService, Depends(get_assistants)]
+State = Annotated[StateService, Depends(get_state)]
+Store = Annotated[StoreService, Depends(get_store)]
+Crons = Annotated[CronService, Depends(get_crons)]
+Reminders = Annotated[SQLReminderStore, Depends(get_reminders)]
+Db = Annotated[Database, Depends(get_db)]
 
 _api_key = APIKeyHeader(
     name="x-api-key",
@@ -30,23 +83,24 @@ _bearer = HTTPBearer(auto_error=False, description="An API key or a token, as a 
 
 
 async def current_user(
-    services: Svc,
+    request: Request,
     api_key: Annotated[str | None, Security(_api_key)],
     bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
 ) -> Principal:
     """The caller, from `x-api-key` or `Authorization: Bearer` (401 when the mode needs a
     credential and it is missing or bad)."""
-    return await services.auth.authenticate(api_key or (bearer.credentials if bearer else None))
+    auth = _services(request).auth
+    return await auth.authenticate(api_key or (bearer.credentials if bearer else None))
 
 
 CurrentUser = Annotated[Principal, Depends(current_user)]
 
 
-async def stream_slot(services: Svc, user: CurrentUser) -> AsyncIterator[Callable[[], None]]:
+async def stream_slot(request: Request, user: CurrentUser) -> AsyncIterator[Callable[[], None]]:
     """One of the caller's open streams (429 when all are taken), so that one user cannot
     hold every connection of the server. The stream gives it back with its last event
     (`event_stream`); one that never started streams gives it back after the response."""
-    with services.streams.hold(user.user_id) as release:
+    with _services(request).streams.hold(user.user_id) as release:
         yield release
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from app.api.deps import Svc
+from app.api.deps import Db
 
 router = APIRouter(tags=["System"])
 # What prometheus_client's generate_latest writes; named here because the library's
@@ -17,8 +17,8 @@ TEXT_FORMAT = "text/plain; version=0.0.4; charset=utf-8"
     response_class=Response,
     responses={200: {"content": {TEXT_FORMAT: {}}, "description": "Prometheus metrics."}},
 )
-async def metrics(request: Request, services: Svc) -> Response:
+async def metrics(request: Request, db: Db) -> Response:
     """Runs by status, queue depth, run latency, open streams, checkpoint save latency,
     in the Prometheus text format."""
-    body = await request.app.state.metrics.scrape(services.db)
+    body = await request.app.state.metrics.scrape(db)
     return Response(body, media_type=TEXT_FORMAT)

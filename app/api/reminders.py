@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.api.deps import CurrentUser, Svc
+from app.api.deps import CurrentUser, Reminders
 from app.middleware import JsonOnlyRoute
 from app.schemas.common import ERROR_RESPONSES
 from app.schemas.reminders import Reminder
@@ -13,6 +13,6 @@ router = APIRouter(tags=["Reminders"], responses=ERROR_RESPONSES, route_class=Js
 
 
 @router.get("/reminders")
-async def list_reminders(services: Svc, user: CurrentUser) -> list[Reminder]:
+async def list_reminders(reminders: Reminders, user: CurrentUser) -> list[Reminder]:
     """The caller's reminders from every thread, oldest first."""
-    return [Reminder(**r) for r in await services.reminders.list(owner=user.user_id)]
+    return [Reminder(**r) for r in await reminders.list(owner=user.user_id)]

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Body, Header, Query, Response
 from fastapi.responses import JSONResponse
 from sse_starlette.sse import EventSourceResponse
 
-from app.api.deps import CurrentUser, StreamSlot, Svc
+from app.api.deps import CurrentUser, Runs, StreamSlot
 from app.api.sse import event_stream, parse_last_event_id, run_headers, run_stream
 from app.db.models import RunRow
 from app.limits import MAX_BATCH_RUNS, MAX_OFFSET, MAX_PAGE_SIZE
@@ -38,10 +38,10 @@ def out(run: RunRow) -> Run:
 
 @router.post("/threads/{thread_id}/runs")
 async def create_run(
-    thread_id: str, body: RunCreate, services: Svc, user: CurrentUser, response: Response
+    thread_id: str, body: RunCreate, runs: Runs, user: CurrentUser, response: Response
 ) -> Run:
     """Start a run in the background."""
-    run = await services.runs.create(thread_id, body, owner=user.user_id)
+    run = await runs.create(thread_id, body, owner=user.user_id)
     response.headers.update(run_headers(run))
     return out(run)
 
@@ -52,12 +52,12 @@ async def create_run(
     responses=STREAM_RESPONSES,
 )
 async def stream_run(
-    thread_id: str, body: RunCreate, services: Svc, user: CurrentUser, slot: StreamSlot
+    thread_id: str, body: RunCreate, runs: Runs, user: CurrentUser, slot: StreamSlot
 ) -> EventSourceResponse:
     """Start a run and stream its events."""
-    run = await services.runs.create(thread_id, body, owner=user.user_id)
+    run = await runs.create(thread_id, body, owner=user.user_id)
     return run_stream(
-        services.runs,
+        runs,
         run,
         slot,
         cancel_on_disconnect=body.on_disconnect == "cancel",
@@ -66,46 +66,44 @@ async def stream_run(
 
 
 @router.post("/threads/{thread_id}/runs/wait")
-async def wait_run(
-    thread_id: str, body: RunCreate, services: Svc, user: CurrentUser
-) -> JSONResponse:
+async def wait_run(thread_id: str, body: RunCreate, runs: Runs, user: CurrentUser) -> JSONResponse:
     """Start a run and answer with its final values."""
-    run = await services.runs.create(thread_id, body, owner=user.user_id)
-    result = await services.runs.result_of(run)
+    run = await runs.create(thread_id, body, owner=user.user_id)
+    result = await runs.result_of(run)
     return JSONResponse(result, headers=run_headers(run))
 
 
 @router.get("/threads/{thread_id}/runs")
 async def list_runs(
     thread_id: str,
-    services: Svc,
+    runs: Runs,
     user: CurrentUser,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 10,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     status: Literal["pending", "running", "success", "error", "timeout", "interrupted"]
     | None = None,
 ) -> list[Run]:
-    found = await services.runs.list(
+    found = await runs.list(
         thread_id, limit=limit, offset=offset, status=status, owner=user.user_id
     )
     return [out(r) for r in found]
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}")
-async def get_run(thread_id: str, run_id: str, services: Svc, user: CurrentUser) -> Run:
-    return out(await services.runs.get(thread_id, run_id, owner=user.user_id))
+async def get_run(thread_id: str, run_id: str, runs: Runs, user: CurrentUser) -> Run:
+    return out(await runs.get(thread_id, run_id, owner=user.user_id))
 
 
 @router.delete("/threads/{thread_id}/runs/{run_id}", status_code=204)
-async def delete_run(thread_id: str, run_id: str, services: Svc, user: CurrentUser) -> Response:
-    await services.runs.delete(thread_id, run_id, owner=user.user_id)
+async def delete_run(thread_id: str, run_id: str, runs: Runs, user: CurrentUser) -> Response:
+    await runs.delete(thread_id, run_id, owner=user.user_id)
     return Response(status_code=204)
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/join")
-async def join_run(thread_id: str, run_id: str, services: Svc, user: CurrentUser) -> Any:
+async def join_run(thread_id: str, run_id: str, runs: Runs, user: CurrentUser) -> Any:
     """Wait for the run to end; its final values."""
-    return await services.runs.join(thread_id, run_id, owner=user.user_id)
+    return await runs.join(thread_id, run_id, owner=user.user_id)
 
 
 @router.get(
@@ -116,7 +114,7 @@ async def join_run(thread_id: str, run_id: str, services: Svc, user: CurrentUser
 async def join_stream(
     thread_id: str,
     run_id: str,
-    services: Svc,
+    runs: Runs,
     user: CurrentUser,
     slot: StreamSlot,
     last_event_id: Annotated[str | None, Header()] = None,
@@ -125,9 +123,9 @@ async def join_stream(
 ) -> EventSourceResponse:
     """Follow a run's stream; with Last-Event-ID, from the event after that one."""
     after = parse_last_event_id(last_event_id)
-    run = await services.runs.get(thread_id, run_id, owner=user.user_id)
+    run = await runs.get(thread_id, run_id, owner=user.user_id)
     return run_stream(
-        services.runs,
+        runs,
         run,
         slot,
         after=after,
@@ -143,51 +141,49 @@ async def join_stream(
 )
 async def thread_stream(
     thread_id: str,
-    services: Svc,
+    runs: Runs,
     user: CurrentUser,
     slot: StreamSlot,
     stream_mode: Annotated[list[str] | None, Query()] = None,
 ) -> EventSourceResponse:
     """Follow every run of a thread as it comes, for as long as the client listens."""
-    tid = await services.runs.thread_key(thread_id, owner=user.user_id)
-    return event_stream(services.runs.follow_thread(tid), slot, stream_mode)
+    tid = await runs.thread_key(thread_id, owner=user.user_id)
+    return event_stream(runs.follow_thread(tid), slot, stream_mode)
 
 
 @router.post("/threads/{thread_id}/runs/{run_id}/cancel")
 async def cancel_run(
     thread_id: str,
     run_id: str,
-    services: Svc,
+    runs: Runs,
     user: CurrentUser,
     wait: bool = False,
     action: Literal["interrupt", "rollback"] = "interrupt",
 ) -> Response:
     """Stop a run: keep what it saved (interrupt) or undo it (rollback)."""
-    run = await services.runs.cancel(thread_id, run_id, action, owner=user.user_id)
+    run = await runs.cancel(thread_id, run_id, action, owner=user.user_id)
     if wait and run is not None:
-        await services.runs.wait_done(run.run_id)
+        await runs.wait_done(run.run_id)
     return Response(status_code=202)
 
 
 @router.post("/runs/cancel", status_code=204)
 async def cancel_runs(
     body: CancelMany,
-    services: Svc,
+    runs: Runs,
     user: CurrentUser,
     action: Literal["interrupt", "rollback"] = "interrupt",
 ) -> Response:
     """Cancel the caller's runs that match; unknown ids are skipped."""
-    await services.runs.cancel_many(
-        body.thread_id, body.run_ids, body.status, action, owner=user.user_id
-    )
+    await runs.cancel_many(body.thread_id, body.run_ids, body.status, action, owner=user.user_id)
     return Response(status_code=204)
 
 
 @router.post("/runs")
 async def create_stateless(
-    body: RunCreate, services: Svc, user: CurrentUser, response: Response
+    body: RunCreate, runs: Runs, user: CurrentUser, response: Response
 ) -> Run:
-    run = await services.runs.create(None, body, owner=user.user_id)
+    run = await runs.create(None, body, owner=user.user_id)
     response.headers.update(run_headers(run))
     return out(run)
 
@@ -198,11 +194,11 @@ async def create_stateless(
     responses=STREAM_RESPONSES,
 )
 async def stream_stateless(
-    body: RunCreate, services: Svc, user: CurrentUser, slot: StreamSlot
+    body: RunCreate, runs: Runs, user: CurrentUser, slot: StreamSlot
 ) -> EventSourceResponse:
-    run = await services.runs.create(None, body, owner=user.user_id)
+    run = await runs.create(None, body, owner=user.user_id)
     return run_stream(
-        services.runs,
+        runs,
         run,
         slot,
         cancel_on_disconnect=body.on_disconnect == "cancel",
@@ -211,16 +207,16 @@ async def stream_stateless(
 
 
 @router.post("/runs/wait")
-async def wait_stateless(body: RunCreate, services: Svc, user: CurrentUser) -> JSONResponse:
-    run = await services.runs.create(None, body, owner=user.user_id)
-    result = await services.runs.result_of(run)
+async def wait_stateless(body: RunCreate, runs: Runs, user: CurrentUser) -> JSONResponse:
+    run = await runs.create(None, body, owner=user.user_id)
+    result = await runs.result_of(run)
     return JSONResponse(result, headers=run_headers(run))
 
 
 @router.post("/runs/batch")
 async def batch_stateless(
     body: Annotated[list[RunCreate], Body(max_length=MAX_BATCH_RUNS)],
-    services: Svc,
+    runs: Runs,
     user: CurrentUser,
 ) -> list[Run]:
-    return [out(await services.runs.create(None, item, owner=user.user_id)) for item in body]
+    return [out(await runs.create(None, item, owner=user.user_id)) for item in body]

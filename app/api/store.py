@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
-from app.api.deps import CurrentUser, Svc
+from app.api.deps import CurrentUser, Store
 from app.limits import MAX_KEY_LENGTH
 from app.middleware import JsonOnlyRoute
 from app.schemas.common import ERROR_RESPONSES
@@ -21,21 +21,21 @@ from app.schemas.store import (
     SearchItem,
     SearchItems,
 )
-from app.services import store
+from app.services.store import labels as labels_of
 
 router = APIRouter(tags=["Store"], responses=ERROR_RESPONSES, route_class=JsonOnlyRoute)
 
 
 @router.put("/store/items", status_code=204)
-async def put_item(body: ItemPut, services: Svc, user: CurrentUser) -> Response:
+async def put_item(body: ItemPut, store: Store, user: CurrentUser) -> Response:
     """Create or replace an item."""
-    await store.put(services.db, body, owner=user.user_id)
+    await store.put(body, owner=user.user_id)
     return Response(status_code=204)
 
 
 @router.get("/store/items")
 async def get_item(
-    services: Svc,
+    store: Store,
     user: CurrentUser,
     namespace: Annotated[
         list[str], Query(description="Dotted (`users.u1`) or one label per repeated key.")
@@ -44,24 +44,24 @@ async def get_item(
 ) -> Item:
     """One item; the SDK names the namespace dotted, other clients may repeat the key."""
     labels = namespace[0].split(".") if len(namespace) == 1 else namespace
-    return Item.of(await store.get(services.db, labels, key, owner=user.user_id), labels)
+    return Item.of(await store.get(labels, key, owner=user.user_id), labels)
 
 
 @router.delete("/store/items", status_code=204)
-async def delete_item(body: ItemKey, services: Svc, user: CurrentUser) -> Response:
+async def delete_item(body: ItemKey, store: Store, user: CurrentUser) -> Response:
     """Delete an item (204 whether or not it existed)."""
-    await store.delete_item(services.db, body.namespace, body.key, owner=user.user_id)
+    await store.delete_item(body.namespace, body.key, owner=user.user_id)
     return Response(status_code=204)
 
 
 @router.post("/store/items/search")
-async def search_items(body: ItemSearch, services: Svc, user: CurrentUser) -> SearchItems:
+async def search_items(body: ItemSearch, store: Store, user: CurrentUser) -> SearchItems:
     """Items under a namespace prefix whose value contains `filter`, last updated first."""
-    found = await store.search(services.db, body, owner=user.user_id)
-    return SearchItems(items=[SearchItem.of(row, store.labels(row)) for row in found])
+    found = await store.search(body, owner=user.user_id)
+    return SearchItems(items=[SearchItem.of(row, labels_of(row)) for row in found])
 
 
 @router.post("/store/namespaces")
-async def list_namespaces(body: NamespaceSearch, services: Svc, user: CurrentUser) -> Namespaces:
+async def list_namespaces(body: NamespaceSearch, store: Store, user: CurrentUser) -> Namespaces:
     """Distinct namespaces matching `prefix` and `suffix`, cut to `max_depth`, sorted."""
-    return Namespaces(namespaces=await store.namespaces(services.db, body, owner=user.user_id))
+    return Namespaces(namespaces=await store.namespaces(body, owner=user.user_id))

@@ -5,7 +5,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from app import __version__
-from app.api.deps import Svc
+from app.api.deps import Db
 from app.metrics import database_reachable
 from app.schemas.system import Info, InfoFlags, Ok
 
@@ -14,7 +14,7 @@ router = APIRouter(tags=["System"])
 
 @router.get("/ok", response_model_exclude_none=True, responses={503: {"model": Ok}})
 async def ok(
-    services: Svc,
+    db: Db,
     response: Response,
     check_db: Annotated[
         bool, Query(description="Also check that the database answers (503 if not).")
@@ -24,7 +24,7 @@ async def ok(
     readiness probe: it reports whether the database is reachable."""
     if not check_db:
         return Ok()
-    reachable = await database_reachable(services.db)
+    reachable = await database_reachable(db)
     if not reachable:
         response.status_code = 503
     return Ok(ok=reachable, services={"database": "healthy" if reachable else "unhealthy"})

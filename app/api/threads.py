@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Response
 from fastapi.responses import JSONResponse
 
-from app.api.deps import CurrentUser, Svc
+from app.api.deps import CurrentUser, Threads
 from app.middleware import JsonOnlyRoute
 from app.schemas.common import ERROR_RESPONSES, page
 from app.schemas.threads import (
@@ -24,20 +24,18 @@ router = APIRouter(tags=["Threads"], responses=ERROR_RESPONSES, route_class=Json
 
 
 @router.post("/threads")
-async def create_thread(body: ThreadCreate, services: Svc, user: CurrentUser) -> Thread:
+async def create_thread(body: ThreadCreate, threads: Threads, user: CurrentUser) -> Thread:
     """Create a thread (409, or your existing one with `if_exists=do_nothing`, if the id
     is taken). Metadata `graph_id` lets its state be updated before any run."""
-    thread = await services.threads.create(
-        body.thread_id, body.metadata, body.if_exists, owner=user.user_id
-    )
-    return await services.threads.shown(thread)
+    thread = await threads.create(body.thread_id, body.metadata, body.if_exists, owner=user.user_id)
+    return await threads.shown(thread)
 
 
 @router.post("/threads/search", response_model=list[Thread])
-async def search_threads(body: ThreadSearch, services: Svc, user: CurrentUser) -> JSONResponse:
+async def search_threads(body: ThreadSearch, threads: Threads, user: CurrentUser) -> JSONResponse:
     """A page of the caller's threads, newest first unless sorted otherwise;
     X-Pagination-Total gives how many match, X-Pagination-Next the offset of the next page."""
-    found, total = await services.threads.search(body, owner=user.user_id)
+    found, total = await threads.search(body, owner=user.user_id)
     select = body.select
     if body.extract:
         found = [thread.with_extracted(body.extract) for thread in found]
@@ -46,21 +44,21 @@ async def search_threads(body: ThreadSearch, services: Svc, user: CurrentUser) -
 
 
 @router.post("/threads/count")
-async def count_threads(body: ThreadFilter, services: Svc, user: CurrentUser) -> int:
+async def count_threads(body: ThreadFilter, threads: Threads, user: CurrentUser) -> int:
     """How many of the caller's threads match the filter."""
-    return await services.threads.count(body, owner=user.user_id)
+    return await threads.count(body, owner=user.user_id)
 
 
 @router.post("/threads/prune")
-async def prune_threads(body: ThreadPrune, services: Svc, user: CurrentUser) -> Pruned:
+async def prune_threads(body: ThreadPrune, threads: Threads, user: CurrentUser) -> Pruned:
     """Delete threads, or keep only their latest turn; unknown ids are skipped."""
-    return Pruned(pruned_count=await services.threads.prune(body, owner=user.user_id))
+    return Pruned(pruned_count=await threads.prune(body, owner=user.user_id))
 
 
 @router.get("/threads/{thread_id}")
-async def get_thread(thread_id: str, services: Svc, user: CurrentUser) -> Thread:
+async def get_thread(thread_id: str, threads: Threads, user: CurrentUser) -> Thread:
     """A thread with its status, current values and open interrupts."""
-    return await services.threads.shown(await services.threads.get(thread_id, owner=user.user_id))
+    return await threads.shown(await threads.get(thread_id, owner=user.user_id))
 
 
 @router.patch(
@@ -71,25 +69,25 @@ async def get_thread(thread_id: str, services: Svc, user: CurrentUser) -> Thread
 async def patch_thread(
     thread_id: str,
     body: ThreadPatch,
-    services: Svc,
+    threads: Threads,
     user: CurrentUser,
     prefer: Annotated[str | None, Header()] = None,
 ) -> Thread | Response:
     """Merge metadata into the thread's."""
-    thread = await services.threads.update(thread_id, body.metadata, owner=user.user_id)
+    thread = await threads.update(thread_id, body.metadata, owner=user.user_id)
     if prefer == "return=minimal":
         return Response(status_code=204)
-    return await services.threads.shown(thread)
+    return await threads.shown(thread)
 
 
 @router.delete("/threads/{thread_id}", status_code=204)
-async def delete_thread(thread_id: str, services: Svc, user: CurrentUser) -> Response:
+async def delete_thread(thread_id: str, threads: Threads, user: CurrentUser) -> Response:
     """Cancel the thread's runs and delete it with its runs and checkpoints."""
-    await services.threads.delete(thread_id, owner=user.user_id)
+    await threads.delete(thread_id, owner=user.user_id)
     return Response(status_code=204)
 
 
 @router.post("/threads/{thread_id}/copy")
-async def copy_thread(thread_id: str, services: Svc, user: CurrentUser) -> Thread:
+async def copy_thread(thread_id: str, threads: Threads, user: CurrentUser) -> Thread:
     """A new thread with the same metadata and every checkpoint of this one."""
-    return await services.threads.shown(await services.threads.copy(thread_id, owner=user.user_id))
+    return await threads.shown(await threads.copy(thread_id, owner=user.user_id))

@@ -29,7 +29,7 @@ from app.services.common import json_contains, new_id, now, ordered, parse_uuid,
 from engine.graph.schema import field_types
 
 if TYPE_CHECKING:
-    from app.container import Services
+    from app.services.threads import ThreadService
 
 
 async def ensure_system_assistants(db: Database, graphs: GraphRegistry) -> None:
@@ -62,94 +62,6 @@ def _visible(owner: str) -> ColumnElement[bool]:
     return or_(AssistantRow.owner.is_(None), AssistantRow.owner == owner)
 
 
-async def resolve(
-    db: Database, graphs: GraphRegistry, assistant_id: str, *, owner: str
-) -> AssistantRow:
-    """An assistant by id, or the system assistant of a graph given by its id."""
-    try:
-        key = str(uuid.UUID(assistant_id))
-    except ValueError:
-        if graphs.get(assistant_id) is None:
-            raise NotFound(
-                f"Assistant '{assistant_id}' not found: it is neither an assistant id nor "
-                f"a graph id (graphs: {sorted(graphs.graphs)})."
-            ) from None
-        key = system_assistant_id(assistant_id)
-    found = graphs.system_rows.get(key)
-    if found is None:
-        async with db.read() as session:
-            found = await session.get(AssistantRow, key)
-    if found is None or found.owner not in (None, owner):
-        raise NotFound(f"Assistant '{assistant_id}' not found.")
-    return found
-
-
-async def create(ctx: Services, body: AssistantCreate, *, owner: str) -> AssistantRow:
-    """A new assistant on a served graph (409, or the existing one, if the id is taken)."""
-    served_graph(ctx.graphs, body.graph_id)
-    stamp = now()
-    assistant = AssistantRow(
-        assistant_id=parse_uuid(body.assistant_id, "assistant_id")
-        if body.assistant_id
-        else new_id(),
-        graph_id=body.graph_id,
-        name=body.name,
-        description=body.description,
-        config=body.config.model_dump(exclude_unset=True),
-        context=body.context,
-        metadata_=body.metadata,
-        version=1,
-        owner=owner,
-        created_at=stamp,
-        updated_at=stamp,
-    )
-    async with ctx.db.write() as session:
-        existing = await session.get(AssistantRow, assistant.assistant_id)
-        if existing is not None:
-            # A foreign (or system) assistant is never handed out: the id is just taken.
-            if body.if_exists == "do_nothing" and existing.owner == owner:
-                return existing
-            raise Conflict(f"Assistant '{assistant.assistant_id}' already exists.")
-        session.add(assistant)
-    return assistant
-
-
-def _filtered(ctx: Services, query: Select[Any], where: AssistantFilter, owner: str) -> Select[Any]:
-    """`query` restricted to the assistants the owner sees that the filter matches, in SQL."""
-    query = query.where(_visible(owner))
-    if where.metadata:
-        query = query.where(json_contains(ctx.db.dialect, AssistantRow.metadata_, where.metadata))
-    if where.graph_id:
-        query = query.where(AssistantRow.graph_id == where.graph_id)
-    if where.name:
-        query = query.where(AssistantRow.name.icontains(where.name, autoescape=True))
-    return query
-
-
-async def search(
-    ctx: Services, body: AssistantSearch, *, owner: str
-) -> tuple[list[AssistantRow], int]:
-    """One page of matching assistants, and how many match in all."""
-    query = ordered(
-        _filtered(ctx, select(AssistantRow), body, owner),
-        body.sort_order,
-        getattr(AssistantRow, body.sort_by),
-        AssistantRow.assistant_id,
-    )
-    async with ctx.db.read() as session:
-        rows = list(await session.scalars(query.limit(body.limit).offset(body.offset)))
-    return rows, await count(ctx, body, owner=owner)
-
-
-async def count(ctx: Services, where: AssistantFilter, *, owner: str) -> int:
-    """How many assistants match, counted in SQL."""
-    async with ctx.db.read() as session:
-        total = await session.scalar(
-            _filtered(ctx, select(func.count()).select_from(AssistantRow), where, owner)
-        )
-    return int(total or 0)
-
-
 def _refuse_system(assistant: AssistantRow) -> None:
     """A graph's system assistant is shared by every user and addressed by the graph id,
     so nobody changes or deletes it (409); a user makes their own to configure."""
@@ -160,86 +72,172 @@ def _refuse_system(assistant: AssistantRow) -> None:
         )
 
 
-async def update(
-    ctx: Services, assistant_id: str, patch: AssistantPatch, *, owner: str
-) -> AssistantRow:
-    """Change an assistant; each change is a new version."""
-    found = await resolve(ctx.db, ctx.graphs, assistant_id, owner=owner)
-    _refuse_system(found)
-    if patch.graph_id is not None and patch.graph_id != found.graph_id:
-        served_graph(ctx.graphs, patch.graph_id)
-    async with ctx.db.write() as session:
-        assistant = await session.get(AssistantRow, found.assistant_id)
-        if assistant is None:
+class AssistantService:
+    """Assistants over the database and the graph registry; deleting one with its
+    threads goes through the thread service."""
+
+    def __init__(self, db: Database, graphs: GraphRegistry, threads: ThreadService) -> None:
+        self.db = db
+        self.graphs = graphs
+        self.threads = threads
+
+    async def resolve(self, assistant_id: str, *, owner: str) -> AssistantRow:
+        """An assistant by id, or the system assistant of a graph given by its id."""
+        try:
+            key = str(uuid.UUID(assistant_id))
+        except ValueError:
+            if self.graphs.get(assistant_id) is None:
+                raise NotFound(
+                    f"Assistant '{assistant_id}' not found: it is neither an assistant id "
+                    f"nor a graph id (graphs: {sorted(self.graphs.graphs)})."
+                ) from None
+            key = system_assistant_id(assistant_id)
+        found = self.graphs.system_rows.get(key)
+        if found is None:
+            async with self.db.read() as session:
+                found = await session.get(AssistantRow, key)
+        if found is None or found.owner not in (None, owner):
             raise NotFound(f"Assistant '{assistant_id}' not found.")
-        if patch.graph_id is not None:
-            assistant.graph_id = patch.graph_id
-        if patch.config is not None:
-            assistant.config = patch.config.model_dump(exclude_unset=True)
-        if patch.context is not None:
-            assistant.context = patch.context
-        if patch.metadata is not None:
-            assistant.metadata_ = {**(assistant.metadata_ or {}), **patch.metadata}
-        if patch.name is not None:
-            assistant.name = patch.name
-        if patch.description is not None:
-            assistant.description = patch.description
-        assistant.version += 1
-        assistant.updated_at = now()
-    return assistant
+        return found
 
-
-async def delete(ctx: Services, assistant_id: str, *, delete_threads: bool, owner: str) -> None:
-    """Delete an assistant (and, if asked, the owner's threads it ran on). A graph's system
-    assistant stays: clients address the graph through it."""
-    found = await resolve(ctx.db, ctx.graphs, assistant_id, owner=owner)
-    _refuse_system(found)
-    if delete_threads:
-        where = json_contains(
-            ctx.db.dialect, ThreadRow.metadata_, {"assistant_id": found.assistant_id}
+    async def create(self, body: AssistantCreate, *, owner: str) -> AssistantRow:
+        """A new assistant on a served graph (409, or the existing one, if the id is taken)."""
+        served_graph(self.graphs, body.graph_id)
+        stamp = now()
+        assistant = AssistantRow(
+            assistant_id=parse_uuid(body.assistant_id, "assistant_id")
+            if body.assistant_id
+            else new_id(),
+            graph_id=body.graph_id,
+            name=body.name,
+            description=body.description,
+            config=body.config.model_dump(exclude_unset=True),
+            context=body.context,
+            metadata_=body.metadata,
+            version=1,
+            owner=owner,
+            created_at=stamp,
+            updated_at=stamp,
         )
-        async with ctx.db.read() as session:
-            thread_ids = list(
-                await session.scalars(
-                    select(ThreadRow.thread_id).where(where, ThreadRow.owner == owner)
-                )
+        async with self.db.write() as session:
+            existing = await session.get(AssistantRow, assistant.assistant_id)
+            if existing is not None:
+                # A foreign (or system) assistant is never handed out: the id is just taken.
+                if body.if_exists == "do_nothing" and existing.owner == owner:
+                    return existing
+                raise Conflict(f"Assistant '{assistant.assistant_id}' already exists.")
+            session.add(assistant)
+        return assistant
+
+    def _filtered(self, query: Select[Any], where: AssistantFilter, owner: str) -> Select[Any]:
+        """`query` restricted to the assistants the owner sees that the filter matches,
+        in SQL."""
+        query = query.where(_visible(owner))
+        if where.metadata:
+            query = query.where(
+                json_contains(self.db.dialect, AssistantRow.metadata_, where.metadata)
             )
-        for thread_id in thread_ids:
-            await ctx.threads.delete(thread_id, owner=owner)
-    async with ctx.db.write() as session:
-        await session.execute(
-            sql_delete(AssistantRow).where(AssistantRow.assistant_id == found.assistant_id)
+        if where.graph_id:
+            query = query.where(AssistantRow.graph_id == where.graph_id)
+        if where.name:
+            query = query.where(AssistantRow.name.icontains(where.name, autoescape=True))
+        return query
+
+    async def search(self, body: AssistantSearch, *, owner: str) -> tuple[list[AssistantRow], int]:
+        """One page of matching assistants, and how many match in all."""
+        query = ordered(
+            self._filtered(select(AssistantRow), body, owner),
+            body.sort_order,
+            getattr(AssistantRow, body.sort_by),
+            AssistantRow.assistant_id,
+        )
+        async with self.db.read() as session:
+            rows = list(await session.scalars(query.limit(body.limit).offset(body.offset)))
+        return rows, await self.count(body, owner=owner)
+
+    async def count(self, where: AssistantFilter, *, owner: str) -> int:
+        """How many assistants match, counted in SQL."""
+        async with self.db.read() as session:
+            total = await session.scalar(
+                self._filtered(select(func.count()).select_from(AssistantRow), where, owner)
+            )
+        return int(total or 0)
+
+    async def update(self, assistant_id: str, patch: AssistantPatch, *, owner: str) -> AssistantRow:
+        """Change an assistant; each change is a new version."""
+        found = await self.resolve(assistant_id, owner=owner)
+        _refuse_system(found)
+        if patch.graph_id is not None and patch.graph_id != found.graph_id:
+            served_graph(self.graphs, patch.graph_id)
+        async with self.db.write() as session:
+            assistant = await session.get(AssistantRow, found.assistant_id)
+            if assistant is None:
+                raise NotFound(f"Assistant '{assistant_id}' not found.")
+            if patch.graph_id is not None:
+                assistant.graph_id = patch.graph_id
+            if patch.config is not None:
+                assistant.config = patch.config.model_dump(exclude_unset=True)
+            if patch.context is not None:
+                assistant.context = patch.context
+            if patch.metadata is not None:
+                assistant.metadata_ = {**(assistant.metadata_ or {}), **patch.metadata}
+            if patch.name is not None:
+                assistant.name = patch.name
+            if patch.description is not None:
+                assistant.description = patch.description
+            assistant.version += 1
+            assistant.updated_at = now()
+        return assistant
+
+    async def delete(self, assistant_id: str, *, delete_threads: bool, owner: str) -> None:
+        """Delete an assistant (and, if asked, the owner's threads it ran on). A graph's
+        system assistant stays: clients address the graph through it."""
+        found = await self.resolve(assistant_id, owner=owner)
+        _refuse_system(found)
+        if delete_threads:
+            where = json_contains(
+                self.db.dialect, ThreadRow.metadata_, {"assistant_id": found.assistant_id}
+            )
+            async with self.db.read() as session:
+                thread_ids = list(
+                    await session.scalars(
+                        select(ThreadRow.thread_id).where(where, ThreadRow.owner == owner)
+                    )
+                )
+            for thread_id in thread_ids:
+                await self.threads.delete(thread_id, owner=owner)
+        async with self.db.write() as session:
+            await session.execute(
+                sql_delete(AssistantRow).where(AssistantRow.assistant_id == found.assistant_id)
+            )
+
+    def drawing(self, assistant: AssistantRow) -> GraphDrawing:
+        """Nodes and edges of the assistant's graph, as LangGraph clients draw them; every
+        edge says whether it is conditional (LangChain's `to_json()` leaves out `false`)."""
+        graph = served_graph(self.graphs, assistant.graph_id).get_graph()
+        return GraphDrawing(
+            nodes=[
+                GraphNode(id=node.id, type="runnable", data={"id": node.id, "name": node.name})
+                for node in graph.nodes.values()
+            ],
+            edges=[
+                GraphEdge(source=edge.source, target=edge.target, conditional=edge.conditional)
+                for edge in graph.edges
+            ],
         )
 
-
-def drawing(ctx: Services, assistant: AssistantRow) -> GraphDrawing:
-    """Nodes and edges of the assistant's graph, as LangGraph clients draw them; every
-    edge says whether it is conditional (LangChain's `to_json()` leaves out `false`)."""
-    graph = served_graph(ctx.graphs, assistant.graph_id).get_graph()
-    return GraphDrawing(
-        nodes=[
-            GraphNode(id=node.id, type="runnable", data={"id": node.id, "name": node.name})
-            for node in graph.nodes.values()
-        ],
-        edges=[
-            GraphEdge(source=edge.source, target=edge.target, conditional=edge.conditional)
-            for edge in graph.edges
-        ],
-    )
-
-
-def schemas(ctx: Services, assistant: AssistantRow) -> GraphSchemas:
-    """JSON schemas of the graph's declared types; LangGraph's config schema has no
-    counterpart here (graphs declare a context schema instead), so it is null."""
-    builder = served_graph(ctx.graphs, assistant.graph_id).builder
-    return GraphSchemas(
-        graph_id=assistant.graph_id,
-        input_schema=json_schema(builder.input_schema),
-        output_schema=json_schema(builder.output_schema),
-        state_schema=json_schema(builder.state_schema),
-        config_schema=None,
-        context_schema=json_schema(builder.context_schema),
-    )
+    def schemas(self, assistant: AssistantRow) -> GraphSchemas:
+        """JSON schemas of the graph's declared types; LangGraph's config schema has no
+        counterpart here (graphs declare a context schema instead), so it is null."""
+        builder = served_graph(self.graphs, assistant.graph_id).builder
+        return GraphSchemas(
+            graph_id=assistant.graph_id,
+            input_schema=json_schema(builder.input_schema),
+            output_schema=json_schema(builder.output_schema),
+            state_schema=json_schema(builder.state_schema),
+            config_schema=None,
+            context_schema=json_schema(builder.context_schema),
+        )
 
 
 def json_schema(schema: Any) -> dict[str, Any] | None:

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, TypeVar
 
 from app.errors import NotFound
 from app.schemas.store import ItemPut, ItemSearch, NamespaceSearch
-from app.services import store
 from app.services.store import labels
 from engine.store.base import (
     BaseStore,
@@ -31,8 +30,8 @@ from engine.store.base import (
 )
 
 if TYPE_CHECKING:
-    from app.db.database import Database
     from app.db.models import StoreItemRow
+    from app.services.store import StoreService
 
 ItemT = TypeVar("ItemT", bound=Item)
 
@@ -40,8 +39,8 @@ ItemT = TypeVar("ItemT", bound=Item)
 class ServerStore(BaseStore):
     """`BaseStore` over the server's store for one user; made per run, in its event loop."""
 
-    def __init__(self, db: Database, owner: str) -> None:
-        self.db = db
+    def __init__(self, store: StoreService, owner: str) -> None:
+        self.store = store
         self.owner = owner
         self.loop = asyncio.get_running_loop()
 
@@ -64,16 +63,16 @@ class ServerStore(BaseStore):
     async def _apply(self, op: Op) -> Result:
         if isinstance(op, GetOp):
             try:
-                row = await store.get(self.db, list(op.namespace), op.key, owner=self.owner)
+                row = await self.store.get(list(op.namespace), op.key, owner=self.owner)
             except NotFound:
                 return None
             return _item(row, Item)
         if isinstance(op, PutOp):
             if op.value is None:
-                await store.delete_item(self.db, list(op.namespace), op.key, owner=self.owner)
+                await self.store.delete_item(list(op.namespace), op.key, owner=self.owner)
             else:
                 body = ItemPut(namespace=list(op.namespace), key=op.key, value=dict(op.value))
-                await store.put(self.db, body, owner=self.owner)
+                await self.store.put(body, owner=self.owner)
             return None
         if isinstance(op, SearchOp):
             search = ItemSearch(
@@ -83,7 +82,7 @@ class ServerStore(BaseStore):
                 offset=op.offset,
                 query=op.query,
             )
-            rows = await store.search(self.db, search, owner=self.owner)
+            rows = await self.store.search(search, owner=self.owner)
             return [_item(row, SearchItem) for row in rows]
         return await self._namespaces(op)
 
@@ -96,7 +95,7 @@ class ServerStore(BaseStore):
             limit=op.limit,
             offset=op.offset,
         )
-        found = await store.namespaces(self.db, body, owner=self.owner)
+        found = await self.store.namespaces(body, owner=self.owner)
         return [tuple(namespace) for namespace in found]
 
 

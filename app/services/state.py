@@ -35,7 +35,10 @@ from engine import CompiledGraph, InvalidUpdateError, PregelTask, StateSnapshot
 from engine.checkpoint.base import VersionInfo
 
 if TYPE_CHECKING:
-    from app.container import Services
+    from app.config import Settings
+    from app.db.database import Database
+    from app.services.threads import ThreadService
+    from engine.checkpoint.sql.saver import SQLSaver
 
 EMPTY = ThreadState(
     values={},
@@ -141,74 +144,6 @@ async def read_version(
     )
 
 
-async def get_state(
-    ctx: Services, thread_id: str, ref: CheckpointRef | None, *, subgraphs: bool, owner: str
-) -> ThreadState:
-    """The head's state, or the version `ref` names (404 if the thread has no such)."""
-    thread = await ctx.threads.get(thread_id, owner=owner)
-    graph = ctx.threads.graph_of(thread)
-    if graph is None:
-        return EMPTY
-    config = version_config(thread.thread_id, ref)
-    return thread_state(await read_version(graph, config, subgraphs=subgraphs))
-
-
-async def update_state(
-    ctx: Services, thread_id: str, body: StateUpdate, *, owner: str
-) -> Checkpoint:
-    """Write `values` as if `as_node` had, on the head or on the version named (which
-    forks the thread), in the thread's graph or, with `checkpoint_ns`, in a subgraph's
-    state (which its parent's next run continues from); the thread row then shows the
-    new head. Refused while runs are pending or running on the thread: they would
-    continue from a head that moved."""
-    thread = await ctx.threads.get(thread_id, owner=owner)
-    check_messages(body.values, ctx.settings.max_messages, "values")
-    graph = ctx.threads.graph_of(thread)
-    if graph is None:
-        raise Conflict(
-            f"Thread '{thread.thread_id}' has no graph yet: run it once, or create it with "
-            "metadata graph_id."
-        )
-    async with ctx.db.read() as session:
-        if thread.status == "busy" or await active_runs(session, thread.thread_id):
-            raise Conflict(f"Thread '{thread.thread_id}' is busy: wait for its runs to end.")
-    ref = requested_version(body.checkpoint, body.checkpoint_id)
-    config = version_config(thread.thread_id, ref)
-    if ref.checkpoint_id or ref.checkpoint_ns:
-        await read_version(graph, config)
-    metadata = thread.metadata_ or {}
-    config["metadata"] = {
-        "thread_id": thread.thread_id,
-        **{k: metadata[k] for k in ("graph_id", "assistant_id") if k in metadata},
-    }
-    try:
-        written = await graph.aupdate_state(config, body.values, as_node=body.as_node)
-    except (InvalidUpdateError, *MESSAGE_ERRORS) as exc:
-        raise Invalid(f"Cannot update the state: {error_message(exc)}") from None
-    await ctx.threads.refresh(thread.thread_id, graph)
-    checkpoint = _checkpoint(written)
-    assert checkpoint is not None
-    return checkpoint
-
-
-async def history(
-    ctx: Services, thread_id: str, query: HistoryQuery, *, owner: str
-) -> list[ThreadState]:
-    """Versions of every branch, newest first: of the thread's graph, or with
-    `checkpoint_ns`, of that subgraph's state."""
-    thread = await ctx.threads.get(thread_id, owner=owner)
-    graph = ctx.threads.graph_of(thread)
-    if graph is None:
-        return []
-    config = version_config(thread.thread_id, query.checkpoint)
-    if config["configurable"]["checkpoint_ns"]:
-        await read_version(graph, config)  # a 404 for a namespace it has no state in
-    found = graph.aget_state_history(
-        config, filter=query.metadata, before=_before(query.before), limit=query.limit
-    )
-    return [thread_state(snapshot) async for snapshot in found]
-
-
 def _before(before: str | dict[str, Any] | None) -> dict[str, Any] | None:
     """`before` as a config: given as a checkpoint id, a checkpoint or a config."""
     if before is None:
@@ -287,51 +222,6 @@ class _Branching:
         return carried
 
 
-async def tree(ctx: Services, thread_id: str, *, owner: str) -> ThreadTree:
-    """The thread's turns as a tree, from checkpoint bookkeeping and the runs table."""
-    thread = await ctx.threads.get(thread_id, owner=owner)
-    branching = _Branching(
-        {v.checkpoint_id: v for v in await ctx.saver.alist_versions(thread.thread_id)}
-    )
-    if not branching.versions:
-        return ThreadTree(
-            thread_id=thread.thread_id,
-            head_checkpoint_id=None,
-            head_turn_id=None,
-            head_path=[],
-            turns=[],
-        )
-    outcomes = await _outcomes(ctx, thread.thread_id)
-    carried = branching.carried_on(outcomes)
-    turns: dict[str, Turn] = {}
-    turn_of: dict[str, str] = {}
-    for v in sorted(branching.versions.values()):
-        if not branching.starts_turn(v):
-            continue
-        ids = branching.chain(v.checkpoint_id)
-        turn_of.update(dict.fromkeys(ids, v.checkpoint_id))
-        turns[v.checkpoint_id] = _turn(branching, v, ids, turns, turn_of, outcomes, carried)
-    siblings: dict[str | None, list[str]] = {}
-    for turn in turns.values():
-        siblings.setdefault(turn.parent_turn_id, []).append(turn.turn_id)
-    for parent, group in siblings.items():
-        for index, turn_id in enumerate(group):
-            turns[turn_id].sibling_index, turns[turn_id].sibling_count = index, len(group)
-        if parent is not None:
-            turns[parent].children = group
-    head = max(branching.versions)
-    path = [turn_of[head]]
-    while (parent := turns[path[-1]].parent_turn_id) is not None:
-        path.append(parent)
-    return ThreadTree(
-        thread_id=thread.thread_id,
-        head_checkpoint_id=head,
-        head_turn_id=turn_of[head],
-        head_path=path[::-1],
-        turns=list(turns.values()),
-    )
-
-
 def _turn(
     branching: _Branching,
     start: VersionInfo,
@@ -406,29 +296,151 @@ def _status(ender: _Outcome | None) -> TurnStatus:
     return "cancelled" if ender.status == "interrupted" else "error"
 
 
-async def _outcomes(ctx: Services, thread_id: str) -> dict[str, _Outcome]:
-    """Input and ending of each run of the thread, oldest first, with only the last
-    message of its final values taken from the database (kept apart from a result that
-    is a checkpoint): never the whole conversation of every turn."""
-    query = (
-        select(
-            RunRow.run_id,
-            RunRow.status,
-            RunRow.kwargs["input"],
-            RunRow.kwargs["checkpoint_id"],
-            RunRow.created_at,
-            func.coalesce(RunRow.last_message, _last_message(ctx.db.dialect, RunRow.result)),
-            RunRow.result["__interrupt__"],
+# The service: a thread's state, its updates, its history and its tree.
+
+
+class StateService:
+    """Threads' states through their graphs and the saver; the thread service finds
+    (and refreshes) each thread's row."""
+
+    def __init__(
+        self, db: Database, saver: SQLSaver, threads: ThreadService, settings: Settings
+    ) -> None:
+        self.db = db
+        self.saver = saver
+        self.threads = threads
+        self.settings = settings
+
+    async def get_state(
+        self, thread_id: str, ref: CheckpointRef | None, *, subgraphs: bool, owner: str
+    ) -> ThreadState:
+        """The head's state, or the version `ref` names (404 if the thread has no such)."""
+        thread = await self.threads.get(thread_id, owner=owner)
+        graph = self.threads.graph_of(thread)
+        if graph is None:
+            return EMPTY
+        config = version_config(thread.thread_id, ref)
+        return thread_state(await read_version(graph, config, subgraphs=subgraphs))
+
+    async def update_state(self, thread_id: str, body: StateUpdate, *, owner: str) -> Checkpoint:
+        """Write `values` as if `as_node` had, on the head or on the version named (which
+        forks the thread), in the thread's graph or, with `checkpoint_ns`, in a subgraph's
+        state (which its parent's next run continues from); the thread row then shows the
+        new head. Refused while runs are pending or running on the thread: they would
+        continue from a head that moved."""
+        thread = await self.threads.get(thread_id, owner=owner)
+        check_messages(body.values, self.settings.max_messages, "values")
+        graph = self.threads.graph_of(thread)
+        if graph is None:
+            raise Conflict(
+                f"Thread '{thread.thread_id}' has no graph yet: run it once, or create it with "
+                "metadata graph_id."
+            )
+        async with self.db.read() as session:
+            if thread.status == "busy" or await active_runs(session, thread.thread_id):
+                raise Conflict(f"Thread '{thread.thread_id}' is busy: wait for its runs to end.")
+        ref = requested_version(body.checkpoint, body.checkpoint_id)
+        config = version_config(thread.thread_id, ref)
+        if ref.checkpoint_id or ref.checkpoint_ns:
+            await read_version(graph, config)
+        metadata = thread.metadata_ or {}
+        config["metadata"] = {
+            "thread_id": thread.thread_id,
+            **{k: metadata[k] for k in ("graph_id", "assistant_id") if k in metadata},
+        }
+        try:
+            written = await graph.aupdate_state(config, body.values, as_node=body.as_node)
+        except (InvalidUpdateError, *MESSAGE_ERRORS) as exc:
+            raise Invalid(f"Cannot update the state: {error_message(exc)}") from None
+        await self.threads.refresh(thread.thread_id, graph)
+        checkpoint = _checkpoint(written)
+        assert checkpoint is not None
+        return checkpoint
+
+    async def history(
+        self, thread_id: str, query: HistoryQuery, *, owner: str
+    ) -> list[ThreadState]:
+        """Versions of every branch, newest first: of the thread's graph, or with
+        `checkpoint_ns`, of that subgraph's state."""
+        thread = await self.threads.get(thread_id, owner=owner)
+        graph = self.threads.graph_of(thread)
+        if graph is None:
+            return []
+        config = version_config(thread.thread_id, query.checkpoint)
+        if config["configurable"]["checkpoint_ns"]:
+            await read_version(graph, config)  # a 404 for a namespace it has no state in
+        found = graph.aget_state_history(
+            config, filter=query.metadata, before=_before(query.before), limit=query.limit
         )
-        .where(RunRow.thread_id == thread_id)
-        .order_by(RunRow.created_at)
-    )
-    async with ctx.db.read() as session:
-        rows = await session.execute(query)
-    return {
-        run_id: _Outcome(status, given, start, made, last, bool(interrupts))
-        for run_id, status, given, start, made, last, interrupts in rows
-    }
+        return [thread_state(snapshot) async for snapshot in found]
+
+    async def tree(self, thread_id: str, *, owner: str) -> ThreadTree:
+        """The thread's turns as a tree, from checkpoint bookkeeping and the runs table."""
+        thread = await self.threads.get(thread_id, owner=owner)
+        branching = _Branching(
+            {v.checkpoint_id: v for v in await self.saver.alist_versions(thread.thread_id)}
+        )
+        if not branching.versions:
+            return ThreadTree(
+                thread_id=thread.thread_id,
+                head_checkpoint_id=None,
+                head_turn_id=None,
+                head_path=[],
+                turns=[],
+            )
+        outcomes = await self._outcomes(thread.thread_id)
+        carried = branching.carried_on(outcomes)
+        turns: dict[str, Turn] = {}
+        turn_of: dict[str, str] = {}
+        for v in sorted(branching.versions.values()):
+            if not branching.starts_turn(v):
+                continue
+            ids = branching.chain(v.checkpoint_id)
+            turn_of.update(dict.fromkeys(ids, v.checkpoint_id))
+            turns[v.checkpoint_id] = _turn(branching, v, ids, turns, turn_of, outcomes, carried)
+        siblings: dict[str | None, list[str]] = {}
+        for turn in turns.values():
+            siblings.setdefault(turn.parent_turn_id, []).append(turn.turn_id)
+        for parent, group in siblings.items():
+            for index, turn_id in enumerate(group):
+                turns[turn_id].sibling_index, turns[turn_id].sibling_count = index, len(group)
+            if parent is not None:
+                turns[parent].children = group
+        head = max(branching.versions)
+        path = [turn_of[head]]
+        while (parent := turns[path[-1]].parent_turn_id) is not None:
+            path.append(parent)
+        return ThreadTree(
+            thread_id=thread.thread_id,
+            head_checkpoint_id=head,
+            head_turn_id=turn_of[head],
+            head_path=path[::-1],
+            turns=list(turns.values()),
+        )
+
+    async def _outcomes(self, thread_id: str) -> dict[str, _Outcome]:
+        """Input and ending of each run of the thread, oldest first, with only the last
+        message of its final values taken from the database (kept apart from a result that
+        is a checkpoint): never the whole conversation of every turn."""
+        query = (
+            select(
+                RunRow.run_id,
+                RunRow.status,
+                RunRow.kwargs["input"],
+                RunRow.kwargs["checkpoint_id"],
+                RunRow.created_at,
+                func.coalesce(RunRow.last_message, _last_message(self.db.dialect, RunRow.result)),
+                RunRow.result["__interrupt__"],
+            )
+            .where(RunRow.thread_id == thread_id)
+            .order_by(RunRow.created_at)
+        )
+        async with self.db.read() as session:
+            rows = await session.execute(query)
+        return {
+            run_id: _Outcome(status, given, start, made, last, bool(interrupts))
+            for run_id, status, given, start, made, last, interrupts in rows
+        }
 
 
 def _last_message(dialect: str, column: Any) -> ColumnElement[Any]:

@@ -55,82 +55,86 @@ def _under(prefix: list[str]) -> ColumnElement[bool]:
     )
 
 
-async def put(db: Database, body: ItemPut, *, owner: str) -> None:
-    """Create or replace an item in one statement (an upsert), keeping its created_at."""
-    if not body.namespace:
-        raise Invalid("namespace: give at least one label.")
-    stamp = now()
-    insert: Any = postgresql.insert if db.dialect == "postgresql" else sqlite.insert
-    statement = insert(StoreItemRow).values(
-        owner=owner,
-        namespace=joined(body.namespace),
-        key=body.key,
-        value=body.value,
-        created_at=stamp,
-        updated_at=stamp,
-    )
-    async with db.write() as session:
-        await session.execute(
-            statement.on_conflict_do_update(
-                index_elements=["owner", "namespace", "key"],
-                set_={"value": statement.excluded.value, "updated_at": stamp},
-            )
+class StoreService:
+    """The store's items in the database, each statement scoped to their owner."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._insert: Any = postgresql.insert if db.dialect == "postgresql" else sqlite.insert
+
+    async def put(self, body: ItemPut, *, owner: str) -> None:
+        """Create or replace an item in one statement (an upsert), keeping its created_at."""
+        if not body.namespace:
+            raise Invalid("namespace: give at least one label.")
+        stamp = now()
+        statement = self._insert(StoreItemRow).values(
+            owner=owner,
+            namespace=joined(body.namespace),
+            key=body.key,
+            value=body.value,
+            created_at=stamp,
+            updated_at=stamp,
         )
-
-
-async def get(db: Database, namespace: list[str], key: str, *, owner: str) -> StoreItemRow:
-    """One item by its primary key, or 404."""
-    async with db.read() as session:
-        item = await session.get(StoreItemRow, (owner, joined(namespace), key))
-    if item is None:
-        raise NotFound(f"No item {key!r} in namespace {namespace}.")
-    return item
-
-
-async def delete_item(db: Database, namespace: list[str], key: str, *, owner: str) -> None:
-    """Delete an item; deleting one that is not there is not an error."""
-    async with db.write() as session:
-        await session.execute(
-            delete(StoreItemRow).where(
-                StoreItemRow.owner == owner,
-                StoreItemRow.namespace == joined(namespace),
-                StoreItemRow.key == key,
+        async with self.db.write() as session:
+            await session.execute(
+                statement.on_conflict_do_update(
+                    index_elements=["owner", "namespace", "key"],
+                    set_={"value": statement.excluded.value, "updated_at": stamp},
+                )
             )
+
+    async def get(self, namespace: list[str], key: str, *, owner: str) -> StoreItemRow:
+        """One item by its primary key, or 404."""
+        async with self.db.read() as session:
+            item = await session.get(StoreItemRow, (owner, joined(namespace), key))
+        if item is None:
+            raise NotFound(f"No item {key!r} in namespace {namespace}.")
+        return item
+
+    async def delete_item(self, namespace: list[str], key: str, *, owner: str) -> None:
+        """Delete an item; deleting one that is not there is not an error."""
+        async with self.db.write() as session:
+            await session.execute(
+                delete(StoreItemRow).where(
+                    StoreItemRow.owner == owner,
+                    StoreItemRow.namespace == joined(namespace),
+                    StoreItemRow.key == key,
+                )
+            )
+
+    async def search(self, body: ItemSearch, *, owner: str) -> list[StoreItemRow]:
+        """Items under the prefix whose value contains the filter, last updated first."""
+        query = select(StoreItemRow).where(StoreItemRow.owner == owner)
+        if body.namespace_prefix:
+            query = query.where(_under(body.namespace_prefix))
+        if body.filter:
+            for key, value in body.filter.items():
+                if isinstance(value, dict) and any(k.startswith("$") for k in value):
+                    raise Invalid(f"filter: {key}: operators are not supported; give exact values.")
+            query = query.where(json_contains(self.db.dialect, StoreItemRow.value, body.filter))
+        query = query.order_by(
+            StoreItemRow.updated_at.desc(), StoreItemRow.namespace, StoreItemRow.key
         )
+        async with self.db.read() as session:
+            return list(await session.scalars(query.limit(body.limit).offset(body.offset)))
 
-
-async def search(db: Database, body: ItemSearch, *, owner: str) -> list[StoreItemRow]:
-    """Items under the prefix whose value contains the filter, last updated first."""
-    query = select(StoreItemRow).where(StoreItemRow.owner == owner)
-    if body.namespace_prefix:
-        query = query.where(_under(body.namespace_prefix))
-    if body.filter:
-        for key, value in body.filter.items():
-            if isinstance(value, dict) and any(k.startswith("$") for k in value):
-                raise Invalid(f"filter: {key}: operators are not supported; give exact values.")
-        query = query.where(json_contains(db.dialect, StoreItemRow.value, body.filter))
-    query = query.order_by(StoreItemRow.updated_at.desc(), StoreItemRow.namespace, StoreItemRow.key)
-    async with db.read() as session:
-        return list(await session.scalars(query.limit(body.limit).offset(body.offset)))
-
-
-async def namespaces(db: Database, body: NamespaceSearch, *, owner: str) -> list[list[str]]:
-    """Distinct namespaces matching prefix and suffix ("*" matches any label), cut to
-    `max_depth` labels, sorted."""
-    prefix, suffix = body.prefix or [], body.suffix or []
-    literal = prefix[: prefix.index("*")] if "*" in prefix else prefix
-    query = select(StoreItemRow.namespace).where(StoreItemRow.owner == owner).distinct()
-    if literal:
-        query = query.where(_under(literal))
-    async with db.read() as session:
-        paths = list(await session.scalars(query))
-    found = set()
-    for path in paths:
-        parts = path.split(SEP)
-        tail = parts[len(parts) - len(suffix) :]
-        if _matches(parts[: len(prefix)], prefix) and _matches(tail, suffix):
-            found.add(tuple(parts[: body.max_depth]))
-    return [list(p) for p in sorted(found)][body.offset : body.offset + body.limit]
+    async def namespaces(self, body: NamespaceSearch, *, owner: str) -> list[list[str]]:
+        """Distinct namespaces matching prefix and suffix ("*" matches any label), cut to
+        `max_depth` labels, sorted."""
+        prefix, suffix = body.prefix or [], body.suffix or []
+        literal = prefix[: prefix.index("*")] if "*" in prefix else prefix
+        query = select(StoreItemRow.namespace).where(StoreItemRow.owner == owner).distinct()
+        if literal:
+            query = query.where(_under(literal))
+        async with self.db.read() as session:
+            paths = list(await session.scalars(query))
+        found = set()
+        for path in paths:
+            parts = path.split(SEP)
+            tail = parts[len(parts) - len(suffix) :]
+            if _matches(parts[: len(prefix)], prefix) and _matches(tail, suffix):
+                found.add(tuple(parts[: body.max_depth]))
+        return [list(p) for p in sorted(found)][body.offset : body.offset + body.limit]
 
 
 def _matches(parts: list[str], pattern: list[str]) -> bool:

@@ -341,6 +341,8 @@ class _Compiler:
         self.b = builder
         self.state_keys = tuple(builder._channels)
         self.channels: dict[str, Callable[[], Channel]] = dict(builder._channels)
+        self.state_key_set = frozenset(self.state_keys)
+        self.state_reader: Callable[..., Any] | None = None
         self.edges_from: dict[str, list[str]] = {}
         for start, end in builder.edges:
             self.edges_from.setdefault(start, []).append(end)
@@ -399,6 +401,15 @@ class _Compiler:
         )
 
     def _reader(self, schema: Any) -> Callable[..., Any]:
+        """How a node (or a router) reads the state: `schema`'s keys, or the graph's
+        (one reader shared by every node that declares no schema of its own)."""
+        if schema is None:
+            if self.state_reader is None:
+                self.state_reader = self._new_reader(None)
+            return self.state_reader
+        return self._new_reader(schema)
+
+    def _new_reader(self, schema: Any) -> Callable[..., Any]:
         target = schema if schema is not None else self.b.state_schema
         managed = managed_keys(target) if schema is not None else dict(self.b._managed)
         keys = (
@@ -483,7 +494,7 @@ class _Compiler:
         )
 
     def _node(self, name: str, spec: NodeSpec, joins: list[str]) -> Node:
-        keys = set(self.state_keys)
+        keys = self.state_key_set
         route = self._control(name, joins)
 
         def write(output: Any, channels: dict[str, Channel]) -> Any:

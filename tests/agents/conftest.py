@@ -2,12 +2,12 @@
 
 import contextlib
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 from fastapi import FastAPI
 
-from app.agents.reminder_store import InMemoryReminderStore, get_store, set_store
+from app.agents.reminder_store import InMemoryReminderStore
 from tests.agents.helpers import Serve, demo_app
 from tests.helpers import serving_here
 
@@ -47,11 +47,7 @@ def dead_url(monkeypatch: pytest.MonkeyPatch) -> str:
     return url
 
 
-@pytest.fixture(autouse=True)
-def store() -> Iterator[InMemoryReminderStore]:
-    """Each test gets an empty store; the process-wide one is put back afterwards."""
-    previous = get_store()
-    fresh = InMemoryReminderStore()
-    set_store(fresh)
-    yield fresh
-    set_store(previous)
+@pytest.fixture
+def store() -> InMemoryReminderStore:
+    """An empty reminder store, for a test to hand its agent (`compile_agent(store=...)`)."""
+    return InMemoryReminderStore()

@@ -9,6 +9,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
+from app.agents.reminder_store import REMINDER_STORE, InMemoryReminderStore, ReminderStore
 from app.agents.reminders import build_graph
 from app.api import demo
 from app.chat_models.scripted import ScriptedChatModel
@@ -26,8 +27,15 @@ def demo_app() -> FastAPI:
     return app
 
 
-def compile_agent(model: BaseChatModel | None = None) -> CompiledGraph:
-    return build_graph(model or ScriptedChatModel()).compile(checkpointer=InMemorySaver())
+def compile_agent(
+    model: BaseChatModel | None = None, store: ReminderStore | None = None
+) -> CompiledGraph:
+    """The agent on an in-memory saver; every call's config hands it `store` (a fresh
+    in-memory one by default) as the server hands each run its own."""
+    graph = build_graph(model or ScriptedChatModel()).compile(checkpointer=InMemorySaver())
+    handed = {REMINDER_STORE: store or InMemoryReminderStore()}
+    # A binding merges its config into every call that takes one, state reads included.
+    return graph.with_config(configurable=handed)  # type: ignore[return-value]
 
 
 def thread(thread_id: str = "thread-1", **configurable: Any) -> dict[str, Any]:

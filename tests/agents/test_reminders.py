@@ -10,7 +10,7 @@ import httpx
 import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 
-from app.agents.reminder_store import InMemoryReminderStore, Reminder, set_store
+from app.agents.reminder_store import InMemoryReminderStore, Reminder
 from app.agents.reminders import InvalidResumeError, validate_resume
 from engine import Command, Send
 from tests.agents.helpers import CannedModel, ask, compile_agent, thread
@@ -52,7 +52,7 @@ async def test_forecast_question(forecast_url: str) -> None:
 
 
 async def test_reminder_asks_first_with_the_hitl_shape(store: InMemoryReminderStore) -> None:
-    agent = compile_agent()
+    agent = compile_agent(store=store)
     result = await agent.ainvoke(ask(REMIND), thread())
 
     call = result["messages"][-1].tool_calls[0]
@@ -84,7 +84,7 @@ async def test_reminder_asks_first_with_the_hitl_shape(store: InMemoryReminderSt
 
 @pytest.mark.parametrize("answer", [{"decisions": [{"type": "approve"}]}, "yes", " Y ", "Approve"])
 async def test_reminder_approved(answer: Any, store: InMemoryReminderStore) -> None:
-    agent = compile_agent()
+    agent = compile_agent(store=store)
     config = thread("t-approve", user_id="alice")
     first = await agent.ainvoke(ask(REMIND), config)
     call_id = first["messages"][-1].tool_calls[0]["id"]
@@ -111,7 +111,7 @@ async def test_reminder_approved(answer: Any, store: InMemoryReminderStore) -> N
 
 
 async def test_reminder_edited(store: InMemoryReminderStore) -> None:
-    agent = compile_agent()
+    agent = compile_agent(store=store)
     first = await agent.ainvoke(ask(REMIND), thread())
     call_id = first["messages"][-1].tool_calls[0]["id"]
     edit = {
@@ -142,7 +142,7 @@ async def test_reminder_edited(store: InMemoryReminderStore) -> None:
     ],
 )
 async def test_reminder_rejected(answer: Any, reply: str, store: InMemoryReminderStore) -> None:
-    agent = compile_agent()
+    agent = compile_agent(store=store)
     first = await agent.ainvoke(ask(REMIND), thread())
     call_id = first["messages"][-1].tool_calls[0]["id"]
 
@@ -160,7 +160,7 @@ async def test_reminder_rejected(answer: Any, reply: str, store: InMemoryReminde
 async def test_a_due_without_a_time_is_asked_for_on_the_card(store: InMemoryReminderStore) -> None:
     """The card asks when; approved as it is, the reminder is set without a time (and the
     model is told why), edited with a time, it is scheduled."""
-    agent = compile_agent()
+    agent = compile_agent(store=store)
     first = await agent.ainvoke(ask("Remind me to pay rent on Friday"), thread("t1"))
     [request] = first["__interrupt__"][0].value["action_requests"]
     assert request["description"] == (
@@ -191,7 +191,7 @@ async def test_a_due_without_a_time_is_asked_for_on_the_card(store: InMemoryRemi
 async def test_a_due_reminder_is_said_once_by_the_agent(store: InMemoryReminderStore) -> None:
     """What the server runs when a reminder comes due: the agent says it (streamed like
     any reply); a second run for the same reminder says nothing."""
-    agent = compile_agent()
+    agent = compile_agent(store=store)
     config = thread("t-due", user_id="alice", run_id="run-1")
     await agent.ainvoke(ask("Remind me to stretch in 1 hour"), config)
     await agent.ainvoke(Command(resume="yes"), config)
@@ -226,7 +226,7 @@ async def test_a_due_reminder_is_said_once_by_the_agent(store: InMemoryReminderS
 async def test_parallel_calls_run_in_one_step_then_model_once(
     forecast_url: str, store: InMemoryReminderStore
 ) -> None:
-    agent = compile_agent()
+    agent = compile_agent(store=store)
     first = await agent.ainvoke(ask("weather in Paris and remind me to pack an umbrella"), thread())
     calls = first["messages"][-1].tool_calls
     assert [c["name"] for c in calls] == ["get_forecast", "add_reminder"]
@@ -271,7 +271,7 @@ async def test_several_reminders_are_reviewed_in_one_interrupt(
         {"name": "add_reminder", "args": {"text": "feed cat", "due": "at 6"}, "id": "call-3"},
     ]
     model = CannedModel(AIMessage(content="", tool_calls=calls), AIMessage(content="Noted."))
-    agent = compile_agent(model)
+    agent = compile_agent(model, store=store)
     first = await agent.ainvoke(ask("a few things"), thread())
     assert [r["args"] for r in first["__interrupt__"][0].value["action_requests"]] == [
         {"text": "water plants"},
@@ -342,7 +342,7 @@ def test_validate_resume_normalises_decisions(answer: Any, decisions: list[Any])
 async def test_malformed_resume_fails_and_thread_stays_interrupted(
     answer: Any, error: str, store: InMemoryReminderStore
 ) -> None:
-    agent = compile_agent()
+    agent = compile_agent(store=store)
     await agent.ainvoke(ask(REMIND), thread())
     before = await agent.aget_state(thread())
 
@@ -359,7 +359,7 @@ async def test_malformed_resume_fails_and_thread_stays_interrupted(
 async def test_resuming_the_same_approval_twice_sets_one_reminder(
     store: InMemoryReminderStore,
 ) -> None:
-    agent = compile_agent()
+    agent = compile_agent(store=store)
     await agent.ainvoke(ask(REMIND), thread())
     asked = (await agent.aget_state(thread())).config
 
@@ -388,8 +388,7 @@ class CrashAfterWrite(InMemoryReminderStore):
 
 async def test_rerun_after_a_crash_sets_one_reminder() -> None:
     store = CrashAfterWrite()
-    set_store(store)  # the autouse `store` fixture puts the previous one back
-    agent = compile_agent()
+    agent = compile_agent(store=store)
     await agent.ainvoke(ask(REMIND), thread())
 
     with pytest.raises(ConnectionError):

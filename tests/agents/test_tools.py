@@ -10,7 +10,7 @@ from fastapi import FastAPI, Response
 from langchain_core.messages import ToolMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from app.agents.reminder_store import InMemoryReminderStore
+from app.agents.reminder_store import REMINDER_STORE, InMemoryReminderStore, ReminderStore
 from app.agents.tools import TOOLS, ToolError, get_forecast, tool_error
 from engine.prebuilt import ToolNode
 from tests.agents.helpers import Serve
@@ -18,9 +18,10 @@ from tests.agents.helpers import Serve
 TOOL_NODE = ToolNode(TOOLS, handle_tool_errors=tool_error)
 
 
-async def run_tool(call: dict[str, Any]) -> ToolMessage:
-    """One call through the agent's ToolNode, for alice on thread t1."""
-    config = {"configurable": {"user_id": "alice", "thread_id": "t1"}}
+async def run_tool(call: dict[str, Any], store: ReminderStore | None = None) -> ToolMessage:
+    """One call through the agent's ToolNode, for alice on thread t1, handed `store`."""
+    handed = store or InMemoryReminderStore()
+    config = {"configurable": {"user_id": "alice", "thread_id": "t1", REMINDER_STORE: handed}}
     [message] = (await TOOL_NODE.ainvoke([{**call, "type": "tool_call"}], config))["messages"]
     return message
 
@@ -122,9 +123,9 @@ async def test_bad_calls_become_error_messages(call: dict[str, Any], error: str)
 
 async def test_add_reminder_is_idempotent_on_the_call_id(store: InMemoryReminderStore) -> None:
     call = {"name": "add_reminder", "args": {"text": " call mom ", "due": ""}, "id": "call-1"}
-    first = await run_tool(call)
-    second = await run_tool(call)
-    other = await run_tool({**call, "id": "call-2"})
+    first = await run_tool(call, store)
+    second = await run_tool(call, store)
+    other = await run_tool({**call, "id": "call-2"}, store)
 
     assert first.text == second.text
     assert json.loads(first.text)["text"] == "call mom"

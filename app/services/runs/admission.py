@@ -25,7 +25,7 @@ from app.runs.notify import QUEUE, STARTED
 from app.runs.pool import WorkerPool
 from app.schemas.runs import RunCreate
 from app.schemas.runs import Send as SendModel
-from app.services import assistants
+from app.services.assistants import AssistantService
 from app.services.common import check_messages, new_id, now, parse_uuid
 from app.services.runs.cancels import RunCancels
 from app.services.runs.execution import RunExecutor
@@ -76,6 +76,7 @@ class RunAdmission:
         self,
         db: Database,
         graphs: GraphRegistry,
+        assistants: AssistantService,
         broker: StreamBroker,
         pool: WorkerPool,
         results: RunResults,
@@ -86,6 +87,7 @@ class RunAdmission:
     ) -> None:
         self.db = db
         self.graphs = graphs
+        self.assistants = assistants
         self.broker = broker
         self.pool = pool
         self.results = results
@@ -122,7 +124,7 @@ class RunAdmission:
             async with self.db.read() as session:
                 thread = await session.get(ThreadRow, key)
                 _refuse_foreign(thread and thread.owner, key, owner, create=create)
-        assistant = await assistants.resolve(self.db, self.graphs, body.assistant_id, owner=owner)
+        assistant = await self.assistants.resolve(body.assistant_id, owner=owner)
         graph = self.results.graph_of(assistant)
         run_context(graph, assistant.context, body.context)  # 422 if it does not fit
         await self.webhooks.check(body.webhook)  # 422 if it cannot be called

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sqlalchemy import delete
@@ -73,8 +73,11 @@ class RunExecutor:
         webhooks: Webhooks,
         settings: Settings,
         store_of: Callable[[str], BaseStore],
+        resources: Mapping[str, Any],
     ) -> None:
-        """`store_of(user)`: the store a run's graph gets, for the run's user."""
+        """`store_of(user)`: the store a run's graph gets, for the run's user;
+        `resources`: what every run's config hands its graph in `configurable`, over the
+        client's keys (the reminder agent's store)."""
         self.db = db
         self.graphs = graphs
         self.saver = saver
@@ -85,6 +88,7 @@ class RunExecutor:
         self.webhooks = webhooks
         self.settings = settings
         self.store_of = store_of
+        self.resources = resources
 
     async def execute(self, run: RunRow, assistant: AssistantRow | None = None) -> None:
         """Execute a run held here; `assistant` when the caller has it already."""
@@ -205,6 +209,7 @@ class RunExecutor:
         configurable = {
             **(base.get("configurable") or {}),
             **(given.get("configurable") or {}),
+            **self.resources,
             "thread_id": run.thread_id,
             "run_id": run.run_id,
             "assistant_id": assistant.assistant_id,
