@@ -342,7 +342,7 @@ class _Compiler:
         self.state_keys = tuple(builder._channels)
         self.channels: dict[str, Callable[[], Channel]] = dict(builder._channels)
         self.state_key_set = frozenset(self.state_keys)
-        self.state_reader: Callable[..., Any] | None = None
+        self.readers: dict[Any, Callable[..., Any]] = {}
         self.edges_from: dict[str, list[str]] = {}
         for start, end in builder.edges:
             self.edges_from.setdefault(start, []).append(end)
@@ -401,13 +401,16 @@ class _Compiler:
         )
 
     def _reader(self, schema: Any) -> Callable[..., Any]:
-        """How a node (or a router) reads the state: `schema`'s keys, or the graph's
-        (one reader shared by every node that declares no schema of its own)."""
-        if schema is None:
-            if self.state_reader is None:
-                self.state_reader = self._new_reader(None)
-            return self.state_reader
-        return self._new_reader(schema)
+        """How a node (or a router) reads the state: `schema`'s keys, or (None) the
+        graph's. One reader per schema, shared by the nodes that read it: a thousand
+        nodes annotated with the state class read their type hints once."""
+        try:
+            reader = self.readers.get(schema)
+        except TypeError:  # an unhashable schema object
+            return self._new_reader(schema)
+        if reader is None:
+            reader = self.readers[schema] = self._new_reader(schema)
+        return reader
 
     def _new_reader(self, schema: Any) -> Callable[..., Any]:
         target = schema if schema is not None else self.b.state_schema

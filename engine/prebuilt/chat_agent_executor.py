@@ -113,19 +113,25 @@ def _state_value(state: Any, key: str, default: Any = None) -> Any:
     return getattr(state, key, default)
 
 
+def _inline(pick: Callable[[Any], Any]) -> Runnable:
+    """A prompt of ours: it only picks messages, so an async call runs it in place rather
+    than in a worker thread (a hop per model call)."""
+
+    async def apick(state: Any) -> Any:
+        return pick(state)
+
+    return RunnableCallable(pick, apick, name=PROMPT_RUNNABLE_NAME)
+
+
 def _get_prompt_runnable(prompt: Prompt | None) -> Runnable:
     """The prompt as a Runnable from the state to the model's input messages."""
     if isinstance(prompt, Runnable):
         return prompt
     if prompt is None:
-        return RunnableCallable(
-            lambda state: _state_value(state, "messages"), name=PROMPT_RUNNABLE_NAME
-        )
+        return _inline(lambda state: _state_value(state, "messages"))
     if isinstance(prompt, str | SystemMessage):
         system = SystemMessage(content=prompt) if isinstance(prompt, str) else prompt
-        return RunnableCallable(
-            lambda state: [system, *_state_value(state, "messages")], name=PROMPT_RUNNABLE_NAME
-        )
+        return _inline(lambda state: [system, *_state_value(state, "messages")])
     if inspect.iscoroutinefunction(prompt):
         return RunnableCallable(None, prompt, name=PROMPT_RUNNABLE_NAME)
     if callable(prompt):
