@@ -25,11 +25,11 @@ from app.services.crons import CronService
 from app.services.graph_store import ServerStore
 from app.services.reminder_scheduler import ReminderScheduler
 from app.services.reminders import SQLReminderStore
-from app.services.runs import RunService
 from app.services.runs.admission import RunAdmission
 from app.services.runs.cancels import RunCancels
 from app.services.runs.execution import RunExecutor
 from app.services.runs.results import RunResults
+from app.services.runs.service import RunService
 from app.services.state import StateService
 from app.services.store import StoreService
 from app.services.threads import ThreadService

@@ -49,6 +49,7 @@ from app.db.models import RunRow, WebhookDeliveryRow
 from app.errors import Invalid
 from app.jsonable import to_json
 from app.services.common import error_message, new_id, now
+from app.services.runs.kwargs import shown_kwargs
 
 log = logging.getLogger(__name__)
 MAX_URL_LENGTH = 2048
@@ -237,7 +238,7 @@ class Webhooks:
             "status": status,
             "metadata": run.metadata_ or {},
             "multitask_strategy": run.multitask_strategy,
-            "kwargs": run.kwargs,
+            "kwargs": shown_kwargs(run.kwargs),
             # A run is taken (started, or by a retry, continued) when its row last changed.
             "run_started_at": run.updated_at.isoformat(),
             "run_ended_at": ended.isoformat(),

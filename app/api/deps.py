@@ -21,7 +21,7 @@ from app.db.database import Database
 from app.services.assistants import AssistantService
 from app.services.crons import CronService
 from app.services.reminders import SQLReminderStore
-from app.services.runs import RunService
+from app.services.runs.service import RunService
 from app.services.state import StateService
 from app.services.store import StoreService
 from app.services.threads import ThreadService

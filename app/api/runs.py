@@ -15,6 +15,7 @@ from app.limits import MAX_BATCH_RUNS, MAX_OFFSET, MAX_PAGE_SIZE
 from app.middleware import JsonOnlyRoute
 from app.schemas.common import ERROR_RESPONSES
 from app.schemas.runs import CancelMany, Run, RunCreate
+from app.services.runs.kwargs import shown_kwargs
 
 router = APIRouter(tags=["Runs"], responses=ERROR_RESPONSES, route_class=JsonOnlyRoute)
 STREAM_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -32,7 +33,7 @@ def out(run: RunRow) -> Run:
         status=run.status,  # type: ignore[arg-type]
         metadata=run.metadata_ or {},
         multitask_strategy=run.multitask_strategy,  # type: ignore[arg-type]
-        kwargs=run.kwargs or {},
+        kwargs=shown_kwargs(run.kwargs),
     )
 
 

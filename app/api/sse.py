@@ -12,7 +12,7 @@ from app.db.models import RunRow
 from app.errors import Invalid
 from app.limits import MAX_EVENT_ID
 from app.runs.broker import Event
-from app.services.runs import RunService
+from app.services.runs.service import RunService
 
 HEARTBEAT_S = 5.0
 # ASCII digits only; the value is checked against MAX_EVENT_ID once it is short enough.

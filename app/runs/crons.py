@@ -35,7 +35,7 @@ from app.services.common import now
 from app.services.crons import run_body
 
 if TYPE_CHECKING:
-    from app.services.runs import RunService
+    from app.services.runs.service import RunService
 
 log = logging.getLogger(__name__)
 # How often each process looks for due crons: an occurrence starts this late at most.

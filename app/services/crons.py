@@ -21,7 +21,7 @@ from app.services.common import json_contains, new_id, now, parse_uuid
 if TYPE_CHECKING:
     from app.db.database import Database
     from app.services.assistants import AssistantService
-    from app.services.runs import RunService
+    from app.services.runs.service import RunService
     from app.services.threads import ThreadService
     from app.webhooks import Webhooks
 

@@ -31,7 +31,7 @@ from app.db.models import ReminderRow, RunRow, ThreadRow
 from app.errors import Invalid, NotFound
 from app.schemas.runs import RunCreate
 from app.services.common import now
-from app.services.runs import RunService
+from app.services.runs.service import RunService
 
 log = logging.getLogger(__name__)
 POLL_S = 1.0

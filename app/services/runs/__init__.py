@@ -1,5 +1,2 @@
-"""Runs: admission, execution, reading, stopping, and their prebuilt SQL."""
-
-from app.services.runs.service import RunService
-
-__all__ = ["RunService"]
+"""Runs: admission, execution, reading, stopping, and their prebuilt SQL (`service.py`
+holds `RunService`, the one object the rest of the app calls)."""

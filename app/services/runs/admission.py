@@ -29,6 +29,7 @@ from app.services.assistants import AssistantService
 from app.services.common import check_messages, new_id, now, parse_uuid
 from app.services.runs.cancels import RunCancels
 from app.services.runs.execution import RunExecutor
+from app.services.runs.kwargs import NOT_KWARGS, stored_kwargs
 from app.services.runs.results import RunResults
 from app.services.runs.statements import (
     ADD_RUN,
@@ -283,10 +284,7 @@ class RunAdmission:
         owner: str,
     ) -> RunRow:
         stamp = now()
-        kwargs = body.model_dump(
-            exclude={"assistant_id", "metadata", "multitask_strategy", "if_not_exists"},
-            mode="json",
-        )
+        kwargs = body.model_dump(exclude=NOT_KWARGS, mode="json")
         kwargs.update(stream_mode=modes, checkpoint_id=checkpoint_id)
         # The config as sent, without the keys the client left out.
         kwargs["config"] = body.config and body.config.model_dump(exclude_unset=True)
@@ -299,7 +297,7 @@ class RunAdmission:
             status="pending",
             metadata_=dict(body.metadata or {}),
             multitask_strategy=body.multitask_strategy,
-            kwargs=kwargs,
+            kwargs=stored_kwargs(kwargs),
             result=None,
             owner=owner,
             cancel_action=None,

@@ -1,0 +1,40 @@
+"""A run's `kwargs`: the request that made it, stored without the fields left at their
+defaults and shown with them.
+
+Every run row keeps its request; with every default spelled out that was some 700 bytes
+a turn (more than the checkpoint of an echo chat's turn). The defaults are the wire
+model's, so the row holds what the client chose and reading it back gives the same
+`kwargs` as before (rows written whole read the same).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.schemas.runs import RunCreate
+
+# Fields of the request that are the run's columns, not its kwargs.
+NOT_KWARGS = frozenset({"assistant_id", "metadata", "multitask_strategy", "if_not_exists"})
+# Read by SQL (the conversation tree) by key: kept even when at their default.
+ALWAYS_KEPT = frozenset({"input", "checkpoint_id"})
+DEFAULTS: dict[str, Any] = {
+    name: field.get_default(call_default_factory=True)
+    for name, field in RunCreate.model_fields.items()
+    if name not in NOT_KWARGS
+}
+# A run keeps its stream modes as a list.
+DEFAULTS["stream_mode"] = ["values"]
+
+
+def stored_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """What a run row keeps of its request: the fields that differ from their default."""
+    return {
+        key: value
+        for key, value in kwargs.items()
+        if key in ALWAYS_KEPT or key not in DEFAULTS or value != DEFAULTS[key]
+    }
+
+
+def shown_kwargs(stored: dict[str, Any] | None) -> dict[str, Any]:
+    """A run's kwargs as the API shows them: every field, defaults included."""
+    return {**DEFAULTS, **(stored or {})}
