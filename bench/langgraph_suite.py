@@ -148,25 +148,9 @@ def our_allowlist_collector() -> Callable[..., None]:
     return collect
 
 
-def stand_ins() -> list[str]:
-    """Public LangGraph names the suite imports that the engine lacks, each given the
-    engine's nearest class so that the rest still runs; each one is printed with the
-    table. The suite uses them in annotations only."""
-    import engine.pregel
-    from engine.pregel.graph import CompiledGraph
-
-    notes = []
-    if not hasattr(engine.pregel, "Pregel"):
-        engine.pregel.Pregel = CompiledGraph  # type: ignore[attr-defined]
-        notes.append("langgraph.pregel.Pregel is missing from the engine: CompiledGraph stands in")
-    return notes
-
-
-def prepare_side(side: str) -> list[str]:
+def prepare_side(side: str) -> None:
     """Make the suite's modules importable as `bench.X` on this side (the engine's
-    behind the shim), with public names where they use private ones; what had to stand
-    in for a missing name."""
-    notes: list[str] = []
+    behind the shim), with public names where they use private ones."""
     root = extract()
     sys.path.insert(0, str(root))
     if side == "ours":
@@ -174,7 +158,6 @@ def prepare_side(side: str) -> list[str]:
         from langgraph_shim import LanggraphFinder
 
         sys.meta_path.insert(0, LanggraphFinder())
-        notes += stand_ins()
     import bench  # theirs: a package, so it wins over the repo's folder of scripts
 
     folder = Path(bench.__file__).parent
@@ -188,13 +171,11 @@ def prepare_side(side: str) -> list[str]:
             {ALLOWLIST_PRIVATE: ""},
             {"collect_allowlist_from_schemas": our_allowlist_collector()},
         )
-    return notes
 
 
-def load_suite(side: str) -> tuple[dict[str, Any], list[str]]:
-    """Run `__main__.py` up to its pyperf runner on this side: its namespace, and what
-    had to stand in for a missing name."""
-    notes = prepare_side(side)
+def load_suite(side: str) -> dict[str, Any]:
+    """Run `__main__.py` up to its pyperf runner on this side: its namespace."""
+    prepare_side(side)
     # pyperf runs the suite upstream; here its runner is never called.
     pyperf = types.ModuleType("pyperf._runner")
     pyperf.Runner = None  # type: ignore[attr-defined]
@@ -222,7 +203,7 @@ def load_suite(side: str) -> tuple[dict[str, Any], list[str]]:
     source = source[: source.index("\nr = Runner()")]
     namespace: dict[str, Any] = {"__name__": "bench_main", "__file__": str(main)}
     exec(compile(source, str(main), "exec"), namespace)
-    return namespace, notes
+    return namespace
 
 
 def rows(suite: dict[str, Any]) -> dict[str, tuple[bool, Callable[..., Any], tuple[Any, ...]]]:
@@ -260,10 +241,10 @@ def worker(side: str) -> None:
     warnings.filterwarnings("ignore", message="`durability` has no effect")
     out = sys.stdout
     sys.stdout = sys.stderr  # whatever the graphs print stays off the protocol
-    suite, notes = load_suite(side)
+    suite = load_suite(side)
     table = rows(suite)
     loop = uvloop.new_event_loop()
-    reply(out, {"rows": list(table), "notes": notes})
+    reply(out, {"rows": list(table)})
     for line in sys.stdin:
         name = json.loads(line)["row"]
         is_async, function, args = table[name]
@@ -303,7 +284,6 @@ class Worker:
         )
         first = self.read()
         self.rows: list[str] = first["rows"]
-        self.notes: list[str] = first["notes"]
 
     def read(self) -> dict[str, Any]:
         assert self.process.stdout is not None
@@ -359,9 +339,6 @@ def main(argv: list[str]) -> int:
     workers = [Worker(side) for side in SIDES]
     chosen = [row for row in workers[0].rows if re.search(args.only, row)]
     print(f"LangGraph {ARCHIVE.version} bench suite, median of {args.repeat} runs (ms)")
-    for w in workers:
-        for note in w.notes:
-            print(f"note ({w.side}): {note}")
     print(f"| workload | LangGraph ms | ours ms | ratio | <= {GOAL} |")
     print("|---|---:|---:|---:|---|")
     misses = 0
