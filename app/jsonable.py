@@ -38,6 +38,25 @@ def to_json(value: Any) -> str:
         return _encode(jsonable(value))
 
 
+def answer_json(value: Any) -> str:
+    """`value` as the JSON text of an answer (a run's result): `to_json`, except that a
+    NaN or an infinity is refused, as a JSON response refuses it. A run's answer is the
+    thread's whole state, so the Python walk of `jsonable` was most of a long chat's
+    turn; the C encoder calls back only for the messages."""
+    try:
+        return _encode_answer(value)
+    except TypeError:  # a dict key that is not a string or a number
+        return _encode_strict(jsonable(value))
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """A state's values as a dict to add keys to: as they are, or (a pydantic or
+    dataclass state) as JSON types; None as {}."""
+    if isinstance(value, dict):
+        return value
+    return jsonable(value) or {}
+
+
 def _plain(value: Any) -> Any:
     """One object that is not a JSON type, as something nearer to one."""
     if isinstance(value, BaseMessage):
@@ -70,3 +89,7 @@ def _plain(value: Any) -> Any:
 # Built once: json.dumps with options builds an encoder on every call.
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _encode_objects = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=_plain).encode
+_encode_strict = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+_encode_answer = json.JSONEncoder(
+    separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_plain
+).encode

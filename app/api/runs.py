@@ -23,6 +23,13 @@ STREAM_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
+class JSONText(JSONResponse):
+    """A JSON response whose body the service has already encoded."""
+
+    def render(self, content: str) -> bytes:
+        return content.encode()
+
+
 def out(run: RunRow) -> Run:
     return Run(
         run_id=run.run_id,
@@ -70,8 +77,7 @@ async def stream_run(
 async def wait_run(thread_id: str, body: RunCreate, runs: Runs, user: CurrentUser) -> JSONResponse:
     """Start a run and answer with its final values."""
     run = await runs.create(thread_id, body, owner=user.user_id)
-    result = await runs.result_of(run)
-    return JSONResponse(result, headers=run_headers(run))
+    return JSONText(await runs.result_of(run), headers=run_headers(run))
 
 
 @router.get("/threads/{thread_id}/runs")
@@ -104,7 +110,7 @@ async def delete_run(thread_id: str, run_id: str, runs: Runs, user: CurrentUser)
 @router.get("/threads/{thread_id}/runs/{run_id}/join")
 async def join_run(thread_id: str, run_id: str, runs: Runs, user: CurrentUser) -> Any:
     """Wait for the run to end; its final values."""
-    return await runs.join(thread_id, run_id, owner=user.user_id)
+    return JSONText(await runs.join(thread_id, run_id, owner=user.user_id))
 
 
 @router.get(
@@ -210,8 +216,7 @@ async def stream_stateless(
 @router.post("/runs/wait")
 async def wait_stateless(body: RunCreate, runs: Runs, user: CurrentUser) -> JSONResponse:
     run = await runs.create(None, body, owner=user.user_id)
-    result = await runs.result_of(run)
-    return JSONResponse(result, headers=run_headers(run))
+    return JSONText(await runs.result_of(run), headers=run_headers(run))
 
 
 @router.post("/runs/batch")

@@ -18,7 +18,7 @@ from app.config import Settings
 from app.db.database import Database
 from app.db.models import AssistantRow, RunEventRow, RunRow
 from app.graphs import GraphRegistry, run_context
-from app.jsonable import jsonable, to_json
+from app.jsonable import answer_json, as_dict, jsonable, to_json
 from app.runs.broker import StreamBroker
 from app.runs.events import EventMapper, engine_modes
 from app.runs.notify import CHANNEL, payloads
@@ -314,8 +314,8 @@ class RunExecutor:
             self.pool.wake()  # the thread's next run may start now
         if run.run_id in self.results.awaited:
             whole = checkpoint_id is not None
-            done = {**(jsonable(values) or {}), **kept} if whole else kept
-            self.results.outcomes[run.run_id] = done
+            done = {**as_dict(values), **kept} if whole else kept
+            self.results.outcomes[run.run_id] = answer_json(done)
         await self.broker.close(run.run_id)
         if run.kwargs.get("on_completion") == "delete":
             # The run row stays, so whoever waits on the run still reads its result.

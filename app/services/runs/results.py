@@ -15,7 +15,7 @@ from app.db.database import Database
 from app.db.models import AssistantRow, RunRow, ThreadRow
 from app.errors import Conflict, NotFound
 from app.graphs import GraphRegistry
-from app.jsonable import jsonable, to_json
+from app.jsonable import answer_json, jsonable, to_json
 from app.services.common import parse_uuid
 from app.services.runs.statements import FINAL, STATUS
 from app.services.threads import owned
@@ -32,7 +32,7 @@ class RunResults:
         # made (by the executor), and kept only while awaited: a long chat's result is
         # its whole state.
         self.awaited: Counter[str] = Counter()
-        self.outcomes: dict[str, Any] = {}
+        self.outcomes: dict[str, str] = {}
 
     def graph_of(self, assistant: AssistantRow) -> CompiledGraph:
         graph = self.graphs.get(assistant.graph_id)
@@ -68,11 +68,11 @@ class RunResults:
             status = await session.scalar(STATUS, {"run": run_id})
         return status is None or status in FINAL
 
-    async def answer(self, run: RunRow) -> Any:
-        """A run's recorded result: its checkpoint's saved values followed by `result`
-        (interrupts), or `result` alone when it names no checkpoint."""
+    async def answer(self, run: RunRow) -> str:
+        """A run's recorded result as JSON text: its checkpoint's saved values followed
+        by `result` (interrupts), or `result` alone when it names no checkpoint."""
         if run.checkpoint_id is None:
-            return run.result
+            return answer_json(run.result)
         found = await self._saved_values(run, [run.checkpoint_id])
         if run.checkpoint_id not in found:
             raise Conflict(
@@ -80,8 +80,10 @@ class RunResults:
                 "deleted (the thread was pruned) or is not readable here (its graph is not "
                 "served): its values are gone."
             )
-        values = jsonable(found[run.checkpoint_id])
-        return {**(values if isinstance(values, dict) else {}), **(run.result or {})}
+        values = found[run.checkpoint_id]
+        if not isinstance(values, dict):
+            values = jsonable(values)
+        return answer_json({**(values if isinstance(values, dict) else {}), **(run.result or {})})
 
     async def saved_values(self, run_id: str, checkpoint_ids: list[str]) -> dict[str, str]:
         """The JSON of the saved values of checkpoints of the run's thread, by id (those

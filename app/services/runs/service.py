@@ -13,7 +13,6 @@ outcome on the row and the thread.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 from sqlalchemy import select, true
 
@@ -95,12 +94,12 @@ class RunService:
     async def delete(self, thread_id: str, run_id: str, *, owner: str) -> None:
         await self.cancels.delete(thread_id, run_id, owner=owner)
 
-    async def join(self, thread_id: str, run_id: str, *, owner: str) -> Any:
-        """Wait for the run to end; its final values (or interrupts, or error)."""
+    async def join(self, thread_id: str, run_id: str, *, owner: str) -> str:
+        """Wait for the run to end; its final values (or interrupts, or error), as JSON."""
         return await self.result_of(await self.results.get(thread_id, run_id, owner=owner))
 
-    async def result_of(self, run: RunRow) -> Any:
-        """The result of a run the caller may read, once it has ended."""
+    async def result_of(self, run: RunRow) -> str:
+        """The result of a run the caller may read, once it has ended, as JSON text."""
         if run.status in FINAL:
             return await self.results.answer(run)
         key = run.run_id
