@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
 import threading
@@ -95,6 +96,9 @@ def prepare_tasks(
                 continue
             tid = task_id(checkpoint_id, ns, step, packet.node, PUSH, idx)
             tasks.append(Task(tid, packet.node, (PUSH, idx, False), node, packet.arg, (PUSH,)))
+    # Nodes of a step that read the state alike (one reader per schema) read it once, and
+    # each gets a shallow copy, as in LangGraph: a pydantic state is validated once a step.
+    read_once: dict[int, Any] = {}
     if updated is None:
         candidates: Iterable[str] = nodes
     else:
@@ -108,7 +112,13 @@ def prepare_tasks(
         else:
             continue
         tid = task_id(checkpoint_id, ns, step, name, PULL, name)
-        value = node.read(channels, step, stop) if read else None
+        value = None
+        if read:
+            key = id(node.read)
+            if key in read_once:
+                value = copy.copy(read_once[key])
+            else:
+                value = read_once[key] = node.read(channels, step, stop)
         tasks.append(Task(tid, name, (PULL, name), node, value, node.triggers))
     if any(t.node.defer for t in tasks) and not all(t.node.defer for t in tasks):
         # Deferred nodes wait, still due, until nothing else is.
