@@ -36,10 +36,15 @@ _SQLITE_PRAGMAS = (
     # Wait for a lock instead of failing at once; first, as the switch to WAL takes one
     # (connections opening a new file at once, as savers calling `setup()` do, queue).
     "PRAGMA busy_timeout=30000",
-    "PRAGMA journal_mode=WAL",  # readers never block the writer, nor it them
     "PRAGMA synchronous=NORMAL",  # durable across process crashes; WAL makes FULL unneeded
     "PRAGMA foreign_keys=ON",
 )
+# Readers never block the writer, nor it them. The mode stays with the file, so only
+# connections to a new file switch it; connections opening one at once may find it
+# locked whatever the busy timeout (SQLite does not wait for every lock the switch
+# takes), and try again.
+_WAL_ATTEMPTS = 100
+_WAL_PAUSE_S = 0.02
 
 
 def normalize_url(url: str | URL) -> URL:
@@ -139,12 +144,28 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         cursor = dbapi_connection.cursor()
         for pragma in _SQLITE_PRAGMAS:
             cursor.execute(pragma)
+        _use_wal(cursor)
         cursor.close()
 
     @event.listens_for(engine.sync_engine, "begin")
     def on_begin(connection: Connection) -> None:
         writer = connection.get_execution_options().get(WRITE_OPTION)
         connection.exec_driver_sql("BEGIN IMMEDIATE" if writer else "BEGIN")
+
+
+def _use_wal(cursor: Any) -> None:
+    cursor.execute("PRAGMA journal_mode")
+    if cursor.fetchone()[0] == "wal":
+        return
+    for attempt in range(_WAL_ATTEMPTS):
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except Exception as exc:
+            if "locked" not in str(exc) or attempt == _WAL_ATTEMPTS - 1:
+                raise
+            # A new file's first connections only, for a moment: the event loop waits.
+            time.sleep(_WAL_PAUSE_S)
 
 
 class WriteGate:
