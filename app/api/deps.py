@@ -9,8 +9,8 @@ wait for the GIL on a busy process.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from typing import Annotated
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Annotated, Any
 
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
@@ -31,47 +31,23 @@ def _services(request: Request) -> Services:
     return request.app.state.services  # type: ignore[no-any-return]
 
 
-async def get_threads(request: Request) -> ThreadService:
-    return _services(request).threads
+def _service(name: str) -> Callable[[Request], Awaitable[Any]]:
+    """The dependency that gives the container's service `name`."""
+
+    async def get(request: Request) -> Any:
+        return getattr(_services(request), name)
+
+    return get
 
 
-async def get_runs(request: Request) -> RunService:
-    return _services(request).runs
-
-
-async def get_assistants(request: Request) -> AssistantService:
-    return _services(request).assistants
-
-
-async def get_state(request: Request) -> StateService:
-    return _services(request).state
-
-
-async def get_store(request: Request) -> StoreService:
-    return _services(request).store
-
-
-async def get_crons(request: Request) -> CronService:
-    return _services(request).crons
-
-
-async def get_reminders(request: Request) -> SQLReminderStore:
-    return _services(request).reminders
-
-
-async def get_db(request: Request) -> Database:
-    """The database handle, for the probes that only check it answers."""
-    return _services(request).db
-
-
-Threads = Annotated[ThreadService, Depends(get_threads)]
-Runs = Annotated[RunService, Depends(get_runs)]
-Assistants = Annotated[AssistantService, Depends(get_assistants)]
-State = Annotated[StateService, Depends(get_state)]
-Store = Annotated[StoreService, Depends(get_store)]
-Crons = Annotated[CronService, Depends(get_crons)]
-Reminders = Annotated[SQLReminderStore, Depends(get_reminders)]
-Db = Annotated[Database, Depends(get_db)]
+Threads = Annotated[ThreadService, Depends(_service("threads"))]
+Runs = Annotated[RunService, Depends(_service("runs"))]
+Assistants = Annotated[AssistantService, Depends(_service("assistants"))]
+State = Annotated[StateService, Depends(_service("state"))]
+Store = Annotated[StoreService, Depends(_service("store"))]
+Crons = Annotated[CronService, Depends(_service("crons"))]
+Reminders = Annotated[SQLReminderStore, Depends(_service("reminders"))]
+Db = Annotated[Database, Depends(_service("db"))]
 
 _api_key = APIKeyHeader(
     name="x-api-key",
