@@ -8,7 +8,6 @@ with a value that does not fit stops every subcommand with one line naming it (e
 import argparse
 import asyncio
 import logging
-import os
 import sys
 import textwrap
 from collections.abc import Coroutine, Sequence
@@ -209,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problem is not None:
         print(f"threadline: {problem}", file=sys.stderr)
         return 1
-    ignored = ", ".join(unknown(os.environ))
+    ignored = ", ".join(unknown())
     if args.command == "config":
         print(markdown_table() if args.markdown else describe(settings), end="")
         if ignored and not args.markdown:

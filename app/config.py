@@ -385,8 +385,10 @@ def variables() -> dict[str, str]:
     return {variable(name): name for name in Settings.model_fields}
 
 
-def unknown(environ: Mapping[str, str]) -> list[str]:
-    """THREADLINE_* variables that are no setting (a typo, or an old name): ignored."""
+def unknown(environ: Mapping[str, str] | None = None) -> list[str]:
+    """THREADLINE_* variables that are no setting (a typo, or an old name): ignored.
+    `environ` defaults to the process environment."""
+    environ = os.environ if environ is None else environ
     known = {name.upper() for name in variables()}
     return sorted(
         name for name in environ if name.upper().startswith(PREFIX) and name.upper() not in known
