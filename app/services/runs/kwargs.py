@@ -9,6 +9,7 @@ model's, so the row holds what the client chose and reading it back gives the sa
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from app.schemas.runs import RunCreate
@@ -36,5 +37,6 @@ def stored_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 
 def shown_kwargs(stored: dict[str, Any] | None) -> dict[str, Any]:
-    """A run's kwargs as the API shows them: every field, defaults included."""
-    return {**DEFAULTS, **(stored or {})}
+    """A run's kwargs as the API shows them: every field, defaults included (a copy of
+    the defaults: the caller may change what it gets)."""
+    return {**copy.deepcopy(DEFAULTS), **(stored or {})}
