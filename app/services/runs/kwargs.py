@@ -1,10 +1,9 @@
 """A run's `kwargs`: the request that made it, stored without the fields left at their
 defaults and shown with them.
 
-Every run row keeps its request; with every default spelled out that was some 700 bytes
-a turn (more than the checkpoint of an echo chat's turn). The defaults are the wire
-model's, so the row holds what the client chose and reading it back gives the same
-`kwargs` as before (rows written whole read the same).
+A run row is written every turn, so it keeps what the client chose and not the defaults
+too. The defaults are the wire model's: reading a row back gives the whole `kwargs`, and
+rows written whole read the same.
 """
 
 from __future__ import annotations
