@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 import threading
 import time
@@ -129,6 +130,31 @@ async def new_thread(api: LangGraphClient | httpx.AsyncClient, **body: Any) -> s
 async def collect(stream: AsyncIterator[Any]) -> list[tuple[str, Any]]:
     """A stream of the official client, drained: its (event, data) pairs."""
     return [(part.event, part.data) async for part in stream]
+
+
+async def follow_thread(
+    api: httpx.AsyncClient,
+    thread_id: str,
+    events: list[tuple[str, Any]],
+    *,
+    timeout_s: float = 60.0,
+    **params: Any,
+) -> None:
+    """Append every (event, data) of the thread's SSE stream (all its runs, as they come)
+    to `events`, until the stream ends or the task is cancelled."""
+    async with api.stream(
+        "GET",
+        f"/threads/{thread_id}/stream",
+        params=params or None,
+        timeout=httpx.Timeout(timeout_s, read=None),
+    ) as response:
+        response.raise_for_status()
+        name = ""
+        async for line in response.aiter_lines():
+            if line.startswith("event:"):
+                name = line.removeprefix("event:").strip()
+            elif line.startswith("data:"):
+                events.append((name, json.loads(line.removeprefix("data:"))))
 
 
 # Waiting for a condition.

@@ -5,32 +5,15 @@ said once in its thread by the agent, seen live by a reader of the thread's stre
 from __future__ import annotations
 
 import asyncio
-import json
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 
-from tests.helpers import eventually, new_thread, said
+from tests.helpers import eventually, follow_thread, new_thread, said
 
 TEXT = "stretch my legs"
 SAID = f"⏰ Reminder: {TEXT}."
-
-
-async def read_thread_stream(
-    api: httpx.AsyncClient, thread_id: str, events: list[tuple[str, Any]]
-) -> None:
-    """Append every event of the thread's stream (all its runs, as they come)."""
-    async with api.stream(
-        "GET", f"/threads/{thread_id}/stream", timeout=httpx.Timeout(60, read=None)
-    ) as response:
-        response.raise_for_status()
-        name = ""
-        async for line in response.aiter_lines():
-            if line.startswith("event:"):
-                name = line.removeprefix("event:").strip()
-            elif line.startswith("data:"):
-                events.append((name, json.loads(line.removeprefix("data:"))))
 
 
 def reminder_texts(events: list[tuple[str, Any]]) -> tuple[str, list[str]]:
@@ -57,7 +40,7 @@ async def test_a_reminder_due_in_two_seconds_is_said_once_live(agent_server: str
         assert "That is " in question["value"]["action_requests"][0]["description"]
 
         events: list[tuple[str, Any]] = []
-        reader = asyncio.create_task(read_thread_stream(api, thread_id, events))
+        reader = asyncio.create_task(follow_thread(api, thread_id, events))
         try:
             approved = await api.post(
                 f"/threads/{thread_id}/runs/wait",

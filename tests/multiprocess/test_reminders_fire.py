@@ -5,12 +5,11 @@ thread's stream through the API process."""
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
-import httpx
 import pytest
 
+from tests.helpers import follow_thread
 from tests.multiprocess.client import client, eventually, get_json, new_thread, said, sql
 from tests.multiprocess.topology import Deployment
 
@@ -18,21 +17,6 @@ pytestmark = pytest.mark.slow
 
 TEXT = "stretch my legs and drink a glass of water before the call with Sam"
 SAID = f"⏰ Reminder: {TEXT}."
-
-
-async def follow(api: httpx.AsyncClient, thread_id: str, events: list[tuple[str, Any]]) -> None:
-    async with api.stream(
-        "GET",
-        f"/threads/{thread_id}/stream",
-        params={"stream_mode": "values"},
-        timeout=httpx.Timeout(120, read=None),
-    ) as response:
-        name = ""
-        async for line in response.aiter_lines():
-            if line.startswith("event:"):
-                name = line.removeprefix("event:").strip()
-            elif line.startswith("data:"):
-                events.append((name, json.loads(line.removeprefix("data:"))))
 
 
 async def test_a_reminder_is_said_once_though_its_worker_dies_saying_it(
@@ -49,7 +33,9 @@ async def test_a_reminder_is_said_once_though_its_worker_dies_saying_it(
         )
         assert asked.json()["__interrupt__"]
         events: list[tuple[str, Any]] = []
-        reader = asyncio.create_task(follow(api, thread_id, events))
+        reader = asyncio.create_task(
+            follow_thread(api, thread_id, events, timeout_s=120, stream_mode="values")
+        )
         try:
             approve = {"assistant_id": "agent", "command": {"resume": "yes"}}
             await api.post(f"/threads/{thread_id}/runs/wait", json=approve)

@@ -131,3 +131,12 @@ def start_secure(serve_app: ServeApp, database_url: str) -> StartSecure:  # noqa
 async def secure_server(request: pytest.FixtureRequest, start_secure: StartSecure) -> SecureServer:
     """A server in each mode that tells users apart, on each database."""
     return await start_secure(request.param)
+
+
+def count_values(value: Any) -> int:
+    """Values as the server counts them: objects, arrays, scalars and object keys."""
+    if isinstance(value, dict):
+        return 1 + sum(1 + count_values(v) for v in value.values())
+    if isinstance(value, list):
+        return 1 + sum(map(count_values, value))
+    return 1

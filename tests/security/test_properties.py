@@ -24,7 +24,7 @@ from app.limits import (
     MAX_KEY_LENGTH,
 )
 from app.services.common import json_contains
-from tests.security.conftest import budget
+from tests.security.conftest import budget, count_values
 
 # Keys and strings around the length limit, in any script (four-byte characters too); no
 # NUL, which no database stores (refused: tests/security/test_hardening.py).
@@ -89,15 +89,6 @@ def entries(value: Any) -> int:
         children = list(value.values()) if isinstance(value, dict) else value
         return len(children) + sum(map(entries, children))
     return 0
-
-
-def count_values(value: Any) -> int:
-    """Values as a body counts them: objects, arrays, scalars and object keys."""
-    if isinstance(value, dict):
-        return 1 + sum(1 + count_values(v) for v in value.values())
-    if isinstance(value, list):
-        return 1 + sum(map(count_values, value))
-    return 1
 
 
 def keys(value: Any) -> list[str]:

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 
 from app.limits import MAX_JSON_DEPTH, MAX_JSON_VALUES, MAX_KEY_LENGTH
-from tests.security.conftest import StartSecure, token
+from tests.security.conftest import StartSecure, count_values, token
 
 
 def wide(length: int) -> str:
@@ -29,15 +29,6 @@ NAMESPACE = [wide(196)[i : i + 49] for i in range(0, 196, 49)]
 def nest(levels: int, leaf: Any = 0) -> Any:
     """Exactly `levels` nested objects, each under the longest key, around `leaf`."""
     return leaf if levels == 0 else {KEY: nest(levels - 1, leaf)}
-
-
-def count_values(value: Any) -> int:
-    """Values as the server counts them: objects, arrays, scalars and object keys."""
-    if isinstance(value, dict):
-        return 1 + sum(1 + count_values(v) for v in value.values())
-    if isinstance(value, list):
-        return 1 + sum(map(count_values, value))
-    return 1
 
 
 def filled(body: dict[str, Any], field: dict[str, Any]) -> dict[str, Any]:
