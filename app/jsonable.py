@@ -51,10 +51,10 @@ def answer_json(value: Any) -> str:
 
 def as_dict(value: Any) -> dict[str, Any]:
     """A state's values as a dict to add keys to: as they are, or (a pydantic or
-    dataclass state) as JSON types; None as {}."""
-    if isinstance(value, dict):
-        return value
-    return jsonable(value) or {}
+    dataclass state) as JSON types; {} for None or values that are no mapping."""
+    if not isinstance(value, dict):
+        value = jsonable(value)
+    return value if isinstance(value, dict) else {}
 
 
 def _plain(value: Any) -> Any:

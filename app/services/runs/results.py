@@ -15,7 +15,7 @@ from app.db.database import Database
 from app.db.models import AssistantRow, RunRow, ThreadRow
 from app.errors import Conflict, NotFound
 from app.graphs import GraphRegistry
-from app.jsonable import answer_json, jsonable, to_json
+from app.jsonable import answer_json, as_dict, to_json
 from app.services.common import parse_uuid
 from app.services.runs.statements import FINAL, STATUS
 from app.services.threads import owned
@@ -80,10 +80,7 @@ class RunResults:
                 "deleted (the thread was pruned) or is not readable here (its graph is not "
                 "served): its values are gone."
             )
-        values = found[run.checkpoint_id]
-        if not isinstance(values, dict):
-            values = jsonable(values)
-        return answer_json({**(values if isinstance(values, dict) else {}), **(run.result or {})})
+        return answer_json({**as_dict(found[run.checkpoint_id]), **(run.result or {})})
 
     async def saved_values(self, run_id: str, checkpoint_ids: list[str]) -> dict[str, str]:
         """The JSON of the saved values of checkpoints of the run's thread, by id (those
