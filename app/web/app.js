@@ -22,6 +22,7 @@ const panels = {
 };
 let focused = panels.A;
 let split = false;
+let addressShown = location.hash; // what the page last put in, or found in, the address bar
 
 const chats = document.getElementById("chats");
 const splitButton = document.getElementById("split");
@@ -96,9 +97,13 @@ async function openThread(threadId, view = null) {
  * title in the tab. */
 function showAddress(push) {
   const address = formatRoute(focused.threadId, focused.view);
-  if (location.hash !== address && !(address === "#/" && !location.hash)) {
+  // The reader went to another address and its hashchange is still to come: that address
+  // wins, not the one of the chat it is about to replace.
+  const navigated = location.hash !== addressShown;
+  if (!navigated && location.hash !== address && !(address === "#/" && !location.hash)) {
     if (push) history.pushState(null, "", address);
     else history.replaceState(null, "", address);
+    addressShown = location.hash;
   }
   const title = focused.titleText();
   document.title =
@@ -106,6 +111,7 @@ function showAddress(push) {
 }
 
 window.addEventListener("hashchange", () => {
+  addressShown = location.hash;
   const route = parseRoute(location.hash);
   const threadId = route?.threadId || null;
   const view = route?.view || null;

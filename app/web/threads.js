@@ -46,6 +46,7 @@ export class ThreadList {
     Object.assign(this, { list, info, panelOf, onOpen, onChange });
     this.threads = [];
     this.more = false;
+    this.reading = Promise.resolve(); // the list reads, one after another
     this.query = "";
     this.found = null; // threads matching the query, by content, once the scan is done
     this.scan = 0; // the latest scan; an older one's result is dropped
@@ -85,17 +86,27 @@ export class ThreadList {
     });
   }
 
+  /** Run a read of the list after the ones asked for before it, so that one answered late
+   * cannot undo a later one (a page added by "Show more", say). */
+  serially(read) {
+    const done = this.reading.then(read);
+    this.reading = done.catch(() => {});
+    return done;
+  }
+
   /** Read the list again, as many threads as are shown. */
-  async load() {
-    const limit = Math.max(PAGE, this.threads.length);
-    try {
-      this.threads = await this.page(0, limit, { first: "values.messages[0]" });
-      this.more = this.threads.length === limit;
-      this.info.dataset.kind = "";
-    } catch (error) {
-      if (error instanceof api.ApiError) this.problem(error);
-    }
-    this.draw();
+  load() {
+    return this.serially(async () => {
+      const limit = Math.max(PAGE, this.threads.length);
+      try {
+        this.threads = await this.page(0, limit, { first: "values.messages[0]" });
+        this.more = this.threads.length === limit;
+        this.info.dataset.kind = "";
+      } catch (error) {
+        if (error instanceof api.ApiError) this.problem(error);
+      }
+      this.draw();
+    });
   }
 
   /** Mark the chats where the agent said a reminder after the reader last saw them (and
@@ -125,18 +136,20 @@ export class ThreadList {
     this.reminded.delete(threadId);
   }
 
-  async loadMore() {
-    const before = this.threads.length;
-    try {
-      const next = await this.page(this.threads.length, PAGE, { first: "values.messages[0]" });
-      const known = new Set(this.threads.map((t) => t.thread_id));
-      this.threads.push(...next.filter((t) => !known.has(t.thread_id)));
-      this.more = next.length === PAGE;
-    } catch (error) {
-      if (error instanceof api.ApiError) this.problem(error);
-    }
-    this.draw();
-    this.list.querySelectorAll(".thread")[before]?.focus(); // the first one loaded now
+  loadMore() {
+    return this.serially(async () => {
+      const before = this.threads.length;
+      try {
+        const next = await this.page(before, PAGE, { first: "values.messages[0]" });
+        const known = new Set(this.threads.map((t) => t.thread_id));
+        this.threads.push(...next.filter((t) => !known.has(t.thread_id)));
+        this.more = next.length === PAGE;
+      } catch (error) {
+        if (error instanceof api.ApiError) this.problem(error);
+      }
+      this.draw();
+      this.list.querySelectorAll(".thread")[before]?.focus(); // the first one loaded now
+    });
   }
 
   problem(error) {

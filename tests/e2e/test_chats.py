@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import httpx
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests.e2e.chat_page import chat, idle, reply, send
 
@@ -81,6 +81,40 @@ def test_more_than_a_page_of_chats(open_page: Callable[..., Page], base_url: str
     expect(threads).to_have_count(55)
     expect(page.get_by_role("button", name="Show more")).to_have_count(0)
     expect(threads.last.locator(".thread-title")).to_have_text("question number 0")
+
+
+def test_a_late_list_read_does_not_undo_show_more(
+    open_page: Callable[..., Page], base_url: str
+) -> None:
+    """A read of the list that answers after "Show more" (asked for before it) leaves the
+    page that "Show more" added."""
+    for n in range(55):
+        make_thread(base_url, f"question number {n}")
+    page = open_page()
+    threads = page.locator(".thread")
+    expect(threads).to_have_count(50)
+
+    # Hold the next read of the list (a new chat reads it again) until "Show more" is asked.
+    held: list[Route] = []
+
+    def hold_first(route: Route) -> None:
+        if held:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route("**/threads/search", hold_first)
+    with page.expect_request("**/threads/search"):
+        page.get_by_role("button", name="New chat").click()
+    page.get_by_role("button", name="Show more").click()
+    assert len(held) == 1
+    with page.expect_response(lambda response: response.request == held[0].request):
+        held[0].continue_()
+    expect(threads).to_have_count(55)
+    # Round trips after the late answer, which the page has drawn by then: still 55.
+    page.evaluate("async () => { await fetch('/ok'); await fetch('/ok'); }")
+    assert threads.count() == 55
+    expect(page.get_by_role("button", name="Show more")).to_have_count(0)
 
 
 def test_each_chat_and_branch_has_an_address(open_page: Callable[..., Page], base_url: str) -> None:
