@@ -28,7 +28,7 @@ from sqlalchemy import func, select, text
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.db.database import Database
-from app.db.models import RunRow
+from app.db.models import PENDING, RunRow
 from app.services.common import now
 from app.services.runs.statements import FINAL
 from engine.checkpoint.base import BaseCheckpointSaver
@@ -131,7 +131,7 @@ class Metrics:
                 select(RunRow.status, func.count()).group_by(RunRow.status)
             )
             due = await session.scalar(
-                select(func.count()).where(RunRow.status == "pending", RunRow.not_before <= stamp)
+                select(func.count()).where(RunRow.status == PENDING, RunRow.not_before <= stamp)
             )
             finished = await session.execute(
                 select(RunRow.status, RunRow.created_at, RunRow.updated_at).where(

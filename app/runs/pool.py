@@ -36,7 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.orm import aliased
 
 from app.db.database import Database
-from app.db.models import RunRow
+from app.db.models import PENDING, RUNNING, RunRow
 from app.services.common import now
 from engine.checkpoint.base import PutCheckpoint, SaveOp
 
@@ -216,20 +216,18 @@ class WorkerPool:
         running = aliased(RunRow)
         stamp = bindparam("now")
         startable = and_(
-            RunRow.status == "pending",
+            RunRow.status == PENDING,
             RunRow.not_before <= stamp,
-            ~exists().where(
-                and_(running.thread_id == RunRow.thread_id, running.status == "running")
-            ),
+            ~exists().where(and_(running.thread_id == RunRow.thread_id, running.status == RUNNING)),
             ~exists().where(
                 and_(
                     older.thread_id == RunRow.thread_id,
-                    older.status == "pending",
+                    older.status == PENDING,
                     older.run_id < RunRow.run_id,
                 )
             ),
         )
-        orphaned = and_(RunRow.status == "running", RunRow.lease_expires_at < stamp)
+        orphaned = and_(RunRow.status == RUNNING, RunRow.lease_expires_at < stamp)
         chosen = (
             select(RunRow.run_id)
             .where(or_(startable, orphaned))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlalchemy import delete, select
 
 from app.db.database import Database
-from app.db.models import RunEventRow, RunRow, ThreadRow
+from app.db.models import PENDING, RUNNING, RunEventRow, RunRow, ThreadRow
 from app.errors import Conflict, Invalid
 from app.runs.broker import StreamBroker
 from app.runs.pool import WorkerPool
@@ -75,7 +75,7 @@ class RunCancels:
         if thread_id is None and not run_ids and status is None:
             raise Invalid("Name the runs to cancel: thread_id, run_ids or status.")
         query = select(RunRow.thread_id, RunRow.run_id).where(
-            RunRow.owner == owner, RunRow.status.in_(("pending", "running"))
+            RunRow.owner == owner, RunRow.status.in_((PENDING, RUNNING))
         )
         if thread_id is not None:
             query = query.where(RunRow.thread_id == parse_uuid(thread_id, "thread_id"))

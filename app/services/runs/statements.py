@@ -24,7 +24,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 
-from app.db.models import RunEventRow, RunRow, ThreadRow
+from app.db.models import PENDING, RUNNING, RunEventRow, RunRow, ThreadRow
 from app.services.threads import settle_statement
 
 FINAL = frozenset({"success", "error", "timeout", "interrupted"})
@@ -155,7 +155,11 @@ def record_at_once_statement(changed: tuple[str, ...]) -> Any:
 QUEUED = (
     select(func.count())
     .select_from(RunRow)
-    .where(RunRow.owner == bindparam("owner"), RunRow.status == "pending")
+    .where(
+        RunRow.owner == bindparam("owner"),
+        RunRow.status.in_((PENDING, RUNNING)),  # the condition of runs_active_by_owner
+        RunRow.status == PENDING,
+    )
 )
 
 # A run's status (no row: the run is gone).
