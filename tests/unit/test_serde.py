@@ -134,6 +134,18 @@ def test_plain_json_is_written_as_itself(value: Any) -> None:
     assert_same(default_serializer.loads(data.decode()), value)
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["[18446744073709551616,-9223372036854775809,1e400]", '{"a":NaN}', '["\\ud800"]', "-0"],
+)
+def test_plain_json_reads_as_json_reads_it(text: str) -> None:
+    """Plain JSON is read by a faster decoder than json's, with json's values: ints of any
+    size, and what only json reads (NaN, infinities, a lone surrogate)."""
+    expected = json.loads(text)
+    assert repr(default_serializer.loads(text)) == repr(expected)
+    assert repr(default_serializer.loads(text.encode())) == repr(expected)
+
+
 json_64 = st.recursive(
     st.none()
     | st.booleans()
