@@ -62,6 +62,8 @@ __all__ = [
 TAG = "$t"
 _TAG_TEXT = '"$t"'
 _TAG_BYTES = _TAG_TEXT.encode()
+_TAGGED = '{"$t":'  # how a tagged object starts
+_TAGGED_BYTES = _TAGGED.encode()
 _MESSAGE = '{"$t":"msg","v":{'
 _NOT_PREPARED = ("[", '{"$t"')  # how lists and tagged values start
 _MESSAGE_LIST = '[{"$t":"msg","v":'
@@ -285,7 +287,7 @@ class JsonSerializer:
         SerializationError for anything else."""
         try:
             if type(data) is str:
-                tag, message_list = _TAG_TEXT, _MESSAGE_LIST
+                tag, tagged, message_list = _TAG_TEXT, _TAGGED, _MESSAGE_LIST
             else:
                 if type(data) is not bytes:
                     data = bytes(data)  # a driver's memoryview or bytearray
@@ -293,11 +295,15 @@ class JsonSerializer:
                     return self._packer.loads(data)
                 if data[:1] == packed.FORMAT[:1]:
                     raise SerializationError(f"Stored value has unknown format {data[1:2]!r}")
-                tag, message_list = _TAG_BYTES, _MESSAGE_LIST_BYTES
+                tag, tagged, message_list = _TAG_BYTES, _TAGGED_BYTES, _MESSAGE_LIST_BYTES
             # A byte looked for first: a search for the tag is slow in CPython.
             tags = data.count(tag) if tag[1:2] in data else 0  # type: ignore[operator, arg-type]
             if not tags:
                 return _loads_plain(data)
+            if tags == 1 and data.startswith(tagged):  # type: ignore[arg-type]
+                # One tagged object around plain JSON (a schema object, a datetime): the
+                # plain reader, then the one tag, where json would call a hook per object.
+                return self._decode_tagged(_loads_plain(data))
             if data.startswith(message_list):  # type: ignore[arg-type]
                 messages = _plain_messages(data, tags)
                 if messages is not None:
