@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import dataclasses
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, Literal, TypedDict, TypeVar
 
 import pydantic
@@ -39,6 +38,7 @@ from engine.pregel import context
 from engine.pregel.config import coerce_context, merge_configs
 from engine.pregel.loop import Loop, own_config, own_namespace, restore_error, with_interrupts
 from engine.pregel.node import Node, Writes
+from engine.pregel.sync import iterate_sync, run_sync
 from engine.pregel.tasks import Task, TaskStatus, task_id, task_statuses
 from engine.runtime import RunControl
 from engine.store.base import BaseStore
@@ -321,7 +321,7 @@ class CompiledGraph(Runnable[Any, Any]):
         return values
 
     def invoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
-        return _run_sync(lambda: self.ainvoke(input, config, _inline_sync=True, **kwargs))
+        return run_sync(lambda: self.ainvoke(input, config, _inline_sync=True, **kwargs))
 
     async def astream(
         self,
@@ -454,7 +454,7 @@ class CompiledGraph(Runnable[Any, Any]):
     def stream(
         self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any
     ) -> Iterator[Any]:
-        return _iterate_sync(lambda: self.astream(input, config, _inline_sync=True, **kwargs))
+        return iterate_sync(lambda: self.astream(input, config, _inline_sync=True, **kwargs))
 
     async def run_subgraph(self, parent: Loop, task: Task, pad: context.Scratchpad) -> Any:
         """Run a compiled graph as a node: its checkpoints live in the task's namespace."""
@@ -562,7 +562,7 @@ class CompiledGraph(Runnable[Any, Any]):
         return snapshot._replace(tasks=tuple(tasks))
 
     def get_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
-        return _run_sync(lambda: self.aget_state(config, subgraphs=subgraphs))
+        return run_sync(lambda: self.aget_state(config, subgraphs=subgraphs))
 
     async def aget_state_history(
         self,
@@ -590,7 +590,7 @@ class CompiledGraph(Runnable[Any, Any]):
         async def collect() -> list[StateSnapshot]:
             return [s async for s in self.aget_state_history(config, **kwargs)]
 
-        return iter(_run_sync(collect))
+        return iter(run_sync(collect))
 
     def _snapshot(self, saved: CheckpointTuple, *, live: bool = False) -> StateSnapshot:
         """A checkpoint as a StateSnapshot.
@@ -687,7 +687,7 @@ class CompiledGraph(Runnable[Any, Any]):
         as_node: str | None = None,
         task_id: str | None = None,
     ) -> dict[str, Any]:
-        return _run_sync(lambda: self.aupdate_state(config, values, as_node, task_id))
+        return run_sync(lambda: self.aupdate_state(config, values, as_node, task_id))
 
     async def abulk_update_state(
         self, config: dict[str, Any], supersteps: Sequence[Sequence[StateUpdate]]
@@ -708,7 +708,7 @@ class CompiledGraph(Runnable[Any, Any]):
     def bulk_update_state(
         self, config: dict[str, Any], supersteps: Sequence[Sequence[StateUpdate]]
     ) -> dict[str, Any]:
-        return _run_sync(lambda: self.abulk_update_state(config, supersteps))
+        return run_sync(lambda: self.abulk_update_state(config, supersteps))
 
     async def _update_step(
         self, saver: BaseCheckpointSaver, config: dict[str, Any], updates: list[StateUpdate]
@@ -1062,62 +1062,3 @@ def _names(
 def allow_types(saver: BaseCheckpointSaver, graph: CompiledGraph) -> None:
     """Let the saver's serializer restore the graph's own schema types, and no others."""
     allow_schemas(saver, graph.state_types)
-
-
-def _run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run a coroutine from sync code, also when this thread already has a loop."""
-    if not _loop_running():
-        # Outside the `except` of the probe, so that an error of the run is not shown
-        # as raised "during handling of" the probe's RuntimeError.
-        return asyncio.run(make())
-    result: list[Any] = []
-    failure: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            result.append(asyncio.run(make()))
-        except BaseException as exc:
-            failure.append(exc)
-
-    # The running node's context goes along, so a graph invoked there finds its parent.
-    thread = threading.Thread(target=contextvars.copy_context().run, args=(target,))
-    thread.start()
-    thread.join()
-    if failure:
-        raise failure[0]
-    return result[0]
-
-
-def _loop_running() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
-def _iterate_sync(make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
-    if not _loop_running():
-        return _iterate_here(make)
-    # Called from sync code that runs on an event loop (a node of a graph run with
-    # `invoke`): this thread's loop is busy, so the stream runs in a thread of its own.
-    return iter(_run_sync(lambda: _collect(make())))
-
-
-async def _collect(parts: AsyncIterator[T]) -> list[T]:
-    return [part async for part in parts]
-
-
-def _iterate_here(make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
-    loop = asyncio.new_event_loop()
-    agen = make()
-    try:
-        while True:
-            try:
-                yield loop.run_until_complete(agen.__anext__())
-            except StopAsyncIteration:
-                return
-    finally:
-        loop.run_until_complete(agen.aclose())
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.close()

@@ -1,0 +1,141 @@
+"""Sync calls of a graph (`invoke`, `stream`, `get_state`, ...) run its async code on
+an event loop of the calling thread's own, kept for the thread's next sync call: making
+and closing a loop per call (`asyncio.run`) cost about 100 us, more than a small graph's
+whole run. A call made while that loop is busy (a sync stream still being read) gets a
+loop of its own, and a call from code that runs on a loop (a node's code calling
+`invoke`) runs in a thread of its own, as that loop cannot be entered again."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import threading
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class _Loop:
+    """A thread's loop for its sync calls; closed when the thread ends (its locals go)."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.busy = False
+
+    def __del__(self) -> None:
+        if not self.loop.is_closed():
+            self.loop.close()
+
+
+_here = threading.local()
+
+
+@contextlib.contextmanager
+def _sync_loop() -> Iterator[asyncio.AbstractEventLoop]:
+    """This thread's loop for one sync call (or a loop of the call's own, while this
+    thread's serves another call). A call that ends in an exception (a graph's error, a
+    KeyboardInterrupt) may leave tasks half done: their loop is closed, and the next
+    call makes a new one."""
+    kept: _Loop | None = getattr(_here, "kept", None)
+    if kept is None or kept.loop.is_closed():
+        kept = _here.kept = _Loop()
+    if kept.busy:
+        loop = asyncio.new_event_loop()
+        try:
+            yield loop
+        finally:
+            _close(loop)
+        return
+    kept.busy = True
+    try:
+        yield kept.loop
+        _cancel_leftovers(kept.loop)
+    except BaseException:
+        _here.kept = None
+        _close(kept.loop)
+        raise
+    finally:
+        kept.busy = False
+
+
+def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:
+    """Cancel what a call left running, as `asyncio.run` does at its end, so that it
+    cannot run during the thread's next call."""
+    tasks = asyncio.all_tasks(loop)
+    if not tasks:
+        return
+    for task in tasks:
+        task.cancel()
+    loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+
+
+def _close(loop: asyncio.AbstractEventLoop) -> None:
+    """What `asyncio.run` does after its coroutine: cancel what is left, finish async
+    generators and the default executor, close."""
+    try:
+        _cancel_leftovers(loop)
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+    finally:
+        loop.close()
+
+
+def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run a coroutine from sync code, also when this thread already has a loop."""
+    if not _loop_running():
+        # Outside the `except` of the probe, so that an error of the run is not shown
+        # as raised "during handling of" the probe's RuntimeError.
+        with _sync_loop() as loop:
+            return loop.run_until_complete(make())
+    result: list[Any] = []
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(asyncio.run(make()))
+        except BaseException as exc:
+            failure.append(exc)
+
+    # The running node's context goes along, so a graph invoked there finds its parent.
+    thread = threading.Thread(target=contextvars.copy_context().run, args=(target,))
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    return result[0]
+
+
+def iterate_sync(make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
+    """Iterate an async iterator from sync code, also when this thread has a loop."""
+    if not _loop_running():
+        return _iterate_here(make)
+    # Called from sync code that runs on an event loop (a node of a graph run with
+    # `invoke`): this thread's loop is busy, so the stream runs in a thread of its own.
+    return iter(run_sync(lambda: _collect(make())))
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+async def _collect(parts: AsyncIterator[T]) -> list[T]:
+    return [part async for part in parts]
+
+
+def _iterate_here(make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
+    with _sync_loop() as loop:
+        agen = make()
+        try:
+            while True:
+                try:
+                    yield loop.run_until_complete(agen.__anext__())
+                except StopAsyncIteration:
+                    return
+        finally:
+            loop.run_until_complete(agen.aclose())
