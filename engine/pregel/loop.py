@@ -61,6 +61,7 @@ from engine.errors import (
 from engine.pregel import context
 from engine.pregel.messages import GraphStreamHandler, StreamMessagesHandler
 from engine.pregel.node import Writes
+from engine.pregel.sync import outside_the_loop
 from engine.pregel.tasks import (
     Task,
     TaskStatus,
@@ -721,7 +722,8 @@ class Loop:
             # hold its write transaction as long, and a graph the node runs on the same
             # database (in a thread of its own) would wait for that lock until it gave up.
             await self._saved()
-            return runnable.invoke(task.input, pad.config)
+            with outside_the_loop():
+                return runnable.invoke(task.input, pad.config)
         if node.is_async and not self.inline_sync:
             return await runnable.ainvoke(task.input, pad.config)
         return await asyncio.to_thread(runnable.invoke, task.input, pad.config)

@@ -1,9 +1,10 @@
 """Sync calls of a graph (`invoke`, `stream`, `get_state`, ...) run its async code on
 an event loop of the calling thread's own, kept for the thread's next sync call: making
 and closing a loop per call (`asyncio.run`) cost about 100 us, more than a small graph's
-whole run. A call made while that loop is busy (a sync stream still being read) gets a
-loop of its own, and a call from code that runs on a loop (a node's code calling
-`invoke`) runs in a thread of its own, as that loop cannot be entered again."""
+whole run. A call made while that loop is busy (a sync stream still being read, or a
+sync node's code: it runs with the loop set aside, `outside_the_loop`) gets a loop of
+its own, and a call from async code, which runs on a loop that cannot be entered again,
+runs in a thread of its own."""
 
 from __future__ import annotations
 
@@ -80,6 +81,19 @@ def _close(loop: asyncio.AbstractEventLoop) -> None:
         loop.run_until_complete(loop.shutdown_default_executor())
     finally:
         loop.close()
+
+
+@contextlib.contextmanager
+def outside_the_loop() -> Iterator[None]:
+    """Run a sync node inline as LangGraph's sync calls run it, with no event loop: its
+    code may call `asyncio.run`, or a checkpointer's sync methods, and a sync call of a
+    graph it makes runs here on a loop of its own (see `_sync_loop`)."""
+    loop = asyncio.events._get_running_loop()
+    asyncio.events._set_running_loop(None)
+    try:
+        yield
+    finally:
+        asyncio.events._set_running_loop(loop)
 
 
 def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:

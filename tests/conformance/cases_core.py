@@ -168,6 +168,26 @@ def commander(
     return builder.compile()
 
 
+@case
+def case_sync_node_runs_without_an_event_loop(ns: NS) -> Any:
+    """A sync node's code may run async code with asyncio.run and call a graph's sync
+    invoke, in the caller's thread: a sync call gives it no running loop."""
+    inner = build(ns, XLogState, {"a": lambda state: {"x": state["x"] + 1}}, [("S", "a")])
+    caller = threading.get_ident()
+    seen: list[Any] = []
+
+    async def fetch() -> int:
+        await asyncio.sleep(0)
+        return 40
+
+    def node(state: Any) -> dict[str, Any]:
+        seen.append(threading.get_ident() == caller)
+        return {"x": asyncio.run(fetch()) + inner.invoke({"x": 1, "log": []})["x"]}
+
+    graph = build(ns, XLogState, {"a": node}, [("S", "a")])
+    return {"run": run_all(graph, {"x": 0, "log": []}), "in the caller's thread": seen}
+
+
 # --------------------------------------------------------------------------- schemas
 
 
