@@ -60,6 +60,7 @@ class RunOptions(TypedDict, total=False):
     debug: bool | None
     print_mode: str | Sequence[str]
     control: RunControl | None
+    output_keys: str | Sequence[str] | None
 
 
 class CompiledGraph(Runnable[Any, Any]):
@@ -180,6 +181,7 @@ class CompiledGraph(Runnable[Any, Any]):
         if unknown:
             raise TypeError(f"Unknown option {unknown[0]!r} for a graph run.")
         durability = options.get("durability")
+        output_keys = self._output_keys(options.get("output_keys"))
         run_context = options.get("context")
         control = options.get("control")
         debug = options.get("debug")
@@ -229,6 +231,7 @@ class CompiledGraph(Runnable[Any, Any]):
                 inline_sync=inline_sync,
                 context=parent.context if run_context is None else run_context,
                 subgraphs=subgraphs,
+                output_keys=output_keys,
                 **inherited,
             )
             if "messages" in modes and "messages" in parent.modes and loop._messages:
@@ -257,7 +260,21 @@ class CompiledGraph(Runnable[Any, Any]):
             cache=self.cache,
             control=control,
             subgraphs=subgraphs,
+            output_keys=output_keys,
         )
+
+    def _output_keys(self, keys: str | Sequence[str] | None) -> str | tuple[str, ...] | None:
+        """A call's `output_keys`, checked: channels of the state (one, as a str)."""
+        if keys is None:
+            return None
+        names = (keys,) if isinstance(keys, str) else tuple(keys)
+        for name in names:
+            if name not in self.state_key_set:
+                raise ValueError(
+                    f"output_keys: {name!r} is not a key of the state "
+                    f"(keys: {', '.join(self.state_keys)})."
+                )
+        return keys if isinstance(keys, str) else names
 
     async def _drive(self, loop: Loop, input: Any, *, run_name: str | None = None) -> Loop:
         """Run the call to its end; with callbacks, as one chain run that the tasks'
@@ -278,7 +295,7 @@ class CompiledGraph(Runnable[Any, Any]):
                 await run.on_chain_error(exc)
             raise
         if run is not None:
-            await run.on_chain_end(self.read_output(loop.channels))
+            await run.on_chain_end(loop.output())
         return loop
 
     async def ainvoke(
@@ -312,7 +329,7 @@ class CompiledGraph(Runnable[Any, Any]):
             # What the last values part showed, and every interrupt the parts carried.
             value = chunks[-1]["data"] if chunks else None
             return GraphOutput(value, tuple(i for part in chunks for i in part["interrupts"]))
-        values = self.read_output(loop.channels)
+        values = loop.output()
         if loop.status == "interrupted" and loop.interrupts:
             return {
                 **with_interrupts(values, loop.interrupts),

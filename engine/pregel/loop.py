@@ -131,8 +131,12 @@ class Loop:
         checkpoint_map: dict[str, str] | None = None,
         resume_map: dict[str, Any] | None = None,
         resuming: bool = False,
+        output_keys: str | tuple[str, ...] | None = None,
     ) -> None:
         self.graph = graph
+        # The call's `output_keys`: what its values and updates parts and its output show
+        # of the state (one channel's value for a str), instead of the graph's keys.
+        self.output_keys = output_keys
         # The call continues a run rather than taking new input: graphs invoked during
         # its first step go on from their checkpoints, as LangGraph's do. A subgraph
         # is told by its caller; the top graph works it out when it loads.
@@ -560,7 +564,7 @@ class Loop:
             if "updates" in self.modes:
                 self.emit(self.ns, "updates", {INTERRUPT: tuple(self.interrupts)})
             if "values" in self.modes:
-                self._show(with_interrupts(self.graph.read_state(self.channels), self.interrupts))
+                self._show(with_interrupts(self._shown_state(), self.interrupts))
             # The caller then sees what the finished tasks wrote, though the step stays
             # open (no checkpoint) until the interrupts are answered.
             finished = [t for t in tasks if not t.interrupted]
@@ -935,14 +939,42 @@ class Loop:
 
     def _emit_values_now(self) -> None:
         if "values" in self.modes:
-            values = self.graph.read_state(self.channels)
+            values = self._shown_state()
             # A graph whose output is one value shows it even when there is none yet.
             if values or self.graph.output_channel is not None:
                 self._show(values)
+            elif (
+                isinstance(self.output_keys, str) and self.channels[self.output_keys].is_available()
+            ):
+                self._show(values)  # a falsy value of the one channel shown
 
     def _emit_values(self, updated: set[str]) -> None:
-        if "values" in self.modes and not updated.isdisjoint(self.graph.state_key_set):
-            self._show(self.graph.read_state(self.channels))
+        keys = self.output_keys
+        watched = (
+            self.graph.state_key_set
+            if keys is None
+            else {keys}
+            if isinstance(keys, str)
+            else set(keys)
+        )
+        if "values" in self.modes and not updated.isdisjoint(watched):
+            self._show(self._shown_state())
+
+    def _shown_state(self) -> Any:
+        """What a `values` part shows: the state, or the call's `output_keys` of it."""
+        keys = self.output_keys
+        if keys is None:
+            return self.graph.read_state(self.channels)
+        if isinstance(keys, str):
+            channel = self.channels[keys]
+            return channel.value if channel.is_available() else None
+        return {key: self.channels[key].value for key in keys if self.channels[key].is_available()}
+
+    def output(self) -> Any:
+        """What the call returns: the graph's output, or its `output_keys` of the state."""
+        if self.output_keys is None:
+            return self.graph.read_output(self.channels)
+        return self._shown_state()
 
     def _show(self, values: Any) -> None:
         """A `values` part; the caller of the top graph learns first which checkpoint
@@ -1066,8 +1098,14 @@ class Loop:
         if task.error is None and not task.interrupted:
             self._emit_messages(task, state_writes)
         if "updates" in self.modes and task.error is None and not task.interrupted:
-            output = self.graph.output_channel
-            shown = state_writes.get(output) if output else state_writes or None
+            keys = self.output_keys
+            if keys is None:
+                output = self.graph.output_channel
+                shown = state_writes.get(output) if output else state_writes or None
+            elif isinstance(keys, str):
+                shown = state_writes.get(keys)
+            else:
+                shown = {k: v for k, v in state_writes.items() if k in keys} or None
             update: dict[str, Any] = {task.name: shown}
             if task.cached:
                 update["__metadata__"] = {"cached": True}

@@ -188,6 +188,30 @@ def case_sync_node_runs_without_an_event_loop(ns: NS) -> Any:
     return {"run": run_all(graph, {"x": 0, "log": []}), "in the caller's thread": seen}
 
 
+@case(aio=True)
+def case_output_keys(ns: NS, aio: bool) -> Any:
+    """A call's `output_keys` (a list, or one key as a str) shape its output, its values
+    parts (only when one of the keys changed) and its updates (None for a node that wrote
+    none of them); an unknown key is a ValueError."""
+
+    class AB(TypedDict):
+        a: int
+        b: int
+
+    graph = build(
+        ns, AB, {"n": lambda s: {"b": 7}, "m": lambda s: {"a": 3}}, [("S", "n"), ("n", "m")]
+    )
+    seen: dict[str, Any] = {}
+    for keys in (["a"], "a", ["b", "a"], "b"):
+        for mode in ("values", "updates"):
+            seen[f"{keys}-{mode}"] = stream(
+                graph, {"a": 1}, stream_mode=mode, output_keys=keys, aio=aio
+            )
+        seen[f"{keys}-invoke"] = invoke(graph, {"a": 1}, output_keys=keys, aio=aio)
+    seen["unknown"] = invoke(graph, {"a": 1}, output_keys="zz", aio=aio)
+    return seen
+
+
 # --------------------------------------------------------------------------- schemas
 
 
