@@ -18,7 +18,7 @@ from sqlalchemy import delete, select, tuple_
 
 from app.config import Settings, get_settings
 from app.db.database import Database
-from app.db.models import RunEventRow, RunRow
+from app.db.models import PENDING, RUNNING, RunEventRow, RunRow
 from app.services.common import now
 
 log = logging.getLogger(__name__)
@@ -31,7 +31,8 @@ async def clean_events(db: Database, older_than: timedelta) -> int:
     """Delete events recorded more than `older_than` ago, except those of live runs;
     returns how many were deleted."""
     cutoff = now() - older_than
-    live = select(RunRow.run_id).where(RunRow.status.in_(("pending", "running")))
+    # The condition of runs_active_by_owner, which holds the live runs.
+    live = select(RunRow.run_id).where(RunRow.status.in_((PENDING, RUNNING)))
     expired = (
         select(RunEventRow.run_id, RunEventRow.seq)
         .where(RunEventRow.created_at < cutoff, RunEventRow.run_id.not_in(live))
