@@ -296,14 +296,19 @@ class JsonSerializer:
                 if data[:1] == packed.FORMAT[:1]:
                     raise SerializationError(f"Stored value has unknown format {data[1:2]!r}")
                 tag, tagged, message_list = _TAG_BYTES, _TAGGED_BYTES, _MESSAGE_LIST_BYTES
-            # A byte looked for first: a search for the tag is slow in CPython.
-            tags = data.count(tag) if tag[1:2] in data else 0  # type: ignore[operator, arg-type]
-            if not tags:
+            # The tag's `$` is looked for first: a search for one byte is a memchr, where
+            # CPython's search for the tag itself crawls (0.6 ns a byte).
+            dollar = tag[1:2]
+            first = data.find(dollar)  # type: ignore[arg-type]
+            if first < 0:
                 return _loads_plain(data)
-            if tags == 1 and data.startswith(tagged):  # type: ignore[arg-type]
+            if first == 2 and data.startswith(tagged) and data.find(dollar, 3) < 0:  # type: ignore[arg-type]
                 # One tagged object around plain JSON (a schema object, a datetime): the
                 # plain reader, then the one tag, where json would call a hook per object.
                 return self._decode_tagged(_loads_plain(data))
+            tags = data.count(tag)  # type: ignore[arg-type]
+            if not tags:
+                return _loads_plain(data)
             if data.startswith(message_list):  # type: ignore[arg-type]
                 messages = _plain_messages(data, tags)
                 if messages is not None:
