@@ -1,6 +1,7 @@
 """The runs table indexes what finds active runs by active runs only (revision 0009): the
 claim, the queue limit and cancel by owner are planned on those partial indexes on both
-dialects, and a migrated database has the indexes the models declare."""
+dialects, and a migrated database has the indexes the models declare. Events are found
+by time with a BRIN index on PostgreSQL (revision 0010)."""
 
 from datetime import UTC, datetime
 from typing import Any
@@ -77,3 +78,18 @@ async def test_a_migrated_database_has_the_declared_run_indexes(db: Database) ->
     for index in found:
         columns = [column.name for column in declared[index["name"]].columns]
         assert index["column_names"] == columns, index["name"]
+
+
+async def test_events_are_found_by_time_with_a_brin_index_on_postgresql(db: Database) -> None:
+    async with db.engine.connect() as conn:
+        found = await conn.run_sync(lambda sync: sa.inspect(sync).get_indexes("run_events"))
+        (index,) = [i for i in found if i["name"] == "ix_run_events_created_at"]
+        assert index["column_names"] == ["created_at"]
+        if db.dialect == "postgresql":
+            method = await conn.scalar(
+                sa.text(
+                    "SELECT am.amname FROM pg_class c JOIN pg_am am ON am.oid = c.relam "
+                    "WHERE c.relname = 'ix_run_events_created_at'"
+                )
+            )
+            assert method == "brin"
