@@ -36,6 +36,10 @@ app_metadata = MetaData()
 # its condition's constants, and PostgreSQL's generic plans cannot look into a parameter.
 PENDING = literal_column("'pending'")
 RUNNING = literal_column("'running'")
+# The conditions of the runs table's partial indexes, the same on both dialects.
+_RUNNING_ONLY = text("status = 'running'")
+_PENDING_ONLY = text("status = 'pending'")
+_ACTIVE_ONLY = text("status IN ('pending', 'running')")
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -108,8 +112,8 @@ class RunRow(Base):
             "one_running_run_per_thread",
             "thread_id",
             unique=True,
-            sqlite_where=text("status = 'running'"),
-            postgresql_where=text("status = 'running'"),
+            sqlite_where=_RUNNING_ONLY,
+            postgresql_where=_RUNNING_ONLY,
         ),
         # Only active runs are indexed by what finds them (the claim, the queue limit,
         # cancel by owner): ended runs, nearly all of them, cost these indexes nothing,
@@ -118,14 +122,14 @@ class RunRow(Base):
             "runs_pending",
             "thread_id",
             "run_id",
-            sqlite_where=text("status = 'pending'"),
-            postgresql_where=text("status = 'pending'"),
+            sqlite_where=_PENDING_ONLY,
+            postgresql_where=_PENDING_ONLY,
         ),
         Index(
             "runs_active_by_owner",
             "owner",
-            sqlite_where=text("status IN ('pending', 'running')"),
-            postgresql_where=text("status IN ('pending', 'running')"),
+            sqlite_where=_ACTIVE_ONLY,
+            postgresql_where=_ACTIVE_ONLY,
         ),
     )
 

@@ -137,6 +137,12 @@ class Loop:
         # The call's `output_keys`: what its values and updates parts and its output show
         # of the state (one channel's value for a str), instead of the graph's keys.
         self.output_keys = output_keys
+        # The channels whose update makes a `values` part.
+        self._shown_keys = (
+            graph.state_key_set
+            if output_keys is None
+            else frozenset((output_keys,) if isinstance(output_keys, str) else output_keys)
+        )
         # The call continues a run rather than taking new input: graphs invoked during
         # its first step go on from their checkpoints, as LangGraph's do. A subgraph
         # is told by its caller; the top graph works it out when it loads.
@@ -940,24 +946,18 @@ class Loop:
     def _emit_values_now(self) -> None:
         if "values" in self.modes:
             values = self._shown_state()
-            # A graph whose output is one value shows it even when there is none yet.
-            if values or self.graph.output_channel is not None:
-                self._show(values)
-            elif (
-                isinstance(self.output_keys, str) and self.channels[self.output_keys].is_available()
+            # A graph whose output is one value shows it even when there is none yet, and
+            # a call shown one channel shows its value even when falsy.
+            one = self.output_keys if isinstance(self.output_keys, str) else None
+            if (
+                values
+                or self.graph.output_channel is not None
+                or (one is not None and self.channels[one].is_available())
             ):
-                self._show(values)  # a falsy value of the one channel shown
+                self._show(values)
 
     def _emit_values(self, updated: set[str]) -> None:
-        keys = self.output_keys
-        watched = (
-            self.graph.state_key_set
-            if keys is None
-            else {keys}
-            if isinstance(keys, str)
-            else set(keys)
-        )
-        if "values" in self.modes and not updated.isdisjoint(watched):
+        if "values" in self.modes and not updated.isdisjoint(self._shown_keys):
             self._show(self._shown_state())
 
     def _shown_state(self) -> Any:
