@@ -12,7 +12,13 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    HumanMessage,
+    RemoveMessage,
+    ToolMessage,
+)
 from pydantic import BaseModel
 
 from app.jsonable import jsonable, to_json
@@ -45,12 +51,41 @@ VALUES: list[Any] = [
     {1: "int key", "nested": {2: [None, True, 1.5]}},
     {"error": ValueError("bad")},
     {"other": object},
+    {"scores": [float("nan"), float("inf"), -float("inf"), 0.5]},
+    # Messages are written from their fields: what `model_dump` gives, extra fields last.
+    [
+        AIMessage(
+            content=[{"type": "text", "text": "hi"}, "x"],
+            tool_calls=[
+                {"name": "f", "args": {"a": 1, "when": datetime.date(2026, 1, 2)}, "id": "c1"}
+            ],
+            usage_metadata={"input_tokens": 1, "output_tokens": 2, "total_tokens": 3},
+            response_metadata={"model": Model(name="m", when=datetime.date(2026, 1, 2))},
+            id="a",
+            name="n",
+            extra_field=5,
+        ),
+        AIMessage(
+            content="", invalid_tool_calls=[{"name": "f", "args": "{", "id": "c2", "error": "bad"}]
+        ),
+        ToolMessage(content="r", tool_call_id="c1", artifact={"x": Point(1, [])}, status="error"),
+        AIMessageChunk(
+            content="t", tool_call_chunks=[{"name": "f", "args": "{", "id": "c3", "index": 0}]
+        ),
+        HumanMessage(content="h", additional_kwargs={"k": [1, {"z": float("nan")}]}),
+        RemoveMessage(id="x"),
+    ],
 ]
 
 
 @pytest.mark.parametrize("value", VALUES)
 def test_to_json_writes_what_jsonable_gives(value: Any) -> None:
     assert json.loads(to_json(value)) == json.loads(json.dumps(jsonable(value)))
+
+
+def test_numbers_json_has_not_are_null() -> None:
+    assert to_json([float("nan"), -float("inf"), 2**70]) == f"[null,null,{2**70}]"
+    assert jsonable({"x": float("inf")}) == {"x": None}
 
 
 def test_keys_json_cannot_write_fall_back_to_text() -> None:

@@ -18,7 +18,7 @@ from app.config import Settings
 from app.db.database import Database
 from app.db.models import AssistantRow, RunEventRow, RunRow
 from app.graphs import GraphRegistry, run_context
-from app.jsonable import answer_json, as_dict, jsonable, to_json
+from app.jsonable import as_dict, jsonable, to_json
 from app.runs.broker import StreamBroker
 from app.runs.events import EventMapper, engine_modes
 from app.runs.notify import CHANNEL, payloads
@@ -315,7 +315,7 @@ class RunExecutor:
         if run.run_id in self.results.awaited:
             whole = checkpoint_id is not None
             done = {**as_dict(values), **kept} if whole else kept
-            self.results.outcomes[run.run_id] = answer_json(done)
+            self.results.outcomes[run.run_id] = to_json(done)
         await self.broker.close(run.run_id)
         if run.kwargs.get("on_completion") == "delete":
             # The run row stays, so whoever waits on the run still reads its result.

@@ -15,7 +15,7 @@ from app.db.database import Database
 from app.db.models import AssistantRow, RunRow, ThreadRow
 from app.errors import Conflict, NotFound
 from app.graphs import GraphRegistry
-from app.jsonable import answer_json, as_dict, to_json
+from app.jsonable import as_dict, to_json
 from app.services.common import parse_uuid
 from app.services.runs.statements import FINAL, STATUS
 from app.services.threads import owned
@@ -72,7 +72,7 @@ class RunResults:
         """A run's recorded result as JSON text: its checkpoint's saved values followed
         by `result` (interrupts), or `result` alone when it names no checkpoint."""
         if run.checkpoint_id is None:
-            return answer_json(run.result)
+            return to_json(run.result)
         found = await self._saved_values(run, [run.checkpoint_id])
         if run.checkpoint_id not in found:
             raise Conflict(
@@ -80,7 +80,7 @@ class RunResults:
                 "deleted (the thread was pruned) or is not readable here (its graph is not "
                 "served): its values are gone."
             )
-        return answer_json({**as_dict(found[run.checkpoint_id]), **(run.result or {})})
+        return to_json({**as_dict(found[run.checkpoint_id]), **(run.result or {})})
 
     async def saved_values(self, run_id: str, checkpoint_ids: list[str]) -> dict[str, str]:
         """The JSON of the saved values of checkpoints of the run's thread, by id (those
