@@ -3,13 +3,15 @@ rebuilt from the message type alone (never from a class path in the stored bytes
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from langchain_core import messages as lc
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 __all__ = [
+    "Blueprint",
     "MESSAGE_CLASSES",
     "from_fields",
     "is_message_class",
@@ -151,18 +153,37 @@ def can_rebuild(cls: type[lc.BaseMessage], fields: dict[str, Any]) -> bool:
 
 def rebuild_checked(cls: type[lc.BaseMessage], fields: dict[str, Any]) -> lc.BaseMessage:
     """`rebuild` for fields that passed `can_rebuild`."""
-    template, fresh = _TEMPLATES[cls]
-    values = dict(template)
-    for name in fresh:
-        if name not in fields:
-            values[name] = _DEFAULTS[cls][name].copy()
-    values.update(fields)
-    message = object.__new__(cls)
-    _set_dict(message, values)
-    _set_fields_set(message, set(fields))
-    _set_extra(message, {})
-    _set_private(message, None)
-    return message
+    return Blueprint.of(cls, fields).build()
+
+
+class Blueprint(NamedTuple):
+    """A stored message (fields that passed `can_rebuild`, of scalars) worked out once,
+    to be built again and again: every read of a thread gets messages of its own, and
+    a long thread's read builds thousands."""
+
+    cls: type[lc.BaseMessage]
+    values: dict[str, Any]  # every field in the class's order; None for `fresh` ones
+    fresh: tuple[tuple[str, Callable[[], Any]], ...]  # fields at a new empty container
+    names: frozenset[str]  # the fields given (pydantic's "fields set")
+
+    @classmethod
+    def of(cls, message_cls: type[lc.BaseMessage], fields: dict[str, Any]) -> Blueprint:
+        template, fresh = _TEMPLATES[message_cls]
+        defaults = _DEFAULTS[message_cls]
+        makers = tuple((name, defaults[name].copy) for name in fresh if name not in fields)
+        return cls(message_cls, {**template, **fields}, makers, frozenset(fields))
+
+    def build(self) -> lc.BaseMessage:
+        # A copy, not dict(): a dict of scalars stays out of the garbage collector's sight.
+        values = self.values.copy()
+        for name, make in self.fresh:
+            values[name] = make()
+        message = object.__new__(self.cls)
+        _set_dict(message, values)
+        _set_fields_set(message, set(self.names))
+        _set_extra(message, {})
+        _set_private(message, None)
+        return message
 
 
 # Pydantic keeps a model's state in these four slots; setting them directly is what

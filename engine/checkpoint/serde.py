@@ -39,11 +39,11 @@ from langchain_core.documents import Document
 
 from engine.checkpoint import packed
 from engine.checkpoint.messages import (
+    Blueprint,
     can_rebuild,
     from_fields,
     is_message_class,
     message_class,
-    rebuild_checked,
     stored_fields,
 )
 from engine.checkpoint.packed import Schema, decode_datetime, encode_datetime
@@ -105,7 +105,8 @@ class SerializationError(ValueError):
 
 class Prepared(NamedTuple):
     """A stored value that holds no mutable container, ready to be rebuilt without
-    parsing its text again: `cls(**value)`, or `value` itself when `cls` is None."""
+    parsing its text again: `value` itself when `cls` is None, a copy of a plain dict,
+    a message from its `Blueprint`."""
 
     cls: type | None
     value: Any
@@ -114,8 +115,7 @@ class Prepared(NamedTuple):
         cls = self.cls
         if cls is None:
             return self.value
-        # `prepare` kept a message only once it passed `can_rebuild`.
-        return rebuild_checked(cls, self.value) if is_message_class(cls) else cls(**self.value)
+        return self.value.copy() if cls is dict else self.value.build()
 
 
 def _loads_plain(data: bytes | str) -> Any:
@@ -359,6 +359,7 @@ class JsonSerializer:
             else:
                 if cls is not dict:
                     del fields["type"]  # type: ignore[index]  # the parse made it: it is ours
+                    fields = Blueprint.of(cls, fields)  # type: ignore[arg-type]
                 prepared.append(Prepared(cls, fields))
         return prepared
 

@@ -30,6 +30,7 @@ from langchain_core.messages import (
 )
 
 from engine.checkpoint import packed
+from engine.checkpoint.messages import Blueprint
 from engine.checkpoint.serde import (
     TAG,
     JsonSerializer,
@@ -480,8 +481,12 @@ def test_prepare_keeps_scalars_plain_messages_and_dicts_and_leaves_the_rest_unre
     texts = [s.dumps(v).decode() for v in values]
     unread = ["[1, 2", '{"$t":"tuple","v":[1,']  # malformed: a parse would raise
     prepared = s.prepare([*texts, *unread])
-    assert prepared[0] == Prepared(HumanMessage, {"content": "hi", "id": "1"})
-    assert prepared[0].build() == plain
+    assert prepared[0] == Prepared(
+        HumanMessage, Blueprint.of(HumanMessage, {"content": "hi", "id": "1"})
+    )
+    built, again = prepared[0].build(), prepared[0].build()
+    assert built == plain and list(vars(built)) == list(vars(plain))
+    assert built.additional_kwargs is not again.additional_kwargs  # containers of its own
     assert prepared[1] == texts[1]  # a container: text, parsed on every read
     assert prepared[2:5] == [Prepared(None, 7), Prepared(None, "text"), Prepared(None, None)]
     assert prepared[5] == Prepared(dict, {"role": "user", "n": 1})
