@@ -192,6 +192,42 @@ async def test_a_batch_claims_its_thread_row_once(sql_saver: SQLSaver) -> None:
     assert [(w[0], w[2]) for w in loaded.pending_writes] == []
 
 
+async def test_a_save_is_one_statement_unless_another_process_wrote(pg_saver: SQLSaver) -> None:
+    """On PostgreSQL a save of a thread the saver knows claims the thread and adds its
+    record in one statement. When another process wrote since, that statement adds
+    nothing; the save catches up under the claim's lock and adds its record after all."""
+    h = History(pg_saver, "at-once")
+    await h.put({"messages": message_list(2)}, step=-1)
+    statements: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if statement.strip() not in ("BEGIN", "COMMIT", "ROLLBACK"):
+            statements.append(statement)
+
+    event.listen(pg_saver.engine.sync_engine, "before_cursor_execute", record)
+    try:
+        await h.put({"messages": message_list(4)}, step=0)
+        [statement] = statements
+        assert "INSERT INTO checkpoint_threads" in statement
+        assert "INSERT INTO checkpoint_saves" in statement
+        h.saver = SQLSaver(pg_saver.engine)  # another process writes a turn
+        await h.put({"messages": message_list(6)}, step=1)
+        h.saver = pg_saver
+        statements.clear()
+        await h.put({"messages": message_list(8)}, step=2)
+        assert len(statements) > 1  # the statement added nothing: caught up, then added
+    finally:
+        event.remove(pg_saver.engine.sync_engine, "before_cursor_execute", record)
+    async with pg_saver.engine.connect() as conn:
+        put_count = await conn.scalar(select(thread_table.c.put_count))
+        seqs = (await conn.scalars(select(save_table.c.seq).order_by(save_table.c.seq))).all()
+    assert put_count == 4 and seqs == [1, 2, 3, 4]
+    for saver in (pg_saver, SQLSaver(pg_saver.engine)):
+        loaded = await saver.aget_tuple(h.config())
+        assert loaded is not None
+        assert loaded.checkpoint["channel_values"]["messages"] == message_list(8)
+
+
 async def test_caches_follow_what_other_processes_delete(sql_saver: SQLSaver) -> None:
     """Records another saver rewrites or deletes (rollback, delete) free positions that new
     items reuse; this saver's journal must notice instead of serving what it saw before."""

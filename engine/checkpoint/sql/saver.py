@@ -275,6 +275,9 @@ class SQLSaver(BaseCheckpointSaver):
             )
         )
         self._add_save = save_table.insert()
+        self._claim_and_add = (
+            _claim_and_add(self._claim_thread) if self._dialect == "postgresql" else None
+        )
         self._digest_every = digest_every
         self._journals = Journals(cache_text, cache_threads)
         # Each thread's writers in this process, one at a time (`_in_turn`), by event loop.
@@ -598,24 +601,10 @@ class SQLSaver(BaseCheckpointSaver):
                 if self.fence is not None:
                     await self.fence(conn, ops)
                 for thread_id in sorted(saves):  # one lock order: no deadlock
-                    claim = await self._claim(conn, thread_id)
-                    journal = self._journals.get(thread_id)
-                    if journal is None or (journal.key, journal.epoch, journal.seq) != (
-                        claim.id,
-                        claim.epoch,
-                        claim.put_count - 1,
-                    ):  # another process wrote since: catch up (the lock holds it back now)
-                        journal = await self._journal(conn, thread_id)
-                    if journal is not None and not all(
-                        journal.knows(*parent) for parent in parents.get(thread_id, ())
-                    ):  # a put from a checkpoint that a partial journal does not know
-                        journal = await self._journal(conn, thread_id, whole=True)
-                    if journal is None or journal.seq >= claim.put_count:
-                        raise RuntimeError(f"Thread {thread_id!r} changed under its lock")
-                    draft = _Draft(journal, claim.put_count, undigested=journal.undigested + 1)
-                    for save in saves[thread_id]:
-                        save(draft)
-                    await conn.execute(self._add_save, await self._rows(conn, claim.id, draft))
+                    todo, known = saves[thread_id], parents.get(thread_id, ())
+                    draft, claim = await self._save_at_once(conn, thread_id, todo, known)
+                    if draft is None:
+                        draft = await self._save(conn, thread_id, todo, known, claim)
                     drafts.append(draft)
             for draft in drafts:
                 draft.commit()
@@ -637,6 +626,73 @@ class SQLSaver(BaseCheckpointSaver):
                 turn = self._turns.setdefault((loop, thread_id), asyncio.Lock())
                 await turns.enter_async_context(turn)
             yield
+
+    async def _save_at_once(
+        self,
+        conn: AsyncConnection,
+        thread_id: str,
+        saves: list[Callable[[_Draft], None]],
+        parents: Iterable[Place],
+    ) -> tuple[_Draft | None, Row[Any] | None]:
+        """The save as one statement that claims the thread and adds the record (PostgreSQL),
+        made from the journal as this process knows it, and added only if no other process
+        wrote since: the draft. Else (a stale journal, a digest due) nothing is added: None,
+        and the claim when one was made, for `_save`."""
+        journal = self._journals.get(thread_id)
+        if (
+            self._claim_and_add is None
+            or journal is None
+            or journal.undigested + 1 >= self._digest_every
+            or not all(journal.knows(*parent) for parent in parents)
+        ):
+            return None, None
+        draft = self._draft(journal, journal.seq + 1, saves)
+        params = {
+            "thread_id": thread_id,
+            "now": datetime.now(UTC),
+            "data": encode(draft.record),
+            "key": journal.key,
+            "seq": draft.seq,
+            "epoch": journal.epoch,
+        }
+        claim = (await conn.execute(self._claim_and_add, params)).one()
+        if claim.deleted_at is not None:
+            raise ThreadDeletedError(thread_id)
+        return (draft if claim.added else None), claim
+
+    async def _save(
+        self,
+        conn: AsyncConnection,
+        thread_id: str,
+        saves: list[Callable[[_Draft], None]],
+        parents: Iterable[Place],
+        claim: Row[Any] | None,
+    ) -> _Draft:
+        """The save in steps: claim the thread (unless done), bring the journal up to date
+        under the lock, make the record from it and add it (and a digest when one is due)."""
+        if claim is None:
+            claim = await self._claim(conn, thread_id)
+        journal = self._journals.get(thread_id)
+        if journal is None or (journal.key, journal.epoch, journal.seq) != (
+            claim.id,
+            claim.epoch,
+            claim.put_count - 1,
+        ):  # another process wrote since: catch up (the lock holds it back now)
+            journal = await self._journal(conn, thread_id)
+        if journal is not None and not all(journal.knows(*parent) for parent in parents):
+            # a put from a checkpoint that a partial journal does not know
+            journal = await self._journal(conn, thread_id, whole=True)
+        if journal is None or journal.seq >= claim.put_count:
+            raise RuntimeError(f"Thread {thread_id!r} changed under its lock")
+        draft = self._draft(journal, claim.put_count, saves)
+        await conn.execute(self._add_save, await self._rows(conn, claim.id, draft))
+        return draft
+
+    def _draft(self, journal: Journal, seq: int, saves: list[Callable[[_Draft], None]]) -> _Draft:
+        draft = _Draft(journal, seq, undigested=journal.undigested + 1)
+        for save in saves:
+            save(draft)
+        return draft
 
     async def _rows(self, conn: AsyncConnection, key: int, draft: _Draft) -> list[dict[str, Any]]:
         """The rows a save stores: its record, and when the thread then has `digest_every`
@@ -1233,3 +1289,34 @@ def _join_object(values: dict[str, str]) -> str | None:
     if not values:
         return None
     return "{" + ",".join(f"{json.dumps(c)}:{v}" for c, v in values.items()) + "}"
+
+
+def _claim_and_add(claim_thread: Any) -> Any:
+    """`_claim_thread` and the insert of a save's record in one statement (PostgreSQL):
+    the record goes in only if the claim finds the thread as the journal knew it (its
+    key, epoch and next seq) and not deleted. The claim is made either way, and returned
+    with whether the record went in."""
+    claim = claim_thread.cte("claim")
+    added = (
+        save_table.insert()
+        .from_select(
+            ["thread", "seq", "data"],
+            select(
+                claim.c.id, claim.c.put_count, bindparam("data", type_=save_table.c.data.type)
+            ).where(
+                claim.c.id == bindparam("key"),
+                claim.c.put_count == bindparam("seq"),
+                claim.c.epoch == bindparam("epoch"),
+                claim.c.deleted_at.is_(None),
+            ),
+        )
+        .returning(save_table.c.seq)
+        .cte("added")
+    )
+    return select(
+        claim.c.id,
+        claim.c.put_count,
+        claim.c.epoch,
+        claim.c.deleted_at,
+        exists(select(added.c.seq)).label("added"),
+    )
