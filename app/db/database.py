@@ -28,8 +28,13 @@ class Database:
         self._writer = async_sessionmaker(
             self.engine.execution_options(**{WRITE_OPTION: True}), expire_on_commit=False
         )
-        self._reader = async_sessionmaker(self.engine, expire_on_commit=False)
         self._autocommit = self.engine.execution_options(isolation_level="AUTOCOMMIT")
+        # Reads on PostgreSQL need no transaction: under READ COMMITTED each statement sees
+        # what was committed when it began, in a transaction or not, and autocommit saves
+        # the BEGIN and ROLLBACK round trips of every read. On SQLite the transaction is
+        # what makes a session's reads one snapshot: it stays.
+        reads = self._autocommit if self.dialect == "postgresql" else self.engine
+        self._reader = async_sessionmaker(reads, expire_on_commit=False)
 
     @property
     def dialect(self) -> str:
