@@ -72,3 +72,40 @@ async def test_a_chat_turn_is_created_in_one_statement_or_two(
     async with httpx.AsyncClient(base_url=url, timeout=30) as client:
         metadata = (await client.get(f"/threads/{thread_id}")).json()["metadata"]
     assert metadata == {"graph_id": "asker", "assistant_id": metadata["assistant_id"]}
+
+
+async def test_a_queued_chat_turn_is_created_in_one_statement_too(
+    serve_app: ServeApp, database_url: str
+) -> None:
+    """A turn that waits for a worker (none here) on PostgreSQL: the same one statement,
+    which also checks the queue limit and announces the run. On SQLite: the general path
+    (the thread, the queue limit's count, the thread's update, the run)."""
+    settings = Settings(database_url=database_url, graphs=json.dumps(GRAPHS), run_workers=False)
+    app = create_app(settings)
+    url = serve_app(app)
+    engine = app.state.services.db.engine.sync_engine
+    seen: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if not statement.startswith(("BEGIN", "COMMIT", "ROLLBACK")):
+            seen.append(" ".join(statement.split()))
+
+    body = {"assistant_id": "echo", "input": {"messages": [{"role": "user", "content": "hi"}]}}
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        thread_id = (await client.post("/threads", json={})).json()["thread_id"]
+        event.listen(engine, "before_cursor_execute", record)
+        try:
+            created = await client.post(f"/threads/{thread_id}/runs", json=body)
+        finally:
+            event.remove(engine, "before_cursor_execute", record)
+        assert created.status_code == 200
+        assert created.json()["status"] == "pending"
+        thread = (await client.get(f"/threads/{thread_id}")).json()
+    assert thread["status"] == "busy"
+    assert thread["metadata"]["graph_id"] == "echo"
+    writes = [s for s in seen if not s.startswith("SELECT assistants")]
+    if app.state.services.db.dialect == "postgresql":
+        [statement] = writes
+        assert statement.startswith("WITH busy AS (UPDATE threads") and "pg_notify" in statement
+    else:
+        assert [s.split(" ")[0] for s in writes] == ["SELECT", "SELECT", "UPDATE", "INSERT"]

@@ -93,6 +93,25 @@ async def test_messages_per_request_are_bounded(alice: httpx.AsyncClient) -> Non
 
 
 @on_sqlite
+async def test_queued_chat_turns_are_bounded_too(
+    alice: httpx.AsyncClient, bob: httpx.AsyncClient
+) -> None:
+    """A turn on a thread of one's own queues in one statement on PostgreSQL, which
+    checks the same limit."""
+    run = {"assistant_id": "echo", "input": messages(1)}
+
+    async def turn(client: httpx.AsyncClient) -> httpx.Response:
+        thread_id = (await client.post("/threads", json={})).json()["thread_id"]
+        return await client.post(f"/threads/{thread_id}/runs", json=run)
+
+    for _ in range(2):
+        assert (await turn(alice)).is_success
+    refused = await turn(alice)
+    assert refused.status_code == 429
+    assert "queued runs" in refused.json()["detail"]
+    assert (await turn(bob)).is_success
+
+
 async def test_queued_runs_per_user_are_bounded(
     alice: httpx.AsyncClient, bob: httpx.AsyncClient
 ) -> None:

@@ -21,7 +21,7 @@ from app.db.models import AssistantRow, RunRow, ThreadRow, columns_of
 from app.errors import Conflict, Invalid, NotFound, TooManyRequests
 from app.graphs import GraphRegistry, run_context
 from app.runs.broker import StreamBroker
-from app.runs.notify import QUEUE, STARTED
+from app.runs.notify import CHANNEL, QUEUE, STARTED
 from app.runs.pool import WorkerPool
 from app.schemas.runs import RunCreate
 from app.schemas.runs import Send as SendModel
@@ -42,6 +42,9 @@ from app.services.state import read_version, requested_version, version_config
 from app.services.threads import new_thread, taken
 from app.webhooks import Webhooks
 from engine import CompiledGraph
+
+# The queue limit of the one-statement queueing when the settings set none.
+UNLIMITED = 2**31 - 1
 
 # A user at their queue limit may retry once some of their runs had time to start.
 QUEUE_RETRY_AFTER_S = 5
@@ -184,11 +187,14 @@ class RunAdmission:
 
     async def _start_at_once(self, run: RunRow, assistant: AssistantRow, owner: str) -> bool:
         """The usual turn of a chat, on PostgreSQL: the caller's idle thread gets the run
-        started here in one statement in autocommit mode, one round trip on the way to
-        its first token where the general path (`_insert`) takes four. False, with
-        nothing written, when it does not apply."""
-        if self.db.dialect != "postgresql" or not self.pool.take(run):
+        in one statement in autocommit mode, one round trip on the way to its first
+        token where the general path (`_insert`) takes four: started here when this
+        process has room, else queued for a worker (within the queue limit, and
+        announced, as `_insert` does). False, with nothing written, when it does not
+        apply."""
+        if self.db.dialect != "postgresql":
             return False
+        started = self.pool.take(run)
         values = columns_of(run)
         params = {
             "thread": run.thread_id,
@@ -200,16 +206,26 @@ class RunAdmission:
             "now": run.created_at,
             **{f"run_{name}": value for name, value in values.items()},
         }
-        try:
-            started = await self.db.write_one(start_at_once_statement(tuple(values)), params)
-        except IntegrityError:  # a run started on the thread meanwhile
-            started = []
-        except BaseException:
-            self.pool.release(run)
-            raise
         if not started:
+            limit = self.settings.max_queued_runs_per_user
+            params |= {
+                "queue_owner": owner,
+                "queue_limit": limit or UNLIMITED,
+                "channel": CHANNEL,
+                "queue_key": QUEUE,
+            }
+        statement = start_at_once_statement(tuple(values), queued=not started)
+        try:
+            added = await self.db.write_one(statement, params)
+        except IntegrityError:  # a run started on the thread meanwhile
+            added = []
+        except BaseException:
+            if started:
+                self.pool.release(run)
+            raise
+        if started and not added:
             self.pool.release(run)
-        return bool(started)
+        return bool(added)
 
     async def _insert(
         self,

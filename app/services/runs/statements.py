@@ -82,25 +82,33 @@ ADD_RUN = insert(RunRow.__table__)
 
 
 @functools.cache
-def start_at_once_statement(columns: tuple[str, ...]) -> Any:
+def start_at_once_statement(columns: tuple[str, ...], *, queued: bool = False) -> Any:
     """PostgreSQL, one statement: mark the thread busy, add the run's graph and assistant
     to its metadata, and insert the run (with `columns`, as `run_<column>` parameters)
     if the thread is the caller's and idle; no row when it is not so. No other
     parameter may be named like a column of `runs`: an INSERT takes such a parameter as
-    that column's value."""
+    that column's value.
+
+    `queued`: the run waits for a worker. It goes in only while the owner has fewer
+    pending runs than `queue_limit` (the queue limit, checked as `_insert` checks it),
+    and the statement notifies `channel` of it (`queue_key`), as `_insert`'s transaction
+    does."""
     known = cast(THREADS.metadata, JSONB)
     metadata = known.op("||")(bindparam("thread_patch", type_=JSONB))
+    conditions = [
+        THREADS.thread_id == bindparam("thread"),
+        THREADS.owner == bindparam("thread_owner"),
+        func.jsonb_typeof(known) == "object",  # else `||` would not merge
+        ~exists().where(
+            RUNS.thread_id == THREADS.thread_id,
+            RUNS.status.in_(("pending", "running")),
+        ),
+    ]
+    if queued:
+        conditions.append(_pending_of(bindparam("queue_owner")) < bindparam("queue_limit"))
     busy = (
         update(ThreadRow.__table__)
-        .where(
-            THREADS.thread_id == bindparam("thread"),
-            THREADS.owner == bindparam("thread_owner"),
-            func.jsonb_typeof(known) == "object",  # else `||` would not merge
-            ~exists().where(
-                RUNS.thread_id == THREADS.thread_id,
-                RUNS.status.in_(("pending", "running")),
-            ),
-        )
+        .where(*conditions)
         .values(status="busy", updated_at=bindparam("now"), metadata=cast(metadata, JSON))
         .returning(THREADS.thread_id)
         .cte("busy")
@@ -108,11 +116,18 @@ def start_at_once_statement(columns: tuple[str, ...]) -> Any:
     row = select(
         *[bindparam(f"run_{name}", type_=RUNS[name].type) for name in columns]
     ).select_from(busy)
-    return (
+    added = (
         insert(RunRow.__table__)
         .from_select(list(columns), row, include_defaults=False)
         .returning(RUNS.run_id)
     )
+    if not queued:
+        return added
+    inserted = added.cte("added")
+    notified = select(
+        func.count(func.pg_notify(bindparam("channel"), bindparam("queue_key")))
+    ).select_from(inserted)
+    return select(inserted.c.run_id, notified.scalar_subquery().label("notified"))
 
 
 # What `record_at_once_statement` inserts of each event, as arrays.
@@ -152,15 +167,21 @@ def record_at_once_statement(changed: tuple[str, ...]) -> Any:
     )
 
 
-QUEUED = (
-    select(func.count())
-    .select_from(RunRow)
-    .where(
-        RunRow.owner == bindparam("owner"),
-        RunRow.status.in_((PENDING, RUNNING)),  # the condition of runs_active_by_owner
-        RunRow.status == PENDING,
+def _pending_of(owner: Any) -> Any:
+    """How many pending runs `owner` has (planned on runs_active_by_owner)."""
+    return (
+        select(func.count())
+        .select_from(RunRow)
+        .where(
+            RunRow.owner == owner,
+            RunRow.status.in_((PENDING, RUNNING)),  # the condition of runs_active_by_owner
+            RunRow.status == PENDING,
+        )
+        .scalar_subquery()
     )
-)
+
+
+QUEUED = select(_pending_of(bindparam("owner")))
 
 # A run's status (no row: the run is gone).
 STATUS = select(RunRow.__table__.c.status).where(RunRow.__table__.c.run_id == bindparam("run"))
