@@ -36,7 +36,7 @@ from app.services.runs.statements import (
     BUSY,
     QUEUED,
     THREAD,
-    start_at_once_statement,
+    admit_at_once_statement,
 )
 from app.services.state import read_version, requested_version, version_config
 from app.services.threads import new_thread, taken
@@ -152,7 +152,7 @@ class RunAdmission:
                 start
                 and not stateless
                 and not claim
-                and await self._start_at_once(run, assistant, owner)
+                and await self._admit_at_once(run, assistant, owner)
             ):
                 cancel = []
             else:
@@ -185,7 +185,7 @@ class RunAdmission:
         self.broker.notifier.fire(QUEUE if run.status == "pending" else STARTED)
         return run
 
-    async def _start_at_once(self, run: RunRow, assistant: AssistantRow, owner: str) -> bool:
+    async def _admit_at_once(self, run: RunRow, assistant: AssistantRow, owner: str) -> bool:
         """The usual turn of a chat, on PostgreSQL: the caller's idle thread gets the run
         in one statement in autocommit mode, one round trip on the way to its first
         token where the general path (`_insert`) takes four: started here when this
@@ -214,7 +214,7 @@ class RunAdmission:
                 "channel": CHANNEL,
                 "queue_key": QUEUE,
             }
-        statement = start_at_once_statement(tuple(values), queued=not started)
+        statement = admit_at_once_statement(tuple(values), queued=not started)
         try:
             added = await self.db.write_one(statement, params)
         except IntegrityError:  # a run started on the thread meanwhile

@@ -82,7 +82,7 @@ ADD_RUN = insert(RunRow.__table__)
 
 
 @functools.cache
-def start_at_once_statement(columns: tuple[str, ...], *, queued: bool = False) -> Any:
+def admit_at_once_statement(columns: tuple[str, ...], *, queued: bool = False) -> Any:
     """PostgreSQL, one statement: mark the thread busy, add the run's graph and assistant
     to its metadata, and insert the run (with `columns`, as `run_<column>` parameters)
     if the thread is the caller's and idle; no row when it is not so. No other
