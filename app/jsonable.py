@@ -65,6 +65,8 @@ def _wire(value: Any) -> Any:
 
 def _plain(value: Any) -> Any:
     """One object that is not a JSON type, as something nearer to one."""
+    if isinstance(value, float):  # a subclass, which orjson leaves to us
+        return float(value)
     if isinstance(value, BaseMessage):
         return value.model_dump()
     if isinstance(value, Interrupt):
@@ -95,7 +97,11 @@ def _plain(value: Any) -> Any:
 # Built once: json.dumps with options builds an encoder on every call.
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _dumps = orjson.dumps
-# What orjson writes its own way, written as `jsonable` writes it.
+# What orjson writes its own way, written as `jsonable` writes it; NumPy's numbers and
+# arrays as numbers and lists, as LangGraph's server writes them.
 _OPTIONS = (
-    orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
+    orjson.OPT_NON_STR_KEYS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_SERIALIZE_NUMPY
 )

@@ -29,6 +29,10 @@ class Color(enum.Enum):
     RED = "red"
 
 
+class Score(float):
+    """A float of a class of its own, as NumPy's float64 is."""
+
+
 @dataclasses.dataclass
 class Point:
     x: int
@@ -51,7 +55,7 @@ VALUES: list[Any] = [
     {1: "int key", "nested": {2: [None, True, 1.5]}},
     {"error": ValueError("bad")},
     {"other": object},
-    {"scores": [float("nan"), float("inf"), -float("inf"), 0.5]},
+    {"scores": [float("nan"), float("inf"), -float("inf"), 0.5, Score(0.25), Score("nan")]},
     # Messages are written from their fields: what `model_dump` gives, extra fields last.
     [
         AIMessage(
@@ -81,6 +85,12 @@ VALUES: list[Any] = [
 @pytest.mark.parametrize("value", VALUES)
 def test_to_json_writes_what_jsonable_gives(value: Any) -> None:
     assert json.loads(to_json(value)) == json.loads(json.dumps(jsonable(value)))
+
+
+def test_numpy_numbers_and_arrays_are_numbers_and_lists() -> None:
+    numpy = pytest.importorskip("numpy")
+    value = {"f": numpy.float64(0.5), "i": numpy.int64(3), "a": numpy.array([1, 2])}
+    assert json.loads(to_json(value)) == {"f": 0.5, "i": 3, "a": [1, 2]}
 
 
 def test_numbers_json_has_not_are_null() -> None:
