@@ -15,6 +15,7 @@ import pytest
 from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
+    BaseMessage,
     HumanMessage,
     RemoveMessage,
     ToolMessage,
@@ -85,6 +86,15 @@ VALUES: list[Any] = [
 @pytest.mark.parametrize("value", VALUES)
 def test_to_json_writes_what_jsonable_gives(value: Any) -> None:
     assert json.loads(to_json(value)) == json.loads(json.dumps(jsonable(value)))
+
+
+def test_messages_are_written_as_model_dump_gives_them() -> None:
+    messages = [m for value in VALUES if isinstance(value, list) for m in value]
+    messages = [m for m in messages if isinstance(m, BaseMessage)]
+    assert len(messages) > 5
+    for message in messages:
+        assert json.loads(to_json(message)) == json.loads(json.dumps(jsonable(message)))
+        assert jsonable(message) == jsonable(message.model_dump())
 
 
 def test_numpy_numbers_and_arrays_are_numbers_and_lists() -> None:
