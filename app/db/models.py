@@ -145,8 +145,6 @@ class RunRow(Base):
     # whole (the error, or values no checkpoint holds: a stateless run deletes its own).
     checkpoint_id: Mapped[str | None] = mapped_column(String(36))
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
-    # The last message of the values it ended with, for the conversation tree.
-    last_message: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     owner: Mapped[str] = mapped_column(String(200))
     # Set by a cancel request; the worker running the run acts on it.
     cancel_action: Mapped[str | None] = mapped_column(String(16))

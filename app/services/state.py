@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from langchain_core.messages import convert_to_messages
-from sqlalchemy import JSON, ColumnElement, func, select, type_coerce
+from sqlalchemy import select
 
 from app.db.models import RunRow
 from app.errors import Conflict, Invalid, NotFound
@@ -167,8 +167,11 @@ class _Outcome(NamedTuple):
     input: Any
     checkpoint_id: str | None
     created_at: datetime
-    last_message: Any
     interrupted: bool
+
+
+# Runs whose last checkpoint shows a reply: not one still going, nor one that failed.
+REPLIED = frozenset({"success", "interrupted"})
 
 
 @dataclass
@@ -249,7 +252,6 @@ def _turn(
         user_message = _human(given)
     last = branching.versions[ids[-1]]
     writer = outcomes.get(last.run_id or "")
-    reply = writer.last_message if writer else None
     later = carried.get(last.checkpoint_id)
     runs = (r for i in ids for r in (branching.versions[i].run_id, *carried.get(i, ())) if r)
     return Turn(
@@ -261,7 +263,7 @@ def _turn(
         run_ids=list(dict.fromkeys(runs)),
         input=given,
         user_message=user_message,
-        reply=reply if isinstance(reply, dict) and reply.get("type") == "ai" else None,
+        reply=None,
         status=_status(outcomes[later[-1]] if later else writer),
         sibling_index=0,
         sibling_count=1,
@@ -398,6 +400,7 @@ class StateService:
             ids = branching.chain(v.checkpoint_id)
             turn_of.update(dict.fromkeys(ids, v.checkpoint_id))
             turns[v.checkpoint_id] = _turn(branching, v, ids, turns, turn_of, outcomes, carried)
+        await self._add_replies(thread.thread_id, branching, outcomes, list(turns.values()))
         siblings: dict[str | None, list[str]] = {}
         for turn in turns.values():
             siblings.setdefault(turn.parent_turn_id, []).append(turn.turn_id)
@@ -418,10 +421,32 @@ class StateService:
             turns=list(turns.values()),
         )
 
+    async def _add_replies(
+        self,
+        thread_id: str,
+        branching: _Branching,
+        outcomes: dict[str, _Outcome],
+        turns: list[Turn],
+    ) -> None:
+        """Each turn's reply: the last message at its last checkpoint, when it is an AI
+        message and the run that wrote that checkpoint ended without failing (a run still
+        going, or one that failed, shows none). The saver reads one message a turn."""
+        ended = [
+            turn
+            for turn in turns
+            if (writer := outcomes.get(branching.versions[turn.last_checkpoint_id].run_id or ""))
+            and writer.status in REPLIED
+        ]
+        found = await self.saver.alast_elements(
+            thread_id, "messages", [turn.last_checkpoint_id for turn in ended]
+        )
+        for turn in ended:
+            reply = jsonable(found.get(turn.last_checkpoint_id))
+            turn.reply = reply if isinstance(reply, dict) and reply.get("type") == "ai" else None
+
     async def _outcomes(self, thread_id: str) -> dict[str, _Outcome]:
-        """Input and ending of each run of the thread, oldest first, with only the last
-        message of its final values taken from the database (kept apart from a result that
-        is a checkpoint): never the whole conversation of every turn."""
+        """Input and ending of each run of the thread, oldest first: never the values of
+        a result (a checkpoint, or for rows from before references, the whole state)."""
         query = (
             select(
                 RunRow.run_id,
@@ -429,7 +454,6 @@ class StateService:
                 RunRow.kwargs["input"],
                 RunRow.kwargs["checkpoint_id"],
                 RunRow.created_at,
-                func.coalesce(RunRow.last_message, _last_message(self.db.dialect, RunRow.result)),
                 RunRow.result["__interrupt__"],
             )
             .where(RunRow.thread_id == thread_id)
@@ -438,12 +462,6 @@ class StateService:
         async with self.db.read() as session:
             rows = await session.execute(query)
         return {
-            run_id: _Outcome(status, given, start, made, last, bool(interrupts))
-            for run_id, status, given, start, made, last, interrupts in rows
+            run_id: _Outcome(status, given, start, made, bool(interrupts))
+            for run_id, status, given, start, made, interrupts in rows
         }
-
-
-def _last_message(dialect: str, column: Any) -> ColumnElement[Any]:
-    if dialect == "postgresql":
-        return column["messages"][-1]
-    return type_coerce(func.json_quote(func.json_extract(column, "$.messages[#-1]")), JSON)

@@ -165,6 +165,22 @@ class BaseCheckpointSaver:
         left unread."""
         raise NotImplementedError
 
+    async def alast_elements(
+        self, thread_id: str, channel: str, checkpoint_ids: Sequence[str], checkpoint_ns: str = ""
+    ) -> dict[str, Any]:
+        """The last element of the list that `channel` holds at each of these checkpoints,
+        by checkpoint id (none for a checkpoint it holds no list or an empty one at): what
+        a conversation tree shows of each turn. A saver that keeps lists apart overrides
+        it to read one element per checkpoint instead of each whole list."""
+        found: dict[str, Any] = {}
+        for checkpoint_id in checkpoint_ids:
+            config = checkpoint_config(thread_id, checkpoint_ns, checkpoint_id)
+            saved = await self.aget_tuple(config)
+            value = saved.checkpoint["channel_values"].get(channel) if saved else None
+            if isinstance(value, list) and value:
+                found[checkpoint_id] = value[-1]
+        return found
+
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         raise NotImplementedError
 

@@ -190,3 +190,49 @@ async def test_rows_written_before_read_the_same_once_moved(database_url: str) -
                 "You said: hello",
                 "You said: and again",
             ]
+
+
+async def test_revision_0011_drops_the_copied_reply_and_the_tree_stays(database_url: str) -> None:
+    """A database as revision 0010 left it (each run's row copying its last message), then
+    upgraded: the column goes, and the tree reads the same replies from the checkpoints."""
+    settings = Settings(database_url=database_url, graphs=json.dumps(GRAPHS), workers=2)
+    with serving(create_app(settings)) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+            chat = (await client.post("/threads", json={})).json()["thread_id"]
+            for text in ("hello", "and again"):
+                body = {
+                    "assistant_id": "echo",
+                    "input": {"messages": [{"type": "human", "content": text}]},
+                }
+                (await client.post(f"/threads/{chat}/runs/wait", json=body)).raise_for_status()
+            tree = (await client.get(f"/threads/{chat}/tree")).json()
+    replies = {run: t["reply"] for t in tree["turns"] for run in t["run_ids"]}
+    assert [r["content"] for r in replies.values()] == ["You said: hello", "You said: and again"]
+
+    await run_alembic(database_url, command.downgrade, "0010", history=SERVER)
+    engine = create_engine(database_url)
+    try:
+        async with engine.begin() as conn:
+            for run_id, reply in replies.items():
+                await conn.execute(
+                    sa.text("UPDATE runs SET last_message = :m WHERE run_id = :r").bindparams(
+                        sa.bindparam("m", type_=sa.JSON)
+                    ),
+                    {"m": reply, "r": run_id},
+                )
+    finally:
+        await engine.dispose()
+    await migrate(database_url)
+
+    engine = create_engine(database_url)
+    try:
+        async with engine.connect() as conn:
+            columns = await conn.run_sync(
+                lambda sync: {c["name"] for c in sa.inspect(sync).get_columns("runs")}
+            )
+    finally:
+        await engine.dispose()
+    assert "last_message" not in columns
+    with serving(create_app(settings)) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+            assert (await client.get(f"/threads/{chat}/tree")).json() == tree

@@ -101,6 +101,23 @@ async def test_a_new_saver_reads_a_long_thread_s_head_from_its_digests(
     assert len(decoded) == 1
 
 
+async def test_a_new_saver_reads_each_turn_s_last_message_from_the_digests(
+    sql_saver: SQLSaver,
+) -> None:
+    """From joined rows (the digests') as from a record's own: the last element of every
+    checkpoint's list is what reading the checkpoint whole gives."""
+    await run_chat(sql_saver, "long", 80)
+    every = [v.checkpoint_id for v in await sql_saver.alist_versions("long")]
+    whole = {
+        checkpoint_id: messages[-1]
+        for checkpoint_id, t in (await listed(sql_saver, "long")).items()
+        if (messages := t.checkpoint["channel_values"].get("messages"))
+    }
+    assert len(whole) == 80
+    assert await SQLSaver(sql_saver.engine).alast_elements("long", "messages", every) == whole
+    assert await sql_saver.alast_elements("long", "messages", every) == whole
+
+
 async def test_digests_keep_every_checkpoint_write_and_list_readable(
     sql_saver: SQLSaver,
 ) -> None:

@@ -365,6 +365,32 @@ async def test_list_versions_gives_the_tree_without_values(saver: BaseCheckpoint
     assert await saver.alist_versions("unknown") == []
 
 
+async def test_last_elements(saver: BaseCheckpointSaver) -> None:
+    h = History(saver, "t1")
+    first = await h.put({"messages": message_list(2)})
+    second = await h.put({"messages": message_list(5)})
+    cut = await h.put({"messages": message_list(3)})
+    h.head = second
+    fork = await h.put({"messages": [*message_list(5), *message_list(1, start=9)]})
+    short = await h.put({"messages": [{"type": "ai", "content": "hi", "id": "s"}]})  # inline
+    empty = await h.put({"messages": [], "note": "n" * 200})
+    wanted = [first, second, cut, fork, short, empty, str(uuid.uuid4())]
+
+    assert await saver.alast_elements("t1", "note", [empty]) == {}  # not a list
+    assert await saver.alast_elements("t1", "messages", [first], "other-namespace") == {}
+    assert await saver.alast_elements("unknown", "messages", [first]) == {}
+    last = await saver.alast_elements("t1", "messages", wanted)
+
+    with known_gap(saver, "InMemorySaver keys blobs by version, which the fork reuses"):
+        assert last == {
+            first: message_list(2)[-1],
+            second: message_list(5)[-1],
+            cut: message_list(3)[-1],
+            fork: message_list(1, start=9)[0],
+            short: {"type": "ai", "content": "hi", "id": "s"},
+        }
+
+
 async def test_copy_thread(saver: BaseCheckpointSaver) -> None:
     source = History(saver, "source")
     first = await source.put({"messages": message_list(2), "big": "b" * 400}, thread_id="source")

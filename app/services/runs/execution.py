@@ -46,12 +46,6 @@ log = logging.getLogger(__name__)
 INTERRUPTS = "__interrupt__"
 
 
-def _last_message(values: Any) -> Any:
-    """The last of the values' `messages`, for the conversation tree (None if none)."""
-    messages = values.get("messages") if isinstance(values, dict) else None
-    return jsonable(messages[-1]) if isinstance(messages, list) and messages else None
-
-
 def _interrupts_after(values: Any) -> str:
     """What a `values` part shows after its checkpoint's values: the interrupts that
     stopped the step, as a JSON object (`app.runs.broker.with_values`); else nothing."""
@@ -273,13 +267,13 @@ class RunExecutor:
         ended = {INTERRUPTS: interrupts} if interrupts else {}
         # The row keeps the result as the checkpoint it ended at (and its interrupts),
         # unless no checkpoint holds its values, or none will (a stateless run's go).
-        checkpoint_id, message = None, None
+        checkpoint_id = None
         if error is not None:
             kept: Any = {
                 "__error__": {"error": type(error).__name__, "message": error_message(error)}
             }
         elif head.checkpoint_id is not None and run.kwargs.get("on_completion") != "delete":
-            kept, checkpoint_id, message = ended, head.checkpoint_id, _last_message(values)
+            kept, checkpoint_id = ended, head.checkpoint_id
         else:
             kept = {**(jsonable(values) or {}), **ended}
         resting: ThreadStatus = "error" if status == "error" else head.status
@@ -288,7 +282,6 @@ class RunExecutor:
             "outcome": status,
             "outcome_checkpoint": checkpoint_id,
             "outcome_result": kept,
-            "outcome_message": message,
             "now": now(),
         }
         hooked = False

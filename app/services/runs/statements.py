@@ -48,7 +48,6 @@ RECORD = (
         status=bindparam("outcome"),
         checkpoint_id=bindparam("outcome_checkpoint"),
         result=bindparam("outcome_result"),
-        last_message=bindparam("outcome_message"),
         updated_at=bindparam("now"),
     )
 )

@@ -11,6 +11,7 @@ passed in, and shares it with the enclosing namespace's log instead of storing i
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -139,6 +140,31 @@ def joined(items: list[ItemEntry]) -> list[ItemEntry]:
         (*run[0][:3], sum(item[3] for item in run), SEP.join(item[4] for item in run))
         for run in runs
     ]
+
+
+class ElementTexts:
+    """The texts of single elements of one log, each row split at most once: for reads of
+    scattered positions (the last message of every turn of a long chat)."""
+
+    def __init__(self, chunks: Mapping[int, tuple[int, str]]) -> None:
+        self._chunks = chunks
+        self._starts = sorted(chunks)
+        self._split: dict[int, list[str]] = {}
+
+    def at(self, position: int) -> str:
+        """Raises KeyError if no row holds `position`."""
+        row = bisect_right(self._starts, position) - 1
+        if row < 0:
+            raise KeyError(position)
+        start = self._starts[row]
+        count, data = self._chunks[start]
+        if position >= start + count:
+            raise KeyError(position)
+        if count == 1:
+            return data
+        if start not in self._split:
+            self._split[start] = data.split(SEP)
+        return self._split[start][position - start]
 
 
 def json_array(runs: list[str]) -> str:

@@ -66,6 +66,7 @@ from engine.checkpoint.sql.item_log import (
     MAX_SEGMENTS,
     SEP,
     UNPREPARED,
+    ElementTexts,
     Segments,
     at_positions,
     enclosing,
@@ -398,6 +399,38 @@ class SQLSaver(BaseCheckpointSaver):
             source, run_id = entry.metadata.get("source"), entry.metadata.get("run_id")
             versions.append(VersionInfo(entry.id, entry.parent, source, run_id, entry.ts))
         return versions
+
+    async def alast_elements(
+        self, thread_id: str, channel: str, checkpoint_ids: Sequence[str], checkpoint_ns: str = ""
+    ) -> dict[str, Any]:
+        """A list kept in an item log gives the text of its last element alone, and the
+        texts of all the checkpoints are parsed in one go; a list kept otherwise (short
+        enough to be inline) is read whole."""
+        thread_id = str(thread_id)
+        journal = await self._retry(lambda: self._read_journal(thread_id, whole=True))
+        if journal is None:
+            return {}
+        found: dict[str, Any] = {}
+        texts: dict[str, str] = {}
+        logs: dict[Log, ElementTexts] = {}
+        for checkpoint_id in checkpoint_ids:
+            entry = journal.checkpoints.get((checkpoint_ns, checkpoint_id))
+            if entry is None or channel not in entry.channel_versions:
+                continue
+            ref = entry.stored.get(channel)
+            if type(ref) is list:
+                if ref:
+                    _, end, *owner = ref[-1]
+                    log = (owner[0] if owner else checkpoint_ns, channel)
+                    if log not in logs:
+                        logs[log] = ElementTexts(journal.logs[log])
+                    texts[checkpoint_id] = logs[log].at(end - 1)
+                continue
+            value = self._tuple(thread_id, journal, entry).checkpoint["channel_values"].get(channel)
+            if isinstance(value, list) and value:
+                found[checkpoint_id] = value[-1]
+        found.update(zip(texts, self._parse(json_array(list(texts.values()))), strict=True))
+        return found
 
     async def _read_journal(self, thread_id: str, whole: bool = False) -> Journal | None:
         async with self._reader.connect() as conn:
