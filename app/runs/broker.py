@@ -295,8 +295,13 @@ class StreamBroker:
             if run_id not in self.streams:  # else it started here during the check
                 await until(woken, POLL_EVERY_S if whole else UNSAVED_RETRY_S)
 
-    async def wait_done(self, run_id: str) -> None:
-        """Return once the run has ended (or is gone), without reading its events."""
+    async def wait_done(self, run_id: str, *, seen_active: bool = False) -> None:
+        """Return once the run has ended (or is gone), without reading its events.
+        `seen_active`: the caller has just read or created the run pending or running,
+        so its status is not read again before the first wait (a queued chat turn's
+        waiter made that read on every turn). Its end wakes the wait; an end between the
+        caller's look and the wait, which takes a whole run within one round trip, is
+        found by the poll."""
         while True:
             stream = self.streams.get(run_id)
             if stream is not None:
@@ -306,8 +311,9 @@ class StreamBroker:
                     return
                 continue  # the run left this process: it goes on elsewhere
             woken = self.notifier.listen(run_key(run_id))
-            if await self._is_final(run_id):
+            if not seen_active and await self._is_final(run_id):
                 return
+            seen_active = False
             if run_id not in self.streams:  # else it started here during the check
                 await until(woken, POLL_EVERY_S)
 

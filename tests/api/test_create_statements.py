@@ -3,7 +3,7 @@ statement in autocommit mode (it marks the thread busy and inserts the run, star
 once); on SQLite, and on PostgreSQL when that does not apply, a read of the thread
 (its owner, metadata and active runs), its update and the run's insert. Every round
 trip there is on the path to the run's first token; other processes hear of the run
-with its first events."""
+with its first events. Waiting on a queued turn reads nothing of the run."""
 
 from __future__ import annotations
 
@@ -109,3 +109,33 @@ async def test_a_queued_chat_turn_is_created_in_one_statement_too(
         assert statement.startswith("WITH busy AS (UPDATE threads") and "pg_notify" in statement
     else:
         assert [s.split(" ")[0] for s in writes] == ["SELECT", "SELECT", "UPDATE", "INSERT"]
+
+
+async def test_a_queued_chat_turn_waits_without_reading_its_status(
+    serve_app: ServeApp, database_url: str
+) -> None:
+    """`runs/wait` on a turn queued behind another thread's run (one worker): the waiter
+    saw the run pending when it made it, and is woken when the run starts here, so it
+    never reads the run's status (it did once a queued turn)."""
+    app = create_app(Settings(database_url=database_url, graphs=json.dumps(GRAPHS), workers=1))
+    url = serve_app(app)
+    engine = app.state.services.db.engine.sync_engine
+    seen: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(" ".join(statement.split()))
+
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        busy, chat = [(await client.post("/threads", json={})).json()["thread_id"] for _ in "ab"]
+        slow = {"assistant_id": "slow", "input": {"delay": 0.3}}
+        (await client.post(f"/threads/{busy}/runs", json=slow)).raise_for_status()
+        body = {"assistant_id": "echo", "input": {"messages": [{"role": "user", "content": "hi"}]}}
+        event.listen(engine, "before_cursor_execute", record)
+        try:
+            answer = await client.post(f"/threads/{chat}/runs/wait", json=body)
+        finally:
+            event.remove(engine, "before_cursor_execute", record)
+    assert answer.json()["messages"][-1]["content"] == "You said: hi"
+    # A worker claimed it: it was queued.
+    assert any(s.startswith("UPDATE runs SET status") and "attempt" in s for s in seen)
+    assert not [s for s in seen if s.startswith("SELECT runs.status")]

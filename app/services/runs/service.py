@@ -105,7 +105,7 @@ class RunService:
         key = run.run_id
         self.results.awaited[key] += 1
         try:
-            await self.wait_done(key)
+            await self.broker.wait_done(key, seen_active=True)
             if key in self.results.outcomes:
                 return self.results.outcomes[key]
         finally:
