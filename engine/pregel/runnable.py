@@ -12,6 +12,7 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from contextvars import Context, copy_context
+from functools import lru_cache
 from typing import Any
 
 from langchain_core.callbacks.manager import AsyncCallbackManager, CallbackManager
@@ -56,7 +57,21 @@ def _asks_for(name: str, annotation: Any) -> bool:
 
 def injected_params(fn: Callable[..., Any]) -> tuple[str, ...]:
     """Which of config/runtime/store/writer `fn` asks for by a parameter of that name
-    (and, but for `runtime`, an annotation of that kind or none)."""
+    (and, but for `runtime`, an annotation of that kind or none). Worked out once per
+    function: every compile wraps each node again, and reading a signature was a third
+    of a small graph's compile."""
+    try:
+        return _cached_injected_params(fn)
+    except TypeError:  # a callable object that is not hashable
+        return _injected_params(fn)
+
+
+@lru_cache(maxsize=1024)
+def _cached_injected_params(fn: Callable[..., Any]) -> tuple[str, ...]:
+    return _injected_params(fn)
+
+
+def _injected_params(fn: Callable[..., Any]) -> tuple[str, ...]:
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
