@@ -177,6 +177,12 @@ class RunEventRow(Base):
     checkpoint_id: Mapped[str | None] = mapped_column(String(36))
     data: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # The events recorded with this one (seq + 1 on), as a JSON array of [event,
+    # checkpoint_id, data], and the seq of the last of them (none: the row is one event).
+    # A run's events recorded together take one row: a chat turn's three (its metadata
+    # and two `values` events) paid three rows' headers, keys and index entries.
+    last_seq: Mapped[int | None] = mapped_column(Integer)
+    more: Mapped[str | None] = mapped_column(Text)
 
 
 class StoreItemRow(Base):

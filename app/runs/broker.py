@@ -9,6 +9,7 @@ a client reads when it rejoins after the run left memory (or from another proces
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,6 +34,8 @@ UNSAVED_RETRY_S = 0.02
 # Core, not ORM, statements on the hot path: the ORM's bulk machinery costs more than the
 # insert.
 _ADD_EVENTS = insert(RunEventRow.__table__)
+# The seq of the last event a row records.
+_LAST_SEQ = func.coalesce(RunEventRow.last_seq, RunEventRow.seq)
 
 
 # The JSON text of the saved values of a run's checkpoints, by id (those found).
@@ -81,6 +84,26 @@ class Event:
             "data": data,
             "created_at": now,
         }
+
+
+def recorded_row(run_id: str, events: list[Event], now: datetime) -> dict[str, Any]:
+    """The one row of `run_events` that records `events` (consecutive, of one run): the
+    first in its columns, the others in `more`."""
+    row = events[0].row(run_id, now)
+    rest = [e.row(run_id, now) for e in events[1:]]
+    more = [[r["event"], r["checkpoint_id"], r["data"]] for r in rest]
+    row["last_seq"] = rest[-1]["seq"] if rest else None
+    row["more"] = json.dumps(more, separators=(",", ":"), ensure_ascii=False) if rest else None
+    return row
+
+
+def recorded_events(row: Any) -> list[tuple[int, str, str, str | None]]:
+    """(seq, event, data, checkpoint_id) of each event a row of `run_events` records."""
+    seq, event, data, checkpoint_id, more = row
+    found = [(seq, event, data, checkpoint_id)]
+    for n, (name, checkpoint, text) in enumerate(json.loads(more) if more else (), start=1):
+        found.append((seq + n, name, text, checkpoint))
+    return found
 
 
 def with_values(values: str, after: str) -> str:
@@ -135,7 +158,7 @@ class StreamBroker:
         if retry:
             async with self.db.read() as session:
                 last = await session.scalar(
-                    select(func.max(RunEventRow.seq)).where(RunEventRow.run_id == run_id)
+                    select(func.max(_LAST_SEQ)).where(RunEventRow.run_id == run_id)
                 )
         stream = self.open(run_id)
         if last is not None and not stream.events:
@@ -200,7 +223,7 @@ class StreamBroker:
             pending = stream.events[len(stream.events) - stream.unsaved :]
             stream.unsaved = 0
             taken.append(rid)
-            rows += [e.row(rid, now) for e in pending]
+            rows.append(recorded_row(rid, pending, now))
         return rows, taken
 
     async def flush(self, run_id: str | None = None) -> None:
@@ -325,18 +348,18 @@ class StreamBroker:
         checkpoint is not found (not committed yet), which a `final` run's are not to be
         (they were deleted): those are left out."""
         async with self.db.read() as session:
-            rows = list(
-                await session.execute(
-                    select(
-                        RunEventRow.seq,
-                        RunEventRow.event,
-                        RunEventRow.data,
-                        RunEventRow.checkpoint_id,
-                    )
-                    .where(RunEventRow.run_id == run_id, RunEventRow.seq >= from_seq)
-                    .order_by(RunEventRow.seq)
+            recorded = await session.execute(
+                select(
+                    RunEventRow.seq,
+                    RunEventRow.event,
+                    RunEventRow.data,
+                    RunEventRow.checkpoint_id,
+                    RunEventRow.more,
                 )
+                .where(RunEventRow.run_id == run_id, from_seq <= _LAST_SEQ)
+                .order_by(RunEventRow.seq)
             )
+            rows = [e for row in recorded for e in recorded_events(row) if e[0] >= from_seq]
         wanted = list(dict.fromkeys(c for *_, c in rows if c is not None))
         values = await self.saved_values(run_id, wanted) if wanted else {}
         events: list[Event] = []

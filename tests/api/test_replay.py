@@ -7,9 +7,13 @@ import json
 import httpx
 import sqlalchemy as sa
 
+from alembic import command
 from app.config import Settings
+from app.db.migrations import SERVER, migrate
 from app.main import create_app
+from app.runs.broker import recorded_events
 from engine.checkpoint.sql.connect import create_engine
+from engine.checkpoint.sql.migrations import run_alembic
 from tests.api.conftest import serving
 from tests.api.graphs import GRAPHS
 
@@ -58,8 +62,9 @@ async def recorded_as_checkpoints(database_url: str) -> int:
     engine = create_engine(database_url)
     try:
         async with engine.connect() as conn:
-            query = "SELECT count(*) FROM run_events WHERE checkpoint_id IS NOT NULL"
-            return int(await conn.scalar(sa.text(query)) or 0)
+            query = "SELECT seq, event, data, checkpoint_id, more FROM run_events"
+            rows = await conn.execute(sa.text(query))
+            return sum(1 for row in rows for *_, c in recorded_events(row) if c is not None)
     finally:
         await engine.dispose()
 
@@ -117,3 +122,59 @@ async def test_a_replay_after_a_restart_is_the_live_stream(database_url: str) ->
         f for f in live[next(r for r in runs if runs[r] == asker)] if b"__interrupt__" in f
     ]
     assert interrupted
+
+
+async def rows_and_events(database_url: str) -> tuple[int, list[tuple[object, ...]]]:
+    """How many rows `run_events` has, and every event they record, in order."""
+    engine = create_engine(database_url)
+    try:
+        async with engine.connect() as conn:
+            columns = await conn.run_sync(
+                lambda sync: {c["name"] for c in sa.inspect(sync).get_columns("run_events")}
+            )
+            more = "more" if "more" in columns else "NULL"
+            query = f"SELECT run_id, seq, event, data, checkpoint_id, {more} FROM run_events"
+            rows = list(await conn.execute(sa.text(query)))
+    finally:
+        await engine.dispose()
+    found = sorted((r[0], *e) for r in rows for e in recorded_events(r[1:]))
+    return len(rows), found
+
+
+async def test_events_recorded_together_are_one_row_and_replay_from_inside_it(
+    database_url: str,
+) -> None:
+    """A turn's events (its metadata and two `values` events) are recorded in one row; a
+    rejoin from any of them replays the rest as it was. Revision 0012's downgrade writes
+    them back as a row each, and the upgrade reads those as before."""
+    settings = Settings(database_url=database_url, graphs=json.dumps(GRAPHS), workers=2)
+    body = {"assistant_id": "echo", "input": {"messages": [{"role": "user", "content": "hi"}]}}
+
+    async def replays(client: httpx.AsyncClient, thread_id: str, run_id: str) -> list[list[bytes]]:
+        path = f"/threads/{thread_id}/runs/{run_id}/stream"
+        return [
+            frames((await client.get(path, headers={"Last-Event-ID": str(after)})).content)
+            for after in (-1, 0, 1, 2)
+        ]
+
+    with serving(create_app(settings)) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+            thread_id = (await client.post("/threads", json={})).json()["thread_id"]
+            run_ids = []
+            for _ in range(2):
+                created = await client.post(f"/threads/{thread_id}/runs", json=body)
+                run_ids.append(created.json()["run_id"])
+                await client.get(f"/threads/{thread_id}/runs/{run_ids[-1]}/join")
+            before = [await replays(client, thread_id, r) for r in run_ids]
+    for whole, *after in before:
+        assert [len(f) for f in after] == [len(whole) - n for n in (1, 2, 3)]
+        assert after == [whole[1:], whole[2:], whole[3:]]
+    rows, recorded = await rows_and_events(database_url)
+    assert (rows, len(recorded)) == (2, 6)
+
+    await run_alembic(database_url, command.downgrade, "0011", history=SERVER)
+    assert await rows_and_events(database_url) == (6, recorded)
+    await migrate(database_url)
+    with serving(create_app(settings)) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+            assert [await replays(client, thread_id, r) for r in run_ids] == before

@@ -130,7 +130,14 @@ def admit_at_once_statement(columns: tuple[str, ...], *, queued: bool = False) -
 
 
 # What `record_at_once_statement` inserts of each event, as arrays.
-EVENT_FIELDS = {"seq": Integer(), "event": String(), "checkpoint_id": String(), "data": Text()}
+EVENT_FIELDS = {
+    "seq": Integer(),
+    "event": String(),
+    "checkpoint_id": String(),
+    "data": Text(),
+    "last_seq": Integer(),
+    "more": Text(),
+}
 
 
 @functools.cache
