@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import Integer, String, Text, bindparam, func, insert, select
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.database import Database
 from app.db.models import RunEventRow
 from app.jsonable import to_json
-from app.runs.notify import Notifier, run_key, until
+from app.runs.notify import CHANNEL, Notifier, payloads, run_key, until
 
 FLUSH_EVERY_S = 0.05
 # A live reader sends at most one write per this long (see `follow`).
@@ -34,6 +35,25 @@ UNSAVED_RETRY_S = 0.02
 # Core, not ORM, statements on the hot path: the ORM's bulk machinery costs more than the
 # insert.
 _ADD_EVENTS = insert(RunEventRow.__table__)
+# A row's columns, given as one array each (`event_<name>`) to the PostgreSQL statements
+# that record events in one round trip.
+EVENT_FIELDS = {
+    "seq": Integer(),
+    "event": String(),
+    "checkpoint_id": String(),
+    "data": Text(),
+    "last_seq": Integer(),
+    "more": Text(),
+}
+# Notifications of the space-separated keys in each of `notifications` (notify.payloads).
+NOTIFIED = select(
+    func.count(
+        func.pg_notify(
+            bindparam("channel"),
+            func.unnest(bindparam("notifications", type_=ARRAY(Text()))).column_valued(),
+        )
+    )
+)
 # The seq of the last event a row records.
 _LAST_SEQ = func.coalesce(RunEventRow.last_seq, RunEventRow.seq)
 
@@ -84,6 +104,37 @@ class Event:
             "data": data,
             "created_at": now,
         }
+
+
+def given_events(run_id: Any = None, *where: Any) -> Any:
+    """PostgreSQL: an insert of the rows given as arrays (`event_<name>`, and `now` for
+    their time), of the run `run_id` (a parameter), else each of its own run (the array
+    `event_run_id`), made only where `where` holds."""
+    fields = dict(EVENT_FIELDS) if run_id is not None else {"run_id": String(), **EVENT_FIELDS}
+    given = func.unnest(
+        *[bindparam(f"event_{name}", type_=ARRAY(kind)) for name, kind in fields.items()]
+    )
+    events = given.table_valued(*fields).render_derived(name="given")
+    stamp = bindparam("now", type_=RunEventRow.__table__.c.created_at.type)
+    columns = [*events.c] if run_id is None else [run_id, *events.c]
+    return (
+        insert(RunEventRow.__table__)
+        .from_select(["run_id", *EVENT_FIELDS, "created_at"], select(*columns, stamp).where(*where))
+        .returning(RunEventRow.__table__.c.seq)
+    )
+
+
+def event_arrays(rows: list[dict[str, Any]], *, run_ids: bool = False) -> dict[str, list[Any]]:
+    """`given_events`' parameters for these rows (their time apart)."""
+    names = ["run_id", *EVENT_FIELDS] if run_ids else list(EVENT_FIELDS)
+    return {f"event_{name}": [row[name] for row in rows] for name in names}
+
+
+# PostgreSQL: a flush's events and their notifications, in one statement.
+_FLUSH = select(
+    select(func.count()).select_from(given_events().cte("recorded")).scalar_subquery(),
+    NOTIFIED.scalar_subquery(),
+)
 
 
 def recorded_row(run_id: str, events: list[Event], now: datetime) -> dict[str, Any]:
@@ -229,11 +280,23 @@ class StreamBroker:
     async def flush(self, run_id: str | None = None) -> None:
         rows, flushed = self._take([run_id] if run_id is not None else list(self.streams))
         keys = self._keys(flushed)
-        if rows or keys:
-            async with self.db.write() as session:
-                if rows:
-                    await session.execute(_ADD_EVENTS, rows)
-                await self.notifier.announce(session, *keys)
+        if not rows and not keys:
+            return
+        if self.db.dialect == "postgresql":
+            # One statement in autocommit mode: BEGIN, the insert, the notification and
+            # COMMIT were four round trips, on every flush of a running run.
+            params = {
+                **event_arrays(rows, run_ids=True),
+                "now": rows[0]["created_at"] if rows else datetime.now(UTC),
+                "channel": CHANNEL,
+                "notifications": payloads(keys),
+            }
+            await self.db.write_one(_FLUSH, params)
+            return
+        async with self.db.write() as session:
+            if rows:
+                await session.execute(_ADD_EVENTS, rows)
+            await self.notifier.announce(session, *keys)
 
     def _keys(self, run_ids: list[str]) -> list[str]:
         """What a transaction saving `run_ids`' events announces: them, and the keys

@@ -139,3 +139,35 @@ async def test_a_queued_chat_turn_waits_without_reading_its_status(
     # A worker claimed it: it was queued.
     assert any(s.startswith("UPDATE runs SET status") and "attempt" in s for s in seen)
     assert not [s for s in seen if s.startswith("SELECT runs.status")]
+
+
+async def test_a_flush_of_events_is_one_statement_on_postgresql(
+    serve_app: ServeApp, database_url: str
+) -> None:
+    """The events of a run that outlasts a flush interval are recorded while it runs: on
+    PostgreSQL in one statement with their notification (no BEGIN, no COMMIT, no notify
+    of its own); on SQLite in a transaction."""
+    app = create_app(Settings(database_url=database_url, graphs=json.dumps(GRAPHS), workers=2))
+    url = serve_app(app)
+    engine = app.state.services.db.engine.sync_engine
+    seen: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(" ".join(statement.split()))
+
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        thread_id = (await client.post("/threads", json={})).json()["thread_id"]
+        body = {"assistant_id": "slow", "input": {"delay": 0.2}}
+        event.listen(engine, "before_cursor_execute", record)
+        try:
+            answer = await client.post(f"/threads/{thread_id}/runs/wait", json=body)
+        finally:
+            event.remove(engine, "before_cursor_execute", record)
+    assert answer.json()["log"] == ["step", "step2"]
+    flushes = [s for s in seen if "INSERT INTO run_events" in s]
+    assert len(flushes) >= 2  # during the run, and with its outcome
+    if app.state.services.db.dialect == "postgresql":
+        assert all(s.startswith("WITH ") and "pg_notify" in s for s in flushes)
+        assert not [s for s in seen if s.startswith("SELECT pg_notify")]
+    else:
+        assert all(s.startswith("INSERT INTO run_events") for s in flushes)

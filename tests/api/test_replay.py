@@ -5,12 +5,14 @@ for byte, and threads, searches and results read the same before and after."""
 import json
 
 import httpx
+import pytest
 import sqlalchemy as sa
 
 from alembic import command
 from app.config import Settings
 from app.db.migrations import SERVER, migrate
 from app.main import create_app
+from app.runs import broker
 from app.runs.broker import recorded_events
 from engine.checkpoint.sql.connect import create_engine
 from engine.checkpoint.sql.migrations import run_alembic
@@ -142,11 +144,14 @@ async def rows_and_events(database_url: str) -> tuple[int, list[tuple[object, ..
 
 
 async def test_events_recorded_together_are_one_row_and_replay_from_inside_it(
-    database_url: str,
+    database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A turn's events (its metadata and two `values` events) are recorded in one row; a
     rejoin from any of them replays the rest as it was. Revision 0012's downgrade writes
     them back as a row each, and the upgrade reads those as before."""
+    # No flush while a turn runs (a slow machine's turn may outlast the interval): each
+    # turn's events are all recorded with its outcome.
+    monkeypatch.setattr(broker, "FLUSH_EVERY_S", 600.0)
     settings = Settings(database_url=database_url, graphs=json.dumps(GRAPHS), workers=2)
     body = {"assistant_id": "echo", "input": {"messages": [{"role": "user", "content": "hi"}]}}
 

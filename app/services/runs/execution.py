@@ -19,7 +19,7 @@ from app.db.database import Database
 from app.db.models import AssistantRow, RunEventRow, RunRow
 from app.graphs import GraphRegistry, run_context
 from app.jsonable import as_dict, jsonable, to_json
-from app.runs.broker import StreamBroker
+from app.runs.broker import StreamBroker, event_arrays
 from app.runs.events import EventMapper, engine_modes
 from app.runs.notify import CHANNEL, payloads
 from app.runs.pool import LeaseLost, WorkerPool
@@ -27,7 +27,6 @@ from app.schemas.threads import ThreadStatus
 from app.services.common import error_message, now
 from app.services.runs.results import RunResults
 from app.services.runs.statements import (
-    EVENT_FIELDS,
     HOLDS,
     RECORD,
     REQUEUE,
@@ -328,7 +327,7 @@ class RunExecutor:
             "ended_run": run.run_id,
             "channel": CHANNEL,
             "notifications": payloads(keys),
-            **{f"event_{n}": [row[n] for row in rows] for n in EVENT_FIELDS},
+            **event_arrays(rows),
         }
         [row] = await self.db.write_one(record_at_once_statement(tuple(sorted(changes))), params)
         if not row.held:

@@ -10,9 +10,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
-    Integer,
     String,
-    Text,
     and_,
     bindparam,
     cast,
@@ -22,9 +20,10 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB
+from sqlalchemy.dialects.postgresql import JSONB
 
-from app.db.models import PENDING, RUNNING, RunEventRow, RunRow, ThreadRow
+from app.db.models import PENDING, RUNNING, RunRow, ThreadRow
+from app.runs.broker import NOTIFIED, given_events
 from app.services.threads import settle_statement
 
 FINAL = frozenset({"success", "error", "timeout", "interrupted"})
@@ -130,14 +129,6 @@ def admit_at_once_statement(columns: tuple[str, ...], *, queued: bool = False) -
 
 
 # What `record_at_once_statement` inserts of each event, as arrays.
-EVENT_FIELDS = {
-    "seq": Integer(),
-    "event": String(),
-    "checkpoint_id": String(),
-    "data": Text(),
-    "last_seq": Integer(),
-    "more": Text(),
-}
 
 
 @functools.cache
@@ -148,23 +139,8 @@ def record_at_once_statement(changed: tuple[str, ...]) -> Any:
     ended = RECORD.returning(RUNS.run_id).cte("ended")
     held = exists(select(ended.c.run_id))
     settled = settle_statement(changed, ending=True).where(held).cte("settled")
-    fields = list(EVENT_FIELDS)
-    given = func.unnest(
-        *[bindparam(f"event_{name}", type_=ARRAY(kind)) for name, kind in EVENT_FIELDS.items()]
-    )
-    events = given.table_valued(*fields).render_derived(name="given")
-    stamp = bindparam("now", type_=RUNS.updated_at.type)
-    recorded = (
-        insert(RunEventRow.__table__)
-        .from_select(
-            ["run_id", *fields, "created_at"],
-            select(bindparam("held_run", type_=String()), *events.c, stamp).where(held),
-        )
-        .returning(RunEventRow.__table__.c.seq)
-        .cte("recorded")
-    )
-    payload = func.unnest(bindparam("notifications", type_=ARRAY(Text()))).column_valued()
-    notified = select(func.count(func.pg_notify(bindparam("channel"), payload))).where(held)
+    recorded = given_events(bindparam("held_run", type_=String()), held).cte("recorded")
+    notified = NOTIFIED.where(held)
     return select(
         held.label("held"),
         select(settled.c.status).scalar_subquery().label("status"),
