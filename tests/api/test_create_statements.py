@@ -7,7 +7,9 @@ with its first events. Waiting on a queued turn reads nothing of the run."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -111,6 +113,22 @@ async def test_a_queued_chat_turn_is_created_in_one_statement_too(
         assert [s.split(" ")[0] for s in writes] == ["SELECT", "SELECT", "UPDATE", "INSERT"]
 
 
+@contextlib.contextmanager
+def statements(app: Any) -> Iterator[list[str]]:
+    """Every statement the app's engine runs within the block, whitespace folded."""
+    engine = app.state.services.db.engine.sync_engine
+    seen: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        seen.append(" ".join(statement.split()))
+
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+
+
 async def test_a_queued_chat_turn_waits_without_reading_its_status(
     serve_app: ServeApp, database_url: str
 ) -> None:
@@ -119,22 +137,13 @@ async def test_a_queued_chat_turn_waits_without_reading_its_status(
     never reads the run's status (it did once a queued turn)."""
     app = create_app(Settings(database_url=database_url, graphs=json.dumps(GRAPHS), workers=1))
     url = serve_app(app)
-    engine = app.state.services.db.engine.sync_engine
-    seen: list[str] = []
-
-    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        seen.append(" ".join(statement.split()))
-
     async with httpx.AsyncClient(base_url=url, timeout=30) as client:
         busy, chat = [(await client.post("/threads", json={})).json()["thread_id"] for _ in "ab"]
         slow = {"assistant_id": "slow", "input": {"delay": 0.3}}
         (await client.post(f"/threads/{busy}/runs", json=slow)).raise_for_status()
         body = {"assistant_id": "echo", "input": {"messages": [{"role": "user", "content": "hi"}]}}
-        event.listen(engine, "before_cursor_execute", record)
-        try:
+        with statements(app) as seen:
             answer = await client.post(f"/threads/{chat}/runs/wait", json=body)
-        finally:
-            event.remove(engine, "before_cursor_execute", record)
     assert answer.json()["messages"][-1]["content"] == "You said: hi"
     # A worker claimed it: it was queued.
     assert any(s.startswith("UPDATE runs SET status") and "attempt" in s for s in seen)
@@ -149,20 +158,11 @@ async def test_a_flush_of_events_is_one_statement_on_postgresql(
     of its own); on SQLite in a transaction."""
     app = create_app(Settings(database_url=database_url, graphs=json.dumps(GRAPHS), workers=2))
     url = serve_app(app)
-    engine = app.state.services.db.engine.sync_engine
-    seen: list[str] = []
-
-    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        seen.append(" ".join(statement.split()))
-
     async with httpx.AsyncClient(base_url=url, timeout=30) as client:
         thread_id = (await client.post("/threads", json={})).json()["thread_id"]
         body = {"assistant_id": "slow", "input": {"delay": 0.2}}
-        event.listen(engine, "before_cursor_execute", record)
-        try:
+        with statements(app) as seen:
             answer = await client.post(f"/threads/{thread_id}/runs/wait", json=body)
-        finally:
-            event.remove(engine, "before_cursor_execute", record)
     assert answer.json()["log"] == ["step", "step2"]
     flushes = [s for s in seen if "INSERT INTO run_events" in s]
     assert len(flushes) >= 2  # during the run, and with its outcome
