@@ -24,6 +24,7 @@ down_revision: str | None = "0011"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
+
 def _columns() -> list[sa.ColumnClause[object]]:
     """A single event's columns (new objects: a column belongs to one table)."""
     return [

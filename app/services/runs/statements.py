@@ -128,9 +128,6 @@ def admit_at_once_statement(columns: tuple[str, ...], *, queued: bool = False) -
     return select(inserted.c.run_id, notified.scalar_subquery().label("notified"))
 
 
-# What `record_at_once_statement` inserts of each event, as arrays.
-
-
 @functools.cache
 def record_at_once_statement(changed: tuple[str, ...]) -> Any:
     """PostgreSQL, one statement: the run's outcome (`RECORD`), its thread's rest
