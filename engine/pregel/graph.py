@@ -348,21 +348,14 @@ class CompiledGraph(Runnable[Any, Any]):
         stream_mode: str | Sequence[str] | None = None,
         subgraphs: bool = False,
         version: Literal["v1", "v2"] = "v1",
-        _inline_sync: bool = False,
         **options: Unpack[RunOptions],
     ) -> AsyncIterator[Any]:
         buffer: deque[Any] = deque()
         wakeup = asyncio.Event()
-        asking = asyncio.Event()
 
         def deliver(part: Any) -> None:
             buffer.append(part)
             wakeup.set()
-
-        async def until_taken() -> None:
-            if buffer:
-                asking.clear()
-                await asking.wait()
 
         runner = asyncio.ensure_future(
             self.arun(
@@ -372,8 +365,6 @@ class CompiledGraph(Runnable[Any, Any]):
                 stream_mode=stream_mode,
                 subgraphs=subgraphs,
                 version=version,
-                _inline_sync=_inline_sync,
-                _pause=until_taken if _inline_sync else None,
                 **options,
             )
         )
@@ -384,7 +375,6 @@ class CompiledGraph(Runnable[Any, Any]):
                     yield buffer.popleft()
                 if runner.done():
                     break
-                asking.set()
                 await wakeup.wait()
                 wakeup.clear()
             while buffer:
@@ -471,7 +461,11 @@ class CompiledGraph(Runnable[Any, Any]):
     def stream(
         self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any
     ) -> Iterator[Any]:
-        return iterate_sync(lambda: self.astream(input, config, _inline_sync=True, **kwargs))
+        return iterate_sync(
+            lambda deliver, pause: self.arun(
+                input, config, deliver, _inline_sync=True, _pause=pause, **kwargs
+            )
+        )
 
     async def run_subgraph(self, parent: Loop, task: Task, pad: context.Scratchpad) -> Any:
         """Run a compiled graph as a node: its checkpoints live in the task's namespace."""

@@ -12,10 +12,16 @@ import asyncio
 import contextlib
 import contextvars
 import threading
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+# A run that hands each part it makes to the first argument, and awaits the second
+# (when given) before each step.
+Start = Callable[
+    [Callable[[T], None], Callable[[], Awaitable[None]] | None], Coroutine[Any, Any, Any]
+]
 
 
 class _Loop:
@@ -53,6 +59,11 @@ def _sync_loop() -> Iterator[asyncio.AbstractEventLoop]:
     try:
         yield kept.loop
         _cancel_leftovers(kept.loop)
+    except GeneratorExit:
+        # A reader that stopped reading a stream: the stream stopped its run first, so
+        # the loop is as any call leaves it, and stays this thread's.
+        _cancel_leftovers(kept.loop)
+        raise
     except BaseException:
         _here.kept = None
         _close(kept.loop)
@@ -121,13 +132,17 @@ def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     return result[0]
 
 
-def iterate_sync(make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
-    """Iterate an async iterator from sync code, also when this thread has a loop."""
+def iterate_sync(start: Start[T]) -> Iterator[T]:
+    """Iterate, from sync code, the parts a run hands to `deliver` as it makes them
+    (`start(deliver, pause)` is the run), also when this thread has a loop. The run
+    awaits `pause()` before each step: there it waits until the reader has taken the
+    parts so far and asks for more, so that a reader that stops early stops the run at
+    the step it read."""
     if not _loop_running():
-        return _iterate_here(make)
+        return _iterate_here(start)
     # Called from sync code that runs on an event loop (a node of a graph run with
-    # `invoke`): this thread's loop is busy, so the stream runs in a thread of its own.
-    return iter(run_sync(lambda: _collect(make())))
+    # `invoke`): this thread's loop is busy, so the run goes in a thread of its own.
+    return iter(run_sync(lambda: _collect(start)))
 
 
 def _loop_running() -> bool:
@@ -138,18 +153,50 @@ def _loop_running() -> bool:
     return True
 
 
-async def _collect(parts: AsyncIterator[T]) -> list[T]:
-    return [part async for part in parts]
+async def _collect(start: Start[T]) -> list[T]:
+    parts: list[T] = []
+    await start(parts.append, None)
+    return parts
 
 
-def _iterate_here(make: Callable[[], AsyncIterator[T]]) -> Iterator[T]:
+def _iterate_here(start: Start[T]) -> Iterator[T]:
+    """The run as a task on this thread's loop, which the reader runs until a part
+    arrives: two turns of the loop a part, where reading an async iterator made a task
+    for each part and woke it, and the run, through events (five turns)."""
     with _sync_loop() as loop:
-        agen = make()
+        parts: deque[T] = deque()
+        arrived: asyncio.Future[None] = loop.create_future()
+        asked: asyncio.Future[None] = loop.create_future()
+
+        def deliver(part: T) -> None:
+            parts.append(part)
+            _resolve(arrived)
+
+        async def pause() -> None:
+            nonlocal asked
+            if parts:
+                asked = loop.create_future()
+                await asked
+
+        runner = loop.create_task(start(deliver, pause))
+        runner.add_done_callback(lambda _: _resolve(arrived))
         try:
             while True:
-                try:
-                    yield loop.run_until_complete(agen.__anext__())
-                except StopAsyncIteration:
-                    return
+                while parts:
+                    yield parts.popleft()
+                if runner.done():
+                    break
+                arrived = loop.create_future()
+                _resolve(asked)
+                loop.run_until_complete(arrived)
+            runner.result()
         finally:
-            loop.run_until_complete(agen.aclose())
+            if not runner.done():
+                runner.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    loop.run_until_complete(runner)
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

@@ -2,7 +2,9 @@
 call (engine/pregel/sync.py): each call still ends with nothing of its own running, a
 call made while a sync stream is being read runs beside it, an error leaves the next
 call a working loop, a thread's loop is closed when the thread ends, and a sync node
-runs with no loop, as in LangGraph: its code may call `asyncio.run` or `invoke`."""
+runs with no loop, as in LangGraph: its code may call `asyncio.run` or `invoke`. A sync
+stream turns the loop twice a part, stops its run where its reader stops reading
+(keeping the thread's loop), and raises the run's error after the parts before it."""
 
 import asyncio
 import gc
@@ -108,3 +110,71 @@ def test_a_sync_node_may_run_async_code_and_invoke_graphs_in_its_thread() -> Non
 
     assert one_node(node).invoke({"n": 0}) == {"n": 42}
     assert threads == [threading.get_ident()]
+
+
+def chain(length: int, ran: list[int]) -> Any:
+    """Nodes one after another, each adding one to `n` and noting that it ran."""
+
+    def step(state: Count) -> Count:
+        ran.append(state["n"])
+        return {"n": state["n"] + 1}
+
+    builder = StateGraph(Count)
+    names = [f"n{i}" for i in range(length)]
+    for name in names:
+        builder.add_node(name, step)
+    for before, after in zip([START, *names], [*names, END], strict=True):
+        builder.add_edge(before, after)
+    return builder.compile()
+
+
+def test_a_sync_stream_turns_its_loop_twice_a_part() -> None:
+    graph = chain(40, [])
+    graph.invoke({"n": 0})
+    loop = kept_loop()
+    turns = 0
+    run_once = loop._run_once  # type: ignore[attr-defined]
+
+    def counted() -> None:
+        nonlocal turns
+        turns += 1
+        run_once()
+
+    loop._run_once = counted  # type: ignore[attr-defined]
+    try:
+        parts = list(graph.stream({"n": 0}))
+    finally:
+        del loop._run_once  # type: ignore[attr-defined]
+    assert len(parts) == 40
+    # Each part: the run's step, then the loop's stop (and a few to start and end).
+    # Through an async iterator and events it took four.
+    assert turns <= 2 * len(parts) + 4
+
+
+def test_a_reader_that_stops_after_a_part_stops_the_run_at_that_step() -> None:
+    ran: list[int] = []
+    graph = chain(10, ran)
+    parts = graph.stream({"n": 0})
+    assert next(parts) == {"n0": {"n": 1}}
+    loop = kept_loop()
+    parts.close()  # type: ignore[attr-defined]
+    assert ran == [0]
+    # The thread keeps its loop, with nothing of the stopped run left on it.
+    assert kept_loop() is loop and not asyncio.all_tasks(loop)
+    assert graph.invoke({"n": 0}) == {"n": 10}
+
+
+def test_an_error_of_a_sync_stream_reaches_its_reader_after_the_parts_before_it() -> None:
+    def fail(state: Count) -> Count:
+        raise ValueError("no")
+
+    builder = StateGraph(Count)
+    builder.add_node("first", lambda state: {"n": 1})
+    builder.add_node("fail", fail)
+    builder.add_edge(START, "first")
+    builder.add_edge("first", "fail")
+    parts = builder.compile().stream({"n": 0})
+    assert next(parts) == {"first": {"n": 1}}
+    with pytest.raises(ValueError, match="no"):
+        next(parts)
+    assert counter().invoke({"n": 0}) == {"n": 1}
