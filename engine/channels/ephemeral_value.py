@@ -13,7 +13,10 @@ class EphemeralValue(Channel):
     __slots__ = ("guard",)
 
     def __init__(self, key: str = "", guard: bool = True) -> None:
-        super().__init__(key)
+        # Channel.__init__'s two fields set here: every run makes one of these a node,
+        # and the call to the base class was a third of the cost.
+        self.key = key
+        self.value = MISSING
         self.guard = guard
 
     def update(self, values: Sequence[Any]) -> bool:

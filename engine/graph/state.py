@@ -3,6 +3,7 @@ channels that the Pregel loop runs."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 from collections.abc import Callable, Hashable, Sequence
@@ -615,8 +616,10 @@ def _destinations(targets: Sequence[Any], nodes: dict[str, NodeSpec]) -> Writes:
 
 
 def _ephemeral_factory(key: str) -> Callable[[], Channel]:
-    return lambda: EphemeralValue(key, guard=False)
+    # A partial, not a lambda: a run makes one of these a node (a thousand for the
+    # suite's sequential_1000), and a partial calls the class without a frame of its own.
+    return functools.partial(EphemeralValue, key, False)
 
 
 def _barrier_factory(key: str, names: tuple[str, ...]) -> Callable[[], Channel]:
-    return lambda: NamedBarrierValue(key, names)
+    return functools.partial(NamedBarrierValue, key, names)

@@ -408,8 +408,9 @@ class Loop:
         self.seen[INTERRUPT] = dict(self.versions)
 
     async def _apply_input(self, input: Any) -> None:
-        # Tasks left unfinished by an earlier call are dropped: new input starts anew.
-        dropped = self._prepare(read=False)
+        # Tasks left unfinished by an earlier call are dropped: new input starts anew. A
+        # thread with no versions yet has none (and looking meant asking every node).
+        dropped = self._prepare(read=False) if self.versions else []
         feed = Task(NULL_TASK, INPUT, (INPUT,), None, None, (), writes=[(START, input)])  # type: ignore[arg-type]
         self.pending = []
         self.updated = self.apply([*dropped, feed], self.live)
