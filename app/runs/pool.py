@@ -14,7 +14,8 @@ process whose loop is stuck stops renewing, and its runs go to another worker.
 A process that cannot renew (the database is unreachable, or slow) stops its runs
 itself before their leases may have expired: once another worker may have claimed a
 run, this one must write nothing more for it; and each save of a run's checkpoints
-checks, in its own transaction, that this process still holds the run (`fence`).
+checks, in its own statement or transaction, that this process still holds the run
+(`RunFence`).
 """
 
 from __future__ import annotations
@@ -26,11 +27,11 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, bindparam, exists, or_, select, update
+from sqlalchemy import ColumnElement, and_, bindparam, exists, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.orm import aliased
@@ -42,6 +43,8 @@ from engine.checkpoint.base import PutCheckpoint, SaveOp
 
 log = logging.getLogger(__name__)
 IDLE_POLL_S = 1.0
+# The fence condition of saves that are no run's executing here.
+ANYTHING = true()
 
 Execute = Callable[[RunRow], Coroutine[Any, Any, None]]
 # Called with (run_id, action) when the heartbeat learns that a run must stop:
@@ -51,6 +54,53 @@ OnStop = Callable[[str, str], None]
 
 class LeaseLost(Exception):
     """This process no longer holds the run: another worker took it over."""
+
+
+class RunFence:
+    """The saver's fence (engine.checkpoint.sql.saver.Fence) for the runs executing in a
+    process: refuses the checkpoints of a run this process lost. On PostgreSQL the run's
+    row stays share-locked until the saves commit, so a worker taking the run over waits
+    for them and then continues from them."""
+
+    def __init__(self, worker_id: str, running: Mapping[str, object], dialect: str) -> None:
+        self.worker_id = worker_id
+        self.running = running
+        held = select(RunRow.run_id).where(
+            RunRow.run_id == bindparam("fence_run"),
+            RunRow.worker_id == bindparam("fence_worker"),
+            RunRow.status == "running",
+        )
+        self._held = held.with_for_update(read=True) if dialect == "postgresql" else held
+        # The saves' one statement holds the same check (`condition`).
+        self._held_condition = exists(self._held)
+
+    async def __call__(self, conn: AsyncConnection, ops: Sequence[SaveOp]) -> None:
+        # One run's saves, nearly always: a statement per run keeps it cached whole (an
+        # expanding IN list is rendered anew on every call).
+        for run_id in sorted(self._runs(ops)):
+            if await conn.scalar(self._held, self._params(run_id)) is None:
+                raise LeaseLost(f"Run {run_id} is held by another worker now.")
+
+    def condition(self, ops: Sequence[SaveOp]) -> tuple[ColumnElement[bool], dict[str, Any]] | None:
+        runs = self._runs(ops)
+        if not runs:
+            return ANYTHING, {}
+        if len(runs) > 1:
+            return None
+        [run_id] = runs
+        return self._held_condition, self._params(run_id)
+
+    def _runs(self, ops: Sequence[SaveOp]) -> set[str]:
+        """The runs executing here that the saves are checkpoints of."""
+        return {
+            run_id
+            for op in ops
+            if isinstance(op, PutCheckpoint)
+            and (run_id := op.metadata.get("run_id")) in self.running
+        }
+
+    def _params(self, run_id: str) -> dict[str, Any]:
+        return {"fence_run": run_id, "fence_worker": self.worker_id}
 
 
 class WorkerPool:
@@ -71,6 +121,7 @@ class WorkerPool:
         self.heartbeat_s = heartbeat_s
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.running: dict[str, asyncio.Task[None]] = {}
+        self.fence = RunFence(self.worker_id, self.running, db.dialect)
         # Loop time at which each running run's lease was last taken or renewed.
         self.renewed: dict[str, float] = {}
         # Renew a lease this long after it was taken or last renewed, and stop the run
@@ -314,33 +365,6 @@ class WorkerPool:
                 self.on_stop(run_id, "abandon")
             elif kept[run_id]:
                 self.on_stop(run_id, kept[run_id])
-
-    async def fence(self, conn: AsyncConnection, ops: Sequence[SaveOp]) -> None:
-        """Refuse the checkpoints of a run executing here that this process lost. On
-        PostgreSQL the run's row stays share-locked until the saves commit, so a worker
-        taking the run over waits for them and then continues from them."""
-        ids = {
-            op.metadata.get("run_id") for op in ops if isinstance(op, PutCheckpoint)
-        } & self.running.keys()
-        # One run's saves, nearly always: a statement per run keeps it cached whole (an
-        # expanding IN list is rendered anew on every call).
-        for run_id in sorted(ids):
-            held = await conn.scalar(
-                self._fence_statement, {"run": run_id, "worker": self.worker_id}
-            )
-            if held is None:
-                raise LeaseLost(f"Run {run_id} is held by another worker now.")
-
-    @functools.cached_property
-    def _fence_statement(self) -> Any:
-        query = select(RunRow.run_id).where(
-            RunRow.run_id == bindparam("run"),
-            RunRow.worker_id == bindparam("worker"),
-            RunRow.status == "running",
-        )
-        if self.db.dialect == "postgresql":
-            query = query.with_for_update(read=True)
-        return query
 
     def stop_local(self, run_id: str, action: str) -> None:
         """Stop a run if it executes in this process (else its worker's heartbeat will);

@@ -4,14 +4,17 @@ up through dropped connections and a server restart, on SQLite and a real Postgr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import asyncpg
 import psycopg
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
-from sqlalchemy import event, func, select, text, update
+from sqlalchemy import Boolean, bindparam, event, func, select, text, update
 from sqlalchemy.dialects import postgresql
 
 from engine import END, START, MessagesState, StateGraph
@@ -194,28 +197,31 @@ async def test_a_batch_claims_its_thread_row_once(sql_saver: SQLSaver) -> None:
 
 async def test_a_save_is_one_statement_unless_another_process_wrote(pg_saver: SQLSaver) -> None:
     """On PostgreSQL a save of a thread the saver knows claims the thread and adds its
-    record in one statement. When another process wrote since, that statement adds
-    nothing; the save catches up under the claim's lock and adds its record after all."""
+    record in one statement, with no transaction around it. When another process wrote
+    since, that statement changes nothing; the save takes a transaction, catches up
+    under the claim's lock and adds its record after all."""
     h = History(pg_saver, "at-once")
     await h.put({"messages": message_list(2)}, step=-1)
     statements: list[str] = []
 
     def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        if statement.strip() not in ("BEGIN", "COMMIT", "ROLLBACK"):
-            statements.append(statement)
+        statements.append(statement)
 
     event.listen(pg_saver.engine.sync_engine, "before_cursor_execute", record)
     try:
-        await h.put({"messages": message_list(4)}, step=0)
+        with asyncpg_commands() as commands:
+            await h.put({"messages": message_list(4)}, step=0)
+        assert commands == []  # no BEGIN, no COMMIT
         [statement] = statements
-        assert "INSERT INTO checkpoint_threads" in statement
+        assert "UPDATE checkpoint_threads" in statement
         assert "INSERT INTO checkpoint_saves" in statement
         h.saver = SQLSaver(pg_saver.engine)  # another process writes a turn
         await h.put({"messages": message_list(6)}, step=1)
         h.saver = pg_saver
         statements.clear()
         await h.put({"messages": message_list(8)}, step=2)
-        assert len(statements) > 1  # the statement added nothing: caught up, then added
+        # The statement changed nothing: a transaction caught up, then added.
+        assert len([s for s in statements if "checkpoint_saves" in s]) > 1
     finally:
         event.remove(pg_saver.engine.sync_engine, "before_cursor_execute", record)
     async with pg_saver.engine.connect() as conn:
@@ -226,6 +232,66 @@ async def test_a_save_is_one_statement_unless_another_process_wrote(pg_saver: SQ
         loaded = await saver.aget_tuple(h.config())
         assert loaded is not None
         assert loaded.checkpoint["channel_values"]["messages"] == message_list(8)
+
+
+@contextlib.contextmanager
+def asyncpg_commands() -> Iterator[list[str]]:
+    """The commands asyncpg sends as simple queries meanwhile (BEGIN, COMMIT, ...)."""
+    sent: list[str] = []
+    execute = asyncpg.Connection.execute
+
+    async def noted(self: asyncpg.Connection, query: str, *args: Any, **kwargs: Any) -> Any:
+        sent.append(query)
+        return await execute(self, query, *args, **kwargs)
+
+    asyncpg.Connection.execute = noted  # type: ignore[method-assign]
+    try:
+        yield sent
+    finally:
+        asyncpg.Connection.execute = execute  # type: ignore[method-assign]
+
+
+class Gate:
+    """A fence (engine.checkpoint.sql.saver.Fence) that refuses every save while closed,
+    in its transaction and as the condition of the one-statement save."""
+
+    condition_sql = bindparam("gate_open", type_=Boolean)
+
+    def __init__(self) -> None:
+        self.open = True
+        self.checked = 0
+
+    async def __call__(self, conn: Any, ops: Any) -> None:
+        self.checked += 1
+        if not self.open:
+            raise PermissionError("the gate is closed")
+
+    def condition(self, ops: Any) -> tuple[Any, dict[str, Any]]:
+        return self.condition_sql, {"gate_open": self.open}
+
+
+async def test_a_fence_refuses_saves_in_their_one_statement_too(pg_saver: SQLSaver) -> None:
+    """The fence's condition is part of the one-statement save: while it holds, the save
+    is that statement; once it fails, the statement changes nothing and the save's
+    transaction asks the fence, which raises, and nothing is stored."""
+    gate = Gate()
+    fenced = SQLSaver(pg_saver.engine, fence=gate)
+    h = History(fenced, "fenced")
+    await h.put({"messages": message_list(2)}, step=-1)
+    checked = gate.checked  # the first save took a transaction: the thread was new
+    await h.put({"messages": message_list(4)}, step=0)
+    assert gate.checked == checked  # one statement, with the fence's condition
+    gate.open = False
+    with pytest.raises(PermissionError, match="closed"):
+        await h.put({"messages": message_list(6)}, step=1)
+    async with pg_saver.engine.connect() as conn:
+        put_count = await conn.scalar(select(thread_table.c.put_count))
+        records = await conn.scalar(select(func.count()).select_from(save_table))
+    assert put_count == 2 and records == 2
+    gate.open = True
+    loaded = await SQLSaver(pg_saver.engine).aget_tuple(h.config())
+    assert loaded is not None
+    assert loaded.checkpoint["channel_values"]["messages"] == message_list(4)
 
 
 async def test_caches_follow_what_other_processes_delete(sql_saver: SQLSaver) -> None:

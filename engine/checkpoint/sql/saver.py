@@ -24,7 +24,7 @@ from collections import ChainMap, Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import (
     ColumnElement,
@@ -38,6 +38,7 @@ from sqlalchemy import (
     func,
     or_,
     select,
+    true,
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
@@ -97,10 +98,23 @@ from engine.checkpoint.sql.records import (
 __all__ = ["SQLSaver", "ThreadDeletedError"]
 
 T = TypeVar("T")
-# Called in each write transaction before its saves, with them. It may raise to refuse
-# them (their writer lost the right to write: another process took its run over), and
-# may lock what decides that right until the commit, so the check cannot go stale.
-Fence = Callable[[AsyncConnection, Sequence[SaveOp]], Awaitable[None]]
+
+
+class Fence(Protocol):
+    """What may refuse saves whose writer lost the right to write (another process took
+    its run over), locking what decides that right until they commit, so that the check
+    cannot go stale."""
+
+    async def __call__(self, conn: AsyncConnection, ops: Sequence[SaveOp]) -> None:
+        """Called in each write transaction before its saves, with them: raises to refuse
+        them."""
+
+    def condition(self, ops: Sequence[SaveOp]) -> tuple[ColumnElement[bool], dict[str, Any]] | None:
+        """The same check as a condition of the one statement that makes a save on
+        PostgreSQL (see `SQLSaver._save_alone`), with its parameters for these saves; the
+        condition is one of a few objects built once, as the statement that holds it is
+        kept. None when the check cannot be one condition: the saves take a transaction."""
+
 
 INLINE_MAX = 128  # characters of JSON up to which a value is kept in the checkpoint entry
 # The save that makes this many records of a thread after its last digest also stores
@@ -276,9 +290,8 @@ class SQLSaver(BaseCheckpointSaver):
             )
         )
         self._add_save = save_table.insert()
-        self._claim_and_add = (
-            _claim_and_add(self._claim_thread) if self._dialect == "postgresql" else None
-        )
+        # The one-statement save (PostgreSQL), by the fence condition it holds.
+        self._alone: dict[int, tuple[ColumnElement[bool], Any]] = {}
         self._digest_every = digest_every
         self._journals = Journals(cache_text, cache_threads)
         # Each thread's writers in this process, one at a time (`_in_turn`), by event loop.
@@ -629,16 +642,17 @@ class SQLSaver(BaseCheckpointSaver):
             return
 
         async def run() -> None:
+            alone = await self._save_alone(saves, parents, ops)
+            if alone is not None:
+                alone.commit()
+                return
             drafts = []
             async with write_transaction(self.engine) as conn:
                 if self.fence is not None:
                     await self.fence(conn, ops)
                 for thread_id in sorted(saves):  # one lock order: no deadlock
                     todo, known = saves[thread_id], parents.get(thread_id, ())
-                    draft, claim = await self._save_at_once(conn, thread_id, todo, known)
-                    if draft is None:
-                        draft = await self._save(conn, thread_id, todo, known, claim)
-                    drafts.append(draft)
+                    drafts.append(await self._save(conn, thread_id, todo, known))
             for draft in drafts:
                 draft.commit()
 
@@ -660,38 +674,48 @@ class SQLSaver(BaseCheckpointSaver):
                 await turns.enter_async_context(turn)
             yield
 
-    async def _save_at_once(
+    async def _save_alone(
         self,
-        conn: AsyncConnection,
-        thread_id: str,
-        saves: list[Callable[[_Draft], None]],
-        parents: Iterable[Place],
-    ) -> tuple[_Draft | None, Row[Any] | None]:
-        """The save as one statement that claims the thread and adds the record (PostgreSQL),
-        made from the journal as this process knows it, and added only if no other process
-        wrote since: the draft. Else (a stale journal, a digest due) nothing is added: None,
-        and the claim when one was made, for `_save`."""
+        saves: dict[str, list[Callable[[_Draft], None]]],
+        parents: dict[str, list[Place]],
+        ops: Sequence[SaveOp],
+    ) -> _Draft | None:
+        """The saves of one thread as one statement in autocommit mode (PostgreSQL): the
+        record made from the journal as this process knows it, added with the claim of
+        the thread's row only if no other process wrote since (its key, epoch and next
+        seq), the thread is not deleted and the fence's condition holds. The draft, or
+        None when the saves cannot be one statement, or it changed nothing: they then
+        take a transaction, which says why (a deleted thread, a refusing fence) or
+        catches up under the row's lock."""
+        if self._dialect != "postgresql" or len(saves) != 1:
+            return None
+        [(thread_id, todo)] = saves.items()
         journal = self._journals.get(thread_id)
         if (
-            self._claim_and_add is None
-            or journal is None
+            journal is None
             or journal.undigested + 1 >= self._digest_every
-            or not all(journal.knows(*parent) for parent in parents)
+            or not all(journal.knows(*parent) for parent in parents.get(thread_id, ()))
         ):
-            return None, None
-        draft = self._draft(journal, journal.seq + 1, saves)
+            return None
+        fenced = (_ANYTHING, {}) if self.fence is None else self.fence.condition(ops)
+        if fenced is None:
+            return None
+        condition, fence_params = fenced
+        kept = self._alone.get(id(condition))
+        if kept is None:
+            kept = self._alone[id(condition)] = (condition, _add_alone(condition))
+        draft = self._draft(journal, journal.seq + 1, todo)
         params = {
-            "thread_id": thread_id,
             "now": datetime.now(UTC),
             "data": encode(draft.record),
             "key": journal.key,
-            "seq": draft.seq,
-            "epoch": journal.epoch,
+            "last_seq": journal.seq,
+            "known_epoch": journal.epoch,
+            **fence_params,
         }
-        claim = (await conn.execute(self._claim_and_add, params)).one()
-        if claim.deleted_at is not None:
-            raise ThreadDeletedError(thread_id)
-        return (draft if claim.added else None), claim
+        async with self._reader.connect() as conn:
+            added = (await conn.execute(kept[1], params)).first()
+        return draft if added is not None else None
 
     async def _save(
         self,
@@ -699,12 +723,10 @@ class SQLSaver(BaseCheckpointSaver):
         thread_id: str,
         saves: list[Callable[[_Draft], None]],
         parents: Iterable[Place],
-        claim: Row[Any] | None,
     ) -> _Draft:
-        """The save in steps: claim the thread (unless done), bring the journal up to date
-        under the lock, make the record from it and add it (and a digest when one is due)."""
-        if claim is None:
-            claim = await self._claim(conn, thread_id)
+        """The save in steps: claim the thread, bring the journal up to date under the
+        lock, make the record from it and add it (and a digest when one is due)."""
+        claim = await self._claim(conn, thread_id)
         journal = self._journals.get(thread_id)
         if journal is None or (journal.key, journal.epoch, journal.seq) != (
             claim.id,
@@ -1324,32 +1346,33 @@ def _join_object(values: dict[str, str]) -> str | None:
     return "{" + ",".join(f"{json.dumps(c)}:{v}" for c, v in values.items()) + "}"
 
 
-def _claim_and_add(claim_thread: Any) -> Any:
-    """`_claim_thread` and the insert of a save's record in one statement (PostgreSQL):
-    the record goes in only if the claim finds the thread as the journal knew it (its
-    key, epoch and next seq) and not deleted. The claim is made either way, and returned
-    with whether the record went in."""
-    claim = claim_thread.cte("claim")
-    added = (
+# The condition of a save that no fence checks.
+_ANYTHING = true()
+
+
+def _add_alone(condition: ColumnElement[bool]) -> Any:
+    """A save's record and the claim of its thread's row in one statement (PostgreSQL):
+    the claim counts the row's `put_count` up only if the row is as the journal knew it
+    (key, epoch, the record's seq next) and not deleted, and `condition` holds; the
+    record goes in with it. A row comes back if both were made."""
+    claim = (
+        update(thread_table)
+        .where(
+            thread_table.c.id == bindparam("key"),
+            thread_table.c.put_count == bindparam("last_seq"),
+            thread_table.c.epoch == bindparam("known_epoch"),
+            thread_table.c.deleted_at.is_(None),
+            condition,
+        )
+        .values(put_count=thread_table.c.put_count + 1, last_write_at=bindparam("now"))
+        .returning(thread_table.c.id, thread_table.c.put_count)
+        .cte("claim")
+    )
+    return (
         save_table.insert()
         .from_select(
             ["thread", "seq", "data"],
-            select(
-                claim.c.id, claim.c.put_count, bindparam("data", type_=save_table.c.data.type)
-            ).where(
-                claim.c.id == bindparam("key"),
-                claim.c.put_count == bindparam("seq"),
-                claim.c.epoch == bindparam("epoch"),
-                claim.c.deleted_at.is_(None),
-            ),
+            select(claim.c.id, claim.c.put_count, bindparam("data", type_=save_table.c.data.type)),
         )
         .returning(save_table.c.seq)
-        .cte("added")
-    )
-    return select(
-        claim.c.id,
-        claim.c.put_count,
-        claim.c.epoch,
-        claim.c.deleted_at,
-        exists(select(added.c.seq)).label("added"),
     )
