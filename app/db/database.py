@@ -25,9 +25,8 @@ class Database:
         )
         # On SQLite a transaction that will write takes the write lock when it begins,
         # so two writers never deadlock upgrading from a read lock.
-        self._writer = async_sessionmaker(
-            self.engine.execution_options(**{WRITE_OPTION: True}), expire_on_commit=False
-        )
+        writes = self.engine.execution_options(**{WRITE_OPTION: True})
+        self._writer = async_sessionmaker(writes, expire_on_commit=False)
         self._autocommit = self.engine.execution_options(isolation_level="AUTOCOMMIT")
         # Reads on PostgreSQL need no transaction: under READ COMMITTED each statement sees
         # what was committed when it began, in a transaction or not, and autocommit saves
@@ -35,6 +34,10 @@ class Database:
         # what makes a session's reads one snapshot: it stays.
         reads = self._autocommit if self.dialect == "postgresql" else self.engine
         self._reader = async_sessionmaker(reads, expire_on_commit=False)
+        # A statement alone needs no transaction on PostgreSQL; SQLite's keeps its
+        # write lock up front (see `write`).
+        alone = self._autocommit if self.dialect == "postgresql" else writes
+        self._alone = async_sessionmaker(alone, expire_on_commit=False)
 
     @property
     def dialect(self) -> str:
@@ -61,6 +64,15 @@ class Database:
         async with write_gate(self.engine), self._autocommit.connect() as conn:
             result = await conn.execute(statement, params)
             return list(result.all()) if result.returns_rows else []
+
+    @asynccontextmanager
+    async def write_alone(self) -> AsyncIterator[AsyncSession]:
+        """A session for one statement that writes, in autocommit mode on PostgreSQL
+        (one round trip rather than BEGIN, the statement and COMMIT; a transaction on
+        SQLite): `write_one` for a statement whose rows come back as objects (an ORM
+        `UPDATE ... RETURNING`)."""
+        async with write_gate(self.engine), self._alone() as session, session.begin():
+            yield session
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:

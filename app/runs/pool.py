@@ -242,10 +242,11 @@ class WorkerPool:
 
     async def claim(self, room: int) -> list[RunRow]:
         """Take up to `room` runs that may start now (or whose worker died), oldest
-        first, in one statement that returns them."""
+        first, in one statement that returns them (a transaction of its own: every
+        worker tries, when a run is queued)."""
         stamp = now()
         try:
-            async with self.db.write() as session:
+            async with self.db.write_alone() as session:
                 claimed = await session.scalars(
                     self._claim_statement,
                     {

@@ -87,6 +87,8 @@ class RunExecutor:
         """Execute a run held here; `assistant` when the caller has it already."""
         logs.bind(run_id=run.run_id, thread_id=run.thread_id)
         kwargs = run.kwargs
+        if assistant is None:  # a graph's own assistant never changes: kept in memory
+            assistant = self.graphs.system_rows.get(run.assistant_id)
         if assistant is None:
             async with self.db.read() as session:
                 assistant = await session.get(AssistantRow, run.assistant_id)

@@ -33,6 +33,9 @@ class RunResults:
         # its whole state.
         self.awaited: Counter[str] = Counter()
         self.outcomes: dict[str, str] = {}
+        # The rows of awaited runs that ended elsewhere, as `is_final` read them: the
+        # waiters answer from them (None: the run is gone).
+        self.ended: dict[str, RunRow | None] = {}
 
     def graph_of(self, assistant: AssistantRow) -> CompiledGraph:
         graph = self.graphs.get(assistant.graph_id)
@@ -64,6 +67,13 @@ class RunResults:
             return list(rows)
 
     async def is_final(self, run_id: str) -> bool:
+        if run_id in self.awaited:  # its waiters read the row next: read it whole now
+            async with self.db.read() as session:
+                run = await session.get(RunRow, run_id)
+            if run is not None and run.status not in FINAL:
+                return False
+            self.ended[run_id] = run
+            return True
         async with self.db.read() as session:
             status = await session.scalar(STATUS, {"run": run_id})
         return status is None or status in FINAL
@@ -95,9 +105,12 @@ class RunResults:
     async def _saved_values(self, run: RunRow, checkpoint_ids: list[str]) -> dict[str, Any]:
         """The saved values of checkpoints of the run's thread, by id (those found), read
         with the run's graph (its assistant's; its thread's if the assistant is gone)."""
-        async with self.db.read() as session:
-            assistant = await session.get(AssistantRow, run.assistant_id)
-            thread = None if assistant else await session.get(ThreadRow, run.thread_id)
+        assistant = self.graphs.system_rows.get(run.assistant_id)  # they never change
+        thread = None
+        if assistant is None:
+            async with self.db.read() as session:
+                assistant = await session.get(AssistantRow, run.assistant_id)
+                thread = None if assistant else await session.get(ThreadRow, run.thread_id)
         graph_id = assistant.graph_id if assistant else thread and thread.metadata_.get("graph_id")
         graph = self.graphs.get(graph_id) if isinstance(graph_id, str) else None
         found: dict[str, Any] = {}

@@ -108,13 +108,17 @@ class RunService:
             await self.broker.wait_done(key, seen_active=True)
             if key in self.results.outcomes:
                 return self.results.outcomes[key]
+            if key in self.results.ended:
+                ended = self.results.ended[key]
+            else:
+                async with self.db.read() as session:
+                    ended = await session.get(RunRow, run.run_id)
         finally:
             self.results.awaited[key] -= 1
             if not self.results.awaited[key]:
                 del self.results.awaited[key]
                 self.results.outcomes.pop(key, None)
-        async with self.db.read() as session:
-            ended = await session.get(RunRow, run.run_id)
+                self.results.ended.pop(key, None)
         if ended is None:
             raise Conflict(
                 f"Run '{run.run_id}' was rolled back before it ended (by a later run with "
