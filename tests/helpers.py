@@ -1,6 +1,7 @@
 """What tests share: an app served over a real socket, the input of a turn, the official
-client and threads through it, a stream drained into its parts, and waiting for a condition
-(a poll with a deadline: a test never sleeps in place of one)."""
+client and threads through it, a stream drained into its parts, waiting for a condition
+(a poll with a deadline: a test never sleeps in place of one), and the commands asyncpg
+sends outside statements (BEGIN, COMMIT)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
+import asyncpg
 import httpx
 import uvicorn
 from langgraph_sdk import get_client
@@ -185,3 +187,23 @@ async def until_status(
         return dict(run) if run["status"] == status else None
 
     return await eventually(reached, f"run {run_id} to be {status}")
+
+
+# Round trips.
+
+
+@contextlib.contextmanager
+def asyncpg_commands() -> Iterator[list[str]]:
+    """The commands asyncpg sends as simple queries meanwhile (BEGIN, COMMIT, ...)."""
+    sent: list[str] = []
+    execute = asyncpg.Connection.execute
+
+    async def noted(self: asyncpg.Connection, query: str, *args: Any, **kwargs: Any) -> Any:
+        sent.append(query)
+        return await execute(self, query, *args, **kwargs)
+
+    asyncpg.Connection.execute = noted  # type: ignore[method-assign]
+    try:
+        yield sent
+    finally:
+        asyncpg.Connection.execute = execute  # type: ignore[method-assign]

@@ -3,7 +3,8 @@ statement in autocommit mode (it marks the thread busy and inserts the run, star
 once); on SQLite, and on PostgreSQL when that does not apply, a read of the thread
 (its owner, metadata and active runs), its update and the run's insert. Every round
 trip there is on the path to the run's first token; other processes hear of the run
-with its first events. Waiting on a queued turn reads nothing of the run."""
+with its first events. Waiting on a queued turn reads nothing of the run; waiting on a
+run executed in another process reads its row once, when it has ended."""
 
 from __future__ import annotations
 
@@ -175,3 +176,25 @@ async def test_a_flush_of_events_is_one_statement_on_postgresql(
         assert not [s for s in seen if s.startswith("SELECT pg_notify")]
     else:
         assert all(s.startswith("INSERT INTO run_events") for s in flushes)
+
+
+async def test_a_waiter_reads_a_run_that_ended_elsewhere_once(
+    serve_app: ServeApp, database_url: str
+) -> None:
+    """`runs/wait` on an API process that executes no runs: the check that finds the run
+    ended reads its row whole, and the answer comes from that row (it read the status,
+    then the row). Neither process reads the graph's own assistant from the database."""
+    settings = Settings(database_url=database_url, graphs=json.dumps(GRAPHS))
+    api = create_app(settings.model_copy(update={"run_workers": False}))
+    worker = create_app(settings)
+    url = serve_app(api)
+    serve_app(worker)
+    body = {"assistant_id": "echo", "input": {"messages": [{"role": "user", "content": "hi"}]}}
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        chat = (await client.post("/threads", json={})).json()["thread_id"]
+        with statements(api) as seen, statements(worker) as executed:
+            answer = await client.post(f"/threads/{chat}/runs/wait", json=body)
+    assert answer.json()["messages"][-1]["content"] == "You said: hi"
+    run_reads = [s for s in seen if s.startswith("SELECT runs.")]
+    assert run_reads and all(s.startswith("SELECT runs.run_id, runs.thread_id") for s in run_reads)
+    assert not [s for s in [*seen, *executed] if s.startswith("SELECT assistants")]

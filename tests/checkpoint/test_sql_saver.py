@@ -4,13 +4,10 @@ up through dropped connections and a server restart, on SQLite and a real Postgr
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import asyncpg
 import psycopg
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
@@ -25,6 +22,7 @@ from engine.checkpoint.sql.records import Record, decode, encode
 from engine.checkpoint.sql.saver import _CATCH_UP, DIGEST_EVERY, SQLSaver, ThreadDeletedError
 from tests.checkpoint.chat import bytes_on_disk, run_chat, turn_texts
 from tests.checkpoint.history import History, message_list
+from tests.helpers import asyncpg_commands
 from tests.pg import PostgresCluster
 
 
@@ -232,23 +230,6 @@ async def test_a_save_is_one_statement_unless_another_process_wrote(pg_saver: SQ
         loaded = await saver.aget_tuple(h.config())
         assert loaded is not None
         assert loaded.checkpoint["channel_values"]["messages"] == message_list(8)
-
-
-@contextlib.contextmanager
-def asyncpg_commands() -> Iterator[list[str]]:
-    """The commands asyncpg sends as simple queries meanwhile (BEGIN, COMMIT, ...)."""
-    sent: list[str] = []
-    execute = asyncpg.Connection.execute
-
-    async def noted(self: asyncpg.Connection, query: str, *args: Any, **kwargs: Any) -> Any:
-        sent.append(query)
-        return await execute(self, query, *args, **kwargs)
-
-    asyncpg.Connection.execute = noted  # type: ignore[method-assign]
-    try:
-        yield sent
-    finally:
-        asyncpg.Connection.execute = execute  # type: ignore[method-assign]
 
 
 class Gate:

@@ -1,6 +1,8 @@
-"""The heartbeat of a worker pool (app/runs/worker.py) on PostgreSQL: it reads cancel
+"""The heartbeat of a worker pool (app/runs/pool.py) on PostgreSQL: it reads cancel
 requests and lost runs every beat, renews only the leases that are due, and never waits
-for the share lock a run's save holds on its row."""
+for the share lock a run's save holds on its row. The pool's fence is part of a save's
+one statement (a transaction checks the saves of two runs), and a claim is one
+statement."""
 
 from __future__ import annotations
 
@@ -10,12 +12,15 @@ from collections.abc import AsyncIterator
 from datetime import datetime
 
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import select, text, update
 
 from app.db.database import Database
 from app.db.models import RunRow
-from app.runs.pool import WorkerPool
+from app.runs.pool import LeaseLost, WorkerPool
 from app.services.common import now
+from engine.checkpoint.sql.saver import SQLSaver
+from tests.checkpoint.history import History, message_list
+from tests.helpers import asyncpg_commands
 
 
 @pytest.fixture
@@ -117,3 +122,72 @@ async def test_beat_does_not_wait_for_a_save_holding_a_run(db: Database) -> None
     finally:
         for task in pool.running.values():
             task.cancel()
+
+
+async def test_the_fence_is_part_of_a_saves_one_statement(db: Database) -> None:
+    """A save of a run held here is one statement that holds the fence's check; once the
+    run is held by another worker, that statement adds nothing and the save's transaction
+    refuses it (LeaseLost), storing nothing."""
+    pool = _pool(db, [])
+    (run_id,) = await _held_runs(db, pool, saving={})
+    saver = SQLSaver(db.engine, fence=pool.fence)
+    h = History(saver, str(uuid.uuid4()))
+    try:
+        await h.put({"messages": message_list(2)}, step=-1, run_id=run_id)
+        with asyncpg_commands() as commands:
+            await h.put({"messages": message_list(4)}, step=0, run_id=run_id)
+        assert commands == []  # one statement, no transaction
+        async with db.write() as session:
+            await session.execute(
+                update(RunRow).where(RunRow.run_id == run_id).values(worker_id="another")
+            )
+        with pytest.raises(LeaseLost), asyncpg_commands() as commands:
+            await h.put({"messages": message_list(6)}, step=1, run_id=run_id)
+        assert commands[0].startswith("BEGIN")  # the statement changed nothing
+        state = await SQLSaver(db.engine).aget_tuple(h.config())
+        assert state is not None
+        assert state.checkpoint["channel_values"]["messages"] == message_list(4)
+    finally:
+        for task in pool.running.values():
+            task.cancel()
+
+
+def test_the_fence_checks_the_saves_of_two_runs_in_a_transaction(db: Database) -> None:
+    pool = _pool(db, [])
+    pool.running.update({"a": None, "b": None})  # type: ignore[dict-item]
+    h = History(SQLSaver(db.engine), "t")
+    ops = [h.put_op({"n": 1}, run_id="a"), h.put_op({"n": 2}, run_id="b")]
+    assert pool.fence.condition(ops) is None
+    held, params = pool.fence.condition(ops[:1])  # type: ignore[misc]
+    assert params == {"fence_run": "a", "fence_worker": pool.worker_id}
+    assert pool.fence.condition([h.put_op({"n": 3}, run_id="elsewhere")])[1] == {}  # type: ignore[index]
+
+
+async def test_a_claim_is_one_statement(db: Database) -> None:
+    """Every worker tries to claim when a run is queued: each try is one statement in
+    autocommit mode, not a transaction."""
+    pool = _pool(db, [])
+    stamp = now()
+    run_id = str(uuid.uuid4())
+    async with db.write() as session:
+        session.add(
+            RunRow(
+                run_id=run_id,
+                thread_id=str(uuid.uuid4()),
+                assistant_id=str(uuid.uuid4()),
+                status="pending",
+                metadata_={},
+                kwargs={},
+                owner="test",
+                attempt=0,
+                not_before=stamp,
+                created_at=stamp,
+                updated_at=stamp,
+            )
+        )
+    with asyncpg_commands() as commands:
+        claimed = await pool.claim(4)
+        assert await pool.claim(4) == []
+    assert [run.run_id for run in claimed] == [run_id]
+    assert claimed[0].status == "running" and claimed[0].worker_id == pool.worker_id
+    assert commands == []
