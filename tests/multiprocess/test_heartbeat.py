@@ -10,6 +10,7 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from datetime import datetime
+from typing import Any
 
 import pytest
 from sqlalchemy import select, text, update
@@ -44,27 +45,9 @@ def _pool(db: Database, stopped: list[tuple[str, str]]) -> WorkerPool:
 async def _held_runs(db: Database, pool: WorkerPool, **overrides: dict[str, str]) -> list[str]:
     """Insert running runs held by `pool` (or as `overrides[name]` says) and register them
     there as executing; return their ids in the order of the keyword names given."""
-    stamp = now()
-    runs = []
-    for fields in overrides.values():
-        row = {"worker_id": pool.worker_id, **fields}
-        runs.append(
-            RunRow(
-                run_id=str(uuid.uuid4()),
-                thread_id=str(uuid.uuid4()),
-                assistant_id=str(uuid.uuid4()),
-                status="running",
-                metadata_={},
-                kwargs={},
-                owner="test",
-                lease_expires_at=stamp + pool.lease,
-                attempt=1,
-                not_before=stamp,
-                created_at=stamp,
-                updated_at=stamp,
-                **row,
-            )
-        )
+    lease = now() + pool.lease
+    held = {"status": "running", "worker_id": pool.worker_id, "lease_expires_at": lease}
+    runs = [_run(**{**held, "attempt": 1, **fields}) for fields in overrides.values()]
     async with db.write() as session:
         session.add_all(runs)
     started = asyncio.get_running_loop().time()
@@ -72,6 +55,25 @@ async def _held_runs(db: Database, pool: WorkerPool, **overrides: dict[str, str]
         pool.running[run.run_id] = asyncio.create_task(asyncio.sleep(3600))
         pool.renewed[run.run_id] = started
     return [run.run_id for run in runs]
+
+
+def _run(**fields: Any) -> RunRow:
+    """A run of a new thread, pending unless `fields` say otherwise."""
+    stamp = now()
+    row: dict[str, Any] = {
+        "run_id": str(uuid.uuid4()),
+        "thread_id": str(uuid.uuid4()),
+        "assistant_id": str(uuid.uuid4()),
+        "status": "pending",
+        "metadata_": {},
+        "kwargs": {},
+        "owner": "test",
+        "attempt": 0,
+        "not_before": stamp,
+        "created_at": stamp,
+        "updated_at": stamp,
+    }
+    return RunRow(**{**row, **fields})
 
 
 async def _leases(db: Database, ids: list[str]) -> list[datetime | None]:
@@ -167,24 +169,10 @@ async def test_a_claim_is_one_statement(db: Database) -> None:
     """Every worker tries to claim when a run is queued: each try is one statement in
     autocommit mode, not a transaction."""
     pool = _pool(db, [])
-    stamp = now()
-    run_id = str(uuid.uuid4())
+    pending = _run()
+    run_id = pending.run_id
     async with db.write() as session:
-        session.add(
-            RunRow(
-                run_id=run_id,
-                thread_id=str(uuid.uuid4()),
-                assistant_id=str(uuid.uuid4()),
-                status="pending",
-                metadata_={},
-                kwargs={},
-                owner="test",
-                attempt=0,
-                not_before=stamp,
-                created_at=stamp,
-                updated_at=stamp,
-            )
-        )
+        session.add(pending)
     with asyncpg_commands() as commands:
         claimed = await pool.claim(4)
         assert await pool.claim(4) == []
