@@ -79,6 +79,10 @@ if TYPE_CHECKING:
     from engine.pregel.graph import CompiledGraph
 
 Emit = Callable[[tuple[str, ...], str, Any], None]
+# Under `async` durability the background drain waits this long before it saves (unless
+# the call needs its saves done first): the saves of the steps that end meanwhile go in
+# the same batch, one transaction and one record for a fast run's steps.
+GATHER_SAVES_S = 0.01
 
 
 class TaskFailure(Exception):
@@ -197,6 +201,7 @@ class Loop:
         self.status = "pending"
         self._saving: asyncio.Task[None] | None = None
         self._queue: list[SaveOp] = []
+        self._hurry: asyncio.Future[None] | None = None  # ends the drain's wait
         self._exit_checkpoint: tuple[Checkpoint, dict[str, Any], str | None] | None = None
         self._exit_writes: list[tuple[str, Writes]] = []
         self.subgraphs = subgraphs
@@ -860,7 +865,8 @@ class Loop:
     async def _save(self, op: SaveOp) -> None:
         """Durability `sync` saves before going on. `async` hands saves to one background
         drain that saves, in order, everything queued since its last save in one batch:
-        the next step runs meanwhile, and a fast run costs few transactions."""
+        the next step runs meanwhile, and a fast run costs few transactions (the drain
+        waits `GATHER_SAVES_S` for more, unless the call needs them saved first)."""
         assert self.saver is not None
         if self.durability == "sync":
             await self.saver.abatch([op])
@@ -874,6 +880,8 @@ class Loop:
 
     async def _drain(self) -> None:
         assert self.saver is not None
+        self._hurry = hurry = asyncio.get_running_loop().create_future()
+        await asyncio.wait([hurry], timeout=GATHER_SAVES_S)
         while self._queue:
             ops, self._queue = self._queue, []
             await self.saver.abatch(ops)
@@ -882,6 +890,8 @@ class Loop:
         """Wait for the saves handed to the background so far."""
         if self._saving is not None:
             saving = self._saving
+            if self._hurry is not None and not self._hurry.done():
+                self._hurry.set_result(None)
             await saving
             self._saving = None
 

@@ -58,7 +58,8 @@ async def test_chat_storage_stays_within_three_times_the_message_text(sql_saver:
     chat = await run_chat(sql_saver, "chat", 200)
     async with sql_saver.engine.connect() as conn:
         grown = await bytes_on_disk(conn) - before
-    assert await count_rows(sql_saver, save_table) - records_before == rows_after(200)
+    assert rows_after(200) <= await count_rows(sql_saver, save_table) - records_before
+    assert await count_rows(sql_saver, save_table) - records_before < rows_after(300)
     assert grown <= 3 * chat.raw_bytes, f"{grown} bytes on disk for {chat.raw_bytes} of text"
     loaded = await sql_saver.aget_tuple(chat.config)
     assert loaded is not None
@@ -70,7 +71,9 @@ async def test_a_graph_s_chat_stays_within_three_times_the_message_text(
 ) -> None:
     """What a server stores: a chat graph's turn is an input checkpoint and two step
     checkpoints with their pending writes, yet 200 turns add at most 3x their message
-    text, in two records a turn (with a digest every 32 records)."""
+    text, in one record a turn as a rule (the loop gathers a fast run's saves in one batch,
+    but a step slower than its wait for more splits them; with a digest every 32
+    records)."""
     answers: list[str] = []
 
     def chat(state: dict[str, Any]) -> dict[str, Any]:
@@ -95,7 +98,8 @@ async def test_a_graph_s_chat_stays_within_three_times_the_message_text(
         text += len(human.encode()) + len(ai.encode())
     async with sql_saver.engine.connect() as conn:
         grown = await bytes_on_disk(conn) - before
-    assert await count_rows(sql_saver, save_table) - records_before == rows_after(400)
+    assert rows_after(200) <= await count_rows(sql_saver, save_table) - records_before
+    assert await count_rows(sql_saver, save_table) - records_before < rows_after(300)
     assert grown <= 3 * text, f"{grown} bytes on disk for {text} of text"
     state = await graph.aget_state(config)
     assert [m.content for m in state.values["messages"]] == [

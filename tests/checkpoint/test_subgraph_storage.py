@@ -135,7 +135,8 @@ async def test_subgraph_namespaces_read_prune_copy_and_delete_whole(
     saved = await assert_reads_alike(writer, "t")
     async with writer.engine.connect() as conn:
         formats = {data[0] for data in (await conn.execute(select(save_table.c.data))).scalars()}
-    assert formats == {FORMAT, FORMAT_SHARING}  # the subgraphs' refer to other namespaces
+    # The subgraphs' refer to other namespaces (and a turn's saves often share a record).
+    assert FORMAT_SHARING in formats and formats <= {FORMAT, FORMAT_SHARING}
     by_id = {c.config["configurable"]["checkpoint_id"]: c for c in saved.values()}
     subgraph_inputs = [
         c
