@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Iterable
 
 import psycopg
@@ -25,13 +26,19 @@ QUEUE = "queue"  # a run became pending
 # first events (StreamBroker.announce_later), not in the transaction that created it.
 STARTED = "started"
 RECONNECT_S = 1.0
+# A run's notification that came before anyone listened for it is kept this long for the
+# next listener: a client waiting on a run takes its event once the run's creation has
+# answered, and on a busy server the run can end in another process meanwhile.
+KEEP_UNHEARD_S = 1.0
+KEEP_UNHEARD_MAX = 4096
+RUN_PREFIX = "run:"
 # PostgreSQL takes payloads shorter than 8,000 bytes; keys are ASCII.
 MAX_PAYLOAD = 7_900
 _NOTIFY = text("SELECT pg_notify(:channel, :key)")
 
 
 def run_key(run_id: str) -> str:
-    return f"run:{run_id}"
+    return f"{RUN_PREFIX}{run_id}"
 
 
 def payloads(keys: Iterable[str]) -> list[str]:
@@ -58,6 +65,8 @@ class Notifier:
 
     def __init__(self, on_queue: Callable[[], None] | None = None) -> None:
         self._events: dict[str, asyncio.Event] = {}
+        # Runs' keys fired while nobody listened, with when (oldest first).
+        self._unheard: dict[str, float] = {}
         # Called when a run became pending somewhere: this process's workers may claim it.
         self.on_queue = on_queue
 
@@ -73,8 +82,19 @@ class Notifier:
 
     def listen(self, key: str) -> asyncio.Event:
         """An event the next `fire(key)` sets. Take it before checking what `key` would
-        announce, so that a notification arriving during the check is not lost."""
-        return self._events.setdefault(key, asyncio.Event())
+        announce, so that a notification arriving during the check is not lost. A run's
+        key fired with nobody listening, less than `KEEP_UNHEARD_S` ago, gives an event
+        already set."""
+        event = self._events.get(key)
+        if event is not None:
+            return event
+        event = asyncio.Event()
+        fired = self._unheard.pop(key, None)
+        if fired is not None and time.monotonic() - fired < KEEP_UNHEARD_S:
+            event.set()  # it came just before: the caller checks again at once
+        else:
+            self._events[key] = event
+        return event
 
     def fire(self, key: str) -> None:
         if key == QUEUE and self.on_queue is not None:
@@ -84,6 +104,19 @@ class Notifier:
         event = self._events.pop(key, None)
         if event is not None:
             event.set()
+        elif key.startswith(RUN_PREFIX):
+            self._keep_unheard(key)
+
+    def _keep_unheard(self, key: str) -> None:
+        now = time.monotonic()
+        self._unheard.pop(key, None)
+        self._unheard[key] = now
+        while self._unheard:
+            oldest = next(iter(self._unheard))
+            fresh = now - self._unheard[oldest] < KEEP_UNHEARD_S
+            if fresh and len(self._unheard) <= KEEP_UNHEARD_MAX:
+                break
+            del self._unheard[oldest]
 
 
 class PostgresNotifier(Notifier):
