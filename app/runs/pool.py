@@ -31,7 +31,7 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, bindparam, exists, or_, select, true, update
+from sqlalchemy import ColumnElement, and_, bindparam, exists, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.orm import aliased
@@ -40,11 +40,10 @@ from app.db.database import Database
 from app.db.models import PENDING, RUNNING, RunRow
 from app.services.common import now
 from engine.checkpoint.base import PutCheckpoint, SaveOp
+from engine.checkpoint.sql.saver import UNFENCED
 
 log = logging.getLogger(__name__)
 IDLE_POLL_S = 1.0
-# The fence condition of saves that are no run's executing here.
-ANYTHING = true()
 
 Execute = Callable[[RunRow], Coroutine[Any, Any, None]]
 # Called with (run_id, action) when the heartbeat learns that a run must stop:
@@ -84,7 +83,7 @@ class RunFence:
     def condition(self, ops: Sequence[SaveOp]) -> tuple[ColumnElement[bool], dict[str, Any]] | None:
         runs = self._runs(ops)
         if not runs:
-            return ANYTHING, {}
+            return UNFENCED, {}
         if len(runs) > 1:
             return None
         [run_id] = runs

@@ -162,7 +162,7 @@ async def _collect(start: Start[T]) -> list[T]:
 def _iterate_here(start: Start[T]) -> Iterator[T]:
     """The run as a task on this thread's loop, which the reader runs until a part
     arrives: two turns of the loop a part, where reading an async iterator made a task
-    for each part and woke it, and the run, through events (five turns)."""
+    for each part and woke it, and the run, through events (four turns)."""
     with _sync_loop() as loop:
         parts: deque[T] = deque()
         arrived: asyncio.Future[None] = loop.create_future()

@@ -112,10 +112,14 @@ class Fence(Protocol):
     def condition(self, ops: Sequence[SaveOp]) -> tuple[ColumnElement[bool], dict[str, Any]] | None:
         """The same check as a condition of the one statement that makes a save on
         PostgreSQL (see `SQLSaver._save_alone`), with its parameters for these saves; the
-        condition is one of a few objects built once, as the statement that holds it is
-        kept. None when the check cannot be one condition: the saves take a transaction."""
+        condition is one of a few objects built once (`UNFENCED` for saves it does not
+        concern), as the statement that holds it is kept. None when the check cannot be
+        one condition: the saves take a transaction."""
 
 
+# The condition of saves that nothing fences (no fence, or none of the fence's concern):
+# a fence's `condition` gives it, so that they share one kept statement.
+UNFENCED = true()
 INLINE_MAX = 128  # characters of JSON up to which a value is kept in the checkpoint entry
 # The save that makes this many records of a thread after its last digest also stores
 # their digest: a saver new to the thread decodes its digests and fewer records than this
@@ -697,7 +701,7 @@ class SQLSaver(BaseCheckpointSaver):
             or not all(journal.knows(*parent) for parent in parents.get(thread_id, ()))
         ):
             return None
-        fenced = (_ANYTHING, {}) if self.fence is None else self.fence.condition(ops)
+        fenced = (UNFENCED, {}) if self.fence is None else self.fence.condition(ops)
         if fenced is None:
             return None
         condition, fence_params = fenced
@@ -1344,10 +1348,6 @@ def _join_object(values: dict[str, str]) -> str | None:
     if not values:
         return None
     return "{" + ",".join(f"{json.dumps(c)}:{v}" for c, v in values.items()) + "}"
-
-
-# The condition of a save that no fence checks.
-_ANYTHING = true()
 
 
 def _add_alone(condition: ColumnElement[bool]) -> Any:
