@@ -139,13 +139,26 @@ def invoke(
 ) -> Any:
     """``graph.invoke`` / ``graph.ainvoke``; an exception becomes an error observation."""
     try:
-        return run_sync_or_async(
+        out = run_sync_or_async(
             lambda: graph.invoke(inp, config, **kwargs),
             lambda: graph.ainvoke(inp, config, **kwargs),
             aio,
         )
     except Exception as exc:  # the error class is the observation
         return error_obs(exc)
+    return _interrupts_in_order(out)
+
+
+def _interrupts_in_order(out: Any) -> Any:
+    """Sort a result's interrupts by value.
+
+    Both engines list the interrupts of parallel tasks in the order the tasks finished,
+    which threads make a race (CI once saw LangGraph's two askers in the other order).
+    """
+    if isinstance(out, dict) and len(out.get("__interrupt__", ())) > 1:
+        ordered = sorted(out["__interrupt__"], key=lambda i: repr(i.value))
+        return {**out, "__interrupt__": ordered}
+    return out
 
 
 def raw_stream(
