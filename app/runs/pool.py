@@ -67,7 +67,7 @@ class RunFence:
         held = select(RunRow.run_id).where(
             RunRow.run_id == bindparam("fence_run"),
             RunRow.worker_id == bindparam("fence_worker"),
-            RunRow.status == "running",
+            RunRow.status == RUNNING,
         )
         self._held = held.with_for_update(read=True) if dialect == "postgresql" else held
         # The saves' one statement holds the same check (`condition`).
@@ -291,7 +291,7 @@ class WorkerPool:
             update(RunRow)
             .where(
                 RunRow.run_id.in_(chosen),
-                or_(RunRow.status == "pending", RunRow.lease_expires_at < stamp),
+                or_(RunRow.status == PENDING, RunRow.lease_expires_at < stamp),
             )
             .values(
                 status="running",
@@ -336,7 +336,7 @@ class WorkerPool:
         ids = list(self.running)
         started = asyncio.get_running_loop().time()
         due = [i for i in ids if started - self.renewed.get(i, started) >= self.renew_s]
-        held = and_(RunRow.worker_id == self.worker_id, RunRow.status == "running")
+        held = and_(RunRow.worker_id == self.worker_id, RunRow.status == RUNNING)
         kept: dict[str, str | None] = {}
         if len(due) < len(ids):
             async with self.db.read() as session:

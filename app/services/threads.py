@@ -13,7 +13,7 @@ from sqlalchemy import update as sql_update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.database import Database
-from app.db.models import CronRow, RunEventRow, RunRow, ThreadRow
+from app.db.models import PENDING, RUNNING, CronRow, RunEventRow, RunRow, ThreadRow
 from app.errors import Conflict, NotFound
 from app.graphs import GraphRegistry
 from app.jsonable import jsonable, to_json
@@ -60,7 +60,7 @@ async def active_runs(session: AsyncSession, thread_id: str) -> int:
         await session.scalar(
             select(func.count())
             .select_from(RunRow)
-            .where(RunRow.thread_id == thread_id, RunRow.status.in_(("pending", "running")))
+            .where(RunRow.thread_id == thread_id, RunRow.status.in_((PENDING, RUNNING)))
         )
         or 0
     )
@@ -75,7 +75,7 @@ def settle_statement(changed: tuple[str, ...], *, ending: bool = False) -> Any:
     # every execution, and its cache key computed anew.
     threads, runs = ThreadRow.__table__.c, RunRow.__table__.c
     thread_id = bindparam("settled_thread")
-    waiting = exists().where(runs.thread_id == thread_id, runs.status.in_(("pending", "running")))
+    waiting = exists().where(runs.thread_id == thread_id, runs.status.in_((PENDING, RUNNING)))
     if ending:
         waiting = waiting.where(runs.run_id != bindparam("ended_run"))
     resting = bindparam("resting", type_=threads.status.type)

@@ -14,7 +14,12 @@ from app.db.database import Database
 from app.db.migrations import migrate
 from app.db.models import PENDING, RUNNING, RunRow
 from app.runs.pool import WorkerPool
-from app.services.runs.statements import QUEUED
+from app.services.runs.statements import (
+    QUEUED,
+    THREAD,
+    admit_at_once_statement,
+    record_at_once_statement,
+)
 
 PARTIAL = {"runs_pending", "runs_active_by_owner", "one_running_run_per_thread"}
 
@@ -68,6 +73,48 @@ async def test_active_runs_are_found_by_partial_indexes(db: Database) -> None:
     for name, found in plans.items():
         assert any(index in found for index in PARTIAL), (name, found)
         assert "Seq Scan" not in found and "SCAN runs\n" not in f"{found}\n", (name, found)
+
+
+async def generic_plan(conn: AsyncConnection, statement: Any) -> str:
+    """PostgreSQL's plan of `statement` as a prepared statement's generic plan: made
+    without its parameters' values, as it plans one it ran five times (asyncpg prepares
+    every statement)."""
+    sql = statement.compile(dialect=conn.dialect)
+    await conn.execute(sa.text("SET LOCAL plan_cache_mode = force_generic_plan"))
+    await conn.exec_driver_sql(f"PREPARE probe AS {sql}")
+    nulls = ", ".join(["NULL"] * len(sql.positiontup))
+    rows = await conn.exec_driver_sql(f"EXPLAIN EXECUTE probe({nulls})")
+    await conn.exec_driver_sql("DEALLOCATE probe")
+    return "\n".join(str(row[-1]) for row in rows)
+
+
+async def test_a_turn_finds_its_thread_s_active_runs_by_partial_indexes(db: Database) -> None:
+    """A run's admission, its end and the thread's read look for the thread's active runs
+    with the statuses as constants. With a bound status, a generic plan cannot use the
+    partial indexes: it read every run the thread ever had, twice a turn."""
+    if db.dialect != "postgresql":
+        pytest.skip("SQLite plans without statistics; PostgreSQL's generic plans")
+    async with db.engine.begin() as conn:
+        await conn.execute(
+            sa.text(
+                "INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata,"
+                " multitask_strategy, kwargs, owner, attempt, not_before, created_at,"
+                " updated_at) SELECT 'run-' || g, 'thread-' || (g % 2), 'a', 'success',"
+                " '{}', 'enqueue', '{}', 'someone', 1, now(), now(), now()"
+                " FROM generate_series(1, 2000) AS g"
+            )
+        )
+        await conn.execute(sa.text("ANALYZE runs"))
+    queries = {
+        "admission": admit_at_once_statement(("run_id", "thread_id", "status")),
+        "end": record_at_once_statement(()),
+        "thread": THREAD,
+    }
+    async with db.engine.begin() as conn:
+        plans = {name: await generic_plan(conn, query) for name, query in queries.items()}
+    for name, found in plans.items():
+        assert any(index in found for index in PARTIAL), (name, found)
+        assert "ix_runs_thread_id" not in found and "Seq Scan on runs" not in found, (name, found)
 
 
 async def test_a_migrated_database_has_the_declared_run_indexes(db: Database) -> None:

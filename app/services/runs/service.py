@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from sqlalchemy import select, true
 
 from app.db.database import Database
-from app.db.models import AssistantRow, RunRow
+from app.db.models import PENDING, RUNNING, AssistantRow, RunRow
 from app.errors import Conflict
 from app.runs.broker import POLL_EVERY_S, Event, StreamBroker
 from app.runs.notify import QUEUE, until
@@ -137,7 +137,7 @@ class RunService:
                     select(RunRow.run_id)
                     .where(
                         RunRow.thread_id == tid,
-                        RunRow.status.in_(("pending", "running")),
+                        RunRow.status.in_((PENDING, RUNNING)),
                         RunRow.run_id.not_in(followed) if followed else true(),
                     )
                     .order_by(RunRow.run_id)

@@ -17,6 +17,7 @@ from sqlalchemy import (
     exists,
     func,
     insert,
+    literal_column,
     select,
     update,
 )
@@ -33,7 +34,7 @@ FINAL = frozenset({"success", "error", "timeout", "interrupted"})
 # outcome must not overwrite the other's.
 HELD = and_(
     RunRow.run_id == bindparam("held_run"),
-    RunRow.status == "running",
+    RunRow.status == RUNNING,
     RunRow.worker_id == bindparam("held_by"),
     RunRow.attempt == bindparam("held_attempt"),
 )
@@ -64,8 +65,8 @@ THREADS, RUNS = ThreadRow.__table__.c, RunRow.__table__.c
 # SELECT, not the RETURNING of the update that follows: SQLite evaluated that subquery
 # without the index on runs, holding the write lock (first token 110 -> 250 ms).
 ACTIVE = (
-    select(func.aggregate_strings(RUNS.run_id, " "))
-    .where(RUNS.thread_id == THREADS.thread_id, RUNS.status.in_(("pending", "running")))
+    select(func.aggregate_strings(RUNS.run_id, literal_column("' '")))
+    .where(RUNS.thread_id == THREADS.thread_id, RUNS.status.in_((PENDING, RUNNING)))
     .scalar_subquery()
 )
 THREAD = select(THREADS.owner, THREADS.metadata, ACTIVE.label("active")).where(
@@ -99,7 +100,7 @@ def admit_at_once_statement(columns: tuple[str, ...], *, queued: bool = False) -
         func.jsonb_typeof(known) == "object",  # else `||` would not merge
         ~exists().where(
             RUNS.thread_id == THREADS.thread_id,
-            RUNS.status.in_(("pending", "running")),
+            RUNS.status.in_((PENDING, RUNNING)),
         ),
     ]
     if queued:
