@@ -6,11 +6,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from sqlalchemy import Executable, Row
+from sqlalchemy import Executable
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.db.migrations import migrate, schema_state
 from engine.checkpoint.sql.connect import WRITE_OPTION, create_engine, normalize_url, write_gate
+from engine.checkpoint.sql.direct import DirectStatements
 
 
 class SchemaOutdatedError(RuntimeError):
@@ -38,6 +39,9 @@ class Database:
         # write lock up front (see `write`).
         alone = self._autocommit if self.dialect == "postgresql" else writes
         self._alone = async_sessionmaker(alone, expire_on_commit=False)
+        # A turn's statements alone go around SQLAlchemy's execution on asyncpg.
+        postgres = self.engine.dialect.driver == "asyncpg"
+        self._direct = DirectStatements(self.engine.dialect) if postgres else None
 
     @property
     def dialect(self) -> str:
@@ -58,10 +62,13 @@ class Database:
         ):
             yield session
 
-    async def write_one(self, statement: Executable, params: dict[str, Any]) -> list[Row[Any]]:
+    async def write_one(self, statement: Executable, params: dict[str, Any]) -> list[Any]:
         """One statement as a transaction of its own, in autocommit mode: one round trip
-        rather than BEGIN, the statement and COMMIT. Its rows, if it returns any."""
+        rather than BEGIN, the statement and COMMIT. Its rows, if it returns any (named
+        tuples on PostgreSQL, where it goes around SQLAlchemy's execution: `Direct`)."""
         async with write_gate(self.engine), self._autocommit.connect() as conn:
+            if self._direct is not None:
+                return await self._direct.fetch(conn, statement, params)
             result = await conn.execute(statement, params)
             return list(result.all()) if result.returns_rows else []
 

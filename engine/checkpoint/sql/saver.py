@@ -28,6 +28,7 @@ from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import (
     ColumnElement,
+    Executable,
     Row,
     ScalarSelect,
     Text,
@@ -63,6 +64,7 @@ from engine.checkpoint.base import (
 )
 from engine.checkpoint.serde import TAG, JsonSerializer, default_serializer, holds_repeats
 from engine.checkpoint.sql.connect import create_engine, write_transaction
+from engine.checkpoint.sql.direct import DirectStatements, is_alone
 from engine.checkpoint.sql.item_log import (
     MAX_SEGMENTS,
     SEP,
@@ -276,6 +278,9 @@ class SQLSaver(BaseCheckpointSaver):
         # BEGIN and ROLLBACK round trips on every read.
         self._reader = engine.execution_options(isolation_level="AUTOCOMMIT")
         self._dialect = engine.dialect.name
+        # A turn's reads and saves alone go around SQLAlchemy's execution on asyncpg.
+        asyncpg = engine.dialect.driver == "asyncpg"
+        self._direct = DirectStatements(engine.dialect) if asyncpg else None
         self._insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
         now = bindparam("now")
         # Built once: building a statement (and its cache key) costs 0.1-0.25 ms.
@@ -464,14 +469,14 @@ class SQLSaver(BaseCheckpointSaver):
         cached = self._journals.get(thread_id) if keep else None
         found = None
         if cached is not None and not (whole and cached.partial):
-            found = (
-                await conn.execute(_CATCH_UP, {"thread_id": thread_id, "after": cached.seq})
-            ).all()
+            found = await self._fetch(
+                conn, _CATCH_UP, {"thread_id": thread_id, "after": cached.seq}
+            )
             if found and (found[0].id, found[0].epoch) != (cached.key, cached.epoch):
                 found = None  # rewritten or deleted meanwhile: decode it anew
         if found is None:
             query = _CATCH_UP if whole or not keep else _FIRST_READ
-            found = (await conn.execute(query, {"thread_id": thread_id, "after": 0})).all()
+            found = await self._fetch(conn, query, {"thread_id": thread_id, "after": 0})
             cached = None
         if not found or found[0].deleted_at is not None:
             self._journals.drop(thread_id)
@@ -718,8 +723,16 @@ class SQLSaver(BaseCheckpointSaver):
             **fence_params,
         }
         async with self._reader.connect() as conn:
-            added = (await conn.execute(kept[1], params)).first()
-        return draft if added is not None else None
+            added = await self._fetch(conn, kept[1], params)
+        return draft if added else None
+
+    async def _fetch(
+        self, conn: AsyncConnection, statement: Executable, params: Mapping[str, Any]
+    ) -> Sequence[Any]:
+        """The rows of `statement`; sent by asyncpg itself when `conn` runs it alone."""
+        if self._direct is not None and is_alone(conn):
+            return await self._direct.fetch(conn, statement, params)
+        return (await conn.execute(statement, params)).all()
 
     async def _save(
         self,

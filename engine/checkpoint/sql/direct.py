@@ -1,0 +1,134 @@
+"""Statements sent on asyncpg's own connection, under SQLAlchemy's pool.
+
+A chat turn runs the same few statements every time, each a transaction of its own.
+SQLAlchemy's execution of one (its cache lookup, an execution context, a result object)
+costs about 100 µs of CPU, as much as asyncpg's whole round trip. A `Direct` statement is
+compiled by SQLAlchemy once, with the bind processors of its parameters' types, and then
+sent by asyncpg as it is; its errors are raised as SQLAlchemy would raise them, so callers
+handle them alike. The connection still comes from the pool (its checkout pings it when
+idle, a disconnect invalidates it), and SQLite takes the usual path.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from collections.abc import Callable, Mapping
+from types import SimpleNamespace
+from typing import Any
+
+from sqlalchemy import Executable
+from sqlalchemy.engine import Dialect
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+__all__ = ["Direct", "DirectStatements", "is_alone"]
+
+
+def is_alone(conn: AsyncConnection) -> bool:
+    """Whether a statement on `conn` is a transaction of its own (autocommit mode): only
+    there may one go around SQLAlchemy, which begins the transactions it knows of."""
+    options = conn.sync_connection.get_execution_options()  # type: ignore[union-attr]
+    return options.get("isolation_level") == "AUTOCOMMIT"
+
+
+class Direct:
+    """One statement, compiled for asyncpg, sent on the driver's connection. Its rows
+    are named tuples (attribute and index access, as SQLAlchemy's rows)."""
+
+    def __init__(self, statement: Executable, dialect: Dialect) -> None:
+        if dialect.driver != "asyncpg":
+            raise ValueError(f"Direct statements are for asyncpg, not {dialect.driver}")
+        compiled = statement.compile(dialect=dialect)
+        if compiled.post_compile_params or compiled.literal_execute_params:  # type: ignore[attr-defined]
+            raise ValueError("A direct statement cannot have parameters rendered per call")
+        self.sql = str(compiled)
+        self._compiled = compiled
+        self._dialect = dialect
+        binds = {name: bind for bind, name in compiled.bind_names.items()}  # type: ignore[attr-defined]
+        self._args: tuple[tuple[str, Callable[[Any], Any] | None], ...] = tuple(
+            (name, binds[name].type.dialect_impl(dialect).bind_processor(dialect))
+            for name in compiled.positiontup or ()  # type: ignore[attr-defined]
+        )
+        columns = getattr(statement, "exported_columns", ())
+        self._results = [
+            c.type.dialect_impl(dialect).result_processor(dialect, None) for c in columns
+        ]
+        self._row: Callable[..., Any] | None = None
+
+    async def fetch(self, conn: AsyncConnection, params: Mapping[str, Any]) -> list[Any]:
+        """The statement's rows, run on `conn` (which must be `is_alone`). Listeners of
+        SQLAlchemy's cursor events (tracing, statement counts) see it as any other."""
+        values = self._compiled.construct_params(params)
+        sql = self.sql
+        args = [
+            values[name] if process is None else process(values[name])
+            for name, process in self._args
+        ]
+        events = conn.sync_connection.dispatch  # type: ignore[union-attr]
+        context = SimpleNamespace(compiled=self._compiled, executemany=False)
+        for listener in events.before_cursor_execute:
+            sql, args = listener(conn.sync_connection, None, sql, args, context, False)
+        raw = await conn.get_raw_connection()
+        try:
+            records = await raw.driver_connection.fetch(sql, *args)  # type: ignore[union-attr]
+        except Exception as exc:
+            raise await self._error(conn, raw.dbapi_connection, exc, sql, args) from exc
+        cursor = SimpleNamespace(rowcount=len(records))
+        for listener in events.after_cursor_execute:
+            listener(conn.sync_connection, cursor, sql, args, context, False)
+        return self._rows(records)
+
+    def _rows(self, records: list[Any]) -> list[Any]:
+        if not records:
+            return []
+        if self._row is None:
+            self._row = namedtuple("Row", records[0].keys(), rename=True)._make  # type: ignore[misc]
+        if not any(self._results):
+            return [self._row(record) for record in records]
+        processors = self._results
+        return [
+            self._row(v if p is None else p(v) for p, v in zip(processors, record, strict=True))
+            for record in records
+        ]
+
+    async def _error(
+        self, conn: AsyncConnection, adapted: Any, exc: Exception, sql: str, args: list[Any]
+    ) -> BaseException:
+        """`exc` as SQLAlchemy raises it: asyncpg's errors as the DBAPI's, wrapped in
+        `DBAPIError` (an `IntegrityError`, ...) with the connection invalidated when it is
+        gone; anything else (an `OSError`) as it is."""
+        dbapi_error = self._dialect.loaded_dbapi.Error
+        try:
+            adapted._handle_exception(exc)
+        except dbapi_error as translated:
+            invalidated = self._dialect.is_disconnect(translated, adapted, None)
+            if invalidated:
+                await conn.invalidate(translated)
+            return DBAPIError.instance(
+                sql,
+                args,
+                translated,
+                dbapi_error,
+                connection_invalidated=invalidated,
+                dialect=self._dialect,
+            )
+        except Exception as other:
+            return other
+        return exc
+
+
+class DirectStatements:
+    """Each statement's `Direct` form, made on its first use (statements are kept
+    objects: the cache holds them, so an id is never reused for another)."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self._dialect = dialect
+        self._kept: dict[int, tuple[Executable, Direct]] = {}
+
+    async def fetch(
+        self, conn: AsyncConnection, statement: Executable, params: Mapping[str, Any]
+    ) -> list[Any]:
+        kept = self._kept.get(id(statement))
+        if kept is None:
+            kept = self._kept[id(statement)] = (statement, Direct(statement, self._dialect))
+        return await kept[1].fetch(conn, params)
