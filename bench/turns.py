@@ -145,6 +145,7 @@ class Measured:
     cpu_ms: float | None
     db_cpu_ms: float | None
     statements: float | None
+    client_cpu_ms: float
 
 
 def measure(server: Server, db: Database | None, users: int, turns: int) -> Measured:
@@ -179,6 +180,7 @@ def measure(server: Server, db: Database | None, users: int, turns: int) -> Meas
         cpu,
         1000 * (db_cpu - bare_db) / done if db else None,
         (statements - bare_statements) / done if db else None,
+        1000 * (load.client_cpu_s - bare.client_cpu_s) / done,
     )
 
 
@@ -197,7 +199,7 @@ def run(setups: list[Setup], levels: list[int], total: int) -> dict[tuple[str, i
 
 HEADER = (
     f"{'users':>5} {'setup':<10}{'turns/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'errors':>7}"
-    f"{'cpu ms':>8}{'db ms':>8}{'stmts':>7}"
+    f"{'cpu ms':>8}{'db ms':>8}{'stmts':>7}{'client ms':>10}"
 )
 
 
@@ -206,7 +208,7 @@ def _row(key: str, users: int, m: Measured) -> str:
     return (
         f"{users:>5} {key:<10}{load.turns_per_s:>9.1f}{_cell(load.latency_p50_ms):>9}"
         f"{_cell(load.latency_p99_ms):>9}{load.errors:>7}{_cell(m.cpu_ms, 2):>8}"
-        f"{_cell(m.db_cpu_ms, 2):>8}{_cell(m.statements, 1):>7}"
+        f"{_cell(m.db_cpu_ms, 2):>8}{_cell(m.statements, 1):>7}{_cell(m.client_cpu_ms, 2):>10}"
     )
 
 
@@ -218,7 +220,8 @@ def report(results: dict[tuple[str, int], Measured], levels: list[int]) -> str:
     """Every setup's row per level, then ours against the floor and the reference."""
     keys = list(dict.fromkeys(key for key, _ in results))
     lines = [
-        "per turn: cpu ms = the server's processes, db ms = PostgreSQL's, stmts = statements",
+        "per turn: cpu ms = the server's processes, db ms = PostgreSQL's, stmts = statements,"
+        " client ms = the load generator's CPU (one process, on the same cores)",
         HEADER,
     ]
     for users in levels:
