@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.db.migrations import migrate, schema_state
 from engine.checkpoint.sql.connect import WRITE_OPTION, create_engine, normalize_url, write_gate
-from engine.checkpoint.sql.direct import DirectStatements
+from engine.checkpoint.sql.direct import direct_statements
 
 
 class SchemaOutdatedError(RuntimeError):
@@ -40,8 +40,7 @@ class Database:
         alone = self._autocommit if self.dialect == "postgresql" else writes
         self._alone = async_sessionmaker(alone, expire_on_commit=False)
         # A turn's statements alone go around SQLAlchemy's execution on asyncpg.
-        postgres = self.engine.dialect.driver == "asyncpg"
-        self._direct = DirectStatements(self.engine.dialect) if postgres else None
+        self._direct = direct_statements(self.engine)
 
     @property
     def dialect(self) -> str:

@@ -16,7 +16,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from engine.checkpoint.sql.connect import create_engine
-from engine.checkpoint.sql.direct import Direct, DirectStatements, is_alone
+from engine.checkpoint.sql.direct import Direct, DirectStatements, direct_statements, is_alone
 
 
 @pytest.fixture
@@ -138,3 +138,14 @@ def test_what_cannot_be_direct_is_refused(engine: AsyncEngine, table: sa.Table) 
         Direct(sa.select(table.c.id).where(table.c.id.in_([1, 2])), engine.dialect)
     with pytest.raises(ValueError, match="asyncpg"):
         Direct(sa.select(table.c.id), create_engine("sqlite://").dialect)
+
+
+async def test_an_engine_that_echoes_keeps_sqlalchemy_s_execution(postgres_url: str) -> None:
+    echoing, plain = create_engine(postgres_url, echo=True), create_engine(postgres_url)
+    try:
+        assert direct_statements(echoing) is None
+        assert isinstance(direct_statements(plain), DirectStatements)
+        assert direct_statements(create_engine("sqlite://")) is None
+    finally:
+        await echoing.dispose()
+        await plain.dispose()

@@ -19,9 +19,17 @@ from typing import Any
 from sqlalchemy import Executable
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-__all__ = ["Direct", "DirectStatements", "is_alone"]
+__all__ = ["Direct", "DirectStatements", "direct_statements", "is_alone"]
+
+
+def direct_statements(engine: AsyncEngine) -> DirectStatements | None:
+    """The engine's direct statements; None where statements keep SQLAlchemy's execution:
+    a driver other than asyncpg, or an engine that echoes them (in SQLAlchemy's log)."""
+    if engine.dialect.driver != "asyncpg" or engine.echo:
+        return None
+    return DirectStatements(engine.dialect)
 
 
 def is_alone(conn: AsyncConnection) -> bool:

@@ -64,7 +64,7 @@ from engine.checkpoint.base import (
 )
 from engine.checkpoint.serde import TAG, JsonSerializer, default_serializer, holds_repeats
 from engine.checkpoint.sql.connect import create_engine, write_transaction
-from engine.checkpoint.sql.direct import DirectStatements, is_alone
+from engine.checkpoint.sql.direct import direct_statements, is_alone
 from engine.checkpoint.sql.item_log import (
     MAX_SEGMENTS,
     SEP,
@@ -279,8 +279,7 @@ class SQLSaver(BaseCheckpointSaver):
         self._reader = engine.execution_options(isolation_level="AUTOCOMMIT")
         self._dialect = engine.dialect.name
         # A turn's reads and saves alone go around SQLAlchemy's execution on asyncpg.
-        asyncpg = engine.dialect.driver == "asyncpg"
-        self._direct = DirectStatements(engine.dialect) if asyncpg else None
+        self._direct = direct_statements(engine)
         self._insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
         now = bindparam("now")
         # Built once: building a statement (and its cache key) costs 0.1-0.25 ms.
