@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.db.migrations import migrate, schema_state
 from engine.checkpoint.sql.connect import WRITE_OPTION, create_engine, normalize_url, write_gate
-from engine.checkpoint.sql.direct import direct_statements
+from engine.checkpoint.sql.direct import direct_statements, fetch_rows
 
 
 class SchemaOutdatedError(RuntimeError):
@@ -66,10 +66,7 @@ class Database:
         rather than BEGIN, the statement and COMMIT. Its rows, if it returns any (named
         tuples on PostgreSQL, where it goes around SQLAlchemy's execution: `Direct`)."""
         async with write_gate(self.engine), self._autocommit.connect() as conn:
-            if self._direct is not None:
-                return await self._direct.fetch(conn, statement, params)
-            result = await conn.execute(statement, params)
-            return list(result.all()) if result.returns_rows else []
+            return await fetch_rows(self._direct, conn, statement, params)
 
     @asynccontextmanager
     async def write_alone(self) -> AsyncIterator[AsyncSession]:

@@ -21,7 +21,7 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-__all__ = ["Direct", "DirectStatements", "direct_statements", "is_alone"]
+__all__ = ["Direct", "DirectStatements", "direct_statements", "fetch_rows", "is_alone"]
 
 
 def direct_statements(engine: AsyncEngine) -> DirectStatements | None:
@@ -37,6 +37,21 @@ def is_alone(conn: AsyncConnection) -> bool:
     there may one go around SQLAlchemy, which begins the transactions it knows of."""
     options = conn.sync_connection.get_execution_options()  # type: ignore[union-attr]
     return options.get("isolation_level") == "AUTOCOMMIT"
+
+
+async def fetch_rows(
+    direct: DirectStatements | None,
+    conn: AsyncConnection,
+    statement: Executable,
+    params: Mapping[str, Any],
+) -> list[Any]:
+    """The rows of `statement` on `conn` (none for a statement that returns none): sent
+    by asyncpg itself when there are `direct` statements and `conn` runs it alone, else
+    executed by SQLAlchemy."""
+    if direct is not None and is_alone(conn):
+        return await direct.fetch(conn, statement, params)
+    result = await conn.execute(statement, params)
+    return list(result.all()) if result.returns_rows else []
 
 
 class Direct:
@@ -58,9 +73,8 @@ class Direct:
             for name in compiled.positiontup or ()  # type: ignore[attr-defined]
         )
         columns = getattr(statement, "exported_columns", ())
-        self._results = [
-            c.type.dialect_impl(dialect).result_processor(dialect, None) for c in columns
-        ]
+        results = [c.type.dialect_impl(dialect).result_processor(dialect, None) for c in columns]
+        self._results = results if any(results) else None
         self._row: Callable[..., Any] | None = None
 
     async def fetch(self, conn: AsyncConnection, params: Mapping[str, Any]) -> list[Any]:
@@ -91,7 +105,7 @@ class Direct:
             return []
         if self._row is None:
             self._row = namedtuple("Row", records[0].keys(), rename=True)._make  # type: ignore[misc]
-        if not any(self._results):
+        if self._results is None:
             return [self._row(record) for record in records]
         processors = self._results
         return [

@@ -28,7 +28,6 @@ from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import (
     ColumnElement,
-    Executable,
     Row,
     ScalarSelect,
     Text,
@@ -64,7 +63,7 @@ from engine.checkpoint.base import (
 )
 from engine.checkpoint.serde import TAG, JsonSerializer, default_serializer, holds_repeats
 from engine.checkpoint.sql.connect import create_engine, write_transaction
-from engine.checkpoint.sql.direct import direct_statements, is_alone
+from engine.checkpoint.sql.direct import direct_statements, fetch_rows
 from engine.checkpoint.sql.item_log import (
     MAX_SEGMENTS,
     SEP,
@@ -468,14 +467,16 @@ class SQLSaver(BaseCheckpointSaver):
         cached = self._journals.get(thread_id) if keep else None
         found = None
         if cached is not None and not (whole and cached.partial):
-            found = await self._fetch(
-                conn, _CATCH_UP, {"thread_id": thread_id, "after": cached.seq}
+            found = await fetch_rows(
+                self._direct, conn, _CATCH_UP, {"thread_id": thread_id, "after": cached.seq}
             )
             if found and (found[0].id, found[0].epoch) != (cached.key, cached.epoch):
                 found = None  # rewritten or deleted meanwhile: decode it anew
         if found is None:
             query = _CATCH_UP if whole or not keep else _FIRST_READ
-            found = await self._fetch(conn, query, {"thread_id": thread_id, "after": 0})
+            found = await fetch_rows(
+                self._direct, conn, query, {"thread_id": thread_id, "after": 0}
+            )
             cached = None
         if not found or found[0].deleted_at is not None:
             self._journals.drop(thread_id)
@@ -722,16 +723,8 @@ class SQLSaver(BaseCheckpointSaver):
             **fence_params,
         }
         async with self._reader.connect() as conn:
-            added = await self._fetch(conn, kept[1], params)
+            added = await fetch_rows(self._direct, conn, kept[1], params)
         return draft if added else None
-
-    async def _fetch(
-        self, conn: AsyncConnection, statement: Executable, params: Mapping[str, Any]
-    ) -> Sequence[Any]:
-        """The rows of `statement`; sent by asyncpg itself when `conn` runs it alone."""
-        if self._direct is not None and is_alone(conn):
-            return await self._direct.fetch(conn, statement, params)
-        return (await conn.execute(statement, params)).all()
 
     async def _save(
         self,
