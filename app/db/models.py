@@ -131,10 +131,14 @@ class RunRow(Base):
             sqlite_where=_ACTIVE_ONLY,
             postgresql_where=_ACTIVE_ONLY,
         ),
+        # A thread's runs, and by status its active ones: a turn looks for those twice.
+        # By `thread_id` alone, SQLite (no statistics) read every run the thread ever had
+        # for them, as a partial index ties with it or cannot serve `status IN (...)`.
+        Index("runs_by_thread_status", "thread_id", "status"),
     )
 
     run_id: Mapped[str] = mapped_column(String(36), primary_key=True)
-    thread_id: Mapped[str] = mapped_column(String(36), index=True)
+    thread_id: Mapped[str] = mapped_column(String(36))
     assistant_id: Mapped[str] = mapped_column(String(36))
     status: Mapped[str] = mapped_column(String(16), default="pending")
     metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
