@@ -298,6 +298,10 @@ class Journals:
         self._budget = budget
         self._threads = threads
         self._journals: OrderedDict[str, Journal] = OrderedDict()
+        # Each journal's size when it was last kept, and their sum: a journal's growth
+        # since (its saves) counts from its next keep, which every read of it makes.
+        self._sizes: dict[str, int] = {}
+        self._size = 0
 
     def get(self, thread_id: str) -> Journal | None:
         journal = self._journals.get(thread_id)
@@ -308,12 +312,14 @@ class Journals:
     def keep(self, thread_id: str, journal: Journal) -> None:
         self._journals[thread_id] = journal
         self._journals.move_to_end(thread_id)
-        size = sum(j.size for j in self._journals.values())
+        self._size += journal.size - self._sizes.get(thread_id, 0)
+        self._sizes[thread_id] = journal.size
         while len(self._journals) > 1 and (
-            size > self._budget or len(self._journals) > self._threads
+            self._size > self._budget or len(self._journals) > self._threads
         ):
-            _, evicted = self._journals.popitem(last=False)
-            size -= evicted.size
+            evicted, _ = self._journals.popitem(last=False)
+            self._size -= self._sizes.pop(evicted)
 
     def drop(self, thread_id: str) -> None:
-        self._journals.pop(thread_id, None)
+        if self._journals.pop(thread_id, None) is not None:
+            self._size -= self._sizes.pop(thread_id)
