@@ -58,13 +58,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(logs.RequestIds)
     metrics.install(app)
     errors.install(app)
+    # Routes are matched in order, one after another: the runs' first, as every chat turn
+    # is one (behind the others, a turn's route took 60 µs to find). No other route's
+    # path is one of theirs (tests/api/test_route_order.py).
+    app.include_router(runs.router)
     app.include_router(system.router)
     app.include_router(metrics_api.router)
     app.include_router(assistants.router)
     app.include_router(threads.router)
     app.include_router(state.router)
     app.include_router(store.router)
-    app.include_router(runs.router)
     app.include_router(crons.router)
     app.include_router(reminders.router)
     app.include_router(demo.router)
