@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.db.migrations import migrate, schema_state
 from engine.checkpoint.sql.connect import WRITE_OPTION, create_engine, normalize_url, write_gate
-from engine.checkpoint.sql.direct import direct_statements, fetch_rows
+from engine.checkpoint.sql.direct import direct_statements, fetch_alone
 
 
 class SchemaOutdatedError(RuntimeError):
@@ -65,8 +65,8 @@ class Database:
         """One statement as a transaction of its own, in autocommit mode: one round trip
         rather than BEGIN, the statement and COMMIT. Its rows, if it returns any (named
         tuples on PostgreSQL, where it goes around SQLAlchemy's execution: `Direct`)."""
-        async with write_gate(self.engine), self._autocommit.connect() as conn:
-            return await fetch_rows(self._direct, conn, statement, params)
+        async with write_gate(self.engine):
+            return await fetch_alone(self._direct, self._autocommit, statement, params)
 
     @asynccontextmanager
     async def write_alone(self) -> AsyncIterator[AsyncSession]:

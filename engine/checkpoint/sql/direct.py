@@ -2,11 +2,14 @@
 
 A chat turn runs the same few statements every time, each a transaction of its own.
 SQLAlchemy's execution of one (its cache lookup, an execution context, a result object)
-costs about 100 µs of CPU, as much as asyncpg's whole round trip. A `Direct` statement is
-compiled by SQLAlchemy once, with the bind processors of its parameters' types, and then
-sent by asyncpg as it is; its errors are raised as SQLAlchemy would raise them, so callers
-handle them alike. The connection still comes from the pool (its checkout pings it when
-idle, a disconnect invalidates it), and SQLite takes the usual path.
+costs about 100 µs of CPU, as much as asyncpg's whole round trip, and an `AsyncConnection`
+around it (a `Connection`, its isolation level set and reset, three greenlet switches)
+another 50 µs. A `Direct` statement is compiled by SQLAlchemy once, with the bind
+processors of its parameters' types, and then sent by asyncpg as it is, on a connection
+checked out of the pool for it alone; its errors are raised as SQLAlchemy would raise
+them, so callers handle them alike. The pool stays SQLAlchemy's (its checkout pings a
+connection that sat idle, a disconnect invalidates one, its reset on return ends any
+transaction), and SQLite takes the usual path.
 """
 
 from __future__ import annotations
@@ -17,11 +20,12 @@ from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import Executable
-from sqlalchemy.engine import Dialect
+from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.util.concurrency import greenlet_spawn
 
-__all__ = ["Direct", "DirectStatements", "direct_statements", "fetch_rows", "is_alone"]
+__all__ = ["Direct", "DirectStatements", "direct_statements", "fetch_alone", "fetch_on"]
 
 
 def direct_statements(engine: AsyncEngine) -> DirectStatements | None:
@@ -29,27 +33,29 @@ def direct_statements(engine: AsyncEngine) -> DirectStatements | None:
     a driver other than asyncpg, or an engine that echoes them (in SQLAlchemy's log)."""
     if engine.dialect.driver != "asyncpg" or engine.echo:
         return None
-    return DirectStatements(engine.dialect)
+    return DirectStatements(engine)
 
 
-def is_alone(conn: AsyncConnection) -> bool:
-    """Whether a statement on `conn` is a transaction of its own (autocommit mode): only
-    there may one go around SQLAlchemy, which begins the transactions it knows of."""
-    options = conn.sync_connection.get_execution_options()  # type: ignore[union-attr]
-    return options.get("isolation_level") == "AUTOCOMMIT"
-
-
-async def fetch_rows(
+async def fetch_alone(
     direct: DirectStatements | None,
-    conn: AsyncConnection,
+    engine: AsyncEngine,
     statement: Executable,
     params: Mapping[str, Any],
 ) -> list[Any]:
-    """The rows of `statement` on `conn` (none for a statement that returns none): sent
-    by asyncpg itself when there are `direct` statements and `conn` runs it alone, else
-    executed by SQLAlchemy."""
-    if direct is not None and is_alone(conn):
-        return await direct.fetch(conn, statement, params)
+    """The rows of `statement` (none for a statement that returns none) run as a
+    transaction of its own: sent by asyncpg itself when there are `direct` statements,
+    else executed by SQLAlchemy on a connection of `engine`, which is in autocommit mode."""
+    if direct is not None:
+        return await direct.alone(statement, params)
+    async with engine.connect() as conn:
+        return await fetch_on(conn, statement, params)
+
+
+async def fetch_on(
+    conn: AsyncConnection, statement: Executable, params: Mapping[str, Any]
+) -> list[Any]:
+    """The rows of `statement` executed by SQLAlchemy on `conn` (none for a statement
+    that returns none), as `fetch_alone` returns them."""
     result = await conn.execute(statement, params)
     return list(result.all()) if result.returns_rows else []
 
@@ -77,27 +83,28 @@ class Direct:
         self._results = results if any(results) else None
         self._row: Callable[..., Any] | None = None
 
-    async def fetch(self, conn: AsyncConnection, params: Mapping[str, Any]) -> list[Any]:
-        """The statement's rows, run on `conn` (which must be `is_alone`). Listeners of
-        SQLAlchemy's cursor events (tracing, statement counts) see it as any other."""
+    async def fetch(self, conn: Connection, params: Mapping[str, Any]) -> list[Any]:
+        """The statement's rows, run on `conn` (a connection of the pool, in no
+        transaction). Listeners of SQLAlchemy's cursor events (tracing, statement counts)
+        see it as any other."""
         values = self._compiled.construct_params(params)
         sql = self.sql
         args = [
             values[name] if process is None else process(values[name])
             for name, process in self._args
         ]
-        events = conn.sync_connection.dispatch  # type: ignore[union-attr]
+        events = conn.dispatch
         context = SimpleNamespace(compiled=self._compiled, executemany=False)
         for listener in events.before_cursor_execute:
-            sql, args = listener(conn.sync_connection, None, sql, args, context, False)
-        raw = await conn.get_raw_connection()
+            sql, args = listener(conn, None, sql, args, context, False)
+        pooled = conn.connection
         try:
-            records = await raw.driver_connection.fetch(sql, *args)  # type: ignore[union-attr]
+            records = await pooled.driver_connection.fetch(sql, *args)  # type: ignore[union-attr]
         except Exception as exc:
-            raise await self._error(conn, raw.dbapi_connection, exc, sql, args) from exc
+            raise await self._error(conn, pooled.dbapi_connection, exc, sql, args) from exc
         cursor = SimpleNamespace(rowcount=len(records))
         for listener in events.after_cursor_execute:
-            listener(conn.sync_connection, cursor, sql, args, context, False)
+            listener(conn, cursor, sql, args, context, False)
         return self._rows(records)
 
     def _rows(self, records: list[Any]) -> list[Any]:
@@ -114,7 +121,7 @@ class Direct:
         ]
 
     async def _error(
-        self, conn: AsyncConnection, adapted: Any, exc: Exception, sql: str, args: list[Any]
+        self, conn: Connection, adapted: Any, exc: Exception, sql: str, args: list[Any]
     ) -> BaseException:
         """`exc` as SQLAlchemy raises it: asyncpg's errors as the DBAPI's, wrapped in
         `DBAPIError` (an `IntegrityError`, ...) with the connection invalidated when it is
@@ -125,7 +132,7 @@ class Direct:
         except dbapi_error as translated:
             invalidated = self._dialect.is_disconnect(translated, adapted, None)
             if invalidated:
-                await conn.invalidate(translated)
+                await greenlet_spawn(conn.invalidate, translated)
             return DBAPIError.instance(
                 sql,
                 args,
@@ -143,14 +150,21 @@ class DirectStatements:
     """Each statement's `Direct` form, made on its first use (statements are kept
     objects: the cache holds them, so an id is never reused for another)."""
 
-    def __init__(self, dialect: Dialect) -> None:
-        self._dialect = dialect
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine.sync_engine
         self._kept: dict[int, tuple[Executable, Direct]] = {}
 
-    async def fetch(
-        self, conn: AsyncConnection, statement: Executable, params: Mapping[str, Any]
-    ) -> list[Any]:
+    async def alone(self, statement: Executable, params: Mapping[str, Any]) -> list[Any]:
+        """The statement's rows, sent on a connection of the pool checked out for it: a
+        transaction of its own."""
         kept = self._kept.get(id(statement))
         if kept is None:
-            kept = self._kept[id(statement)] = (statement, Direct(statement, self._dialect))
-        return await kept[1].fetch(conn, params)
+            direct = Direct(statement, self._engine.dialect)
+            kept = self._kept[id(statement)] = (statement, direct)
+        # The sync engine's connection: no `AsyncConnection` around it, and no isolation
+        # level to set and reset (asyncpg itself begins no transaction).
+        conn = await greenlet_spawn(self._engine.connect)
+        try:
+            return await kept[1].fetch(conn, params)
+        finally:
+            await greenlet_spawn(conn.close)

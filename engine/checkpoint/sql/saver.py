@@ -28,6 +28,7 @@ from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import (
     ColumnElement,
+    Executable,
     Row,
     ScalarSelect,
     Text,
@@ -63,7 +64,7 @@ from engine.checkpoint.base import (
 )
 from engine.checkpoint.serde import TAG, JsonSerializer, default_serializer, holds_repeats
 from engine.checkpoint.sql.connect import create_engine, write_transaction
-from engine.checkpoint.sql.direct import direct_statements, fetch_rows
+from engine.checkpoint.sql.direct import direct_statements, fetch_alone, fetch_on
 from engine.checkpoint.sql.item_log import (
     MAX_SEGMENTS,
     SEP,
@@ -453,30 +454,40 @@ class SQLSaver(BaseCheckpointSaver):
         return found
 
     async def _read_journal(self, thread_id: str, whole: bool = False) -> Journal | None:
+        if self._direct is not None:  # each statement alone, sent by asyncpg
+            return await self._journal(None, thread_id, whole=whole)
         async with self._reader.connect() as conn:
             return await self._journal(conn, thread_id, whole=whole)
 
     async def _journal(
-        self, conn: AsyncConnection, thread_id: str, *, keep: bool = True, whole: bool = False
+        self,
+        conn: AsyncConnection | None,
+        thread_id: str,
+        *,
+        keep: bool = True,
+        whole: bool = False,
     ) -> Journal | None:
         """The thread's journal brought up to date with the records this process has not
-        applied yet (one statement; two when the thread's epoch moved on); None if the
-        thread has no row or was deleted. A journal new to the thread starts from its
-        digests (partial), unless it is to be `whole`. With `keep=False` it is decoded
-        anew, whole, and not cached (a transaction that is about to rewrite the records)."""
+        applied yet (one statement; two when the thread's epoch moved on), read on `conn`
+        or (None) each statement alone; None if the thread has no row or was deleted. A
+        journal new to the thread starts from its digests (partial), unless it is to be
+        `whole`. With `keep=False` it is decoded anew, whole, and not cached (a
+        transaction that is about to rewrite the records)."""
+
+        async def fetch(query: Executable, after: int) -> list[Any]:
+            params = {"thread_id": thread_id, "after": after}
+            if conn is None:
+                return await fetch_alone(self._direct, self._reader, query, params)
+            return await fetch_on(conn, query, params)
+
         cached = self._journals.get(thread_id) if keep else None
         found = None
         if cached is not None and not (whole and cached.partial):
-            found = await fetch_rows(
-                self._direct, conn, _CATCH_UP, {"thread_id": thread_id, "after": cached.seq}
-            )
+            found = await fetch(_CATCH_UP, cached.seq)
             if found and (found[0].id, found[0].epoch) != (cached.key, cached.epoch):
                 found = None  # rewritten or deleted meanwhile: decode it anew
         if found is None:
-            query = _CATCH_UP if whole or not keep else _FIRST_READ
-            found = await fetch_rows(
-                self._direct, conn, query, {"thread_id": thread_id, "after": 0}
-            )
+            found = await fetch(_CATCH_UP if whole or not keep else _FIRST_READ, 0)
             cached = None
         if not found or found[0].deleted_at is not None:
             self._journals.drop(thread_id)
@@ -722,8 +733,7 @@ class SQLSaver(BaseCheckpointSaver):
             "known_epoch": journal.epoch,
             **fence_params,
         }
-        async with self._reader.connect() as conn:
-            added = await fetch_rows(self._direct, conn, kept[1], params)
+        added = await fetch_alone(self._direct, self._reader, kept[1], params)
         return draft if added else None
 
     async def _save(
