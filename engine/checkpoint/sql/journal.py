@@ -297,29 +297,30 @@ class Journals:
     def __init__(self, budget: int, threads: int) -> None:
         self._budget = budget
         self._threads = threads
-        self._journals: OrderedDict[str, Journal] = OrderedDict()
-        # Each journal's size when it was last kept, and their sum: a journal's growth
-        # since (its saves) counts from its next keep, which every read of it makes.
-        self._sizes: dict[str, int] = {}
+        # Each journal with its size when it was last kept, and the sum of those: a
+        # journal's growth since (its saves) counts from its next keep, which every read
+        # of it makes.
+        self._journals: OrderedDict[str, tuple[Journal, int]] = OrderedDict()
         self._size = 0
 
     def get(self, thread_id: str) -> Journal | None:
-        journal = self._journals.get(thread_id)
-        if journal is not None:
-            self._journals.move_to_end(thread_id)
-        return journal
+        kept = self._journals.get(thread_id)
+        if kept is None:
+            return None
+        self._journals.move_to_end(thread_id)
+        return kept[0]
 
     def keep(self, thread_id: str, journal: Journal) -> None:
-        self._journals[thread_id] = journal
-        self._journals.move_to_end(thread_id)
-        self._size += journal.size - self._sizes.get(thread_id, 0)
-        self._sizes[thread_id] = journal.size
+        self.drop(thread_id)
+        self._journals[thread_id] = (journal, journal.size)
+        self._size += journal.size
         while len(self._journals) > 1 and (
             self._size > self._budget or len(self._journals) > self._threads
         ):
-            evicted, _ = self._journals.popitem(last=False)
-            self._size -= self._sizes.pop(evicted)
+            _, (_, size) = self._journals.popitem(last=False)
+            self._size -= size
 
     def drop(self, thread_id: str) -> None:
-        if self._journals.pop(thread_id, None) is not None:
-            self._size -= self._sizes.pop(thread_id)
+        kept = self._journals.pop(thread_id, None)
+        if kept is not None:
+            self._size -= kept[1]
