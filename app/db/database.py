@@ -68,6 +68,12 @@ class Database:
         async with write_gate(self.engine):
             return await fetch_alone(self._direct, self._autocommit, statement, params)
 
+    async def read_one(self, statement: Executable, params: dict[str, Any]) -> list[Any]:
+        """One read statement's rows, in no transaction (sent by asyncpg itself on
+        PostgreSQL, as `write_one`): a waiter's read of a run's end, with no session
+        around it."""
+        return await fetch_alone(self._direct, self._autocommit, statement, params)
+
     @asynccontextmanager
     async def write_alone(self) -> AsyncIterator[AsyncSession]:
         """A session for one statement that writes, in autocommit mode on PostgreSQL

@@ -8,8 +8,9 @@ never type-tagged objects.
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     JSON,
@@ -58,6 +59,9 @@ class Base(DeclarativeBase):
     metadata = app_metadata
 
 
+RowT = TypeVar("RowT", bound=Base)
+
+
 def columns_of(row: Base) -> dict[str, Any]:
     """The values set on a new object, by column name, for a Core INSERT: hot paths
     insert without a session's unit of work (unset columns take their defaults)."""
@@ -66,6 +70,18 @@ def columns_of(row: Base) -> dict[str, Any]:
     return {
         columns[key].columns[0].name: value for key, value in state.dict.items() if key in columns
     }
+
+
+def from_columns(cls: type[RowT], row: Any) -> RowT:
+    """An object of `cls` from a row of its columns (`columns_of` reversed): what a Core
+    statement returned, as the ORM would have loaded it."""
+    keys = _attribute_keys(cls)
+    return cls(**{keys[name]: value for name, value in zip(row._fields, row, strict=True)})
+
+
+@functools.cache
+def _attribute_keys(cls: type[Base]) -> dict[str, str]:
+    return {attr.columns[0].name: attr.key for attr in inspect(cls).column_attrs}
 
 
 class AssistantRow(Base):

@@ -34,10 +34,9 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, bindparam, exists, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
-from sqlalchemy.orm import aliased
 
 from app.db.database import Database
-from app.db.models import PENDING, RUNNING, RunRow
+from app.db.models import PENDING, RUNNING, RunRow, from_columns
 from app.services.common import now
 from engine.checkpoint.base import PutCheckpoint, SaveOp
 from engine.checkpoint.sql.saver import UNFENCED
@@ -244,64 +243,62 @@ class WorkerPool:
         first, in one statement that returns them (a transaction of its own: every
         worker tries, when a run is queued)."""
         stamp = now()
+        params = {"room": room, "now": stamp, "lease": stamp + self.lease, "worker": self.worker_id}
         try:
-            async with self.db.write_alone() as session:
-                claimed = await session.scalars(
-                    self._claim_statement,
-                    {
-                        "room": room,
-                        "now": stamp,
-                        "lease": stamp + self.lease,
-                        "worker": self.worker_id,
-                    },
-                )
-                return list(claimed)
+            if self.db.dialect == "postgresql":
+                rows = await self.db.write_one(self._claim_statement, params)
+            else:  # SQLite: in a transaction that takes the write lock when it begins
+                async with self.db.write_alone() as session:
+                    rows = list(await session.execute(self._claim_statement, params))
         except IntegrityError:
             # Another worker started a run on one of these threads first.
             return []
+        return [from_columns(RunRow, row) for row in rows]
 
     @functools.cached_property
     def _claim_statement(self) -> Any:
-        """Built once: building and caching it anew was most of a claim's CPU."""
-        older = aliased(RunRow)
-        running = aliased(RunRow)
+        """Built once (building it was most of a claim's CPU), on the table's columns:
+        an ORM statement is copied on every execution, and loads its rows in a session."""
+        runs = RunRow.__table__
+        older, running = runs.alias("older"), runs.alias("running")
         stamp = bindparam("now")
         startable = and_(
-            RunRow.status == PENDING,
-            RunRow.not_before <= stamp,
-            ~exists().where(and_(running.thread_id == RunRow.thread_id, running.status == RUNNING)),
+            runs.c.status == PENDING,
+            runs.c.not_before <= stamp,
+            ~exists().where(
+                and_(running.c.thread_id == runs.c.thread_id, running.c.status == RUNNING)
+            ),
             ~exists().where(
                 and_(
-                    older.thread_id == RunRow.thread_id,
-                    older.status == PENDING,
-                    older.run_id < RunRow.run_id,
+                    older.c.thread_id == runs.c.thread_id,
+                    older.c.status == PENDING,
+                    older.c.run_id < runs.c.run_id,
                 )
             ),
         )
-        orphaned = and_(RunRow.status == RUNNING, RunRow.lease_expires_at < stamp)
+        orphaned = and_(runs.c.status == RUNNING, runs.c.lease_expires_at < stamp)
         chosen = (
-            select(RunRow.run_id)
+            select(runs.c.run_id)
             .where(or_(startable, orphaned))
-            .order_by(RunRow.run_id)
+            .order_by(runs.c.run_id)
             .limit(bindparam("room"))
         )
         if self.db.dialect == "postgresql":
-            chosen = chosen.with_for_update(skip_locked=True, of=RunRow)
+            chosen = chosen.with_for_update(skip_locked=True, of=runs)
         return (
-            update(RunRow)
+            update(runs)
             .where(
-                RunRow.run_id.in_(chosen),
-                or_(RunRow.status == PENDING, RunRow.lease_expires_at < stamp),
+                runs.c.run_id.in_(chosen),
+                or_(runs.c.status == PENDING, runs.c.lease_expires_at < stamp),
             )
             .values(
                 status="running",
                 worker_id=bindparam("worker"),
                 lease_expires_at=bindparam("lease"),
-                attempt=RunRow.attempt + 1,
+                attempt=runs.c.attempt + 1,
                 updated_at=stamp,
             )
-            .returning(RunRow)
-            .execution_options(synchronize_session=False)
+            .returning(*runs.c)
         )
 
     async def _heartbeat(self) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import select
 
@@ -17,10 +17,27 @@ from app.errors import Conflict, NotFound
 from app.graphs import GraphRegistry
 from app.jsonable import as_dict, to_json
 from app.services.common import parse_uuid
-from app.services.runs.statements import FINAL, STATUS
+from app.services.runs.statements import ENDED, FINAL, STATUS
 from app.services.threads import owned
 from engine import CompiledGraph
 from engine.errors import CheckpointNotFoundError
+
+
+class Ended(Protocol):
+    """What a run's answer needs of its row: a `RunRow`, or an `ENDED` row of one."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def thread_id(self) -> str: ...
+    @property
+    def assistant_id(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def checkpoint_id(self) -> str | None: ...
+    @property
+    def result(self) -> Any: ...
 
 
 class RunResults:
@@ -35,7 +52,7 @@ class RunResults:
         self.outcomes: dict[str, str] = {}
         # The rows of awaited runs that ended elsewhere, as `is_final` read them: the
         # waiters answer from them (None: the run is gone).
-        self.ended: dict[str, RunRow | None] = {}
+        self.ended: dict[str, Ended | None] = {}
 
     def graph_of(self, assistant: AssistantRow) -> CompiledGraph:
         graph = self.graphs.get(assistant.graph_id)
@@ -66,19 +83,22 @@ class RunResults:
             )
             return list(rows)
 
+    async def ended_row(self, run_id: str) -> Ended | None:
+        """The row of a run, as its answer needs it; None when the run is gone."""
+        rows = await self.db.read_one(ENDED, {"run": run_id})
+        return rows[0] if rows else None
+
     async def is_final(self, run_id: str) -> bool:
-        if run_id in self.awaited:  # its waiters read the row next: read it whole now
-            async with self.db.read() as session:
-                run = await session.get(RunRow, run_id)
+        if run_id in self.awaited:  # its waiters read the row next: read it now
+            run = await self.ended_row(run_id)
             if run is not None and run.status not in FINAL:
                 return False
             self.ended[run_id] = run
             return True
-        async with self.db.read() as session:
-            status = await session.scalar(STATUS, {"run": run_id})
-        return status is None or status in FINAL
+        rows = await self.db.read_one(STATUS, {"run": run_id})
+        return not rows or rows[0].status in FINAL
 
-    async def answer(self, run: RunRow) -> str:
+    async def answer(self, run: Ended) -> str:
         """A run's recorded result as JSON text: its checkpoint's saved values followed
         by `result` (interrupts), or `result` alone when it names no checkpoint."""
         if run.checkpoint_id is None:
@@ -95,14 +115,13 @@ class RunResults:
     async def saved_values(self, run_id: str, checkpoint_ids: list[str]) -> dict[str, str]:
         """The JSON of the saved values of checkpoints of the run's thread, by id (those
         found): what the run's recorded `values` events showed."""
-        async with self.db.read() as session:
-            run = await session.get(RunRow, run_id)
+        run = await self.ended_row(run_id)
         if run is None:
             return {}
         found = await self._saved_values(run, checkpoint_ids)
         return {checkpoint_id: to_json(values) for checkpoint_id, values in found.items()}
 
-    async def _saved_values(self, run: RunRow, checkpoint_ids: list[str]) -> dict[str, Any]:
+    async def _saved_values(self, run: Ended, checkpoint_ids: list[str]) -> dict[str, Any]:
         """The saved values of checkpoints of the run's thread, by id (those found), read
         with the run's graph (its assistant's; its thread's if the assistant is gone)."""
         assistant = self.graphs.system_rows.get(run.assistant_id)  # they never change

@@ -111,8 +111,7 @@ class RunService:
             if key in self.results.ended:
                 ended = self.results.ended[key]
             else:
-                async with self.db.read() as session:
-                    ended = await session.get(RunRow, run.run_id)
+                ended = await self.results.ended_row(key)
         finally:
             self.results.awaited[key] -= 1
             if not self.results.awaited[key]:

@@ -164,4 +164,8 @@ def _pending_of(owner: Any) -> Any:
 QUEUED = select(_pending_of(bindparam("owner")))
 
 # A run's status (no row: the run is gone).
-STATUS = select(RunRow.__table__.c.status).where(RunRow.__table__.c.run_id == bindparam("run"))
+STATUS = select(RUNS.status).where(RUNS.run_id == bindparam("run"))
+# What the answer of a run that ended needs of its row (`RunResults.answer`).
+ENDED = select(
+    RUNS.run_id, RUNS.thread_id, RUNS.assistant_id, RUNS.status, RUNS.checkpoint_id, RUNS.result
+).where(RUNS.run_id == bindparam("run"))
