@@ -20,7 +20,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.database import Database
-from app.db.models import RunEventRow
+from app.db.models import RunEventRow, UUIDText
 from app.jsonable import to_json
 from app.runs.notify import CHANNEL, Notifier, payloads, run_key, until
 
@@ -40,7 +40,7 @@ _ADD_EVENTS = insert(RunEventRow.__table__)
 EVENT_FIELDS = {
     "seq": Integer(),
     "event": String(),
-    "checkpoint_id": String(),
+    "checkpoint_id": UUIDText(),
     "data": Text(),
     "last_seq": Integer(),
     "more": Text(),
@@ -110,7 +110,7 @@ def given_events(run_id: Any = None, *where: Any) -> Any:
     """PostgreSQL: an insert of the rows given as arrays (`event_<name>`, and `now` for
     their time), of the run `run_id` (a parameter), else each of its own run (the array
     `event_run_id`), made only where `where` holds."""
-    fields = dict(EVENT_FIELDS) if run_id is not None else {"run_id": String(), **EVENT_FIELDS}
+    fields = dict(EVENT_FIELDS) if run_id is not None else {"run_id": UUIDText(), **EVENT_FIELDS}
     given = func.unnest(
         *[bindparam(f"event_{name}", type_=ARRAY(kind)) for name, kind in fields.items()]
     )

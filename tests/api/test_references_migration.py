@@ -129,9 +129,11 @@ async def moved(url: str) -> tuple[int, int]:
     engine = create_engine(url)
     try:
         async with engine.connect() as conn:
-            runs = await conn.scalar(sa.text("SELECT count(*) FROM runs WHERE checkpoint_id <> ''"))
+            runs = await conn.scalar(
+                sa.text("SELECT count(*) FROM runs WHERE checkpoint_id IS NOT NULL")
+            )
             threads = await conn.scalar(
-                sa.text("SELECT count(*) FROM threads WHERE checkpoint_id <> ''")
+                sa.text("SELECT count(*) FROM threads WHERE checkpoint_id IS NOT NULL")
             )
     finally:
         await engine.dispose()

@@ -135,7 +135,9 @@ async def rows_and_events(database_url: str) -> tuple[int, list[tuple[object, ..
                 lambda sync: {c["name"] for c in sa.inspect(sync).get_columns("run_events")}
             )
             more = "more" if "more" in columns else "NULL"
-            query = f"SELECT run_id, seq, event, data, checkpoint_id, {more} FROM run_events"
+            # The ids as text, as the server reads them: PostgreSQL keeps them as `uuid`.
+            ids = "CAST(run_id AS TEXT)", "CAST(checkpoint_id AS TEXT)"
+            query = f"SELECT {ids[0]}, seq, event, data, {ids[1]}, {more} FROM run_events"
             rows = list(await conn.execute(sa.text(query)))
     finally:
         await engine.dispose()

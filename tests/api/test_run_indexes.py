@@ -3,6 +3,7 @@ claim, the queue limit and cancel by owner are planned on those partial indexes 
 dialects, and a migrated database has the indexes the models declare. Events are found
 by time with a BRIN index on PostgreSQL (revision 0010)."""
 
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -97,15 +98,16 @@ async def test_a_turn_finds_its_thread_s_active_runs_by_partial_indexes(db: Data
     generic plans (with a bound status, a partial index is no use to them), on SQLite
     without statistics (revision 0013: it read them by the index of every run the thread
     had)."""
+    threads = [str(uuid.uuid4()) for _ in range(2)]
     ended = [
-        {"run_id": f"run-{n}", "thread_id": f"thread-{n % 2}", "status": "success"}
+        {"run_id": str(uuid.uuid4()), "thread_id": threads[n % 2], "status": "success"}
         for n in range(2000)
     ]
     now = datetime.now(UTC)
     async with db.engine.begin() as conn:
         await conn.execute(
             sa.insert(RunRow.__table__).values(
-                assistant_id="a",
+                assistant_id=str(uuid.uuid4()),
                 metadata={},
                 multitask_strategy="enqueue",
                 kwargs={},
@@ -132,7 +134,7 @@ async def test_a_turn_finds_its_thread_s_active_runs_by_partial_indexes(db: Data
             "thread": THREAD,
             "end": settle_statement(("checkpoint_id", "values")),
             "following the thread": sa.select(RunRow.run_id).where(
-                RunRow.thread_id == "thread-1", RunRow.status.in_((PENDING, RUNNING))
+                RunRow.thread_id == threads[1], RunRow.status.in_((PENDING, RUNNING))
             ),
         }
         async with db.engine.begin() as conn:

@@ -23,7 +23,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
-from app.db.models import PENDING, RUNNING, RunRow, ThreadRow
+from app.db.models import PENDING, RUNNING, RunRow, ThreadRow, UUIDText
 from app.runs.broker import NOTIFIED, given_events
 from app.services.threads import settle_statement
 
@@ -65,7 +65,7 @@ THREADS, RUNS = ThreadRow.__table__.c, RunRow.__table__.c
 # SELECT, not the RETURNING of the update that follows: SQLite evaluated that subquery
 # without the index on runs, holding the write lock (first token 110 -> 250 ms).
 ACTIVE = (
-    select(func.aggregate_strings(RUNS.run_id, literal_column("' '")))
+    select(func.aggregate_strings(cast(RUNS.run_id, String), literal_column("' '")))
     .where(RUNS.thread_id == THREADS.thread_id, RUNS.status.in_((PENDING, RUNNING)))
     .scalar_subquery()
 )
@@ -137,7 +137,7 @@ def record_at_once_statement(changed: tuple[str, ...]) -> Any:
     ended = RECORD.returning(RUNS.run_id).cte("ended")
     held = exists(select(ended.c.run_id))
     settled = settle_statement(changed, ending=True).where(held).cte("settled")
-    recorded = given_events(bindparam("held_run", type_=String()), held).cte("recorded")
+    recorded = given_events(bindparam("held_run", type_=UUIDText()), held).cte("recorded")
     notified = NOTIFIED.where(held)
     return select(
         held.label("held"),
