@@ -129,6 +129,20 @@ async def new_thread(api: LangGraphClient | httpx.AsyncClient, **body: Any) -> s
     return str(answer.json()["thread_id"])
 
 
+async def joined_runs(
+    client: httpx.AsyncClient, body: dict[str, Any], runs: int = 2
+) -> tuple[str, list[str]]:
+    """A new thread and `runs` background runs of `body` on it, each joined before the
+    next: the thread's id and the runs' ids."""
+    thread_id = await new_thread(client)
+    run_ids = []
+    for _ in range(runs):
+        created = await client.post(f"/threads/{thread_id}/runs", json=body)
+        run_ids.append(created.json()["run_id"])
+        await client.get(f"/threads/{thread_id}/runs/{run_ids[-1]}/join")
+    return thread_id, run_ids
+
+
 async def collect(stream: AsyncIterator[Any]) -> list[tuple[str, Any]]:
     """A stream of the official client, drained: its (event, data) pairs."""
     return [(part.event, part.data) async for part in stream]

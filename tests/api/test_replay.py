@@ -18,6 +18,7 @@ from engine.checkpoint.sql.connect import create_engine
 from engine.checkpoint.sql.migrations import run_alembic
 from tests.api.conftest import serving
 from tests.api.graphs import GRAPHS
+from tests.helpers import joined_runs
 
 MODES = ["values", "updates", "messages-tuple"]
 
@@ -166,12 +167,7 @@ async def test_events_recorded_together_are_one_row_and_replay_from_inside_it(
 
     with serving(create_app(settings)) as url:
         async with httpx.AsyncClient(base_url=url, timeout=30) as client:
-            thread_id = (await client.post("/threads", json={})).json()["thread_id"]
-            run_ids = []
-            for _ in range(2):
-                created = await client.post(f"/threads/{thread_id}/runs", json=body)
-                run_ids.append(created.json()["run_id"])
-                await client.get(f"/threads/{thread_id}/runs/{run_ids[-1]}/join")
+            thread_id, run_ids = await joined_runs(client, body)
             before = [await replays(client, thread_id, r) for r in run_ids]
     for whole, *after in before:
         assert [len(f) for f in after] == [len(whole) - n for n in (1, 2, 3)]

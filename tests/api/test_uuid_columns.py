@@ -14,7 +14,7 @@ from app.main import create_app
 from engine.checkpoint.sql.connect import create_engine
 from engine.checkpoint.sql.migrations import run_alembic
 from tests.api.graphs import GRAPHS
-from tests.helpers import serving
+from tests.helpers import joined_runs, serving
 
 ID_COLUMNS = {
     "threads": {"thread_id", "checkpoint_id"},
@@ -63,12 +63,7 @@ async def test_ids_are_uuids_and_a_database_of_text_ids_reads_the_same(database_
     settings = Settings(database_url=database_url, graphs=json.dumps(GRAPHS), workers=2)
     with serving(create_app(settings)) as url:
         async with httpx.AsyncClient(base_url=url, timeout=30) as client:
-            thread_id = (await client.post("/threads", json={})).json()["thread_id"]
-            run_ids = []
-            for _ in range(2):
-                created = await client.post(f"/threads/{thread_id}/runs", json=BODY)
-                run_ids.append(created.json()["run_id"])
-                await client.get(f"/threads/{thread_id}/runs/{run_ids[-1]}/join")
+            thread_id, run_ids = await joined_runs(client, BODY)
             before = await reads(client, thread_id, run_ids)
     assert await id_types(database_url) == ({"uuid"} if postgres else {"varchar(36)"})
 
