@@ -94,12 +94,13 @@ def from_fields(fields: dict[str, Any]) -> lc.BaseMessage:
 
 def _templates(cls: type[lc.BaseMessage]) -> tuple[dict[str, Any], tuple[str, ...]]:
     """Every field at its default, in the class's order, and the fields whose default
-    is a new container each time."""
+    is a new container each time (in the template, one empty container that a built
+    message never gets: it is there to compare a message with)."""
     template: dict[str, Any] = {}
     fresh = []
     for name, info in cls.model_fields.items():
         if info.default_factory is not None:
-            template[name] = None
+            template[name] = _DEFAULTS[cls][name]
             fresh.append(name)
         else:
             template[name] = None if info.default is PydanticUndefined else info.default
@@ -162,7 +163,7 @@ class Blueprint(NamedTuple):
     a long thread's read builds thousands."""
 
     cls: type[lc.BaseMessage]
-    values: dict[str, Any]  # every field in the class's order; None for `fresh` ones
+    values: dict[str, Any]  # every field in the class's order, as a built message has them
     fresh: tuple[tuple[str, Callable[[], Any]], ...]  # fields at a new empty container
     names: frozenset[str]  # the fields given (pydantic's "fields set")
 

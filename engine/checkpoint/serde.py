@@ -110,6 +110,9 @@ class Prepared(NamedTuple):
 
     cls: type | None
     value: Any
+    # What a value built from it holds, to compare it with later (a node may change a
+    # message in place): the scalar, the dict, a message's fields (its `__dict__`).
+    state: Any
 
     def build(self) -> Any:
         cls = self.cls
@@ -338,7 +341,7 @@ class JsonSerializer:
                 continue
             value = next(parsed)
             if type(value) is not dict:  # a scalar
-                prepared.append(Prepared(None, value))
+                prepared.append(Prepared(None, value, value))
                 continue
             if TAG not in value:  # a plain dict: its keys are str
                 cls: type | None = dict
@@ -356,11 +359,12 @@ class JsonSerializer:
                 or (cls is not dict and not can_rebuild(cls, fields))  # type: ignore[arg-type]
             ):
                 prepared.append(text)
+            elif cls is dict:
+                prepared.append(Prepared(dict, fields, fields))
             else:
-                if cls is not dict:
-                    del fields["type"]  # type: ignore[index]  # the parse made it: it is ours
-                    fields = Blueprint.of(cls, fields)  # type: ignore[arg-type]
-                prepared.append(Prepared(cls, fields))
+                del fields["type"]  # type: ignore[index]  # the parse made it: it is ours
+                blueprint = Blueprint.of(cls, fields)  # type: ignore[arg-type]
+                prepared.append(Prepared(cls, blueprint, blueprint.values))
         return prepared
 
     # Encoding. Containers that hold only plain JSON come back as the same object, so a

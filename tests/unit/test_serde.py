@@ -481,15 +481,15 @@ def test_prepare_keeps_scalars_plain_messages_and_dicts_and_leaves_the_rest_unre
     texts = [s.dumps(v).decode() for v in values]
     unread = ["[1, 2", '{"$t":"tuple","v":[1,']  # malformed: a parse would raise
     prepared = s.prepare([*texts, *unread])
-    assert prepared[0] == Prepared(
-        HumanMessage, Blueprint.of(HumanMessage, {"content": "hi", "id": "1"})
-    )
+    blueprint = Blueprint.of(HumanMessage, {"content": "hi", "id": "1"})
+    assert prepared[0] == Prepared(HumanMessage, blueprint, blueprint.values)
     built, again = prepared[0].build(), prepared[0].build()
     assert built == plain and list(vars(built)) == list(vars(plain))
+    assert vars(built) == prepared[0].state  # what a later put compares it with
     assert built.additional_kwargs is not again.additional_kwargs  # containers of its own
     assert prepared[1] == texts[1]  # a container: text, parsed on every read
-    assert prepared[2:5] == [Prepared(None, 7), Prepared(None, "text"), Prepared(None, None)]
-    assert prepared[5] == Prepared(dict, {"role": "user", "n": 1})
+    assert prepared[2:5] == [Prepared(None, v, v) for v in (7, "text", None)]
+    assert prepared[5] == Prepared(dict, {"role": "user", "n": 1}, {"role": "user", "n": 1})
     assert prepared[5].build() == {"role": "user", "n": 1}
     assert prepared[5].build() is not prepared[5].build()
     assert prepared[6:] == [texts[6], *unread]

@@ -13,16 +13,90 @@ from __future__ import annotations
 
 from bisect import insort
 from collections import ChainMap, Counter, OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from itertools import repeat
+from operator import attrgetter
+from typing import Any, NamedTuple
 
+from engine.checkpoint.serde import Prepared
 from engine.checkpoint.sql.item_log import Chunks, Segments, joined, merge, pieces, version_runs
 from engine.checkpoint.sql.records import CheckpointEntry, JsonText, Record, decode, references
 from engine.constants import INTERRUPT
 
 Log = tuple[str, str]  # (checkpoint_ns, channel)
+
+
+class _Unchecked:
+    """Equal to any state: a `Stored` element is checked by its JSON instead."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = object.__hash__
+
+
+class Stored:
+    """A list element kept as its JSON text: one that holds containers of its own, parsed
+    on every read (a `Prepared` one is rebuilt without a parse)."""
+
+    __slots__ = ("text",)
+    state = _Unchecked()
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class Held(NamedTuple):
+    """A list version's element objects as a put was handed them or a read returned
+    them, and what each was stored as: the `Prepared` form it was built from, else its
+    JSON (`Stored`). An object the loop hands back is unchanged only if it is the same
+    one and still as stored: a node may change a message in place and write it again."""
+
+    objects: list[Any]
+    stamps: list[Prepared | Stored]
+
+    def prefix(
+        self, value: list[Any], limit: int, dump: Callable[[Any], str], start: int = 0
+    ) -> int:
+        """Where, from `start` and before `limit`, `value` stops holding these very
+        objects each as stored. The states are compared in C, nested containers
+        included; only `Stored` elements are serialized again."""
+        objects = self.objects
+        limit = min(limit, len(objects))
+        end = start
+        while end < limit and value[end] is objects[end]:
+            end += 1
+        same = value[start:end]
+        stamps = self.stamps[start:end]
+        states = list(map(getattr, same, repeat("__dict__"), same))  # a dict or scalar: itself
+        if states == list(map(_STATE, stamps)) and not any(map(getattr, same, _EXTRA, _NONE)):
+            kinds = list(map(type, stamps))
+            at = -1
+            for _ in range(kinds.count(Stored)):
+                at = kinds.index(Stored, at + 1)
+                if dump(same[at]) != stamps[at].text:  # type: ignore[union-attr]
+                    return start + at
+            return end
+        for at, (element, state, stamp) in enumerate(zip(same, states, stamps, strict=True)):
+            if type(stamp) is Stored:
+                if dump(element) != stamp.text:
+                    return start + at
+            elif state != stamp.state or getattr(element, "__pydantic_extra__", None):
+                return start + at
+        return end
+
+
+_STATE = attrgetter("state")
+# A prepared message has no extra fields: one set since is a change.
+_EXTRA = repeat("__pydantic_extra__")
+_NONE = repeat(None)
+
+
 # A list version as the namespace of a log holds it, and its element objects.
-Tip = tuple[Segments, list[Any]]
+Tip = tuple[Segments, Held]
 BlobKey = tuple[str, str, str]  # (checkpoint_ns, channel, version key)
 Place = tuple[str, str]  # (checkpoint_ns, checkpoint_id)
 
@@ -37,7 +111,7 @@ class Known:
     stored: dict[str, Any]  # channel -> blob version key, or item-log segments (logs.Segments)
     # Item-log channel -> the element objects of that version (handed to a put, or
     # returned by a read), so the next put finds the unchanged prefix by identity.
-    elements: dict[str, list[Any]] = field(default_factory=dict)
+    elements: dict[str, Held] = field(default_factory=dict)
 
 
 class Journal:
@@ -60,7 +134,8 @@ class Journal:
         self.writes: dict[Place, dict[tuple[str, int], tuple[str, str, JsonText]]] = {}
         self.logs: dict[Log, Chunks] = {}
         self.log_ends: dict[Log, int] = {}
-        # Each log's prepared elements by position (`logs.UNPREPARED` where not yet).
+        # Each log's elements by position as `Prepared` or `Stored` (`logs.UNPREPARED`
+        # where not yet).
         self.elements: dict[Log, list[Any]] = {}
         self.blobs: dict[BlobKey, JsonText] = {}
         self.known: dict[str, Known] = {}

@@ -62,7 +62,13 @@ from engine.checkpoint.base import (
     matches_filter,
     thread_key,
 )
-from engine.checkpoint.serde import TAG, JsonSerializer, default_serializer, holds_repeats
+from engine.checkpoint.serde import (
+    TAG,
+    JsonSerializer,
+    Prepared,
+    default_serializer,
+    holds_repeats,
+)
 from engine.checkpoint.sql.connect import create_engine, write_transaction
 from engine.checkpoint.sql.direct import direct_statements, fetch_alone, fetch_on
 from engine.checkpoint.sql.item_log import (
@@ -83,7 +89,17 @@ from engine.checkpoint.sql.item_log import (
     unprepared,
     version_runs,
 )
-from engine.checkpoint.sql.journal import Journal, Journals, Known, Log, Place, Tip, prune_plan
+from engine.checkpoint.sql.journal import (
+    Held,
+    Journal,
+    Journals,
+    Known,
+    Log,
+    Place,
+    Stored,
+    Tip,
+    prune_plan,
+)
 from engine.checkpoint.sql.migrations import CHECKPOINT, upgrade
 from engine.checkpoint.sql.models import save_table, thread_table
 from engine.checkpoint.sql.records import (
@@ -340,8 +356,10 @@ class SQLSaver(BaseCheckpointSaver):
         )
         if entry is None:
             return None
-        loaded = self._tuple(thread_id, journal, entry)
-        self._remember_read(journal, entry, loaded)
+        loaded, held = self._read(thread_id, journal, entry)
+        journal.known[entry.ns] = Known(
+            entry.id, entry.channel_versions, self._inline(entry.inline), entry.stored, held
+        )
         return loaded
 
     async def alist(
@@ -520,20 +538,29 @@ class SQLSaver(BaseCheckpointSaver):
             ]
 
     def _tuple(self, thread_id: str, journal: Journal, entry: CheckpointEntry) -> CheckpointTuple:
+        return self._read(thread_id, journal, entry)[0]
+
+    def _read(
+        self, thread_id: str, journal: Journal, entry: CheckpointEntry
+    ) -> tuple[CheckpointTuple, dict[str, Held]]:
+        """A checkpoint, and the lists of its item-log channels as it returns them (kept
+        by `aget_tuple`, so that the put of its child, the next step of the run that
+        loaded it, finds their unchanged elements by identity)."""
         parse = self._parse
         ns = entry.ns
         inline = parse(entry.inline) if entry.inline else {}
         values: dict[str, Any] = {}
+        held: dict[str, Held] = {}
         for channel in entry.channel_versions:
             if channel in inline:
                 values[channel] = inline[channel]
             elif channel in entry.stored:
                 ref = entry.stored[channel]
-                values[channel] = (
-                    parse(journal.text(ns, journal.blobs[(ns, channel, ref)]))
-                    if isinstance(ref, str)
-                    else self._list(journal, ns, channel, ref)
-                )
+                if isinstance(ref, str):
+                    values[channel] = parse(journal.text(ns, journal.blobs[(ns, channel, ref)]))
+                else:
+                    found = held[channel] = self._list(journal, ns, channel, ref)
+                    values[channel] = list(found.objects)
         checkpoint: Checkpoint = {
             "v": entry.v,
             "id": entry.id,
@@ -544,7 +571,7 @@ class SQLSaver(BaseCheckpointSaver):
             "updated_channels": _copy(entry.updated_channels),
         }
         parent = entry.parent
-        return CheckpointTuple(
+        loaded = CheckpointTuple(
             config=checkpoint_config(thread_id, ns, entry.id),
             checkpoint=checkpoint,
             metadata=self._metadata(entry.metadata),
@@ -554,8 +581,9 @@ class SQLSaver(BaseCheckpointSaver):
                 for task_id, channel, data in journal.pending(ns, entry.id)
             ],
         )
+        return loaded, held
 
-    def _list(self, journal: Journal, ns: str, channel: str, segments: Segments) -> list[Any]:
+    def _list(self, journal: Journal, ns: str, channel: str, segments: Segments) -> Held:
         """A version of a list channel: prepared elements are rebuilt, the others parsed
         together (fresh containers for every read). The first read of its logs parses it
         whole instead: preparing takes longer than a parse, and pays off from the next
@@ -564,22 +592,28 @@ class SQLSaver(BaseCheckpointSaver):
         if all(log not in journal.elements for log, _ in logs):
             for log, _ in logs:
                 journal.elements[log] = []
-            return self._parse(json_array(journal.version_runs(ns, channel, segments)))
+            return self._parse_list(journal, ns, channel, segments)
         elements: list[Any] = []
         for log, plain in logs:
             found = at_positions(journal.elements.get(log, []), plain)
             if len(found) != sum(b - a for a, b in plain) or UNPREPARED in found:
                 found = self._prepare(journal, log, plain)
             elements += found
-        texts = [e for e in elements if type(e) is str]
+        texts = [e.text for e in elements if type(e) is Stored]
         if len(texts) == len(elements):  # plain JSON values (dicts): parsed all at once
-            return self._parse(json_array(texts))
+            return Held(self._parse(json_array(texts)), elements)
         parsed = iter(self._parse(json_array(texts)) if texts else ())
         try:
-            return [next(parsed) if type(e) is str else e.build() for e in elements]
+            built = [next(parsed) if type(e) is Stored else e.build() for e in elements]
+            return Held(built, elements)
         except (TypeError, ValueError):
             # A stored message its class refuses: the serializer says what is wrong.
-            return self._parse(json_array(journal.version_runs(ns, channel, segments)))
+            return self._parse_list(journal, ns, channel, segments)
+
+    def _parse_list(self, journal: Journal, ns: str, channel: str, segments: Segments) -> Held:
+        runs = journal.version_runs(ns, channel, segments)
+        stamps = [Stored(text) for run in runs for text in run.split(SEP)]
+        return Held(self._parse(json_array(runs)), stamps)
 
     def _prepare(self, journal: Journal, log: Log, segments: Segments) -> list[Any]:
         """Prepare the elements of a list version in one log (plain ranges) whose rows are
@@ -598,7 +632,7 @@ class SQLSaver(BaseCheckpointSaver):
                 runs.append([seq, count])
             found.append(data)
         texts = SEP.join(found).split(SEP)
-        fresh = self.serializer.prepare(texts)
+        fresh = [Stored(p) if type(p) is str else p for p in self.serializer.prepare(texts)]
         offset, slots = 0, 0
         for start, count in runs:
             slots += place_prepared(kept, start, fresh[offset : offset + count])
@@ -929,7 +963,7 @@ class SQLSaver(BaseCheckpointSaver):
         log: Log,
         value: list[Any],
         segments: Segments,
-        elements: list[Any] | None,
+        held: Held | None,
         known: Known,
         dump: Callable[[Any], str],
     ) -> None:
@@ -940,21 +974,20 @@ class SQLSaver(BaseCheckpointSaver):
         the version that log got last holds the same objects after the same prefix (what
         a subgraph added, which its graph's next version holds too), they are shared."""
         common = min(len(value), sum(span[1] - span[0] for span in segments))
-        same = 0
-        if elements is not None:
-            while same < common and value[same] is elements[same]:
-                same += 1
+        same = 0 if held is None else held.prefix(value, common, dump)
+        stamps: list[Prepared | Stored] = [] if held is None else held.stamps[:same]
         encoded: dict[int, str] = {}
-        if same < common:  # no identity (fresh objects): compare with the stored text
+        if same < common:  # fresh objects, or one changed in place: compare stored text
             shared = truncate(segments, common)
             stored = [e for part in draft.version_runs(log, shared) for e in part.split(SEP)]
             while same < common:
                 encoded[same] = dump(value[same])
                 if encoded[same] != stored[same]:
                     break
+                stamps.append(Stored(stored[same]))
                 same += 1
         kept = truncate(segments, same)
-        elements = list(value)
+        elements = Held(list(value), stamps)
         if same < len(value):
             ns, channel = log
             owner = kept[-1][2] if kept and len(kept[-1]) > 2 else ns
@@ -962,9 +995,9 @@ class SQLSaver(BaseCheckpointSaver):
             kept = rebase(kept, ns, owner)
             tip = draft.tips.get(target) or draft.journal.tips.get(target)
             if tip is not None and truncate(tip[0], same) == kept:
-                common = min(len(value), len(tip[1]))
-                while same < common and value[same] is tip[1][same]:
-                    same += 1
+                shared_to = tip[1].prefix(value, len(value), dump, same)
+                stamps += tip[1].stamps[same:shared_to]
+                same = shared_to
                 kept = truncate(tip[0], same)
             tail = range(same, len(value))
             if tail:
@@ -972,8 +1005,9 @@ class SQLSaver(BaseCheckpointSaver):
                 kept = extend(kept, end, len(tail))
                 if len(kept) > MAX_SEGMENTS:  # too fragmented to read fast: write it out whole
                     tail, kept = range(len(value)), [[end, end + len(value)]]
-                data = SEP.join(encoded.get(i) or dump(value[i]) for i in tail)
-                draft.record.items.append((*target, end, len(tail), data))
+                texts = [encoded.get(i) or dump(value[i]) for i in tail]
+                stamps[tail.start :] = map(Stored, texts)
+                draft.record.items.append((*target, end, len(tail), SEP.join(texts)))
                 draft.tips[target] = (kept, elements)
             kept = rebase(kept, owner, ns)
         known.stored[log[1]] = kept
@@ -981,7 +1015,7 @@ class SQLSaver(BaseCheckpointSaver):
 
     def _enclosing(
         self, draft: _Draft, ns: str, channel: str, value: list[Any], parents: Mapping[str, Any]
-    ) -> tuple[Segments, list[Any] | None]:
+    ) -> tuple[Segments, Held | None]:
         """What the first version of a list in namespace `ns` may share its prefix with:
         the channel's version in the enclosing namespace (a subgraph's first checkpoint
         holds the history its graph passed in, and a subgraph run per call starts a new
@@ -992,28 +1026,28 @@ class SQLSaver(BaseCheckpointSaver):
             return [], None
         owner = enclosing(ns)
         for known in (draft.known.get(owner), draft.journal.known.get(owner)):
-            elements = known.elements.get(channel) if known else None
-            if known and elements and value and elements[0] is value[0]:
-                return rebase(known.stored[channel], owner, ns), elements
+            held = known.elements.get(channel) if known else None
+            if known and held and value and held.objects[0] is value[0]:
+                return rebase(known.stored[channel], owner, ns), held
         entry = draft.checkpoint(owner, parents[owner]) if parents.get(owner) else None
         segments = entry.stored.get(channel) if entry else None
         return (rebase(segments, owner, ns), None) if isinstance(segments, list) else ([], None)
 
     def _shared(
-        self, draft: _Draft, ns: str, channel: str, value: list[Any]
+        self, draft: _Draft, ns: str, channel: str, value: list[Any], dump: Callable[[Any], str]
     ) -> tuple[Segments, int] | None:
         """The longest prefix of `value` that is, object for object, a version of list
         channel `channel` that the loop put or read last in `ns` or a namespace enclosing
-        it: its segments as `ns` holds them, and its length. None if it starts otherwise."""
+        it, each element still as stored: its segments as `ns` holds them, and its
+        length. None if it starts otherwise."""
         owner: str | None = ns
         while owner is not None:
             for known in (draft.known.get(owner), draft.journal.known.get(owner)):
-                elements = known.elements.get(channel) if known else None
-                if known and elements and value and elements[0] is value[0]:
-                    same, common = 1, min(len(value), len(elements))
-                    while same < common and value[same] is elements[same]:
-                        same += 1
-                    return rebase(truncate(known.stored[channel], same), owner, ns), same
+                held = known.elements.get(channel) if known else None
+                if known and held and value and held.objects[0] is value[0]:
+                    same = held.prefix(value, len(value), dump)
+                    if same:
+                        return rebase(truncate(known.stored[channel], same), owner, ns), same
             owner = enclosing(owner) if owner else None
         return None
 
@@ -1027,7 +1061,7 @@ class SQLSaver(BaseCheckpointSaver):
         them every turn of a graph whose reply comes from a subgraph would store the
         whole history again, three times. None if it shares none."""
         if type(value) is list:
-            found = self._shared(draft, ns, channel, value)
+            found = self._shared(draft, ns, channel, value, dump)
             if found is None:
                 return None
             segments, same = found
@@ -1035,7 +1069,9 @@ class SQLSaver(BaseCheckpointSaver):
             return ("[", Shared(channel, segments), tail + "]")
         if type(value) is not dict or TAG in value or any(type(k) is not str for k in value):
             return None
-        lists = {k: self._shared(draft, ns, k, v) for k, v in value.items() if type(v) is list}
+        lists = {
+            k: self._shared(draft, ns, k, v, dump) for k, v in value.items() if type(v) is list
+        }
         if not any(lists.values()):
             return None
         parts: list[str | Shared] = []
@@ -1051,20 +1087,6 @@ class SQLSaver(BaseCheckpointSaver):
             text = "".join("," + dump(element) for element in item[same:]) + "],"
         parts.append(text[:-1] + "}")
         return tuple(parts)
-
-    def _remember_read(
-        self, journal: Journal, entry: CheckpointEntry, loaded: CheckpointTuple
-    ) -> None:
-        """Keep what a read returned, so the put of its child (the next step of the run
-        that loaded it) finds shared elements by identity."""
-        values = loaded.checkpoint["channel_values"]
-        journal.known[entry.ns] = Known(
-            entry.id,
-            entry.channel_versions,
-            self._inline(entry.inline),
-            entry.stored,
-            {c: list(values[c]) for c, ref in entry.stored.items() if not isinstance(ref, str)},
-        )
 
     def _inline(self, data: str | None) -> dict[str, str]:
         return {c: self._dump(v) for c, v in self._parse(data).items()} if data else {}
