@@ -3,6 +3,7 @@ rebuilt from the message type alone (never from a class path in the stored bytes
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -12,13 +13,12 @@ from pydantic_core import PydanticUndefined
 
 __all__ = [
     "Blueprint",
+    "blueprint",
     "MESSAGE_CLASSES",
     "from_fields",
     "is_message_class",
     "message_class",
-    "can_rebuild",
     "rebuild",
-    "rebuild_checked",
     "stored_fields",
 ]
 
@@ -139,40 +139,48 @@ def rebuild(cls: type[lc.BaseMessage], fields: dict[str, Any]) -> lc.BaseMessage
     valid message of its class is stored in (reading a long chat rebuilds thousands, at a
     third of what validation costs); anything else goes through the constructor, which
     says what is wrong."""
-    if can_rebuild(cls, fields):
-        return rebuild_checked(cls, fields)
-    return cls(**fields)
+    found = blueprint(cls, fields)
+    return cls(**fields) if found is None else found.build()
 
 
-def can_rebuild(cls: type[lc.BaseMessage], fields: dict[str, Any]) -> bool:
-    if cls is lc.RemoveMessage or not _KNOWN[cls].issuperset(fields):
-        return False
-    if not _REQUIRED[cls].issubset(fields):
-        return False
-    return all(type(value) in _SHAPES.get(key, _ANY) for key, value in fields.items())
+def blueprint(cls: type[lc.BaseMessage], fields: dict[str, Any]) -> Blueprint | None:
+    """Stored `fields` of a message of `cls` worked out to be built without validation;
+    None when they have not the shape a valid message of its class is stored in."""
+    shape = _shape(cls, tuple(fields), tuple(map(type, fields.values())))
+    if shape is None:
+        return None
+    template, fresh, names = shape
+    return Blueprint(cls, {**template, **fields}, fresh, names)
 
 
-def rebuild_checked(cls: type[lc.BaseMessage], fields: dict[str, Any]) -> lc.BaseMessage:
-    """`rebuild` for fields that passed `can_rebuild`."""
-    return Blueprint.of(cls, fields).build()
+@functools.lru_cache(maxsize=4096)
+def _shape(
+    cls: type[lc.BaseMessage], names: tuple[str, ...], types: tuple[type, ...]
+) -> tuple[dict[str, Any], tuple[tuple[str, Callable[[], Any]], ...], frozenset[str]] | None:
+    """What the blueprints of a class's messages stored with the same fields (their
+    names and the types of their values) share, worked out once for all of them: a
+    chat's thousands of messages come in a few such shapes."""
+    if cls is lc.RemoveMessage or not _KNOWN[cls].issuperset(names):
+        return None
+    if not _REQUIRED[cls].issubset(names):
+        return None
+    if not all(t in _SHAPES.get(name, _ANY) for name, t in zip(names, types, strict=True)):
+        return None
+    template, fresh = _TEMPLATES[cls]
+    defaults = _DEFAULTS[cls]
+    makers = tuple((name, defaults[name].copy) for name in fresh if name not in names)
+    return template, makers, frozenset(names)
 
 
 class Blueprint(NamedTuple):
-    """A stored message (fields that passed `can_rebuild`, of scalars) worked out once,
-    to be built again and again: every read of a thread gets messages of its own, and
-    a long thread's read builds thousands."""
+    """A stored message (fields of the shape `blueprint` takes) worked out once, to be
+    built again and again: every read of a thread gets messages of its own, and a long
+    thread's read builds thousands."""
 
     cls: type[lc.BaseMessage]
     values: dict[str, Any]  # every field in the class's order, as a built message has them
     fresh: tuple[tuple[str, Callable[[], Any]], ...]  # fields at a new empty container
     names: frozenset[str]  # the fields given (pydantic's "fields set")
-
-    @classmethod
-    def of(cls, message_cls: type[lc.BaseMessage], fields: dict[str, Any]) -> Blueprint:
-        template, fresh = _TEMPLATES[message_cls]
-        defaults = _DEFAULTS[message_cls]
-        makers = tuple((name, defaults[name].copy) for name in fresh if name not in fields)
-        return cls(message_cls, {**template, **fields}, makers, frozenset(fields))
 
     def build(self) -> lc.BaseMessage:
         # A copy, not dict(): a dict of scalars stays out of the garbage collector's sight.

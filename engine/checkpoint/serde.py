@@ -39,8 +39,7 @@ from langchain_core.documents import Document
 
 from engine.checkpoint import packed
 from engine.checkpoint.messages import (
-    Blueprint,
-    can_rebuild,
+    blueprint,
     from_fields,
     is_message_class,
     message_class,
@@ -353,18 +352,14 @@ class JsonSerializer:
                     if value.get(TAG) == "msg" and len(value) == 2 and type(fields) is dict
                     else None
                 )
-            if (
-                cls is None
-                or not _SCALARS.issuperset(map(type, fields.values()))  # type: ignore[union-attr]
-                or (cls is not dict and not can_rebuild(cls, fields))  # type: ignore[arg-type]
-            ):
+            if cls is None or not _SCALARS.issuperset(map(type, fields.values())):  # type: ignore[union-attr]
                 prepared.append(text)
             elif cls is dict:
                 prepared.append(Prepared(dict, fields, fields))
             else:
                 del fields["type"]  # type: ignore[index]  # the parse made it: it is ours
-                blueprint = Blueprint.of(cls, fields)  # type: ignore[arg-type]
-                prepared.append(Prepared(cls, blueprint, blueprint.values))
+                found = blueprint(cls, fields)  # type: ignore[arg-type]
+                prepared.append(text if found is None else Prepared(cls, found, found.values))
         return prepared
 
     # Encoding. Containers that hold only plain JSON come back as the same object, so a

@@ -30,7 +30,7 @@ from langchain_core.messages import (
 )
 
 from engine.checkpoint import packed
-from engine.checkpoint.messages import Blueprint
+from engine.checkpoint.messages import blueprint
 from engine.checkpoint.serde import (
     TAG,
     JsonSerializer,
@@ -481,8 +481,9 @@ def test_prepare_keeps_scalars_plain_messages_and_dicts_and_leaves_the_rest_unre
     texts = [s.dumps(v).decode() for v in values]
     unread = ["[1, 2", '{"$t":"tuple","v":[1,']  # malformed: a parse would raise
     prepared = s.prepare([*texts, *unread])
-    blueprint = Blueprint.of(HumanMessage, {"content": "hi", "id": "1"})
-    assert prepared[0] == Prepared(HumanMessage, blueprint, blueprint.values)
+    found = blueprint(HumanMessage, {"content": "hi", "id": "1"})
+    assert found is not None
+    assert prepared[0] == Prepared(HumanMessage, found, found.values)
     built, again = prepared[0].build(), prepared[0].build()
     assert built == plain and list(vars(built)) == list(vars(plain))
     assert vars(built) == prepared[0].state  # what a later put compares it with

@@ -585,16 +585,11 @@ class SQLSaver(BaseCheckpointSaver):
 
     def _list(self, journal: Journal, ns: str, channel: str, segments: Segments) -> Held:
         """A version of a list channel: prepared elements are rebuilt, the others parsed
-        together (fresh containers for every read). The first read of its logs parses it
-        whole instead: preparing takes longer than a parse, and pays off from the next
-        read on, which a saver reading a thread once never makes."""
-        logs = [((owner, channel), plain) for owner, plain in pieces(segments, ns)]
-        if all(log not in journal.elements for log, _ in logs):
-            for log, _ in logs:
-                journal.elements[log] = []
-            return self._parse_list(journal, ns, channel, segments)
-        elements: list[Any] = []
-        for log, plain in logs:
+        together (fresh containers for every read). Elements are prepared at their first
+        read, as a put compares with their prepared form what it is handed back."""
+        elements: list[Prepared | Stored] = []
+        for owner, plain in pieces(segments, ns):
+            log = (owner, channel)
             found = at_positions(journal.elements.get(log, []), plain)
             if len(found) != sum(b - a for a, b in plain) or UNPREPARED in found:
                 found = self._prepare(journal, log, plain)
@@ -608,12 +603,9 @@ class SQLSaver(BaseCheckpointSaver):
             return Held(built, elements)
         except (TypeError, ValueError):
             # A stored message its class refuses: the serializer says what is wrong.
-            return self._parse_list(journal, ns, channel, segments)
-
-    def _parse_list(self, journal: Journal, ns: str, channel: str, segments: Segments) -> Held:
-        runs = journal.version_runs(ns, channel, segments)
-        stamps = [Stored(text) for run in runs for text in run.split(SEP)]
-        return Held(self._parse(json_array(runs)), stamps)
+            runs = journal.version_runs(ns, channel, segments)
+            stamps = [Stored(text) for run in runs for text in run.split(SEP)]
+            return Held(self._parse(json_array(runs)), stamps)
 
     def _prepare(self, journal: Journal, log: Log, segments: Segments) -> list[Any]:
         """Prepare the elements of a list version in one log (plain ranges) whose rows are
