@@ -7,6 +7,7 @@ import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+import msgspec
 from langchain_core import messages as lc
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
@@ -108,6 +109,10 @@ def _templates(cls: type[lc.BaseMessage]) -> tuple[dict[str, Any], tuple[str, ..
 
 
 _TEMPLATES = {cls: _templates(cls) for cls in _CLASSES}
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_CONTAINERS = frozenset({dict, list})
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder().decode
 _REQUIRED = {
     cls: frozenset(name for name, info in cls.model_fields.items() if info.is_required())
     for cls in _CLASSES
@@ -143,14 +148,24 @@ def rebuild(cls: type[lc.BaseMessage], fields: dict[str, Any]) -> lc.BaseMessage
     return cls(**fields) if found is None else found.build()
 
 
-def blueprint(cls: type[lc.BaseMessage], fields: dict[str, Any]) -> Blueprint | None:
+def blueprint(
+    cls: type[lc.BaseMessage], fields: dict[str, Any], *, kept: bool = False
+) -> Blueprint | None:
     """Stored `fields` of a message of `cls` worked out to be built without validation;
-    None when they have not the shape a valid message of its class is stored in."""
-    shape = _shape(cls, tuple(fields), tuple(map(type, fields.values())))
+    None when they have not the shape a valid message of its class is stored in. A
+    blueprint `kept` to be built again and again holds the fields' plain JSON
+    containers (tool calls, metadata) as their JSON too: each build decodes its own."""
+    types = tuple(map(type, fields.values()))
+    shape = _shape(cls, tuple(fields), types)
     if shape is None:
         return None
     template, fresh, names = shape
-    return Blueprint(cls, {**template, **fields}, fresh, names)
+    copies = ()
+    if kept and not _SCALARS.issuperset(types):
+        copies = tuple(
+            (name, _encode(value)) for name, value in fields.items() if type(value) in _CONTAINERS
+        )
+    return Blueprint(cls, {**template, **fields}, fresh, names, copies)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -181,12 +196,15 @@ class Blueprint(NamedTuple):
     values: dict[str, Any]  # every field in the class's order, as a built message has them
     fresh: tuple[tuple[str, Callable[[], Any]], ...]  # fields at a new empty container
     names: frozenset[str]  # the fields given (pydantic's "fields set")
+    copies: tuple[tuple[str, bytes], ...] = ()  # given fields holding containers, as JSON
 
     def build(self) -> lc.BaseMessage:
         # A copy, not dict(): a dict of scalars stays out of the garbage collector's sight.
         values = self.values.copy()
         for name, make in self.fresh:
             values[name] = make()
+        for name, data in self.copies:
+            values[name] = _decode(data)
         message = object.__new__(self.cls)
         _set_dict(message, values)
         _set_fields_set(message, set(self.names))

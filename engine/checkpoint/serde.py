@@ -64,7 +64,6 @@ _TAG_BYTES = _TAG_TEXT.encode()
 _TAGGED = '{"$t":'  # how a tagged object starts
 _TAGGED_BYTES = _TAGGED.encode()
 _MESSAGE = '{"$t":"msg","v":{'
-_NOT_PREPARED = ("[", '{"$t"')  # how lists and tagged values start
 _MESSAGE_LIST = '[{"$t":"msg","v":'
 _MESSAGE_LIST_BYTES = _MESSAGE_LIST.encode()
 # Tags of messages stored under their class name, before messages kept the "msg" form.
@@ -103,14 +102,15 @@ class SerializationError(ValueError):
 
 
 class Prepared(NamedTuple):
-    """A stored value that holds no mutable container, ready to be rebuilt without
-    parsing its text again: `value` itself when `cls` is None, a copy of a plain dict,
-    a message from its `Blueprint`."""
+    """A stored value ready to be rebuilt without parsing all of its text again:
+    `value` itself when `cls` is None (a scalar), a copy of a plain dict of scalars, a
+    message from its `Blueprint`, a plain JSON value from its `JsonCopy`."""
 
     cls: type | None
     value: Any
     # What a value built from it holds, to compare it with later (a node may change a
-    # message in place): the scalar, the dict, a message's fields (its `__dict__`).
+    # message in place), never handed out: the scalar, the dict, a message's fields
+    # (its `__dict__`), the JSON value.
     state: Any
 
     def build(self) -> Any:
@@ -118,6 +118,28 @@ class Prepared(NamedTuple):
         if cls is None:
             return self.value
         return self.value.copy() if cls is dict else self.value.build()
+
+
+class JsonCopy(NamedTuple):
+    """A plain JSON value that holds containers, kept as its JSON: each build decodes
+    containers of its own."""
+
+    data: str
+
+    def build(self) -> Any:
+        return _loads_plain(self.data)
+
+
+def _prepared_message(text: str, value: dict[str, Any]) -> Prepared | str:
+    """A stored message (`value`, its text parsed) prepared, or its text when it holds
+    tagged values or fields of another shape than its class stores."""
+    fields = value.get("v")
+    cls = message_class(fields) if len(value) == 2 and type(fields) is dict else None
+    if cls is None or text.count(_TAG_TEXT) != 1:
+        return text
+    del fields["type"]  # type: ignore[index]  # the parse made it: it is ours
+    found = blueprint(cls, fields, kept=True)  # type: ignore[arg-type]
+    return text if found is None else Prepared(cls, found, found.values)
 
 
 def _loads_plain(data: bytes | str) -> Any:
@@ -323,43 +345,30 @@ class JsonSerializer:
 
     def prepare(self, elements: list[str]) -> list[Prepared | str]:
         """What rebuilds each stored element of a list without parsing it again, for a
-        cache of stored rows: a JSON scalar, or a message or plain dict whose values are
-        scalars (most of a chat: rebuilt as a new object or a copy); any other element
-        stays its text, to be parsed on every read so that every caller gets containers
-        of its own. Elements that cannot be one of those (lists, tagged values other
-        than messages) are not parsed here."""
-        maybe = [
-            text.startswith(_MESSAGE) or not text.startswith(_NOT_PREPARED) for text in elements
-        ]
+        cache of stored rows: a JSON scalar; a plain dict of scalars (rebuilt as a copy);
+        a message (rebuilt anew, the plain JSON containers it holds decoded for each
+        build); any other plain JSON value (decoded from its JSON for each build). Each
+        caller gets containers of its own. An element that holds tagged values stays its
+        text, parsed on every read; one that is a tagged value other than a message is not
+        parsed here."""
+        maybe = [text.startswith(_MESSAGE) or not text.startswith(_TAGGED) for text in elements]
         candidates = [text for text, m in zip(elements, maybe, strict=True) if m]
         parsed = iter(_loads("[" + ",".join(candidates) + "]"))
         prepared: list[Prepared | str] = []
         for text, m in zip(elements, maybe, strict=True):
+            value = next(parsed) if m else None
             if not m:
                 prepared.append(text)
-                continue
-            value = next(parsed)
-            if type(value) is not dict:  # a scalar
+            elif type(value) is not dict and type(value) is not list:  # a scalar
                 prepared.append(Prepared(None, value, value))
-                continue
-            if TAG not in value:  # a plain dict: its keys are str
-                cls: type | None = dict
-                fields = value
-            else:
-                fields = value.get("v")
-                cls = (
-                    message_class(fields)
-                    if value.get(TAG) == "msg" and len(value) == 2 and type(fields) is dict
-                    else None
-                )
-            if cls is None or not _SCALARS.issuperset(map(type, fields.values())):  # type: ignore[union-attr]
+            elif text.startswith(_MESSAGE):
+                prepared.append(_prepared_message(text, value))
+            elif _TAG_TEXT in text:  # a tagged value inside
                 prepared.append(text)
-            elif cls is dict:
-                prepared.append(Prepared(dict, fields, fields))
+            elif type(value) is dict and _SCALARS.issuperset(map(type, value.values())):
+                prepared.append(Prepared(dict, value, value))
             else:
-                del fields["type"]  # type: ignore[index]  # the parse made it: it is ours
-                found = blueprint(cls, fields)  # type: ignore[arg-type]
-                prepared.append(text if found is None else Prepared(cls, found, found.values))
+                prepared.append(Prepared(JsonCopy, JsonCopy(text), value))
         return prepared
 
     # Encoding. Containers that hold only plain JSON come back as the same object, so a

@@ -3,6 +3,7 @@ the elements a read built or a put stored, each unchanged since."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -35,19 +36,13 @@ VALUES = [
     {"role": "user", "n": 1},
     "text",
     7,
+    AIMessage("", id="4", additional_kwargs={"at": datetime(2026, 1, 1)}),  # kept as text
 ]
 
 
 def test_the_stored_forms_are_prepared_and_stored_text() -> None:
     held = read(VALUES)
-    assert [type(s) for s in held.stamps] == [
-        Prepared,
-        Stored,
-        Prepared,
-        Prepared,
-        Prepared,
-        Prepared,
-    ]
+    assert [type(s) for s in held.stamps] == [Prepared] * 6 + [Stored]
 
 
 def test_the_same_objects_unchanged_are_the_whole_prefix() -> None:
@@ -78,6 +73,10 @@ def change_dict(v: list[Any]) -> None:
     v[3]["n"] = 2
 
 
+def change_date(v: list[Any]) -> None:
+    v[6].additional_kwargs["at"] = datetime(2027, 1, 1)
+
+
 def replace_one(v: list[Any]) -> None:
     v[2] = AIMessage("hello", id="3")  # equal, but not the object held
 
@@ -86,7 +85,8 @@ CHANGES = {
     "content": (set_content, 2),
     "nested dict": (add_kwarg, 2),
     "extra field": (set_extra, 2),
-    "stored text": (change_call, 1),
+    "tool call": (change_call, 1),
+    "stored text": (change_date, 6),
     "plain dict": (change_dict, 3),
     "another object": (replace_one, 2),
 }

@@ -471,29 +471,37 @@ def test_a_bad_stored_message_says_what_is_wrong(stored: str, error: str) -> Non
             default_serializer.loads(data)
 
 
-def test_prepare_keeps_scalars_plain_messages_and_dicts_and_leaves_the_rest_unread() -> None:
-    """Prepared elements rebuild without a parse; the others stay text for each read to
-    parse, and lists and tagged values other than messages are not even parsed here."""
+def test_prepare_keeps_plain_values_and_messages_and_leaves_the_rest_unread() -> None:
+    """Prepared elements rebuild without parsing their whole text again, each with
+    containers of its own; those holding tagged values stay text for each read to parse,
+    and tagged values other than messages are not even parsed here."""
     s = default_serializer
     plain = HumanMessage("hi", id="1")
     with_call = AIMessage("", id="2", tool_calls=[{"name": "f", "args": {}, "id": "c"}])
-    values = (plain, with_call, 7, "text", None, {"role": "user", "n": 1}, {"a": [1]})
+    dated = AIMessage("", id="3", additional_kwargs={"at": dt.datetime(2026, 1, 1)})
+    values = (plain, with_call, 7, "text", None, {"role": "user", "n": 1}, {"a": [1]}, dated)
     texts = [s.dumps(v).decode() for v in values]
-    unread = ["[1, 2", '{"$t":"tuple","v":[1,']  # malformed: a parse would raise
+    unread = ['{"$t":"tuple","v":[1,']  # malformed: a parse would raise
     prepared = s.prepare([*texts, *unread])
     found = blueprint(HumanMessage, {"content": "hi", "id": "1"})
     assert found is not None
     assert prepared[0] == Prepared(HumanMessage, found, found.values)
-    built, again = prepared[0].build(), prepared[0].build()
-    assert built == plain and list(vars(built)) == list(vars(plain))
-    assert vars(built) == prepared[0].state  # what a later put compares it with
-    assert built.additional_kwargs is not again.additional_kwargs  # containers of its own
-    assert prepared[1] == texts[1]  # a container: text, parsed on every read
+    for p, value in zip(prepared[:2], values[:2], strict=True):
+        assert isinstance(p, Prepared)
+        built, again = p.build(), p.build()
+        assert built == value and list(vars(built)) == list(vars(value))
+        assert vars(built) == p.state  # what a later put compares it with
+        assert built.additional_kwargs is not again.additional_kwargs  # containers of its own
+    assert with_call.tool_calls == prepared[1].build().tool_calls
+    assert prepared[1].build().tool_calls is not prepared[1].build().tool_calls
     assert prepared[2:5] == [Prepared(None, v, v) for v in (7, "text", None)]
     assert prepared[5] == Prepared(dict, {"role": "user", "n": 1}, {"role": "user", "n": 1})
     assert prepared[5].build() == {"role": "user", "n": 1}
     assert prepared[5].build() is not prepared[5].build()
-    assert prepared[6:] == [texts[6], *unread]
+    nested = prepared[6]
+    assert isinstance(nested, Prepared) and nested.build() == {"a": [1]} == nested.state
+    assert nested.build()["a"] is not nested.build()["a"]
+    assert prepared[7:] == [texts[7], *unread]  # a datetime inside: parsed on every read
 
 
 def test_prepared_messages_build_as_a_parse_would() -> None:

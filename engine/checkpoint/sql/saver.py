@@ -624,7 +624,7 @@ class SQLSaver(BaseCheckpointSaver):
                 runs.append([seq, count])
             found.append(data)
         texts = SEP.join(found).split(SEP)
-        fresh = [Stored(p) if type(p) is str else p for p in self.serializer.prepare(texts)]
+        fresh = self._stamps(texts)
         offset, slots = 0, 0
         for start, count in runs:
             slots += place_prepared(kept, start, fresh[offset : offset + count])
@@ -634,6 +634,10 @@ class SQLSaver(BaseCheckpointSaver):
         journal.size += prepared
         journal.prepared += prepared
         return at_positions(kept, segments)
+
+    def _stamps(self, texts: list[str]) -> list[Prepared | Stored]:
+        """Stored elements, prepared where they can be, else kept as their text."""
+        return [Stored(p) if type(p) is str else p for p in self.serializer.prepare(texts)]
 
     def _metadata(self, metadata: Any) -> CheckpointMetadata:
         return self._parse(json.dumps(metadata))  # type: ignore[no-any-return]
@@ -998,7 +1002,7 @@ class SQLSaver(BaseCheckpointSaver):
                 if len(kept) > MAX_SEGMENTS:  # too fragmented to read fast: write it out whole
                     tail, kept = range(len(value)), [[end, end + len(value)]]
                 texts = [encoded.get(i) or dump(value[i]) for i in tail]
-                stamps[tail.start :] = map(Stored, texts)
+                stamps[tail.start :] = self._stamps(texts)  # compared in C by later puts
                 draft.record.items.append((*target, end, len(tail), SEP.join(texts)))
                 draft.tips[target] = (kept, elements)
             kept = rebase(kept, owner, ns)
