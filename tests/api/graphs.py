@@ -52,6 +52,20 @@ async def talk(state: MessagesState) -> dict[str, Any]:
 echo = StateGraph(MessagesState).add_node("talk", talk).add_edge(START, "talk")
 
 
+async def redact(state: MessagesState) -> dict[str, Any]:
+    """On "redact", blank the earlier turns' messages in place and write them back (same
+    ids), as a privacy filter might; else talk."""
+    *earlier, last = state["messages"]
+    if last.text != "redact":
+        return await talk(state)
+    for message in earlier:
+        message.content = "[redacted]"
+    return {"messages": earlier}
+
+
+redactor = StateGraph(MessagesState).add_node("redact", redact).add_edge(START, "redact")
+
+
 class AskState(TypedDict, total=False):
     question: str
     answers: Annotated[list[str], operator.add]
@@ -113,6 +127,7 @@ GRAPHS = {
     "asker": "tests.api.graphs:asker",
     "slow": "tests.api.graphs:slow",
     "looping": "tests.api.graphs:looping",
+    "redactor": "tests.api.graphs:redactor",
 }
 
 # A graph whose node is a graph: its state lives in a checkpoint namespace of its own.
