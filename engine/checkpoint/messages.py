@@ -154,7 +154,8 @@ def blueprint(
     """Stored `fields` of a message of `cls` worked out to be built without validation;
     None when they have not the shape a valid message of its class is stored in. A
     blueprint `kept` to be built again and again holds the fields' plain JSON
-    containers (tool calls, metadata) as their JSON too: each build decodes its own."""
+    containers (tool calls, metadata; finite numbers only) as their JSON too: each
+    build decodes its own."""
     types = tuple(map(type, fields.values()))
     shape = _shape(cls, tuple(fields), types)
     if shape is None:

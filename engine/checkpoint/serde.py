@@ -135,11 +135,18 @@ def _prepared_message(text: str, value: dict[str, Any]) -> Prepared | str:
     tagged values or fields of another shape than its class stores."""
     fields = value.get("v")
     cls = message_class(fields) if len(value) == 2 and type(fields) is dict else None
-    if cls is None or text.count(_TAG_TEXT) != 1:
+    if cls is None or text.count(_TAG_TEXT) != 1 or _non_finite(text):
         return text
     del fields["type"]  # type: ignore[index]  # the parse made it: it is ours
     found = blueprint(cls, fields, kept=True)  # type: ignore[arg-type]
     return text if found is None else Prepared(cls, found, found.values)
+
+
+def _non_finite(text: str) -> bool:
+    """Whether stored JSON may hold NaN or an infinity (or a string naming one): its
+    containers are not decoded anew for each build, as a NaN decoded anew never equals
+    the one a later put would compare it with."""
+    return "NaN" in text or "Infinity" in text
 
 
 def _loads_plain(data: bytes | str) -> Any:
@@ -363,7 +370,7 @@ class JsonSerializer:
                 prepared.append(Prepared(None, value, value))
             elif text.startswith(_MESSAGE):
                 prepared.append(_prepared_message(text, value))
-            elif _TAG_TEXT in text:  # a tagged value inside
+            elif _TAG_TEXT in text or _non_finite(text):
                 prepared.append(text)
             elif type(value) is dict and _SCALARS.issuperset(map(type, value.values())):
                 prepared.append(Prepared(dict, value, value))

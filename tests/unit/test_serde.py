@@ -8,6 +8,7 @@ import dataclasses
 import datetime as dt
 import enum
 import json
+import math
 import re
 import sys
 import zoneinfo
@@ -502,6 +503,56 @@ def test_prepare_keeps_plain_values_and_messages_and_leaves_the_rest_unread() ->
     assert isinstance(nested, Prepared) and nested.build() == {"a": [1]} == nested.state
     assert nested.build()["a"] is not nested.build()["a"]
     assert prepared[7:] == [texts[7], *unread]  # a datetime inside: parsed on every read
+
+
+@pytest.mark.parametrize("number", [math.nan, math.inf, -math.inf, 2**80, -0.0, 1e308])
+def test_prepared_containers_keep_every_number(number: float) -> None:
+    """Containers decoded anew for each build keep their numbers exactly; those holding
+    NaN or an infinity stay text (a NaN decoded anew never equals the one compared)."""
+    values = [
+        AIMessage("hi", id="1", response_metadata={"x": number, "y": [number]}),
+        {"x": {"y": number}},
+    ]
+    texts = [default_serializer.dumps(v).decode() for v in values]
+    for text, value, p in zip(texts, values, default_serializer.prepare(texts), strict=True):
+        built = p.build() if isinstance(p, Prepared) else default_serializer.loads(text.encode())
+        assert repr(built) == repr(value)
+        assert isinstance(p, Prepared) == math.isfinite(number)
+        if isinstance(p, Prepared):
+            assert (vars(built) if isinstance(built, AIMessage) else built) == p.state
+
+
+chat_messages = st.builds(
+    AIMessage,
+    content=st.text(max_size=5)
+    | st.lists(
+        st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=5)}), max_size=2
+    ),
+    id=st.text(max_size=5),
+    response_metadata=st.dictionaries(st.text(max_size=3), plain_json, max_size=3),
+) | st.builds(
+    HumanMessage,
+    content=st.text(max_size=5),
+    additional_kwargs=st.dictionaries(st.text(max_size=3), values, max_size=2),
+)
+
+
+@settings(max_examples=300)
+@given(st.lists(values | plain_json | chat_messages, max_size=4))
+def test_prepared_elements_build_what_a_parse_gives(elements: list[Any]) -> None:
+    """Every prepared element builds as its text parses, with containers of its own, and
+    holds as its state what it builds (compared in a list, as a put compares)."""
+    texts = [default_serializer.dumps(e).decode() for e in elements]
+    for text, p in zip(texts, default_serializer.prepare(texts), strict=True):
+        parsed = default_serializer.loads(text.encode())
+        if not isinstance(p, Prepared):
+            assert p == text
+            continue
+        built = p.build()
+        assert_same(built, parsed)
+        assert [getattr(built, "__dict__", built)] == [p.state]
+        if isinstance(built, dict | list | BaseMessage):
+            assert p.build() is not built
 
 
 def test_prepared_messages_build_as_a_parse_would() -> None:
