@@ -16,6 +16,7 @@ __all__ = [
     "Blueprint",
     "blueprint",
     "MESSAGE_CLASSES",
+    "SCALARS",
     "from_fields",
     "is_message_class",
     "message_class",
@@ -109,7 +110,8 @@ def _templates(cls: type[lc.BaseMessage]) -> tuple[dict[str, Any], tuple[str, ..
 
 
 _TEMPLATES = {cls: _templates(cls) for cls in _CLASSES}
-_SCALARS = frozenset({str, int, float, bool, type(None)})
+# The JSON scalars: values that hold no container.
+SCALARS = frozenset({str, int, float, bool, type(None)})
 _CONTAINERS = frozenset({dict, list})
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
@@ -162,7 +164,7 @@ def blueprint(
         return None
     template, fresh, names = shape
     copies = ()
-    if kept and not _SCALARS.issuperset(types):
+    if kept and not SCALARS.issuperset(types):
         copies = tuple(
             (name, _encode(value)) for name, value in fields.items() if type(value) in _CONTAINERS
         )

@@ -39,6 +39,7 @@ from langchain_core.documents import Document
 
 from engine.checkpoint import packed
 from engine.checkpoint.messages import (
+    SCALARS,
     blueprint,
     from_fields,
     is_message_class,
@@ -78,7 +79,6 @@ _OLD_MESSAGE_TAGS = {
         "RemoveMessage",
     )
 }
-_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 # Cycles cannot reach the C encoder: the Python walk before it recurses first.
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False).encode
@@ -372,7 +372,7 @@ class JsonSerializer:
                 prepared.append(_prepared_message(text, value))
             elif _TAG_TEXT in text or _non_finite(text):
                 prepared.append(text)
-            elif type(value) is dict and _SCALARS.issuperset(map(type, value.values())):
+            elif type(value) is dict and SCALARS.issuperset(map(type, value.values())):
                 prepared.append(Prepared(dict, value, value))
             else:
                 prepared.append(Prepared(JsonCopy, JsonCopy(text), value))
@@ -383,7 +383,7 @@ class JsonSerializer:
 
     def _encode(self, obj: Any) -> Any:
         cls = type(obj)
-        if cls in _SCALARS:
+        if cls in SCALARS:
             return obj
         if cls is list:
             return self._encode_list(obj)
@@ -414,7 +414,7 @@ class JsonSerializer:
         if type(items) is not list:
             return [encode(x) for x in items]
         for i, item in enumerate(items):
-            if type(item) not in _SCALARS:
+            if type(item) not in SCALARS:
                 new = encode(item)
                 if new is not item:
                     return [*items[:i], new, *(encode(x) for x in items[i + 1 :])]
@@ -426,7 +426,7 @@ class JsonSerializer:
         for key, value in obj.items():
             if type(key) is not str or key == TAG:
                 return {TAG: "dict", "v": [[encode(k), encode(v)] for k, v in obj.items()]}
-            if type(value) not in _SCALARS:
+            if type(value) not in SCALARS:
                 new = encode(value)
                 if new is not value:
                     if out is None:

@@ -356,7 +356,9 @@ class SQLSaver(BaseCheckpointSaver):
         )
         if entry is None:
             return None
-        loaded, held = self._read(thread_id, journal, entry)
+        loaded, lists = self._read(thread_id, journal, entry)
+        # Kept as a copy: the caller owns the lists it got.
+        held = {channel: Held(list(h.objects), h.stamps) for channel, h in lists.items()}
         journal.known[entry.ns] = Known(
             entry.id, entry.channel_versions, self._inline(entry.inline), entry.stored, held
         )
@@ -543,9 +545,9 @@ class SQLSaver(BaseCheckpointSaver):
     def _read(
         self, thread_id: str, journal: Journal, entry: CheckpointEntry
     ) -> tuple[CheckpointTuple, dict[str, Held]]:
-        """A checkpoint, and the lists of its item-log channels as it returns them (kept
-        by `aget_tuple`, so that the put of its child, the next step of the run that
-        loaded it, finds their unchanged elements by identity)."""
+        """A checkpoint, and the lists of its item-log channels with what each element
+        was stored as (kept by `aget_tuple`, so that the put of its child, the next step
+        of the run that loaded it, finds their unchanged elements by identity)."""
         parse = self._parse
         ns = entry.ns
         inline = parse(entry.inline) if entry.inline else {}
@@ -560,7 +562,7 @@ class SQLSaver(BaseCheckpointSaver):
                     values[channel] = parse(journal.text(ns, journal.blobs[(ns, channel, ref)]))
                 else:
                     found = held[channel] = self._list(journal, ns, channel, ref)
-                    values[channel] = list(found.objects)
+                    values[channel] = found.objects
         checkpoint: Checkpoint = {
             "v": entry.v,
             "id": entry.id,
