@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+from base64 import urlsafe_b64decode, urlsafe_b64encode
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+from uuid import UUID
 
 from sqlalchemy import Integer, String, Text, bindparam, func, insert, select
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -139,22 +141,61 @@ _FLUSH = select(
 
 def recorded_row(run_id: str, events: list[Event], now: datetime) -> dict[str, Any]:
     """The one row of `run_events` that records `events` (consecutive, of one run): the
-    first in its columns, the others in `more`."""
+    first in its columns, the others in `more`.
+
+    What every run records is kept short, and read back to the same text: a `metadata`
+    event as its attempt (its run id is the row's), and in `more` a `values` event with
+    nothing after its values as its checkpoint's id alone, 22 characters of base64."""
     row = events[0].row(run_id, now)
+    if row["event"] == "metadata":
+        row["data"] = _attempt(run_id, row["data"]) or row["data"]
     rest = [e.row(run_id, now) for e in events[1:]]
-    more = [[r["event"], r["checkpoint_id"], r["data"]] for r in rest]
+    more = [_more_item(r["event"], r["checkpoint_id"], r["data"]) for r in rest]
     row["last_seq"] = rest[-1]["seq"] if rest else None
     row["more"] = json.dumps(more, separators=(",", ":"), ensure_ascii=False) if rest else None
     return row
 
 
-def recorded_events(row: Any) -> list[tuple[int, str, str, str | None]]:
-    """(seq, event, data, checkpoint_id) of each event a row of `run_events` records."""
+def recorded_events(run_id: str, row: Any) -> list[tuple[int, str, str, str | None]]:
+    """(seq, event, data, checkpoint_id) of each event a row of `run_events` of the run
+    `run_id` (as the table returns it) records."""
     seq, event, data, checkpoint_id, more = row
+    if event == "metadata" and data.isdigit():
+        data = _METADATA.format(run_id, data)
     found = [(seq, event, data, checkpoint_id)]
-    for n, (name, checkpoint, text) in enumerate(json.loads(more) if more else (), start=1):
-        found.append((seq + n, name, text, checkpoint))
+    for n, item in enumerate(json.loads(more) if more else (), start=1):
+        if type(item) is str:
+            found.append((seq + n, "values", "", str(UUID(bytes=urlsafe_b64decode(item + "==")))))
+        else:
+            name, checkpoint, text = item
+            found.append((seq + n, name, text, checkpoint))
     return found
+
+
+_METADATA = '{{"run_id":"{}","attempt":{}}}'
+
+
+def _attempt(run_id: str, data: str) -> str | None:
+    """The attempt that stands for a `metadata` event's text, if the text is rebuilt from
+    it exactly."""
+    attempt = data.rsplit(":", 1)[-1][:-1]
+    if attempt.isdigit() and _canonical(run_id) and _METADATA.format(run_id, attempt) == data:
+        return attempt
+    return None
+
+
+def _more_item(event: str, checkpoint_id: str | None, data: str) -> Any:
+    if event == "values" and not data and checkpoint_id and _canonical(checkpoint_id):
+        return urlsafe_b64encode(UUID(checkpoint_id).bytes)[:-2].decode()
+    return [event, checkpoint_id, data]
+
+
+def _canonical(text: str) -> bool:
+    """Whether the table gives `text` back as it is (its UUID columns return this form)."""
+    try:
+        return str(UUID(text)) == text
+    except ValueError:
+        return False
 
 
 def with_values(values: str, after: str) -> str:
@@ -413,6 +454,7 @@ class StreamBroker:
         async with self.db.read() as session:
             recorded = await session.execute(
                 select(
+                    RunEventRow.run_id,
                     RunEventRow.seq,
                     RunEventRow.event,
                     RunEventRow.data,
@@ -422,7 +464,7 @@ class StreamBroker:
                 .where(RunEventRow.run_id == run_id, from_seq <= _LAST_SEQ)
                 .order_by(RunEventRow.seq)
             )
-            rows = [e for row in recorded for e in recorded_events(row) if e[0] >= from_seq]
+            rows = [e for r in recorded for e in recorded_events(r[0], r[1:]) if e[0] >= from_seq]
         wanted = list(dict.fromkeys(c for *_, c in rows if c is not None))
         values = await self.saved_values(run_id, wanted) if wanted else {}
         events: list[Event] = []

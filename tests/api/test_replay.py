@@ -65,9 +65,10 @@ async def recorded_as_checkpoints(database_url: str) -> int:
     engine = create_engine(database_url)
     try:
         async with engine.connect() as conn:
-            query = "SELECT seq, event, data, checkpoint_id, more FROM run_events"
+            ids = "CAST(run_id AS TEXT), seq, event, data, CAST(checkpoint_id AS TEXT)"
+            query = f"SELECT {ids}, more FROM run_events"
             rows = await conn.execute(sa.text(query))
-            return sum(1 for row in rows for *_, c in recorded_events(row) if c is not None)
+            return sum(1 for r in rows for *_, c in recorded_events(r[0], r[1:]) if c is not None)
     finally:
         await engine.dispose()
 
@@ -142,16 +143,32 @@ async def rows_and_events(database_url: str) -> tuple[int, list[tuple[object, ..
             rows = list(await conn.execute(sa.text(query)))
     finally:
         await engine.dispose()
-    found = sorted((r[0], *e) for r in rows for e in recorded_events(r[1:]))
+    found = sorted((r[0], *e) for r in rows for e in recorded_events(r[0], r[1:]))
     return len(rows), found
+
+
+async def short_forms(database_url: str) -> int:
+    """How many events rows keep short: a `metadata` event as its attempt, a `values`
+    event in `more` as its checkpoint's id alone (revision 0015)."""
+    engine = create_engine(database_url)
+    try:
+        async with engine.connect() as conn:
+            query = "SELECT event, data, more FROM run_events"
+            rows = list(await conn.execute(sa.text(query)))
+    finally:
+        await engine.dispose()
+    metadata = sum(1 for event, data, _ in rows if event == "metadata" and data.isdigit())
+    values = sum(type(item) is str for *_, more in rows for item in json.loads(more or "[]"))
+    return metadata + values
 
 
 async def test_events_recorded_together_are_one_row_and_replay_from_inside_it(
     database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A turn's events (its metadata and two `values` events) are recorded in one row; a
-    rejoin from any of them replays the rest as it was. Revision 0012's downgrade writes
-    them back as a row each, and the upgrade reads those as before."""
+    """A turn's events (its metadata and two `values` events) are recorded in one row, in
+    their short forms; a rejoin from any of them replays the rest as it was. Revision
+    0015's downgrade writes the long forms, 0012's a row each, and the upgrade reads
+    those as before."""
     # No flush while a turn runs (a slow machine's turn may outlast the interval): each
     # turn's events are all recorded with its outcome.
     monkeypatch.setattr(broker, "FLUSH_EVERY_S", 600.0)
@@ -174,7 +191,11 @@ async def test_events_recorded_together_are_one_row_and_replay_from_inside_it(
         assert after == [whole[1:], whole[2:], whole[3:]]
     rows, recorded = await rows_and_events(database_url)
     assert (rows, len(recorded)) == (2, 6)
+    assert await short_forms(database_url) == 6
 
+    await run_alembic(database_url, command.downgrade, "0014", history=SERVER)
+    assert await short_forms(database_url) == 0
+    assert await rows_and_events(database_url) == (2, recorded)
     await run_alembic(database_url, command.downgrade, "0011", history=SERVER)
     assert await rows_and_events(database_url) == (6, recorded)
     await migrate(database_url)
