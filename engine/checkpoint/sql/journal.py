@@ -58,17 +58,23 @@ class Held(NamedTuple):
     objects: list[Any]
     stamps: list[Prepared | Stored]
 
+    def identical(self, value: list[Any], limit: int, start: int = 0) -> int:
+        """Where, from `start` and before `limit`, `value` stops holding these very
+        objects: all `prefix` needs when no code ran since they were stored."""
+        objects = self.objects
+        limit = min(limit, len(objects))
+        end = start
+        while end < limit and value[end] is objects[end]:
+            end += 1
+        return end
+
     def prefix(
         self, value: list[Any], limit: int, dump: Callable[[Any], str], start: int = 0
     ) -> int:
         """Where, from `start` and before `limit`, `value` stops holding these very
         objects each as stored. The states are compared in C, nested containers
         included; only `Stored` elements are serialized again."""
-        objects = self.objects
-        limit = min(limit, len(objects))
-        end = start
-        while end < limit and value[end] is objects[end]:
-            end += 1
+        end = self.identical(value, limit, start)
         same = value[start:end]
         stamps = self.stamps[start:end]
         states = list(map(getattr, same, repeat("__dict__"), same))  # a dict or scalar: itself

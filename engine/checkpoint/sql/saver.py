@@ -226,6 +226,17 @@ class _Draft:
     known: dict[str, Known] = field(default_factory=dict)
     tips: dict[Log, Tip] = field(default_factory=dict)
     undigested: int = 0  # the thread's records after its last digest, once committed
+    # The list versions this draft stored, by id (kept alive here): the saves of a draft
+    # run back to back, with no node in between, so their elements are as stored still.
+    stored_now: dict[int, Held] = field(default_factory=dict)
+
+    def prefix(
+        self, held: Held, value: list[Any], limit: int, dump: Callable[[Any], str], start: int = 0
+    ) -> int:
+        """`held.prefix`, comparing no states for a version this draft stored."""
+        if self.stored_now.get(id(held)) is held:
+            return held.identical(value, limit, start)
+        return held.prefix(value, limit, dump, start)
 
     def checkpoint(self, ns: str, checkpoint_id: str) -> CheckpointEntry | None:
         for entry in reversed(self.record.checkpoints):
@@ -972,7 +983,7 @@ class SQLSaver(BaseCheckpointSaver):
         the version that log got last holds the same objects after the same prefix (what
         a subgraph added, which its graph's next version holds too), they are shared."""
         common = min(len(value), sum(span[1] - span[0] for span in segments))
-        same = 0 if held is None else held.prefix(value, common, dump)
+        same = 0 if held is None else draft.prefix(held, value, common, dump)
         stamps: list[Prepared | Stored] = [] if held is None else held.stamps[:same]
         encoded: dict[int, str] = {}
         if same < common:  # fresh objects, or one changed in place: compare stored text
@@ -986,6 +997,7 @@ class SQLSaver(BaseCheckpointSaver):
                 same += 1
         kept = truncate(segments, same)
         elements = Held(list(value), stamps)
+        draft.stored_now[id(elements)] = elements
         if same < len(value):
             ns, channel = log
             owner = kept[-1][2] if kept and len(kept[-1]) > 2 else ns
@@ -993,7 +1005,7 @@ class SQLSaver(BaseCheckpointSaver):
             kept = rebase(kept, ns, owner)
             tip = draft.tips.get(target) or draft.journal.tips.get(target)
             if tip is not None and truncate(tip[0], same) == kept:
-                shared_to = tip[1].prefix(value, len(value), dump, same)
+                shared_to = draft.prefix(tip[1], value, len(value), dump, same)
                 stamps += tip[1].stamps[same:shared_to]
                 same = shared_to
                 kept = truncate(tip[0], same)
@@ -1043,7 +1055,7 @@ class SQLSaver(BaseCheckpointSaver):
             for known in (draft.known.get(owner), draft.journal.known.get(owner)):
                 held = known.elements.get(channel) if known else None
                 if known and held and value and held.objects[0] is value[0]:
-                    same = held.prefix(value, len(value), dump)
+                    same = draft.prefix(held, value, len(value), dump)
                     if same:
                         return rebase(truncate(known.stored[channel], same), owner, ns), same
             owner = enclosing(owner) if owner else None
