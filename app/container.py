@@ -83,13 +83,13 @@ class Services:
         except BaseException:
             await db.close()
             raise
+        results = RunResults(db, graphs)
         notifier = (
-            PostgresNotifier(db.libpq_url(), on_queue=pool.wake)
+            PostgresNotifier(db.libpq_url(), on_queue=pool.wake, on_answer=results.deliver)
             if db.dialect == "postgresql"
             else Notifier(on_queue=pool.wake)
         )
         await notifier.start()
-        results = RunResults(db, graphs)
         broker = StreamBroker(db, notifier, results.is_final, saved_values=results.saved_values)
         cancels = RunCancels(db, pool, broker, results)
         threads = ThreadService(db, graphs, saver, cancels)

@@ -76,8 +76,8 @@ async def stream_run(
 @router.post("/threads/{thread_id}/runs/wait")
 async def wait_run(thread_id: str, body: RunCreate, runs: Runs, user: CurrentUser) -> JSONResponse:
     """Start a run and answer with its final values."""
-    run = await runs.create(thread_id, body, owner=user.user_id)
-    return JSONText(await runs.result_of(run), headers=run_headers(run))
+    run, result = await runs.wait(thread_id, body, owner=user.user_id)
+    return JSONText(result, headers=run_headers(run))
 
 
 @router.get("/threads/{thread_id}/runs")
@@ -215,8 +215,8 @@ async def stream_stateless(
 
 @router.post("/runs/wait")
 async def wait_stateless(body: RunCreate, runs: Runs, user: CurrentUser) -> JSONResponse:
-    run = await runs.create(None, body, owner=user.user_id)
-    return JSONText(await runs.result_of(run), headers=run_headers(run))
+    run, result = await runs.wait(None, body, owner=user.user_id)
+    return JSONText(result, headers=run_headers(run))
 
 
 @router.post("/runs/batch")

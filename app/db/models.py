@@ -25,6 +25,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     Uuid,
+    false,
     inspect,
     literal_column,
     text,
@@ -191,6 +192,9 @@ class RunRow(Base):
     not_before: Mapped[datetime] = mapped_column(UTCDateTime())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # Made by a request that waits for its answer (`runs/wait`): a worker in another
+    # process sends the answer with the notification of the run's end, when it fits.
+    awaited: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class RunEventRow(Base):

@@ -32,6 +32,9 @@ RECONNECT_S = 1.0
 KEEP_UNHEARD_S = 1.0
 KEEP_UNHEARD_MAX = 4096
 RUN_PREFIX = "run:"
+# A notification of a run's answer: the prefix, the run's id, a space, the answer's JSON.
+# Sent before the run's key, in the same transaction (delivered in that order).
+ANSWER_PREFIX = "answer:"
 # PostgreSQL takes payloads shorter than 8,000 bytes; keys are ASCII.
 MAX_PAYLOAD = 7_900
 _NOTIFY = text("SELECT pg_notify(:channel, :key)")
@@ -39,6 +42,13 @@ _NOTIFY = text("SELECT pg_notify(:channel, :key)")
 
 def run_key(run_id: str) -> str:
     return f"{RUN_PREFIX}{run_id}"
+
+
+def answer_payload(run_id: str, answer: str) -> str | None:
+    """The notification of a run's answer (JSON text, which holds no newline or
+    control character), if it fits in one."""
+    payload = f"{ANSWER_PREFIX}{run_id} {answer}"
+    return payload if len(payload.encode()) <= MAX_PAYLOAD else None
 
 
 def payloads(keys: Iterable[str]) -> list[str]:
@@ -63,12 +73,18 @@ async def until(event: asyncio.Event, timeout: float) -> None:
 class Notifier:
     """The in-process base: `announce` is a no-op; only this process's `fire` wakes."""
 
-    def __init__(self, on_queue: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        on_queue: Callable[[], None] | None = None,
+        on_answer: Callable[[str, str], None] | None = None,
+    ) -> None:
         self._events: dict[str, asyncio.Event] = {}
         # Runs' keys fired while nobody listened, with when (oldest first).
         self._unheard: dict[str, float] = {}
         # Called when a run became pending somewhere: this process's workers may claim it.
         self.on_queue = on_queue
+        # Called with a run's id and answer, sent by the process that ended it.
+        self.on_answer = on_answer
 
     async def start(self) -> None:
         return None
@@ -120,8 +136,13 @@ class Notifier:
 
 
 class PostgresNotifier(Notifier):
-    def __init__(self, conninfo: str, on_queue: Callable[[], None] | None = None) -> None:
-        super().__init__(on_queue)
+    def __init__(
+        self,
+        conninfo: str,
+        on_queue: Callable[[], None] | None = None,
+        on_answer: Callable[[str, str], None] | None = None,
+    ) -> None:
+        super().__init__(on_queue, on_answer)
         self.conninfo = conninfo
         self._task: asyncio.Task[None] | None = None
 
@@ -150,14 +171,23 @@ class PostgresNotifier(Notifier):
                     await conn.execute(f"LISTEN {CHANNEL}")
                     self._fire_all()
                     async for note in conn.notifies():
-                        for key in note.payload.split(" "):
-                            self.fire(key)
+                        self.receive(note.payload)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 log.warning("listening for notifications failed (%s); reconnecting", exc)
                 self._fire_all()
                 await asyncio.sleep(RECONNECT_S)
+
+    def receive(self, payload: str) -> None:
+        """A notification: a run's answer, or keys to fire."""
+        if payload.startswith(ANSWER_PREFIX):
+            run_id, _, answer = payload[len(ANSWER_PREFIX) :].partition(" ")
+            if self.on_answer is not None:
+                self.on_answer(run_id, answer)
+            return
+        for key in payload.split(" "):
+            self.fire(key)
 
     def _fire_all(self) -> None:
         for key in list(self._events):

@@ -101,11 +101,18 @@ class RunAdmission:
         self.settings = settings
 
     async def create(
-        self, thread_id: str | None, body: RunCreate, *, owner: str, claim: Claim | None = None
+        self,
+        thread_id: str | None,
+        body: RunCreate,
+        *,
+        owner: str,
+        claim: Claim | None = None,
+        awaited: bool = False,
     ) -> RunRow:
         """Validate everything the client sent, then queue the run in one transaction;
         `claim`, run first in that transaction, may raise to insert nothing (a cron's
-        occurrence is claimed with its run, so that it runs once)."""
+        occurrence is claimed with its run, so that it runs once). `awaited`: the caller
+        waits for the run's answer next (`RunRow.awaited`)."""
         if body.input is not None and body.command is not None:
             raise Invalid("Pass either `input` or `command`, not both.")
         modes = body.stream_mode if isinstance(body.stream_mode, list) else [body.stream_mode]
@@ -142,7 +149,7 @@ class RunAdmission:
             await read_version(graph, version)
         if body.command is not None and body.command.resume is not None:
             await self._require_interrupt(assistant.graph_id, graph, version, body.command.resume)
-        run = self._new_run(key, assistant, body, modes, checkpoint_id, stateless, owner)
+        run = self._new_run(key, assistant, body, modes, checkpoint_id, stateless, owner, awaited)
         # A run this process can start at once is inserted already held by it: its
         # first events then wait for no claim. Two creations racing on one thread both
         # try; the index on running runs lets one through, and the other queues.
@@ -163,7 +170,9 @@ class RunAdmission:
             if run.status != "running":
                 raise
             self.pool.release(run)
-            run = self._new_run(key, assistant, body, modes, checkpoint_id, stateless, owner)
+            run = self._new_run(
+                key, assistant, body, modes, checkpoint_id, stateless, owner, awaited
+            )
             cancel = await self._insert(
                 run, body, assistant, owner, create=create, start=False, claim=claim
             )
@@ -298,6 +307,7 @@ class RunAdmission:
         checkpoint_id: str | None,
         stateless: bool,
         owner: str,
+        awaited: bool,
     ) -> RunRow:
         stamp = now()
         kwargs = body.model_dump(exclude=NOT_KWARGS, mode="json")
@@ -321,6 +331,7 @@ class RunAdmission:
             not_before=stamp + timedelta(seconds=body.after_seconds or 0),
             created_at=stamp,
             updated_at=stamp,
+            awaited=awaited,
         )
 
     async def _require_interrupt(

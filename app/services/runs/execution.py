@@ -21,7 +21,7 @@ from app.graphs import GraphRegistry, run_context
 from app.jsonable import as_dict, jsonable, to_json
 from app.runs.broker import StreamBroker, event_arrays
 from app.runs.events import EventMapper, engine_modes
-from app.runs.notify import CHANNEL, payloads
+from app.runs.notify import CHANNEL, answer_payload, payloads
 from app.runs.pool import LeaseLost, WorkerPool
 from app.schemas.threads import ThreadStatus
 from app.services.common import error_message, now
@@ -286,10 +286,14 @@ class RunExecutor:
             "now": now(),
         }
         hooked = False
+        done = {**as_dict(values), **kept} if checkpoint_id is not None else kept
         # A webhook's call is recorded with the outcome, in its transaction.
         at_once = self.db.dialect == "postgresql" and not run.kwargs.get("webhook")
         if at_once:
-            waiting = await self._record_at_once(run, outcome, resting, head)
+            # Waited for in another process: the answer goes with the notification.
+            elsewhere = run.awaited and run.run_id not in self.results.awaited
+            answer = answer_payload(run.run_id, to_json(done)) if elsewhere else None
+            waiting = await self._record_at_once(run, outcome, resting, head, answer)
             if waiting is None:
                 return
         else:
@@ -307,8 +311,6 @@ class RunExecutor:
         if waiting:
             self.pool.wake()  # the thread's next run may start now
         if run.run_id in self.results.awaited:
-            whole = checkpoint_id is not None
-            done = {**as_dict(values), **kept} if whole else kept
             self.results.outcomes[run.run_id] = to_json(done)
         await self.broker.close(run.run_id)
         if run.kwargs.get("on_completion") == "delete":
@@ -316,11 +318,17 @@ class RunExecutor:
             await self.threads.remove(run.thread_id, keep_runs=True)
 
     async def _record_at_once(
-        self, run: RunRow, outcome: dict[str, Any], resting: ThreadStatus, head: Head
+        self,
+        run: RunRow,
+        outcome: dict[str, Any],
+        resting: ThreadStatus,
+        head: Head,
+        answer: str | None,
     ) -> bool | None:
         """`_record`'s transaction as one statement in autocommit mode (PostgreSQL): one
-        round trip for eight. Whether other runs wait on the thread; None (nothing
-        written) when this attempt no longer holds the run."""
+        round trip for eight, its notifications led by `answer`'s. Whether other runs
+        wait on the thread; None (nothing written) when this attempt no longer holds the
+        run."""
         rows, keys = self.broker.take_rest(run.run_id)
         changes = head.columns
         params = {
@@ -328,7 +336,7 @@ class RunExecutor:
             **settle_params(run.thread_id, resting, changes),
             "ended_run": run.run_id,
             "channel": CHANNEL,
-            "notifications": payloads(keys),
+            "notifications": [*([answer] if answer else []), *payloads(keys)],
             **event_arrays(rows),
         }
         [row] = await self.db.write_one(record_at_once_statement(tuple(sorted(changes))), params)

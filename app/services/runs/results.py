@@ -88,7 +88,15 @@ class RunResults:
         rows = await self.db.read_one(ENDED, {"run": run_id})
         return rows[0] if rows else None
 
+    def deliver(self, run_id: str, answer: str) -> None:
+        """The answer of a run that ended in another process, sent with the notification
+        of its end (`RunRow.awaited`): its waiters here answer with it, reading nothing."""
+        if run_id in self.awaited:
+            self.outcomes[run_id] = answer
+
     async def is_final(self, run_id: str) -> bool:
+        if run_id in self.outcomes:
+            return True
         if run_id in self.awaited:  # its waiters read the row next: read it now
             run = await self.ended_row(run_id)
             if run is not None and run.status not in FINAL:
