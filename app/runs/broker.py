@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db.database import Database
 from app.db.models import RunEventRow, UUIDText
 from app.jsonable import to_json
-from app.runs.notify import CHANNEL, Notifier, payloads, run_key, until
+from app.runs.notify import CHANNEL, Notifier, events_key, payloads, run_key, until
 
 FLUSH_EVERY_S = 0.05
 # A live reader sends at most one write per this long (see `follow`).
@@ -263,7 +263,7 @@ class StreamBroker:
         if stream is None:
             stream = self.streams[run_id] = RunStream()
             # Readers that were waiting on the table switch to memory.
-            self.notifier.fire(run_key(run_id))
+            self._wake(run_id)
         return stream
 
     def publish(
@@ -339,10 +339,11 @@ class StreamBroker:
                 await session.execute(_ADD_EVENTS, rows)
             await self.notifier.announce(session, *keys)
 
-    def _keys(self, run_ids: list[str]) -> list[str]:
-        """What a transaction saving `run_ids`' events announces: them, and the keys
-        waiting for a flush (`announce_later`), which it takes."""
-        keys = [*map(run_key, run_ids), *self._later]
+    def _keys(self, run_ids: list[str], *, ended: bool = False) -> list[str]:
+        """What a transaction saving `run_ids`' events announces: their events keys (and
+        their keys, if they `ended`), and the keys waiting for a flush
+        (`announce_later`), which it takes."""
+        keys = [*map(events_key, run_ids), *(map(run_key, run_ids) if ended else ()), *self._later]
         self._later.clear()
         return keys
 
@@ -359,7 +360,7 @@ class StreamBroker:
         """The rows of the run's events not recorded yet, which count as recorded from
         now on, and the keys that recording them announces (`record_rest`)."""
         rows, _ = self._take([run_id])
-        return rows, self._keys([run_id])
+        return rows, self._keys([run_id], ended=True)
 
     async def close(self, run_id: str) -> None:
         """The run reached a final status: record the rest and release live readers."""
@@ -370,13 +371,18 @@ class StreamBroker:
             stream.changed.set()
             # Late readers find everything in the table; keep memory for live runs only.
             self.streams.pop(run_id, None)
-        self.notifier.fire(run_key(run_id))
+        self._wake(run_id)
 
     def discard(self, run_id: str) -> None:
         stream = self.streams.pop(run_id, None)
         if stream is not None:
             stream.done = True
             stream.changed.set()
+        self._wake(run_id)
+
+    def _wake(self, run_id: str) -> None:
+        """This process's readers of the run in the table: its followers and waiters."""
+        self.notifier.fire(events_key(run_id))
         self.notifier.fire(run_key(run_id))
 
     async def follow(self, run_id: str, after: int = -1) -> AsyncIterator[list[Event]]:
@@ -412,7 +418,7 @@ class StreamBroker:
                 next_seq = stored[-1].seq + 1
             if stream is not None or run_id in self.streams:
                 continue
-            woken = self.notifier.listen(run_key(run_id))
+            woken = self.notifier.listen(events_key(run_id))
             if await self._is_final(run_id):
                 # Whatever checkpoint is missing now was deleted: its events are gone.
                 stored, _ = await self._stored(run_id, next_seq, final=True)

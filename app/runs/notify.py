@@ -31,7 +31,11 @@ RECONNECT_S = 1.0
 # answered, and on a busy server the run can end in another process meanwhile.
 KEEP_UNHEARD_S = 1.0
 KEEP_UNHEARD_MAX = 4096
+# A run's key is announced when it ends (or leaves a process); its events key whenever
+# events of it are recorded, and when it ends: a client waiting for the end only is not
+# woken by every batch of a long run's events.
 RUN_PREFIX = "run:"
+EVENTS_PREFIX = "events:"
 # A notification of a run's answer: the prefix, the run's id, a space, the answer's JSON.
 # Sent before the run's key, in the same transaction (delivered in that order).
 ANSWER_PREFIX = "answer:"
@@ -42,6 +46,10 @@ _NOTIFY = text("SELECT pg_notify(:channel, :key)")
 
 def run_key(run_id: str) -> str:
     return f"{RUN_PREFIX}{run_id}"
+
+
+def events_key(run_id: str) -> str:
+    return f"{EVENTS_PREFIX}{run_id}"
 
 
 def answer_payload(run_id: str, answer: str) -> str | None:
@@ -120,7 +128,7 @@ class Notifier:
         event = self._events.pop(key, None)
         if event is not None:
             event.set()
-        elif key.startswith(RUN_PREFIX):
+        elif key.startswith((RUN_PREFIX, EVENTS_PREFIX)):
             self._keep_unheard(key)
 
     def _keep_unheard(self, key: str) -> None:

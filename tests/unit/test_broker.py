@@ -9,10 +9,11 @@ from __future__ import annotations
 import asyncio
 import uuid
 from pathlib import Path
+from typing import Any
 
 from app.db.database import Database
 from app.runs.broker import StreamBroker
-from app.runs.notify import Notifier
+from app.runs.notify import Notifier, events_key, run_key
 
 
 async def _never_final(run_id: str) -> bool:
@@ -59,3 +60,36 @@ async def test_tokens_close_together_go_out_together_and_a_late_event_at_once(
     assert batches[-1] == ["late"]
     assert [e for b in tokens for e in b] == [f"token{i}" for i in range(10)]
     assert len(tokens) <= 2, batches
+
+
+class _Recording(Notifier):
+    """Keeps what each transaction announced to other processes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.announced: list[tuple[str, ...]] = []
+
+    async def announce(self, session: Any, *keys: str) -> None:
+        self.announced.append(keys)
+
+
+async def test_events_recorded_wake_followers_and_only_the_end_wakes_waiters(
+    tmp_path: Path,
+) -> None:
+    """Other processes' followers of a run are woken by each batch of its events; a client
+    waiting only for its end (`runs/wait`, `join`) is not, but is at its end."""
+    db = Database(f"sqlite+aiosqlite:///{tmp_path / 'broker.db'}")
+    await db.prepare()
+    notifier = _Recording()
+    broker = StreamBroker(db, notifier, _never_final)
+    run_id = str(uuid.uuid4())
+    broker.open(run_id)
+    try:
+        broker.publish(run_id, "metadata", {})
+        await broker.flush()
+        broker.publish(run_id, "values", {"n": 1})
+        _, at_end = broker.take_rest(run_id)
+    finally:
+        await db.close()
+    assert notifier.announced == [(events_key(run_id),)]
+    assert sorted(at_end) == sorted([events_key(run_id), run_key(run_id)])
