@@ -17,7 +17,7 @@ from app.db.database import Database
 from app.graphs import GraphRegistry, graph_source
 from app.runs.broker import StreamBroker
 from app.runs.crons import CronScheduler
-from app.runs.notify import Notifier, PostgresNotifier
+from app.runs.notify import CHANNEL, RUNS_CHANNEL, Notifier, PostgresNotifier
 from app.runs.pool import WorkerPool
 from app.runs.slots import StreamSlots
 from app.services.assistants import AssistantService, ensure_system_assistants
@@ -58,8 +58,10 @@ class Services:
     reminder_scheduler: ReminderScheduler
 
     @classmethod
-    async def open(cls, settings: Settings) -> Services:
-        """Connect, check (or create) the schema, load the graphs, build the services."""
+    async def open(cls, settings: Settings, *, clients: bool = True) -> Services:
+        """Connect, check (or create) the schema, load the graphs, build the services.
+        `clients`: this process serves clients (not a `threadline worker`), who wait for
+        runs and follow their streams: it listens for runs' notifications too."""
         db = Database(
             settings.database_url,
             pool_size=settings.db_pool_size,
@@ -85,7 +87,12 @@ class Services:
             raise
         results = RunResults(db, graphs)
         notifier = (
-            PostgresNotifier(db.libpq_url(), on_queue=pool.wake, on_answer=results.deliver)
+            PostgresNotifier(
+                db.libpq_url(),
+                on_queue=pool.wake,
+                on_answer=results.deliver,
+                channels=(CHANNEL, RUNS_CHANNEL) if clients else (CHANNEL,),
+            )
             if db.dialect == "postgresql"
             else Notifier(on_queue=pool.wake)
         )

@@ -19,7 +19,9 @@ log = logging.getLogger(__name__)
 
 async def run_worker(settings: Settings) -> None:
     """Execute runs until SIGTERM or SIGINT, then stop gracefully."""
-    services = await Services.open(settings)
+    # Its own app (below) takes webhook calls only: none waits here for a run's end (one
+    # that did would find it by its poll).
+    services = await Services.open(settings, clients=False)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db.database import Database
 from app.db.models import RunEventRow, UUIDText
 from app.jsonable import to_json
-from app.runs.notify import CHANNEL, Notifier, events_key, payloads, run_key, until
+from app.runs.notify import Notifier, events_key, notifications, run_key, until
 
 FLUSH_EVERY_S = 0.05
 # A live reader sends at most one write per this long (see `follow`).
@@ -47,15 +47,16 @@ EVENT_FIELDS = {
     "last_seq": Integer(),
     "more": Text(),
 }
-# Notifications of the space-separated keys in each of `notifications` (notify.payloads).
-NOTIFIED = select(
-    func.count(
-        func.pg_notify(
-            bindparam("channel"),
-            func.unnest(bindparam("notifications", type_=ARRAY(Text()))).column_valued(),
-        )
+# Each of `notifications` (notify.payloads: space-separated keys) on its channel of
+# `channels`, in order (notify.notifications).
+_SENT = (
+    func.unnest(
+        bindparam("channels", type_=ARRAY(Text())), bindparam("notifications", type_=ARRAY(Text()))
     )
+    .table_valued("channel", "payload")
+    .render_derived(name="sent")
 )
+NOTIFIED = select(func.count(func.pg_notify(_SENT.c.channel, _SENT.c.payload))).select_from(_SENT)
 # The seq of the last event a row records.
 _LAST_SEQ = func.coalesce(RunEventRow.last_seq, RunEventRow.seq)
 
@@ -329,8 +330,7 @@ class StreamBroker:
             params = {
                 **event_arrays(rows, run_ids=True),
                 "now": rows[0]["created_at"] if rows else datetime.now(UTC),
-                "channel": CHANNEL,
-                "notifications": payloads(keys),
+                **notifications(keys),
             }
             await self.db.write_one(_FLUSH, params)
             return

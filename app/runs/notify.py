@@ -20,7 +20,11 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 log = logging.getLogger(__name__)
+# Runs becoming pending or starting: every process listens.
 CHANNEL = "threadline"
+# Runs' keys and answers: only processes that serve clients (who wait for runs and follow
+# their streams) listen; `threadline worker` processes are not woken by every run's end.
+RUNS_CHANNEL = "threadline_runs"
 QUEUE = "queue"  # a run became pending
 # A run was created already running: readers wake, workers need not. Sent with the run's
 # first events (StreamBroker.announce_later), not in the transaction that created it.
@@ -57,6 +61,22 @@ def answer_payload(run_id: str, answer: str) -> str | None:
     control character), if it fits in one."""
     payload = f"{ANSWER_PREFIX}{run_id} {answer}"
     return payload if len(payload.encode()) <= MAX_PAYLOAD else None
+
+
+def channel_of(key: str) -> str:
+    """The channel a key (or an answer's payload) is sent on."""
+    return RUNS_CHANNEL if key.startswith((RUN_PREFIX, EVENTS_PREFIX, ANSWER_PREFIX)) else CHANNEL
+
+
+def notifications(keys: Iterable[str], answer: str | None = None) -> dict[str, list[str]]:
+    """The parameters `channels` and `notifications` (`NOTIFIED`) that send `keys`, led
+    by an `answer_payload`: as few payloads a channel as hold them."""
+    by_channel: dict[str, list[str]] = {}
+    for key in keys:
+        by_channel.setdefault(channel_of(key), []).append(key)
+    sent = [(RUNS_CHANNEL, answer)] if answer else []
+    sent += [(channel, p) for channel, group in by_channel.items() for p in payloads(group)]
+    return {"channels": [c for c, _ in sent], "notifications": [p for _, p in sent]}
 
 
 def payloads(keys: Iterable[str]) -> list[str]:
@@ -149,9 +169,11 @@ class PostgresNotifier(Notifier):
         conninfo: str,
         on_queue: Callable[[], None] | None = None,
         on_answer: Callable[[str, str], None] | None = None,
+        channels: tuple[str, ...] = (CHANNEL, RUNS_CHANNEL),
     ) -> None:
         super().__init__(on_queue, on_answer)
         self.conninfo = conninfo
+        self.channels = channels
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -166,8 +188,9 @@ class PostgresNotifier(Notifier):
     async def announce(self, session: AsyncSession, *keys: str) -> None:
         """As few notifications as hold the keys: a flush of many runs' events is one
         statement, not one per run."""
-        for payload in payloads(keys):
-            await session.execute(_NOTIFY, {"channel": CHANNEL, "key": payload})
+        sent = notifications(keys)
+        for channel, payload in zip(sent["channels"], sent["notifications"], strict=True):
+            await session.execute(_NOTIFY, {"channel": channel, "key": payload})
 
     async def _listen(self) -> None:
         """Keep one listening connection; after a drop (a database restart), reconnect and
@@ -176,7 +199,8 @@ class PostgresNotifier(Notifier):
             try:
                 conn = await psycopg.AsyncConnection.connect(self.conninfo, autocommit=True)
                 async with conn:
-                    await conn.execute(f"LISTEN {CHANNEL}")
+                    for channel in self.channels:
+                        await conn.execute(f"LISTEN {channel}")
                     self._fire_all()
                     async for note in conn.notifies():
                         self.receive(note.payload)

@@ -21,7 +21,7 @@ from app.graphs import GraphRegistry, run_context
 from app.jsonable import as_dict, jsonable, to_json
 from app.runs.broker import StreamBroker, event_arrays
 from app.runs.events import EventMapper, engine_modes
-from app.runs.notify import CHANNEL, answer_payload, payloads
+from app.runs.notify import answer_payload, notifications
 from app.runs.pool import LeaseLost, WorkerPool
 from app.schemas.threads import ThreadStatus
 from app.services.common import error_message, now
@@ -335,8 +335,7 @@ class RunExecutor:
             **outcome,
             **settle_params(run.thread_id, resting, changes),
             "ended_run": run.run_id,
-            "channel": CHANNEL,
-            "notifications": [*([answer] if answer else []), *payloads(keys)],
+            **notifications(keys, answer),
             **event_arrays(rows),
         }
         [row] = await self.db.write_one(record_at_once_statement(tuple(sorted(changes))), params)
