@@ -45,6 +45,16 @@ log = logging.getLogger(__name__)
 INTERRUPTS = "__interrupt__"
 
 
+# An answer is sent with its run's end only if it fits in a notification: one whose lists
+# hold more elements than this would not (a message is 100 bytes or more), and is not
+# serialized to find out (a long chat's answer is its whole history).
+NOTIFIED_ELEMENTS = 64
+
+
+def _may_notify(answer: dict[str, Any]) -> bool:
+    return sum(len(v) for v in answer.values() if type(v) is list) <= NOTIFIED_ELEMENTS
+
+
 def _interrupts_after(values: Any) -> str:
     """What a `values` part shows after its checkpoint's values: the interrupts that
     stopped the step, as a JSON object (`app.runs.broker.with_values`); else nothing."""
@@ -292,7 +302,8 @@ class RunExecutor:
         if at_once:
             # Waited for in another process: the answer goes with the notification.
             elsewhere = run.awaited and run.run_id not in self.results.awaited
-            answer = answer_payload(run.run_id, to_json(done)) if elsewhere else None
+            notify = elsewhere and _may_notify(done)
+            answer = answer_payload(run.run_id, to_json(done)) if notify else None
             waiting = await self._record_at_once(run, outcome, resting, head, answer)
             if waiting is None:
                 return
