@@ -215,7 +215,7 @@ class PostgresNotifier(Notifier):
         """A notification: a run's answer, or keys to fire."""
         if payload.startswith(ANSWER_PREFIX):
             run_id, _, answer = payload[len(ANSWER_PREFIX) :].partition(" ")
-            if self.on_answer is not None:
+            if answer and self.on_answer is not None:
                 self.on_answer(run_id, answer)
             return
         for key in payload.split(" "):
