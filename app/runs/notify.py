@@ -101,18 +101,12 @@ async def until(event: asyncio.Event, timeout: float) -> None:
 class Notifier:
     """The in-process base: `announce` is a no-op; only this process's `fire` wakes."""
 
-    def __init__(
-        self,
-        on_queue: Callable[[], None] | None = None,
-        on_answer: Callable[[str, str], None] | None = None,
-    ) -> None:
+    def __init__(self, on_queue: Callable[[], None] | None = None) -> None:
         self._events: dict[str, asyncio.Event] = {}
         # Runs' keys fired while nobody listened, with when (oldest first).
         self._unheard: dict[str, float] = {}
         # Called when a run became pending somewhere: this process's workers may claim it.
         self.on_queue = on_queue
-        # Called with a run's id and answer, sent by the process that ended it.
-        self.on_answer = on_answer
 
     async def start(self) -> None:
         return None
@@ -171,8 +165,10 @@ class PostgresNotifier(Notifier):
         on_answer: Callable[[str, str], None] | None = None,
         channels: tuple[str, ...] = (CHANNEL, RUNS_CHANNEL),
     ) -> None:
-        super().__init__(on_queue, on_answer)
+        super().__init__(on_queue)
         self.conninfo = conninfo
+        # Called with a run's id and answer, sent by the process that ended it.
+        self.on_answer = on_answer
         self.channels = channels
         self._task: asyncio.Task[None] | None = None
 

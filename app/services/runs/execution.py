@@ -296,14 +296,19 @@ class RunExecutor:
             "now": now(),
         }
         hooked = False
-        done = {**as_dict(values), **kept} if checkpoint_id is not None else kept
+
+        def done() -> dict[str, Any]:
+            """The answer: made only for waiters (`as_dict` walks a pydantic state)."""
+            return {**as_dict(values), **kept} if checkpoint_id is not None else kept
+
         # A webhook's call is recorded with the outcome, in its transaction.
         at_once = self.db.dialect == "postgresql" and not run.kwargs.get("webhook")
         if at_once:
             # Waited for in another process: the answer goes with the notification.
-            elsewhere = run.awaited and run.run_id not in self.results.awaited
-            notify = elsewhere and _may_notify(done)
-            answer = answer_payload(run.run_id, to_json(done)) if notify else None
+            answer = None
+            if run.awaited and run.run_id not in self.results.awaited:
+                found = done()
+                answer = answer_payload(run.run_id, to_json(found)) if _may_notify(found) else None
             waiting = await self._record_at_once(run, outcome, resting, head, answer)
             if waiting is None:
                 return
@@ -322,7 +327,7 @@ class RunExecutor:
         if waiting:
             self.pool.wake()  # the thread's next run may start now
         if run.run_id in self.results.awaited:
-            self.results.outcomes[run.run_id] = to_json(done)
+            self.results.outcomes[run.run_id] = to_json(done())
         await self.broker.close(run.run_id)
         if run.kwargs.get("on_completion") == "delete":
             # The run row stays, so whoever waits on the run still reads its result.

@@ -54,24 +54,16 @@ class RunService:
         self.webhooks = webhooks
 
     async def create(
-        self,
-        thread_id: str | None,
-        body: RunCreate,
-        *,
-        owner: str,
-        claim: Claim | None = None,
-        awaited: bool = False,
+        self, thread_id: str | None, body: RunCreate, *, owner: str, claim: Claim | None = None
     ) -> RunRow:
         """Validate and queue (or start) a run (`RunAdmission.create`)."""
-        return await self.admission.create(
-            thread_id, body, owner=owner, claim=claim, awaited=awaited
-        )
+        return await self.admission.create(thread_id, body, owner=owner, claim=claim)
 
     async def wait(
         self, thread_id: str | None, body: RunCreate, *, owner: str
     ) -> tuple[RunRow, str]:
         """Create a run and wait for its answer (`runs/wait`): the run and its result."""
-        run = await self.create(thread_id, body, owner=owner, awaited=True)
+        run = await self.admission.create(thread_id, body, owner=owner, awaited=True)
         return run, await self.result_of(run)
 
     def graph_of(self, assistant: AssistantRow) -> CompiledGraph:
