@@ -1,14 +1,33 @@
 """Every table grows linearly with a conversation: a turn late in a long chat writes no
 more than a turn early in it, in bytes the database counts (`tests.written`)."""
 
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
 import httpx
 import pytest
 
 from tests.checkpoint.chat import turn_texts
+from tests.pg import URL_VARIABLE, throwaway_cluster
 from tests.written import bytes_written
 
 TURNS = 300
 WINDOW = 50
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """On PostgreSQL, a database in a cluster of the test's own: the write-ahead log counts
+    the writes of every database in the cluster, and the session's cluster holds the
+    databases of earlier tests, which autovacuum goes on analysing meanwhile."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'threadline.db'}"
+        return
+    if os.environ.get(URL_VARIABLE):
+        pytest.skip(f"counts a whole cluster's writes: needs its own cluster, not {URL_VARIABLE}")
+    with throwaway_cluster() as cluster:
+        yield cluster.create_database("growth")
 
 
 @pytest.mark.slow
