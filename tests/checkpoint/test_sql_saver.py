@@ -11,7 +11,7 @@ from typing import Any
 import psycopg
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
-from sqlalchemy import Boolean, bindparam, event, func, select, text, update
+from sqlalchemy import Boolean, bindparam, event, func, literal, select, text, update
 from sqlalchemy.dialects import postgresql
 
 from engine import END, START, MessagesState, StateGraph
@@ -234,6 +234,69 @@ async def test_a_save_is_one_statement_unless_another_process_wrote(pg_saver: SQ
         loaded = await saver.aget_tuple(h.config())
         assert loaded is not None
         assert loaded.checkpoint["channel_values"]["messages"] == message_list(8)
+
+
+async def head_seen(saver: SQLSaver, thread_id: str) -> str | None:
+    """The thread's head as a caller's statement sees it (`SQLSaver.head_of`)."""
+    async with saver.engine.connect() as conn:
+        return await conn.scalar(select(saver.head_of(literal(thread_id))))
+
+
+async def test_a_read_trusts_the_head_a_caller_just_saw(
+    sql_saver: SQLSaver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A head that a caller's statement saw, handed over with `expect_head`, spares the
+    thread's next read its statement while this saver's journal is at that head: once,
+    and for `HEAD_TRUSTED_S`. A head another saver moved meanwhile is read; one moved
+    after the caller saw it counts as a write made during the run that follows: that
+    run's put lands after it, and both stay in the history."""
+    h = History(sql_saver, "t1")
+    await h.put({"messages": message_list(2)})
+    await h.assert_readable(h.head)
+    statements: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if "checkpoint_" in statement:  # not SQLite's BEGIN
+            statements.append(statement)
+
+    async def read() -> list[dict[str, Any]]:
+        statements.clear()
+        loaded = await sql_saver.aget_tuple(h.config())
+        assert loaded is not None
+        return loaded.checkpoint["channel_values"]["messages"]
+
+    event.listen(sql_saver.engine.sync_engine, "before_cursor_execute", record)
+    try:
+        sql_saver.expect_head("t1", await head_seen(sql_saver, "t1"))
+        assert await read() == message_list(2) and statements == []
+        assert await read() == message_list(2) and len(statements) == 1  # trusted once
+
+        seen = await head_seen(sql_saver, "t1")
+        theirs = History(SQLSaver(sql_saver.engine), "t1", states=h.states, head=h.head)
+        elsewhere = await theirs.put({"messages": message_list(4)})
+        sql_saver.expect_head("t1", await head_seen(sql_saver, "t1"))  # ahead of the journal
+        assert await read() == message_list(4) and len(statements) == 1
+
+        h.head = elsewhere
+        await h.put({"messages": message_list(5)})
+        seen = await head_seen(sql_saver, "t1")
+        theirs.head = h.head
+        moved = await theirs.put({"messages": message_list(6)})
+        sql_saver.expect_head("t1", seen)  # saw the head before the other write
+        assert await read() == message_list(5) and statements == []
+        mine = await h.put({"messages": message_list(7)})
+
+        monkeypatch.setattr("engine.checkpoint.sql.saver.HEAD_TRUSTED_S", 0.0)
+        sql_saver.expect_head("t1", await head_seen(sql_saver, "t1"))
+        assert await read() == message_list(7) and len(statements) == 1
+    finally:
+        event.remove(sql_saver.engine.sync_engine, "before_cursor_execute", record)
+    fresh = SQLSaver(sql_saver.engine)
+    listed = [t.checkpoint["id"] async for t in fresh.alist(h.config())]
+    assert listed[0] == mine and moved in listed
+    await History(fresh, "t1", states=h.states).assert_readable(mine)
+    await sql_saver.adelete_thread("t1")
+    assert await head_seen(sql_saver, "t1") is None
 
 
 class Gate:

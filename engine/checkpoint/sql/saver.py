@@ -31,9 +31,11 @@ from sqlalchemy import (
     Executable,
     Row,
     ScalarSelect,
+    String,
     Text,
     and_,
     bindparam,
+    cast,
     delete,
     exists,
     func,
@@ -145,6 +147,11 @@ INLINE_MAX = 128  # characters of JSON up to which a value is kept in the checkp
 DIGEST_EVERY = 32
 # What a change other than a save does to its thread's row: every journal of it is stale.
 _CHANGED = {"put_count": thread_table.c.put_count + 1, "epoch": thread_table.c.epoch + 1}
+# How long a thread's head that a caller's statement saw (`SQLSaver.expect_head`) stands
+# for the thread's head: a moment, the time between admitting a run and its first read.
+HEAD_TRUSTED_S = 1.0
+# More heads expected than runs would read in that time: the rest were never read.
+_HEADS_MAX = 1024
 # SQLSTATE classes worth another attempt: connection lost, transaction rolled back by the
 # server (deadlock, serialization), out of resources, server shutting down or starting.
 _TRANSIENT_SQLSTATES = ("08", "40", "53", "57P")
@@ -329,6 +336,8 @@ class SQLSaver(BaseCheckpointSaver):
         self._alone: dict[int, tuple[ColumnElement[bool], Any]] = {}
         self._digest_every = digest_every
         self._journals = Journals(cache_text, cache_threads)
+        # Heads that callers' statements saw (`expect_head`): thread id -> head, until.
+        self._heads: dict[str, tuple[str, float]] = {}
         # Each thread's writers in this process, one at a time (`_in_turn`), by event loop.
         self._turns: weakref.WeakValueDictionary[
             tuple[asyncio.AbstractEventLoop, str], asyncio.Lock
@@ -484,7 +493,43 @@ class SQLSaver(BaseCheckpointSaver):
         found.update(zip(texts, self._parse(json_array(list(texts.values()))), strict=True))
         return found
 
+    def head_of(self, thread_id: ColumnElement[Any]) -> ScalarSelect[Any]:
+        """The head of the thread whose id `thread_id` gives (a column or parameter of a
+        caller's statement), as that statement sees it, for `expect_head`; null for a
+        thread without checkpoints, or deleted."""
+        t = thread_table.c
+        head = cast(t.id, String) + ":" + cast(t.epoch, String) + ":" + cast(t.put_count, String)
+        return (
+            select(head)
+            .where(t.thread_id == cast(thread_id, Text), t.deleted_at.is_(None))
+            .scalar_subquery()
+        )
+
+    def expect_head(self, thread_id: str, head: str | None) -> None:
+        """The thread's head as a caller's statement saw it a moment ago (`head_of`).
+        The thread's next read, within `HEAD_TRUSTED_S`, trusts it: when this saver's
+        journal of the thread is at that head, the read sends no statement. A server that
+        admits a run in one statement thus spares the run's first read its round trip; a
+        write from elsewhere in between counts as one made while the run went on."""
+        if head is None:
+            return
+        if len(self._heads) >= _HEADS_MAX:
+            self._heads.clear()
+        self._heads[thread_id] = (head, time.monotonic() + HEAD_TRUSTED_S)
+
+    def _at_expected_head(self, thread_id: str) -> Journal | None:
+        """The thread's journal, when it is at the head a caller expected (once)."""
+        expected = self._heads.pop(thread_id, None)
+        journal = self._journals.get(thread_id)
+        if expected is None or journal is None or time.monotonic() > expected[1]:
+            return None
+        return journal if expected[0] == f"{journal.key}:{journal.epoch}:{journal.seq}" else None
+
     async def _read_journal(self, thread_id: str, whole: bool = False) -> Journal | None:
+        if self._heads and not whole:
+            journal = self._at_expected_head(thread_id)
+            if journal is not None:
+                return journal
         if self._direct is not None:  # each statement alone, sent by asyncpg
             return await self._journal(None, thread_id, whole=whole)
         async with self._reader.connect() as conn:
