@@ -154,7 +154,7 @@ class Services:
         """Execute runs here, with what runs bring about: their webhooks' calls (a path
         calls `own_app`: this server's app, with these services), crons and due
         reminders."""
-        self.runs.pool.start(self.runs.executor.execute)
+        self.runs.pool.start(self.runs.executor.execute, self.runs.executor.saver)
         self.cron_scheduler.start()
         self.webhooks.start(own_app)
         self.reminder_scheduler.start()

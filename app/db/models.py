@@ -90,10 +90,12 @@ def columns_of(row: Base) -> dict[str, Any]:
 
 
 def from_columns(cls: type[RowT], row: Any) -> RowT:
-    """An object of `cls` from a row of its columns (`columns_of` reversed): what a Core
-    statement returned, as the ORM would have loaded it."""
+    """An object of `cls` from a row of its columns (`columns_of` reversed; other
+    columns of the row aside): what a Core statement returned, as the ORM would have
+    loaded it."""
     keys = _attribute_keys(cls)
-    return cls(**{keys[name]: value for name, value in zip(row._fields, row, strict=True)})
+    fields = zip(row._fields, row, strict=True)
+    return cls(**{keys[name]: value for name, value in fields if name in keys})
 
 
 @functools.cache

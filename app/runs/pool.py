@@ -39,7 +39,7 @@ from app.db.database import Database
 from app.db.models import PENDING, RUNNING, RunRow, from_columns
 from app.services.common import now
 from engine.checkpoint.base import PutCheckpoint, SaveOp
-from engine.checkpoint.sql.saver import UNFENCED
+from engine.checkpoint.sql.saver import UNFENCED, SQLSaver
 
 log = logging.getLogger(__name__)
 IDLE_POLL_S = 1.0
@@ -141,9 +141,14 @@ class WorkerPool:
         self.stop_actions: dict[str, str] = {}
         # Runs recording their outcome: too late to stop them.
         self.finishing: set[str] = set()
+        # The saver of the runs executed here, told each claimed run's checkpoint head.
+        self._heads: SQLSaver | None = None
 
-    def start(self, execute: Execute) -> None:
-        """Claim runs and execute each with `execute`."""
+    def start(self, execute: Execute, heads: SQLSaver | None = None) -> None:
+        """Claim runs and execute each with `execute`. The claim also returns the
+        checkpoint head of each run's thread, which it tells `heads` (the saver the runs
+        read it with: `SQLSaver.expect_head`), sparing each run's first read."""
+        self._heads = heads
         self._claiming = True
         self._loops = [
             asyncio.create_task(self._dispatch(execute)),
@@ -253,6 +258,9 @@ class WorkerPool:
         except IntegrityError:
             # Another worker started a run on one of these threads first.
             return []
+        if self._heads is not None:
+            for row in rows:
+                self._heads.expect_head(row.thread_id, row.checkpoint_head)
         return [from_columns(RunRow, row) for row in rows]
 
     @functools.cached_property
@@ -285,7 +293,7 @@ class WorkerPool:
         )
         if self.db.dialect == "postgresql":
             chosen = chosen.with_for_update(skip_locked=True, of=runs)
-        return (
+        claim = (
             update(runs)
             .where(
                 runs.c.run_id.in_(chosen),
@@ -300,6 +308,9 @@ class WorkerPool:
             )
             .returning(*runs.c)
         )
+        if self._heads is None:
+            return claim
+        return claim.returning(self._heads.head_of(runs.c.thread_id).label("checkpoint_head"))
 
     async def _heartbeat(self) -> None:
         """Every beat: stop the runs whose lease may be gone, and renew the others. A

@@ -19,6 +19,7 @@ from sqlalchemy import event
 
 from app.config import Settings
 from app.main import create_app
+from engine.checkpoint.sql.saver import SQLSaver
 from tests.api.graphs import GRAPHS
 from tests.helpers import ServeApp
 
@@ -209,3 +210,62 @@ async def test_a_waiter_reads_a_run_that_ended_elsewhere_once(
         whole = "SELECT runs.run_id, runs.thread_id"
         assert run_reads and all(s.startswith(whole) for s in run_reads)
     assert not [s for s in [*seen, *executed] if s.startswith("SELECT assistants")]
+
+
+async def test_a_turn_starts_without_reading_the_head_its_creation_saw(
+    serve_app: ServeApp, database_url: str
+) -> None:
+    """The admission of a turn also reads its thread's checkpoint head (on PostgreSQL in
+    its one statement, on SQLite in its transaction); the run, whose saver holds the
+    thread at that head, starts without reading it. A write from another process before
+    the turn moves the head: that run reads it and answers from it."""
+    app = create_app(Settings(database_url=database_url, graphs=json.dumps(GRAPHS), workers=8))
+    url = serve_app(app)
+
+    async def turn(client: httpx.AsyncClient, chat: str, said: str) -> tuple[list[Any], int]:
+        body = {"assistant_id": "echo", "input": {"messages": [{"role": "user", "content": said}]}}
+        with statements(app) as seen:
+            answer = await client.post(f"/threads/{chat}/runs/wait", json=body)
+        assert answer.status_code == 200, answer.text
+        reads = [s for s in seen if s.startswith("SELECT checkpoint_threads.id")]
+        return answer.json()["messages"], len(reads)
+
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        chat = (await client.post("/threads", json={})).json()["thread_id"]
+        await turn(client, chat, "one")
+        _, reads = await turn(client, chat, "two")
+        assert reads == 0
+
+        elsewhere = SQLSaver.from_url(database_url)
+        try:
+            graph = app.state.services.graphs.get("echo").copy(checkpointer=elsewhere)
+            added = {"messages": [{"role": "user", "content": "from elsewhere"}]}
+            await graph.aupdate_state({"configurable": {"thread_id": chat}}, added)
+        finally:
+            await elsewhere.aclose()
+        messages, reads = await turn(client, chat, "three")
+    assert reads == 1
+    said = [m["content"] for m in messages if m["type"] == "human"]
+    assert said == ["one", "two", "from elsewhere", "three"]
+
+
+async def test_a_claimed_turn_starts_without_reading_the_head_its_claim_saw(
+    serve_app: ServeApp, database_url: str
+) -> None:
+    """A worker's claim of a queued turn also returns its thread's checkpoint head: the
+    run, whose saver holds the thread at that head, starts without reading it."""
+    settings = Settings(database_url=database_url, graphs=json.dumps(GRAPHS))
+    url = serve_app(create_app(settings.model_copy(update={"run_workers": False})))
+    worker = create_app(settings)
+    serve_app(worker)
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        chat = (await client.post("/threads", json={})).json()["thread_id"]
+        for said in ("one", "two"):
+            body = {
+                "assistant_id": "echo",
+                "input": {"messages": [{"role": "user", "content": said}]},
+            }
+            with statements(worker) as executed:
+                answer = await client.post(f"/threads/{chat}/runs/wait", json=body)
+            assert answer.json()["messages"][-1]["content"] == f"You said: {said}"
+    assert not [s for s in executed if s.startswith("SELECT checkpoint_threads.id")]

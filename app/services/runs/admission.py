@@ -36,6 +36,7 @@ from app.services.runs.statements import (
     BUSY,
     QUEUED,
     THREAD,
+    THREADS,
     admit_at_once_statement,
 )
 from app.services.state import read_version, requested_version, version_config
@@ -99,6 +100,8 @@ class RunAdmission:
         self.executor = executor
         self.webhooks = webhooks
         self.settings = settings
+        # The thread as `THREAD` reads it, and its checkpoint head, for a run started here.
+        self._thread = THREAD.add_columns(executor.saver.head_of(THREADS.thread_id).label("head"))
 
     async def create(
         self,
@@ -223,7 +226,10 @@ class RunAdmission:
                 "channel": CHANNEL,
                 "queue_key": QUEUE,
             }
-        statement = admit_at_once_statement(tuple(values), queued=not started)
+        saver = self.executor.saver
+        statement = admit_at_once_statement(
+            tuple(values), queued=not started, head_of=saver.head_of if started else None
+        )
         try:
             added = await self.db.write_one(statement, params)
         except IntegrityError:  # a run started on the thread meanwhile
@@ -234,6 +240,8 @@ class RunAdmission:
             raise
         if started and not added:
             self.pool.release(run)
+        if started and added:
+            saver.expect_head(run.thread_id, added[0].head)
         return bool(added)
 
     async def _insert(
@@ -256,7 +264,7 @@ class RunAdmission:
         async with self.db.write(urgent=True) as session:
             if claim is not None:
                 await claim(session)
-            found = (await session.execute(THREAD, {"thread": key})).first()
+            found = (await session.execute(self._thread, {"thread": key})).first()
             _refuse_foreign(found and found.owner, key, owner, create=create)
             active = sorted(found.active.split()) if found and found.active else []
             if active and body.multitask_strategy == "reject":
@@ -283,6 +291,8 @@ class RunAdmission:
             await session.execute(ADD_RUN, columns_of(run))
             if run.status == "pending":
                 await self.broker.notifier.announce(session, QUEUE)
+        if run.status == "running" and found is not None:
+            self.executor.saver.expect_head(key, found.head)
         return active if body.multitask_strategy in ("interrupt", "rollback") else []
 
     async def _check_queue(self, session: AsyncSession, owner: str) -> None:

@@ -35,7 +35,7 @@ from app.services.runs.statements import (
 from app.services.threads import Head, ThreadService, settle_params
 from app.webhooks import Webhooks
 from engine import Command, CompiledGraph, GraphRecursionError, Send, StateSnapshot
-from engine.checkpoint.base import BaseCheckpointSaver
+from engine.checkpoint.sql.saver import SQLSaver
 from engine.pregel.runnable import CONFIG_KEY_RUNTIME
 from engine.runtime import Runtime
 from engine.store.base import BaseStore
@@ -68,7 +68,7 @@ class RunExecutor:
         self,
         db: Database,
         graphs: GraphRegistry,
-        saver: BaseCheckpointSaver,
+        saver: SQLSaver,
         broker: StreamBroker,
         pool: WorkerPool,
         threads: ThreadService,

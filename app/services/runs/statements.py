@@ -6,10 +6,13 @@ and the ORM's bulk machinery cost more than the statements."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import (
     JSON,
+    ColumnElement,
+    ScalarSelect,
     String,
     and_,
     bindparam,
@@ -81,12 +84,18 @@ ADD_RUN = insert(RunRow.__table__)
 
 
 @functools.cache
-def admit_at_once_statement(columns: tuple[str, ...], *, queued: bool = False) -> Any:
+def admit_at_once_statement(
+    columns: tuple[str, ...],
+    *,
+    queued: bool = False,
+    head_of: Callable[[ColumnElement[Any]], ScalarSelect[Any]] | None = None,
+) -> Any:
     """PostgreSQL, one statement: mark the thread busy, add the run's graph and assistant
     to its metadata, and insert the run (with `columns`, as `run_<column>` parameters)
     if the thread is the caller's and idle; no row when it is not so. No other
     parameter may be named like a column of `runs`: an INSERT takes such a parameter as
-    that column's value.
+    that column's value. A run started here also returns its thread's checkpoint head
+    (`head`, by the saver's `head_of`), which its first read may then trust.
 
     `queued`: the run waits for a worker. It goes in only while the owner has fewer
     pending runs than `queue_limit` (the queue limit, checked as `_insert` checks it),
@@ -121,7 +130,10 @@ def admit_at_once_statement(columns: tuple[str, ...], *, queued: bool = False) -
         .returning(RUNS.run_id)
     )
     if not queued:
-        return added
+        if head_of is None:
+            return added
+        thread = bindparam("run_thread_id", type_=RUNS.thread_id.type)
+        return added.returning(head_of(thread).label("head"))
     inserted = added.cte("added")
     notified = select(
         func.count(func.pg_notify(bindparam("channel"), bindparam("queue_key")))
