@@ -62,9 +62,15 @@ class Database:
             yield session
 
     async def write_one(self, statement: Executable, params: dict[str, Any]) -> list[Any]:
-        """One statement as a transaction of its own, in autocommit mode: one round trip
-        rather than BEGIN, the statement and COMMIT. Its rows, if it returns any (named
-        tuples on PostgreSQL, where it goes around SQLAlchemy's execution: `Direct`)."""
+        """One statement as a transaction of its own: on PostgreSQL in autocommit mode,
+        one round trip rather than BEGIN, the statement and COMMIT; on SQLite in a
+        transaction that takes the write lock up front (`write_alone`). Its rows, if it
+        returns any (named tuples on PostgreSQL, where it goes around SQLAlchemy's
+        execution: `Direct`)."""
+        if self.dialect != "postgresql":
+            async with self.write_alone() as session:
+                result = await session.execute(statement, params)
+                return list(result) if result.returns_rows else []
         async with write_gate(self.engine):
             return await fetch_alone(self._direct, self._autocommit, statement, params)
 

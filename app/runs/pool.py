@@ -250,11 +250,7 @@ class WorkerPool:
         stamp = now()
         params = {"room": room, "now": stamp, "lease": stamp + self.lease, "worker": self.worker_id}
         try:
-            if self.db.dialect == "postgresql":
-                rows = await self.db.write_one(self._claim_statement, params)
-            else:  # SQLite: in a transaction that takes the write lock when it begins
-                async with self.db.write_alone() as session:
-                    rows = list(await session.execute(self._claim_statement, params))
+            rows = await self.db.write_one(self._claim_statement, params)
         except IntegrityError:
             # Another worker started a run on one of these threads first.
             return []

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Select, bindparam, case, delete, exists, func, select
 from sqlalchemy import update as sql_update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.database import Database
-from app.db.models import PENDING, RUNNING, CronRow, RunEventRow, RunRow, ThreadRow
+from app.db.models import PENDING, RUNNING, CronRow, RunEventRow, RunRow, ThreadRow, columns_of
 from app.errors import Conflict, NotFound
 from app.graphs import GraphRegistry
 from app.jsonable import jsonable, to_json
@@ -47,6 +48,17 @@ def new_thread(thread_id: str | None, metadata: dict[str, Any] | None, owner: st
         owner=owner,
         created_at=stamp,
         updated_at=stamp,
+    )
+
+
+@functools.cache
+def _add_thread(dialect: str) -> Any:
+    """The insert of a thread's row (all its columns) that adds nothing when its id is
+    in use; its row, the id, only when it added one."""
+    add = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    table = ThreadRow.__table__
+    return (
+        add(table).on_conflict_do_nothing(index_elements=["thread_id"]).returning(table.c.thread_id)
     )
 
 
@@ -196,14 +208,17 @@ class ThreadService:
         *,
         owner: str,
     ) -> ThreadRow:
+        """A new thread in one statement, which adds nothing when the id is in use: that
+        thread then, if it is the owner's and `if_exists` is "do_nothing", else 409."""
         thread = new_thread(thread_id, metadata, owner)
-        async with self.db.write() as session:
-            existing = await session.get(ThreadRow, thread.thread_id)
-            if existing is not None:
-                if if_exists == "do_nothing" and existing.owner == owner:
-                    return existing
-                raise taken(thread.thread_id)
-            session.add(thread)
+        while not await self.db.write_one(_add_thread(self.db.dialect), columns_of(thread)):
+            async with self.db.read() as session:
+                existing = await session.get(ThreadRow, thread.thread_id)
+            if existing is None:
+                continue  # deleted since: the id is free again
+            if if_exists == "do_nothing" and existing.owner == owner:
+                return existing
+            raise taken(thread.thread_id)
         return thread
 
     async def refresh(self, thread_id: str, graph: CompiledGraph) -> None:

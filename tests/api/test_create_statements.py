@@ -217,8 +217,9 @@ async def test_a_turn_starts_without_reading_the_head_its_creation_saw(
 ) -> None:
     """The admission of a turn also reads its thread's checkpoint head (on PostgreSQL in
     its one statement, on SQLite in its transaction); the run, whose saver holds the
-    thread at that head, starts without reading it. A write from another process before
-    the turn moves the head: that run reads it and answers from it."""
+    thread at that head (or which saw none yet), starts without reading it. A write from
+    another process before the turn moves the head: that run reads it and answers from
+    it."""
     app = create_app(Settings(database_url=database_url, graphs=json.dumps(GRAPHS), workers=8))
     url = serve_app(app)
 
@@ -232,9 +233,8 @@ async def test_a_turn_starts_without_reading_the_head_its_creation_saw(
 
     async with httpx.AsyncClient(base_url=url, timeout=30) as client:
         chat = (await client.post("/threads", json={})).json()["thread_id"]
-        await turn(client, chat, "one")
-        _, reads = await turn(client, chat, "two")
-        assert reads == 0
+        assert (await turn(client, chat, "one"))[1] == 0  # no checkpoints yet
+        assert (await turn(client, chat, "two"))[1] == 0
 
         elsewhere = SQLSaver.from_url(database_url)
         try:
@@ -269,3 +269,31 @@ async def test_a_claimed_turn_starts_without_reading_the_head_its_claim_saw(
                 answer = await client.post(f"/threads/{chat}/runs/wait", json=body)
             assert answer.json()["messages"][-1]["content"] == f"You said: {said}"
     assert not [s for s in executed if s.startswith("SELECT checkpoint_threads.id")]
+
+
+async def test_a_thread_is_created_in_one_statement(serve_app: ServeApp, database_url: str) -> None:
+    """`POST /threads` inserts the row in one statement that adds nothing when the id is
+    in use (on PostgreSQL in autocommit mode: no BEGIN, no COMMIT); only then is the
+    thread there read, to answer it (`if_exists: do_nothing`) or refuse (409)."""
+    app = create_app(Settings(database_url=database_url, graphs=json.dumps(GRAPHS)))
+    url = serve_app(app)
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        with statements(app) as seen:
+            created = await client.post("/threads", json={"metadata": {"n": 1}})
+        thread_id = created.json()["thread_id"]
+        with statements(app) as again:
+            same = await client.post(
+                "/threads", json={"thread_id": thread_id, "if_exists": "do_nothing"}
+            )
+        taken = await client.post("/threads", json={"thread_id": thread_id})
+    written = [s for s in seen if s.split(" ")[0] not in ("BEGIN", "COMMIT", "SELECT")]
+    assert [s.split(" (")[0] for s in written] == ["INSERT INTO threads"]
+    assert "ON CONFLICT" in written[0]
+    if app.state.services.db.dialect == "postgresql":
+        assert seen == written
+    assert same.status_code == 200 and same.json()["metadata"] == {"n": 1}
+    assert [s.split(" ")[0] for s in again if s.startswith(("INSERT", "SELECT"))] == [
+        "INSERT",
+        "SELECT",
+    ]
+    assert taken.status_code == 409

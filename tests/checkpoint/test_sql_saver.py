@@ -236,6 +236,51 @@ async def test_a_save_is_one_statement_unless_another_process_wrote(pg_saver: SQ
         assert loaded.checkpoint["channel_values"]["messages"] == message_list(8)
 
 
+async def test_a_new_thread_s_first_save_is_one_statement(pg_saver: SQLSaver) -> None:
+    """On PostgreSQL the first save of a new thread adds its row and its first record in
+    one statement, in autocommit mode, and the saver keeps the thread's journal: its next
+    save is one statement too. Where the thread has a row already (another saver made it
+    first, or it was deleted), or the fence refuses, the statement adds nothing, and the
+    save takes a transaction, which catches up, or says why."""
+    statements: list[str] = []
+
+    def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(statement)
+
+    h = History(pg_saver, "new")
+    event.listen(pg_saver.engine.sync_engine, "before_cursor_execute", record)
+    try:
+        with asyncpg_commands() as commands:
+            await h.put({"messages": message_list(2)}, step=-1)
+            await h.put({"messages": message_list(4)}, step=0)
+        assert commands == []  # no BEGIN, no COMMIT
+        first, second = statements
+        assert "INSERT INTO checkpoint_threads" in first and "checkpoint_saves" in first
+        assert "UPDATE checkpoint_threads" in second
+    finally:
+        event.remove(pg_saver.engine.sync_engine, "before_cursor_execute", record)
+    await History(SQLSaver(pg_saver.engine), "new", states=h.states).assert_readable(h.head)
+
+    # Two savers new to one thread: one adds the row, the other catches up after it.
+    mine, theirs = History(pg_saver, "both"), History(SQLSaver(pg_saver.engine), "both")
+    await asyncio.gather(mine.put({"n": 1}), theirs.put({"n": 2}))
+    listed = [t async for t in SQLSaver(pg_saver.engine).alist(mine.config())]
+    assert {t.checkpoint["id"] for t in listed} == {mine.head, theirs.head}
+
+    await pg_saver.adelete_thread("new")
+    with pytest.raises(ThreadDeletedError):
+        await History(SQLSaver(pg_saver.engine), "new").put({"n": 1})
+
+    gate = Gate()
+    gate.open = False
+    with pytest.raises(PermissionError, match="closed"):
+        await History(SQLSaver(pg_saver.engine, fence=gate), "fenced").put({"n": 1})
+    async with pg_saver.engine.connect() as conn:
+        fenced = thread_table.c.thread_id == "fenced"
+        rows = await conn.scalar(select(func.count()).select_from(thread_table).where(fenced))
+    assert rows == 0
+
+
 async def head_seen(saver: SQLSaver, thread_id: str) -> str | None:
     """The thread's head as a caller's statement sees it (`SQLSaver.head_of`)."""
     async with saver.engine.connect() as conn:
@@ -246,10 +291,10 @@ async def test_a_read_trusts_the_head_a_caller_just_saw(
     sql_saver: SQLSaver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A head that a caller's statement saw, handed over with `expect_head`, spares the
-    thread's next read its statement while this saver's journal is at that head: once,
-    and for `HEAD_TRUSTED_S`. A head another saver moved meanwhile is read; one moved
-    after the caller saw it counts as a write made during the run that follows: that
-    run's put lands after it, and both stay in the history."""
+    thread's next read its statement while this saver's journal is at that head, or when
+    the caller saw none: once, and for `HEAD_TRUSTED_S`. A head another saver moved
+    meanwhile is read; one moved after the caller saw it counts as a write made during
+    the run that follows: that run's put lands after it, and both stay in the history."""
     h = History(sql_saver, "t1")
     await h.put({"messages": message_list(2)})
     await h.assert_readable(h.head)
@@ -267,6 +312,10 @@ async def test_a_read_trusts_the_head_a_caller_just_saw(
 
     event.listen(sql_saver.engine.sync_engine, "before_cursor_execute", record)
     try:
+        sql_saver.expect_head("t0", await head_seen(sql_saver, "t0"))  # no such thread
+        statements.clear()
+        assert await sql_saver.aget_tuple(History(sql_saver, "t0").config()) is None
+        assert statements == []
         sql_saver.expect_head("t1", await head_seen(sql_saver, "t1"))
         assert await read() == message_list(2) and statements == []
         assert await read() == message_list(2) and len(statements) == 1  # trusted once

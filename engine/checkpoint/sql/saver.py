@@ -27,6 +27,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import (
+    BigInteger,
     ColumnElement,
     Executable,
     Row,
@@ -39,6 +40,7 @@ from sqlalchemy import (
     delete,
     exists,
     func,
+    literal,
     or_,
     select,
     true,
@@ -332,12 +334,13 @@ class SQLSaver(BaseCheckpointSaver):
             )
         )
         self._add_save = save_table.insert()
-        # The one-statement save (PostgreSQL), by the fence condition it holds.
-        self._alone: dict[int, tuple[ColumnElement[bool], Any]] = {}
+        # The one-statement save (PostgreSQL), by whether it adds the thread's row and
+        # by the fence condition it holds.
+        self._alone: dict[tuple[bool, int], tuple[ColumnElement[bool], Any]] = {}
         self._digest_every = digest_every
         self._journals = Journals(cache_text, cache_threads)
         # Heads that callers' statements saw (`expect_head`): thread id -> head, until.
-        self._heads: dict[str, tuple[str, float]] = {}
+        self._heads: dict[str, tuple[str | None, float]] = {}
         # Each thread's writers in this process, one at a time (`_in_turn`), by event loop.
         self._turns: weakref.WeakValueDictionary[
             tuple[asyncio.AbstractEventLoop, str], asyncio.Lock
@@ -508,27 +511,32 @@ class SQLSaver(BaseCheckpointSaver):
     def expect_head(self, thread_id: str, head: str | None) -> None:
         """The thread's head as a caller's statement saw it a moment ago (`head_of`).
         The thread's next read, within `HEAD_TRUSTED_S`, trusts it: when this saver's
-        journal of the thread is at that head, the read sends no statement. A server that
-        admits a run in one statement thus spares the run's first read its round trip; a
-        write from elsewhere in between counts as one made while the run went on."""
-        if head is None:
-            return
+        journal of the thread is at that head, or the caller saw none (a thread without
+        checkpoints), the read sends no statement. A server that admits a run in one
+        statement thus spares the run's first read its round trip; a write from elsewhere
+        in between counts as one made while the run went on."""
         if len(self._heads) >= _HEADS_MAX:
             self._heads.clear()
         self._heads[thread_id] = (head, time.monotonic() + HEAD_TRUSTED_S)
 
-    def _at_expected_head(self, thread_id: str) -> Journal | None:
-        """The thread's journal, when it is at the head a caller expected (once)."""
+    def _expected(self, thread_id: str) -> tuple[bool, Journal | None]:
+        """Whether a head a caller expected (once) answers the thread's read, and with
+        what: the journal at that head, or None for a thread without checkpoints."""
         expected = self._heads.pop(thread_id, None)
+        if expected is None or time.monotonic() > expected[1]:
+            return False, None
+        if expected[0] is None:
+            self._journals.drop(thread_id)
+            return True, None
         journal = self._journals.get(thread_id)
-        if expected is None or journal is None or time.monotonic() > expected[1]:
-            return None
-        return journal if expected[0] == f"{journal.key}:{journal.epoch}:{journal.seq}" else None
+        if journal is None or expected[0] != f"{journal.key}:{journal.epoch}:{journal.seq}":
+            return False, None
+        return True, journal
 
     async def _read_journal(self, thread_id: str, whole: bool = False) -> Journal | None:
         if self._heads and not whole:
-            journal = self._at_expected_head(thread_id)
-            if journal is not None:
+            trusted, journal = self._expected(thread_id)
+            if trusted:
                 return journal
         if self._direct is not None:  # each statement alone, sent by asyncpg
             return await self._journal(None, thread_id, whole=whole)
@@ -799,7 +807,10 @@ class SQLSaver(BaseCheckpointSaver):
             return None
         [(thread_id, todo)] = saves.items()
         journal = self._journals.get(thread_id)
-        if (
+        # A thread this process holds no journal of, saved from no earlier checkpoint: a
+        # new thread, whose row the statement adds (and adds nothing if it has one).
+        new = journal is None and not parents.get(thread_id)
+        if not new and (
             journal is None
             or journal.undigested + 1 >= self._digest_every
             or not all(journal.knows(*parent) for parent in parents.get(thread_id, ()))
@@ -809,9 +820,12 @@ class SQLSaver(BaseCheckpointSaver):
         if fenced is None:
             return None
         condition, fence_params = fenced
-        kept = self._alone.get(id(condition))
+        kept = self._alone.get((new, id(condition)))
         if kept is None:
-            kept = self._alone[id(condition)] = (condition, _add_alone(condition))
+            statement = _create_alone(condition) if new else _add_alone(condition)
+            kept = self._alone[(new, id(condition))] = (condition, statement)
+        if journal is None:
+            journal = Journal(0, 0)  # its key comes back from the statement
         draft = self._draft(journal, journal.seq + 1, todo)
         params = {
             "now": datetime.now(UTC),
@@ -819,10 +833,16 @@ class SQLSaver(BaseCheckpointSaver):
             "key": journal.key,
             "last_seq": journal.seq,
             "known_epoch": journal.epoch,
+            "thread_id": thread_id,
             **fence_params,
         }
         added = await fetch_alone(self._direct, self._reader, kept[1], params)
-        return draft if added else None
+        if not added:
+            return None
+        if new:
+            journal.key = added[0].thread
+            self._journals.keep(thread_id, journal)
+        return draft
 
     async def _save(
         self,
@@ -835,7 +855,10 @@ class SQLSaver(BaseCheckpointSaver):
         lock, make the record from it and add it (and a digest when one is due)."""
         claim = await self._claim(conn, thread_id)
         journal = self._journals.get(thread_id)
-        if journal is None or (journal.key, journal.epoch, journal.seq) != (
+        if claim.put_count == 1:  # the claim made the row: the thread has no records
+            journal = self._new_journal(thread_id, claim.id, claim.epoch, keep=True)
+            self._journals.keep(thread_id, journal)
+        elif journal is None or (journal.key, journal.epoch, journal.seq) != (
             claim.id,
             claim.epoch,
             claim.put_count - 1,
@@ -1440,6 +1463,35 @@ def _join_object(values: dict[str, str]) -> str | None:
     if not values:
         return None
     return "{" + ",".join(f"{json.dumps(c)}:{v}" for c, v in values.items()) + "}"
+
+
+def _create_alone(condition: ColumnElement[bool]) -> Any:
+    """A new thread's first record and its row in one statement (PostgreSQL): the row is
+    added only if the thread has none (not even a deleted one's) and `condition` holds;
+    the record goes in with it, as the thread's first. A row (the thread's key) comes back
+    if both were made."""
+    t = thread_table.c
+    row = select(
+        _THREAD_ID,
+        literal(1, BigInteger),
+        literal(0, BigInteger),
+        bindparam("now", type_=t.last_write_at.type),
+    ).where(condition)
+    created = (
+        postgresql.insert(thread_table)
+        .from_select(["thread_id", "put_count", "epoch", "last_write_at"], row)
+        .on_conflict_do_nothing(index_elements=["thread_id"])
+        .returning(t.id)
+        .cte("created")
+    )
+    first = select(
+        created.c.id, literal(1, BigInteger), bindparam("data", type_=save_table.c.data.type)
+    )
+    return (
+        save_table.insert()
+        .from_select(["thread", "seq", "data"], first)
+        .returning(save_table.c.thread)
+    )
 
 
 def _add_alone(condition: ColumnElement[bool]) -> Any:
