@@ -5,13 +5,14 @@ notifications (a flush of many runs' events was one NOTIFY per run)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, text
 
 from app.db.database import Database
-from app.runs.notify import PostgresNotifier, run_key
+from app.runs.notify import CHANNEL, QUEUE, PostgresNotifier, run_key
 
 
 async def test_many_keys_reach_the_other_process_in_few_notifications(database_url: str) -> None:
@@ -37,3 +38,39 @@ async def test_many_keys_reach_the_other_process_in_few_notifications(database_u
     finally:
         await listener.close()
         await db.engine.dispose()
+
+
+async def test_a_listener_whose_connection_drops_listens_again(database_url: str) -> None:
+    """When the database drops the listening connection (a restart), the notifier wakes
+    every waiter (what was sent meanwhile is lost), connects again, and hears what comes
+    next."""
+    db = Database(database_url)
+    listener = PostgresNotifier(db.libpq_url(), channels=(CHANNEL,))
+    connected = listener.listen("connected")
+    await listener.start()
+    try:
+        await asyncio.wait_for(connected.wait(), 10)
+        waiting = listener.listen(run_key("waiting"))
+        async with db.write() as session:
+            dropped = await session.scalar(text(_DROP_LISTENERS))
+        assert dropped == 1
+        await asyncio.wait_for(waiting.wait(), 10)  # woken by the reconnection
+        for _ in range(100):
+            heard = listener.listen(QUEUE)
+            async with db.write() as session:
+                await listener.announce(session, QUEUE)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(heard.wait(), 0.2)
+            if heard.is_set():
+                break
+        assert heard.is_set()
+    finally:
+        await listener.close()
+        await db.engine.dispose()
+
+
+# Ends the backends listening on the channel, as a database restart would.
+_DROP_LISTENERS = """
+SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+WHERE datname = current_database() AND pid <> pg_backend_pid() AND query ILIKE 'LISTEN%'
+"""
