@@ -146,8 +146,9 @@ class WorkerPool:
 
     def start(self, execute: Execute, heads: SQLSaver | None = None) -> None:
         """Claim runs and execute each with `execute`. The claim also returns the
-        checkpoint head of each run's thread, which it tells `heads` (the saver the runs
-        read it with: `SQLSaver.expect_head`), sparing each run's first read."""
+        checkpoint head of each run's thread and its last record, which it tells `heads`
+        (the saver the runs read it with: `SQLSaver.expect_head`), sparing each run's
+        first read."""
         self._heads = heads
         self._claiming = True
         self._loops = [
@@ -256,7 +257,7 @@ class WorkerPool:
             return []
         if self._heads is not None:
             for row in rows:
-                self._heads.expect_head(row.thread_id, row.checkpoint_head)
+                self._heads.expect_head(row.thread_id, row.checkpoint_head, row.checkpoint_last)
         return [from_columns(RunRow, row) for row in rows]
 
     @functools.cached_property
@@ -306,7 +307,12 @@ class WorkerPool:
         )
         if self._heads is None:
             return claim
-        return claim.returning(self._heads.head_of(runs.c.thread_id).label("checkpoint_head"))
+        # A worker whose journal of the thread is one record behind (the other worker
+        # took the chat's last turn) applies that record instead of reading it.
+        return claim.returning(
+            self._heads.head_of(runs.c.thread_id).label("checkpoint_head"),
+            self._heads.last_record_of(runs.c.thread_id).label("checkpoint_last"),
+        )
 
     async def _heartbeat(self) -> None:
         """Every beat: stop the runs whose lease may be gone, and renew the others. A

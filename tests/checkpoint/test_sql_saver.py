@@ -291,9 +291,10 @@ async def test_a_read_trusts_the_head_a_caller_just_saw(
     sql_saver: SQLSaver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A head that a caller's statement saw, handed over with `expect_head`, spares the
-    thread's next read its statement while this saver's journal is at that head, or when
-    the caller saw none: once, and for `HEAD_TRUSTED_S`. A head another saver moved
-    meanwhile is read; one moved after the caller saw it counts as a write made during
+    thread's next read its statement while this saver's journal is at that head, one
+    record behind it when the caller handed over that record too, or when the caller saw
+    none: once, and for `HEAD_TRUSTED_S`. A head another saver moved further meanwhile
+    is read; one moved after the caller saw it counts as a write made during
     the run that follows: that run's put lands after it, and both stay in the history."""
     h = History(sql_saver, "t1")
     await h.put({"messages": message_list(2)})
@@ -303,6 +304,10 @@ async def test_a_read_trusts_the_head_a_caller_just_saw(
     def record(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         if "checkpoint_" in statement:  # not SQLite's BEGIN
             statements.append(statement)
+
+    async def last_seen(thread_id: str) -> bytes | None:
+        async with sql_saver.engine.connect() as conn:
+            return await conn.scalar(select(sql_saver.last_record_of(literal(thread_id))))
 
     async def read() -> list[dict[str, Any]]:
         statements.clear()
@@ -320,11 +325,17 @@ async def test_a_read_trusts_the_head_a_caller_just_saw(
         assert await read() == message_list(2) and statements == []
         assert await read() == message_list(2) and len(statements) == 1  # trusted once
 
-        seen = await head_seen(sql_saver, "t1")
         theirs = History(SQLSaver(sql_saver.engine), "t1", states=h.states, head=h.head)
+        await theirs.put({"messages": message_list(3)})
+        sql_saver.expect_head("t1", await head_seen(sql_saver, "t1"))  # a record ahead
+        assert await read() == message_list(3) and len(statements) == 1
+        await theirs.put({"messages": message_list(4)})
+        sql_saver.expect_head("t1", await head_seen(sql_saver, "t1"), await last_seen("t1"))
+        assert await read() == message_list(4) and statements == []  # applied, not read
+        await theirs.put({"messages": message_list(3)})
         elsewhere = await theirs.put({"messages": message_list(4)})
-        sql_saver.expect_head("t1", await head_seen(sql_saver, "t1"))  # ahead of the journal
-        assert await read() == message_list(4) and len(statements) == 1
+        sql_saver.expect_head("t1", await head_seen(sql_saver, "t1"), await last_seen("t1"))
+        assert await read() == message_list(4) and len(statements) == 1  # two records ahead
 
         h.head = elsewhere
         await h.put({"messages": message_list(5)})

@@ -340,7 +340,7 @@ class SQLSaver(BaseCheckpointSaver):
         self._digest_every = digest_every
         self._journals = Journals(cache_text, cache_threads)
         # Heads that callers' statements saw (`expect_head`): thread id -> head, until.
-        self._heads: dict[str, tuple[str | None, float]] = {}
+        self._heads: dict[str, tuple[str | None, bytes | None, float]] = {}
         # Each thread's writers in this process, one at a time (`_in_turn`), by event loop.
         self._turns: weakref.WeakValueDictionary[
             tuple[asyncio.AbstractEventLoop, str], asyncio.Lock
@@ -508,30 +508,50 @@ class SQLSaver(BaseCheckpointSaver):
             .scalar_subquery()
         )
 
-    def expect_head(self, thread_id: str, head: str | None) -> None:
-        """The thread's head as a caller's statement saw it a moment ago (`head_of`).
-        The thread's next read, within `HEAD_TRUSTED_S`, trusts it: when this saver's
-        journal of the thread is at that head, or the caller saw none (a thread without
-        checkpoints), the read sends no statement. A server that admits a run in one
-        statement thus spares the run's first read its round trip; a write from elsewhere
-        in between counts as one made while the run went on."""
+    def last_record_of(self, thread_id: ColumnElement[Any]) -> ScalarSelect[Any]:
+        """The record that the head of the thread (`head_of`) counts last, for
+        `expect_head`: a saver one record behind that head applies it instead of reading."""
+        t, r = thread_table.c, save_table.c
+        return (
+            select(r.data)
+            .join(thread_table, r.thread == t.id)
+            .where(t.thread_id == cast(thread_id, Text), r.seq == t.put_count)
+            .scalar_subquery()
+        )
+
+    def expect_head(self, thread_id: str, head: str | None, last: bytes | None = None) -> None:
+        """The thread's head as a caller's statement saw it a moment ago (`head_of`), and
+        optionally the record it counts last (`last_record_of`). The thread's next read,
+        within `HEAD_TRUSTED_S`, trusts it: when this saver's journal of the thread is at
+        that head, one record behind it (with `last`), or the caller saw none (a thread
+        without checkpoints), the read sends no statement. A server that admits a run in
+        one statement thus spares the run's first read its round trip; a write from
+        elsewhere in between counts as one made while the run went on."""
         if len(self._heads) >= _HEADS_MAX:
             self._heads.clear()
-        self._heads[thread_id] = (head, time.monotonic() + HEAD_TRUSTED_S)
+        self._heads[thread_id] = (head, last, time.monotonic() + HEAD_TRUSTED_S)
 
     def _expected(self, thread_id: str) -> tuple[bool, Journal | None]:
         """Whether a head a caller expected (once) answers the thread's read, and with
         what: the journal at that head, or None for a thread without checkpoints."""
         expected = self._heads.pop(thread_id, None)
-        if expected is None or time.monotonic() > expected[1]:
+        if expected is None or time.monotonic() > expected[2]:
             return False, None
-        if expected[0] is None:
+        head, last, _ = expected
+        if head is None:
             self._journals.drop(thread_id)
             return True, None
         journal = self._journals.get(thread_id)
-        if journal is None or expected[0] != f"{journal.key}:{journal.epoch}:{journal.seq}":
+        if journal is None:
             return False, None
-        return True, journal
+        stamp = f"{journal.key}:{journal.epoch}:"
+        if head == f"{stamp}{journal.seq}":
+            return True, journal
+        if last is not None and head == f"{stamp}{journal.seq + 1}":
+            journal.add(journal.seq + 1, last)  # as the read would have
+            self._journals.keep(thread_id, journal)
+            return True, journal
+        return False, None
 
     async def _read_journal(self, thread_id: str, whole: bool = False) -> Journal | None:
         if self._heads and not whole:
