@@ -54,7 +54,7 @@ async def test_a_listener_whose_connection_drops_listens_again(database_url: str
         async with db.write() as session:
             dropped = await session.scalar(text(_DROP_LISTENERS))
         assert dropped == 1
-        await asyncio.wait_for(waiting.wait(), 10)  # woken by the reconnection
+        await asyncio.wait_for(waiting.wait(), 10)  # woken: what was sent meanwhile is lost
         for _ in range(100):
             heard = listener.listen(QUEUE)
             async with db.write() as session:

@@ -238,10 +238,10 @@ class RunAdmission:
             if started:
                 self.pool.release(run)
             raise
-        if started and not added:
-            self.pool.release(run)
         if started and added:
             saver.expect_head(run.thread_id, added[0].head)
+        elif started:
+            self.pool.release(run)
         return bool(added)
 
     async def _insert(

@@ -875,8 +875,8 @@ class SQLSaver(BaseCheckpointSaver):
         lock, make the record from it and add it (and a digest when one is due)."""
         claim = await self._claim(conn, thread_id)
         journal = self._journals.get(thread_id)
-        if claim.put_count == 1:  # the claim made the row: the thread has no records
-            journal = self._new_journal(thread_id, claim.id, claim.epoch, keep=True)
+        if claim.put_count == 1:  # the claim made the row: nothing to read or carry over
+            journal = Journal(claim.id, claim.epoch)
             self._journals.keep(thread_id, journal)
         elif journal is None or (journal.key, journal.epoch, journal.seq) != (
             claim.id,
