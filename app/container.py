@@ -15,6 +15,7 @@ from app.auth import Authenticator, authenticator
 from app.config import Settings
 from app.db.database import Database
 from app.graphs import GraphRegistry, graph_source
+from app.retention import retention
 from app.runs.broker import StreamBroker
 from app.runs.crons import CronScheduler
 from app.runs.notify import CHANNEL, RUNS_CHANNEL, Notifier, PostgresNotifier
@@ -97,7 +98,13 @@ class Services:
             else Notifier(on_queue=pool.wake)
         )
         await notifier.start()
-        broker = StreamBroker(db, notifier, results.is_final, saved_values=results.saved_values)
+        broker = StreamBroker(
+            db,
+            notifier,
+            results.is_final,
+            saved_values=results.saved_values,
+            keep_for=retention(settings),
+        )
         cancels = RunCancels(db, pool, broker, results)
         threads = ThreadService(db, graphs, saver, cancels)
         assistants = AssistantService(db, graphs, threads)

@@ -197,6 +197,9 @@ class RunRow(Base):
     # Made by a request that waits for its answer (`runs/wait`): a worker in another
     # process sends the answer with the notification of the run's end, when it fits.
     awaited: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # The run's last events, recorded with its end: one row of `run_events` in its short
+    # form (`app.runs.broker.folded`), kept here rather than in a row of its own.
+    events: Mapped[str | None] = mapped_column(Text)
 
 
 class RunEventRow(Base):

@@ -13,20 +13,21 @@ import json
 from base64 import urlsafe_b64decode, urlsafe_b64encode
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import Integer, String, Text, bindparam, func, insert, select
+from sqlalchemy import Integer, String, Text, and_, bindparam, case, func, insert, select
 from sqlalchemy.dialects.postgresql import ARRAY
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.database import Database
-from app.db.models import RunEventRow, UUIDText
+from app.db.models import RunEventRow, RunRow, UUIDText
 from app.jsonable import to_json
 from app.runs.notify import Notifier, events_key, notifications, run_key, until
 
 FLUSH_EVERY_S = 0.05
+# How early the loop's timers may fire, and the least wait between two flushes.
+_CLOCK_SLACK_S = 0.001
 # A live reader sends at most one write per this long (see `follow`).
 COALESCE_S = 0.005
 # Readers in other processes are woken by a notification; this is the safety net.
@@ -59,6 +60,28 @@ _SENT = (
 NOTIFIED = select(func.count(func.pg_notify(_SENT.c.channel, _SENT.c.payload))).select_from(_SENT)
 # The seq of the last event a row records.
 _LAST_SEQ = func.coalesce(RunEventRow.last_seq, RunEventRow.seq)
+# A run's recorded events from `from_seq` on: the rows of `run_events` (none: a row of
+# nulls) and, on each, the last ones its row keeps (`folded`), as long as the retention
+# keeps events recorded when the run ended (`kept_since`).
+_RECORDED = (
+    select(
+        case((RunRow.updated_at >= bindparam("kept_since"), RunRow.events)).label("folded"),
+        RunRow.attempt,
+        RunEventRow.seq,
+        RunEventRow.event,
+        RunEventRow.data,
+        RunEventRow.checkpoint_id,
+        RunEventRow.more,
+    )
+    .select_from(RunRow)
+    .outerjoin(
+        RunEventRow,
+        and_(RunEventRow.run_id == RunRow.run_id, bindparam("from_seq") <= _LAST_SEQ),
+    )
+    .where(RunRow.run_id == bindparam("run"))
+    .order_by(RunEventRow.seq)
+)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 # The JSON text of the saved values of a run's checkpoints, by id (those found).
@@ -109,33 +132,30 @@ class Event:
         }
 
 
-def given_events(run_id: Any = None, *where: Any) -> Any:
+def _given_events() -> Any:
     """PostgreSQL: an insert of the rows given as arrays (`event_<name>`, and `now` for
-    their time), of the run `run_id` (a parameter), else each of its own run (the array
-    `event_run_id`), made only where `where` holds."""
-    fields = dict(EVENT_FIELDS) if run_id is not None else {"run_id": UUIDText(), **EVENT_FIELDS}
+    their time), each of its own run."""
+    fields = {"run_id": UUIDText(), **EVENT_FIELDS}
     given = func.unnest(
         *[bindparam(f"event_{name}", type_=ARRAY(kind)) for name, kind in fields.items()]
     )
     events = given.table_valued(*fields).render_derived(name="given")
     stamp = bindparam("now", type_=RunEventRow.__table__.c.created_at.type)
-    columns = [*events.c] if run_id is None else [run_id, *events.c]
     return (
         insert(RunEventRow.__table__)
-        .from_select(["run_id", *EVENT_FIELDS, "created_at"], select(*columns, stamp).where(*where))
+        .from_select(["run_id", *EVENT_FIELDS, "created_at"], select(*events.c, stamp))
         .returning(RunEventRow.__table__.c.seq)
     )
 
 
-def event_arrays(rows: list[dict[str, Any]], *, run_ids: bool = False) -> dict[str, list[Any]]:
-    """`given_events`' parameters for these rows (their time apart)."""
-    names = ["run_id", *EVENT_FIELDS] if run_ids else list(EVENT_FIELDS)
-    return {f"event_{name}": [row[name] for row in rows] for name in names}
+def _event_arrays(rows: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """`_given_events`' parameters for these rows (their time apart)."""
+    return {f"event_{name}": [row[name] for row in rows] for name in ["run_id", *EVENT_FIELDS]}
 
 
 # PostgreSQL: a flush's events and their notifications, in one statement.
 _FLUSH = select(
-    select(func.count()).select_from(given_events().cte("recorded")).scalar_subquery(),
+    select(func.count()).select_from(_given_events().cte("recorded")).scalar_subquery(),
     NOTIFIED.scalar_subquery(),
 )
 
@@ -157,14 +177,42 @@ def recorded_row(run_id: str, events: list[Event], now: datetime) -> dict[str, A
     return row
 
 
+def folded(row: dict[str, Any], attempt: int) -> str:
+    """A `recorded_row` of an attempt of its run as the run's row keeps it (`runs.events`):
+    one JSON array, the first event's seq, name, data and checkpoint, then the items of
+    `more`; the items alone when the first is the attempt's `metadata` event, the run's
+    first (its row gives it back: the run's id and attempt)."""
+    more = json.loads(row["more"]) if row["more"] else []
+    if (row["seq"], row["event"], row["data"]) == (0, "metadata", str(attempt)):
+        return json.dumps(more, separators=(",", ":"), ensure_ascii=False)
+    first = [row["seq"], row["event"], row["data"], row["checkpoint_id"]]
+    return json.dumps([*first, *more], separators=(",", ":"), ensure_ascii=False)
+
+
 def recorded_events(run_id: str, row: Any) -> list[tuple[int, str, str, str | None]]:
     """(seq, event, data, checkpoint_id) of each event a row of `run_events` of the run
     `run_id` (as the table returns it) records."""
     seq, event, data, checkpoint_id, more = row
+    return _expanded(run_id, seq, event, data, checkpoint_id, json.loads(more) if more else [])
+
+
+def unfolded_events(run_id: str, attempt: int, text: str) -> list[tuple[int, str, str, str | None]]:
+    """`recorded_events` of what the row of a run (its last attempt `attempt`) keeps
+    (`folded`)."""
+    items = json.loads(text)
+    if items and type(items[0]) is int:
+        seq, event, data, checkpoint_id, *more = items
+        return _expanded(run_id, seq, event, data, checkpoint_id, more)
+    return _expanded(run_id, 0, "metadata", str(attempt), None, items)
+
+
+def _expanded(
+    run_id: str, seq: int, event: str, data: str, checkpoint_id: str | None, more: list[Any]
+) -> list[tuple[int, str, str, str | None]]:
     if event == "metadata" and data.isdigit():
         data = _METADATA.format(run_id, data)
     found = [(seq, event, data, checkpoint_id)]
-    for n, item in enumerate(json.loads(more) if more else (), start=1):
+    for n, item in enumerate(more, start=1):
         if type(item) is str:
             found.append((seq + n, "values", "", str(UUID(bytes=urlsafe_b64decode(item + "==")))))
         else:
@@ -218,6 +266,7 @@ class RunStream:
     final: bool = False
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     unsaved: int = 0  # events[-unsaved:] are not in the table yet
+    unsaved_since: float = 0.0  # the loop's time when the first of them came
 
     @property
     def end(self) -> int:
@@ -231,8 +280,11 @@ class StreamBroker:
         notifier: Notifier,
         is_final: Callable[[str], Any],
         saved_values: SavedValues | None = None,
+        keep_for: timedelta | None = None,
     ) -> None:
         self.db = db
+        # The event retention (None: forever), which events kept in run rows follow.
+        self.keep_for = keep_for
         self.notifier = notifier
         self.streams: dict[str, RunStream] = {}
         # Coroutine function: run_id -> True when the run reached a final status.
@@ -284,6 +336,8 @@ class StreamBroker:
             stream.events.append(Event(stream.end, event, to_json(data)))
         else:
             stream.events.append(Event(stream.end, event, None, data, checkpoint_id, after))
+        if not stream.unsaved:
+            stream.unsaved_since = asyncio.get_running_loop().time()
         stream.unsaved += 1
         stream.changed.set()
         stream.changed = asyncio.Event()
@@ -300,8 +354,21 @@ class StreamBroker:
             self._flushing = asyncio.ensure_future(self._flush_soon())
 
     async def _flush_soon(self) -> None:
-        await asyncio.sleep(FLUSH_EVERY_S)
-        await self.flush()
+        """Record each run's events once the first of them is FLUSH_EVERY_S old (and the
+        keys waiting for a flush), until none waits. A run that ends sooner records
+        them with its end, in its own row (`take_rest`), not in a row of their own."""
+        clock = asyncio.get_running_loop().time
+        delay = FLUSH_EVERY_S
+        while True:
+            await asyncio.sleep(delay)
+            # The loop's timers may fire a little early.
+            due_since = clock() - FLUSH_EVERY_S + _CLOCK_SLACK_S
+            due = [r for r, s in self.streams.items() if s.unsaved and s.unsaved_since <= due_since]
+            await self.flush(due)
+            waiting = [s.unsaved_since for s in self.streams.values() if s.unsaved]
+            if not waiting and not self._later:
+                return
+            delay = max(min(waiting, default=clock()) + FLUSH_EVERY_S - clock(), _CLOCK_SLACK_S)
 
     def _take(self, run_ids: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
         """The rows of the events of `run_ids` not in the table yet (they count as saved
@@ -319,8 +386,10 @@ class StreamBroker:
             rows.append(recorded_row(rid, pending, now))
         return rows, taken
 
-    async def flush(self, run_id: str | None = None) -> None:
-        rows, flushed = self._take([run_id] if run_id is not None else list(self.streams))
+    async def flush(self, run_ids: list[str] | None = None) -> None:
+        """Record the events of `run_ids` (None: every run's) not in the table yet, and
+        announce them with the keys waiting for a flush."""
+        rows, flushed = self._take(list(self.streams) if run_ids is None else run_ids)
         keys = self._keys(flushed)
         if not rows and not keys:
             return
@@ -328,7 +397,7 @@ class StreamBroker:
             # One statement in autocommit mode: BEGIN, the insert, the notification and
             # COMMIT were four round trips, on every flush of a running run.
             params = {
-                **event_arrays(rows, run_ids=True),
+                **_event_arrays(rows),
                 "now": rows[0]["created_at"] if rows else datetime.now(UTC),
                 **notifications(keys),
             }
@@ -347,24 +416,19 @@ class StreamBroker:
         self._later.clear()
         return keys
 
-    async def record_rest(self, session: AsyncSession, run_id: str) -> None:
-        """Save the run's last events and announce the run (with any key waiting for a
-        flush) in `session`'s transaction, the one that records its outcome, rather than
-        in a transaction of their own."""
-        rows, keys = self.take_rest(run_id)
-        if rows:
-            await session.execute(_ADD_EVENTS, rows)
-        await self.notifier.announce(session, *keys)
-
-    def take_rest(self, run_id: str) -> tuple[list[dict[str, Any]], list[str]]:
-        """The rows of the run's events not recorded yet, which count as recorded from
-        now on, and the keys that recording them announces (`record_rest`)."""
+    def take_rest(self, run_id: str, attempt: int) -> tuple[str | None, list[str]]:
+        """The events of this attempt of the run not recorded yet, as its row keeps them
+        (`folded`; they count as recorded from now on), and the keys that the statement
+        recording its end with them announces: the run's, and any waiting for a flush.
+        Recorded with the end, in the row it updates anyway, they cost no row of their
+        own."""
         rows, _ = self._take([run_id])
-        return rows, self._keys([run_id], ended=True)
+        events = folded(rows[0], attempt) if rows else None
+        return events, self._keys([run_id], ended=True)
 
     async def close(self, run_id: str) -> None:
         """The run reached a final status: record the rest and release live readers."""
-        await self.flush(run_id)
+        await self.flush([run_id])
         stream = self.streams.get(run_id)
         if stream is not None:
             stream.done = stream.final = True
@@ -457,20 +521,17 @@ class StreamBroker:
         back, and whether that is all of them: it stops before an event whose
         checkpoint is not found (not committed yet), which a `final` run's are not to be
         (they were deleted): those are left out."""
+        kept_since = datetime.now(UTC) - self.keep_for if self.keep_for else _EPOCH
         async with self.db.read() as session:
-            recorded = await session.execute(
-                select(
-                    RunEventRow.run_id,
-                    RunEventRow.seq,
-                    RunEventRow.event,
-                    RunEventRow.data,
-                    RunEventRow.checkpoint_id,
-                    RunEventRow.more,
+            recorded = list(
+                await session.execute(
+                    _RECORDED, {"run": run_id, "from_seq": from_seq, "kept_since": kept_since}
                 )
-                .where(RunEventRow.run_id == run_id, from_seq <= _LAST_SEQ)
-                .order_by(RunEventRow.seq)
             )
-            rows = [e for r in recorded for e in recorded_events(r[0], r[1:]) if e[0] >= from_seq]
+        rows = [e for r in recorded if r.seq is not None for e in recorded_events(run_id, r[2:])]
+        if recorded and recorded[0].folded is not None:
+            rows += unfolded_events(run_id, recorded[0].attempt, recorded[0].folded)
+        rows = [e for e in rows if e[0] >= from_seq]
         wanted = list(dict.fromkeys(c for *_, c in rows if c is not None))
         values = await self.saved_values(run_id, wanted) if wanted else {}
         events: list[Event] = []

@@ -3,6 +3,7 @@ stream replayed after a restart (nothing of it left in memory) is the live strea
 for byte, and threads, searches and results read the same before and after."""
 
 import json
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -13,7 +14,7 @@ from app.config import Settings
 from app.db.migrations import SERVER, migrate
 from app.main import create_app
 from app.runs import broker
-from app.runs.broker import recorded_events
+from app.runs.broker import recorded_events, unfolded_events
 from engine.checkpoint.sql.connect import create_engine
 from engine.checkpoint.sql.migrations import run_alembic
 from tests.api.conftest import serving
@@ -62,15 +63,8 @@ async def reads(client: httpx.AsyncClient, runs: dict[str, str]) -> dict[str, by
 
 async def recorded_as_checkpoints(database_url: str) -> int:
     """How many recorded events are references to checkpoints."""
-    engine = create_engine(database_url)
-    try:
-        async with engine.connect() as conn:
-            ids = "CAST(run_id AS TEXT), seq, event, data, CAST(checkpoint_id AS TEXT)"
-            query = f"SELECT {ids}, more FROM run_events"
-            rows = await conn.execute(sa.text(query))
-            return sum(1 for r in rows for *_, c in recorded_events(r[0], r[1:]) if c is not None)
-    finally:
-        await engine.dispose()
+    _, _, found = await rows_and_events(database_url)
+    return sum(1 for *_, checkpoint_id in found if checkpoint_id is not None)
 
 
 async def test_a_replay_after_a_restart_is_the_live_stream(database_url: str) -> None:
@@ -128,23 +122,35 @@ async def test_a_replay_after_a_restart_is_the_live_stream(database_url: str) ->
     assert interrupted
 
 
-async def rows_and_events(database_url: str) -> tuple[int, list[tuple[object, ...]]]:
-    """How many rows `run_events` has, and every event they record, in order."""
+async def rows_and_events(database_url: str) -> tuple[int, int, list[tuple[object, ...]]]:
+    """How many rows of `run_events` and how many run rows (`runs.events`, revision
+    0017) record events, and every event they record, in order."""
     engine = create_engine(database_url)
     try:
         async with engine.connect() as conn:
             columns = await conn.run_sync(
-                lambda sync: {c["name"] for c in sa.inspect(sync).get_columns("run_events")}
+                lambda sync: {
+                    table: {c["name"] for c in sa.inspect(sync).get_columns(table)}
+                    for table in ("run_events", "runs")
+                }
             )
-            more = "more" if "more" in columns else "NULL"
+            more = "more" if "more" in columns["run_events"] else "NULL"
             # The ids as text, as the server reads them: PostgreSQL keeps them as `uuid`.
             ids = "CAST(run_id AS TEXT)", "CAST(checkpoint_id AS TEXT)"
             query = f"SELECT {ids[0]}, seq, event, data, {ids[1]}, {more} FROM run_events"
             rows = list(await conn.execute(sa.text(query)))
+            folded = []
+            if "events" in columns["runs"]:
+                query = (
+                    "SELECT CAST(run_id AS TEXT), attempt, events FROM runs"
+                    " WHERE events IS NOT NULL"
+                )
+                folded = list(await conn.execute(sa.text(query)))
     finally:
         await engine.dispose()
-    found = sorted((r[0], *e) for r in rows for e in recorded_events(r[0], r[1:]))
-    return len(rows), found
+    found = [(r[0], *e) for r in rows for e in recorded_events(r[0], r[1:])]
+    found += [(r[0], *e) for r in folded for e in unfolded_events(*r)]
+    return len(rows), len(folded), sorted(found)
 
 
 async def short_forms(database_url: str) -> int:
@@ -166,9 +172,9 @@ async def test_events_recorded_together_are_one_row_and_replay_from_inside_it(
     database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A turn's events (its metadata and two `values` events) are recorded in one row, in
-    their short forms; a rejoin from any of them replays the rest as it was. Revision
-    0015's downgrade writes the long forms, 0012's a row each, and the upgrade reads
-    those as before."""
+    their short forms, in the run's own row; a rejoin from any of them replays the rest
+    as it was. Revision 0017's downgrade moves them to `run_events`, 0015's writes the
+    long forms, 0012's a row each, and the upgrade reads those as before."""
     # No flush while a turn runs (a slow machine's turn may outlast the interval): each
     # turn's events are all recorded with its outcome.
     monkeypatch.setattr(broker, "FLUSH_EVERY_S", 600.0)
@@ -189,16 +195,48 @@ async def test_events_recorded_together_are_one_row_and_replay_from_inside_it(
     for whole, *after in before:
         assert [len(f) for f in after] == [len(whole) - n for n in (1, 2, 3)]
         assert after == [whole[1:], whole[2:], whole[3:]]
-    rows, recorded = await rows_and_events(database_url)
-    assert (rows, len(recorded)) == (2, 6)
-    assert await short_forms(database_url) == 6
+    rows, folded, recorded = await rows_and_events(database_url)
+    assert (rows, folded, len(recorded)) == (0, 2, 6)
 
+    await run_alembic(database_url, command.downgrade, "0016", history=SERVER)
+    assert await rows_and_events(database_url) == (2, 0, recorded)
+    assert await short_forms(database_url) == 6
     await run_alembic(database_url, command.downgrade, "0014", history=SERVER)
     assert await short_forms(database_url) == 0
-    assert await rows_and_events(database_url) == (2, recorded)
+    assert await rows_and_events(database_url) == (2, 0, recorded)
     await run_alembic(database_url, command.downgrade, "0011", history=SERVER)
-    assert await rows_and_events(database_url) == (6, recorded)
+    assert await rows_and_events(database_url) == (6, 0, recorded)
     await migrate(database_url)
     with serving(create_app(settings)) as url:
         async with httpx.AsyncClient(base_url=url, timeout=30) as client:
             assert [await replays(client, thread_id, r) for r in run_ids] == before
+
+
+async def test_events_kept_in_a_run_row_follow_the_retention(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The events a run's row keeps are replayed while the retention keeps events recorded
+    when the run ended, and not after, as if deleted with `run_events`' old rows."""
+    monkeypatch.setattr(broker, "FLUSH_EVERY_S", 600.0)  # all recorded with the end
+    settings = Settings(database_url=database_url, graphs=json.dumps(GRAPHS))
+    body = {"assistant_id": "echo", "input": {"messages": [{"role": "user", "content": "hi"}]}}
+    with serving(create_app(settings)) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+            thread_id, [run_id] = await joined_runs(client, body, runs=1)
+            path = f"/threads/{thread_id}/runs/{run_id}/stream"
+            replayed = frames((await client.get(path, headers={"Last-Event-ID": "-1"})).content)
+            assert [f.split(b"\n")[0] for f in replayed] == [
+                b"event: metadata",
+                b"event: values",
+                b"event: values",
+            ]
+            engine = create_engine(database_url)
+            try:
+                async with engine.begin() as conn:
+                    aged = "UPDATE runs SET updated_at = :at WHERE events IS NOT NULL"
+                    await conn.execute(sa.text(aged), {"at": datetime.now(UTC) - timedelta(days=2)})
+            finally:
+                await engine.dispose()
+            expired = await client.get(path, headers={"Last-Event-ID": "-1"})
+            assert expired.status_code == 200
+            assert frames(expired.content) == []

@@ -36,6 +36,6 @@ async def test_a_run_shows_every_field_and_stores_the_chosen_ones(
             )
     finally:
         await engine.dispose()
-    # Kept: what the client chose, and the two fields the conversation tree reads by key.
-    assert set(stored) == {"input", "checkpoint_id", "stream_mode", "durability"}
+    # Kept: what the client chose (not `checkpoint_id`: the tree reads its absence as null).
+    assert set(stored) == {"input", "stream_mode", "durability"}
     assert {**DEFAULTS, **stored} == kwargs

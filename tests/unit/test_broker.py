@@ -88,8 +88,38 @@ async def test_events_recorded_wake_followers_and_only_the_end_wakes_waiters(
         broker.publish(run_id, "metadata", {})
         await broker.flush()
         broker.publish(run_id, "values", {"n": 1})
-        _, at_end = broker.take_rest(run_id)
+        _, at_end = broker.take_rest(run_id, 1)
     finally:
         await db.close()
     assert notifier.announced == [(events_key(run_id),)]
     assert sorted(at_end) == sorted([events_key(run_id), run_key(run_id)])
+
+
+async def test_the_timer_records_only_events_old_enough_and_a_run_ending_sooner_keeps_them(
+    tmp_path: Path,
+) -> None:
+    """The flush timer records a run's events once the first of them is FLUSH_EVERY_S old;
+    younger ones wait, so a run that ends before records them with its end, in its row."""
+    db = Database(f"sqlite+aiosqlite:///{tmp_path / 'broker.db'}")
+    await db.prepare()
+    notifier = _Recording()
+    broker = StreamBroker(db, notifier, _never_final)
+    old, young = str(uuid.uuid4()), str(uuid.uuid4())
+    try:
+        broker.publish(old, "metadata", {"run_id": old, "attempt": 1})
+        broker.publish(young, "metadata", {"run_id": young, "attempt": 1})
+        # As if its first event came much later than the other run's.
+        broker.streams[young].unsaved_since += 60
+        for _ in range(500):
+            if notifier.announced:
+                break
+            await asyncio.sleep(0.01)
+        assert notifier.announced == [(events_key(old),)]
+        assert broker.streams[old].unsaved == 0
+        assert broker.streams[young].unsaved == 1
+        kept, _ = broker.take_rest(young, 1)
+    finally:
+        if broker._flushing is not None:
+            broker._flushing.cancel()
+        await db.close()
+    assert kept == "[]"  # its metadata event alone, given back by the run's row

@@ -19,7 +19,7 @@ from app.db.database import Database
 from app.db.models import AssistantRow, RunEventRow, RunRow
 from app.graphs import GraphRegistry, run_context
 from app.jsonable import as_dict, jsonable, to_json
-from app.runs.broker import StreamBroker, event_arrays
+from app.runs.broker import StreamBroker
 from app.runs.events import EventMapper, engine_modes
 from app.runs.notify import answer_payload, notifications
 from app.runs.pool import LeaseLost, WorkerPool
@@ -288,11 +288,14 @@ class RunExecutor:
         else:
             kept = {**(jsonable(values) or {}), **ended}
         resting: ThreadStatus = "error" if status == "error" else head.status
+        # No event comes after the end: the rest are recorded with it.
+        events, keys = self.broker.take_rest(run.run_id, run.attempt)
         outcome = {
             **self._holder(run),
             "outcome": status,
             "outcome_checkpoint": checkpoint_id,
             "outcome_result": kept,
+            "outcome_events": events,
             "now": now(),
         }
         hooked = False
@@ -309,7 +312,7 @@ class RunExecutor:
             if run.awaited and run.run_id not in self.results.awaited:
                 found = done()
                 answer = answer_payload(run.run_id, to_json(found)) if _may_notify(found) else None
-            waiting = await self._record_at_once(run, outcome, resting, head, answer)
+            waiting = await self._record_at_once(run, outcome, resting, head, keys, answer)
             if waiting is None:
                 return
         else:
@@ -319,7 +322,7 @@ class RunExecutor:
                     self._lost(run)
                     return
                 waiting = await self.threads.settle(session, run.thread_id, resting, **head.columns)
-                await self.broker.record_rest(session, run.run_id)
+                await self.broker.notifier.announce(session, *keys)
                 # With the outcome: a crash now cannot lose the webhook's call.
                 hooked = await self.webhooks.record(session, run, status, values, error)
         if hooked:
@@ -339,20 +342,19 @@ class RunExecutor:
         outcome: dict[str, Any],
         resting: ThreadStatus,
         head: Head,
+        keys: list[str],
         answer: str | None,
     ) -> bool | None:
         """`_record`'s transaction as one statement in autocommit mode (PostgreSQL): one
         round trip for eight, its notifications led by `answer`'s. Whether other runs
         wait on the thread; None (nothing written) when this attempt no longer holds the
         run."""
-        rows, keys = self.broker.take_rest(run.run_id)
         changes = head.columns
         params = {
             **outcome,
             **settle_params(run.thread_id, resting, changes),
             "ended_run": run.run_id,
             **notifications(keys, answer),
-            **event_arrays(rows),
         }
         [row] = await self.db.write_one(record_at_once_statement(tuple(sorted(changes))), params)
         if not row.held:

@@ -3,7 +3,8 @@ defaults and shown with them.
 
 A run row is written every turn, so it keeps what the client chose and not the defaults
 too. The defaults are the wire model's: reading a row back gives the whole `kwargs`, and
-rows written whole read the same.
+rows written whole read the same. What SQL reads by key (the conversation tree reads
+`input` and `checkpoint_id`) reads a missing key as null, their default.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ from app.schemas.runs import RunCreate
 
 # Fields of the request that are the run's columns, not its kwargs.
 NOT_KWARGS = frozenset({"assistant_id", "metadata", "multitask_strategy", "if_not_exists"})
-# Read by SQL (the conversation tree) by key: kept even when at their default.
-ALWAYS_KEPT = frozenset({"input", "checkpoint_id"})
 DEFAULTS: dict[str, Any] = {
     name: field.get_default(call_default_factory=True)
     for name, field in RunCreate.model_fields.items()
@@ -29,9 +28,7 @@ DEFAULTS["stream_mode"] = ["values"]
 def stored_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
     """What a run row keeps of its request: the fields that differ from their default."""
     return {
-        key: value
-        for key, value in kwargs.items()
-        if key in ALWAYS_KEPT or key not in DEFAULTS or value != DEFAULTS[key]
+        key: value for key, value in kwargs.items() if key not in DEFAULTS or value != DEFAULTS[key]
     }
 
 

@@ -26,8 +26,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
-from app.db.models import PENDING, RUNNING, RunRow, ThreadRow, UUIDText
-from app.runs.broker import NOTIFIED, given_events
+from app.db.models import PENDING, RUNNING, RunRow, ThreadRow
+from app.runs.broker import NOTIFIED
 from app.services.threads import settle_statement
 
 FINAL = frozenset({"success", "error", "timeout", "interrupted"})
@@ -51,6 +51,7 @@ RECORD = (
         status=bindparam("outcome"),
         checkpoint_id=bindparam("outcome_checkpoint"),
         result=bindparam("outcome_result"),
+        events=bindparam("outcome_events"),
         updated_at=bindparam("now"),
     )
 )
@@ -143,18 +144,17 @@ def admit_at_once_statement(
 
 @functools.cache
 def record_at_once_statement(changed: tuple[str, ...]) -> Any:
-    """PostgreSQL, one statement: the run's outcome (`RECORD`), its thread's rest
-    (`settle`, with `changed` columns), its last events and their notification, all only
-    if this attempt holds the run. Its row: `held`, and the thread's `status`."""
+    """PostgreSQL, one statement: the run's outcome and last events (`RECORD`), its
+    thread's rest (`settle`, with `changed` columns) and the notification of its end,
+    all only if this attempt holds the run. Its row: `held`, and the thread's
+    `status`."""
     ended = RECORD.returning(RUNS.run_id).cte("ended")
     held = exists(select(ended.c.run_id))
     settled = settle_statement(changed, ending=True).where(held).cte("settled")
-    recorded = given_events(bindparam("held_run", type_=UUIDText()), held).cte("recorded")
     notified = NOTIFIED.where(held)
     return select(
         held.label("held"),
         select(settled.c.status).scalar_subquery().label("status"),
-        select(func.count()).select_from(recorded).scalar_subquery().label("events"),
         notified.scalar_subquery().label("notified"),
     )
 
