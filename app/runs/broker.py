@@ -167,26 +167,36 @@ def recorded_row(run_id: str, events: list[Event], now: datetime) -> dict[str, A
     What every run records is kept short, and read back to the same text: a `metadata`
     event as its attempt (its run id is the row's), and in `more` a `values` event with
     nothing after its values as its checkpoint's id alone, 22 characters of base64."""
+    row, more = _short(run_id, events, now)
+    row["last_seq"] = events[-1].seq if more else None
+    row["more"] = _compact(more) if more else None
+    return row
+
+
+def folded(run_id: str, events: list[Event], attempt: int) -> str:
+    """`recorded_row`'s record of `events` of an attempt of their run as the run's row
+    keeps it (`runs.events`): one JSON array, the first event's seq, name, data and
+    checkpoint, then the items of `more`; the items alone when the first is the
+    attempt's `metadata` event, the run's first (its row gives it back: the run's id and
+    attempt)."""
+    row, more = _short(run_id, events, _EPOCH)  # the row's time is the run's end
+    if (row["seq"], row["event"], row["data"]) == (0, "metadata", str(attempt)):
+        return _compact(more)
+    return _compact([row["seq"], row["event"], row["data"], row["checkpoint_id"], *more])
+
+
+def _short(run_id: str, events: list[Event], now: datetime) -> tuple[dict[str, Any], list[Any]]:
+    """The row of the first of `events` and the items of `more` for the others, in their
+    short forms."""
     row = events[0].row(run_id, now)
     if row["event"] == "metadata":
         row["data"] = _attempt(run_id, row["data"]) or row["data"]
     rest = [e.row(run_id, now) for e in events[1:]]
-    more = [_more_item(r["event"], r["checkpoint_id"], r["data"]) for r in rest]
-    row["last_seq"] = rest[-1]["seq"] if rest else None
-    row["more"] = json.dumps(more, separators=(",", ":"), ensure_ascii=False) if rest else None
-    return row
+    return row, [_more_item(r["event"], r["checkpoint_id"], r["data"]) for r in rest]
 
 
-def folded(row: dict[str, Any], attempt: int) -> str:
-    """A `recorded_row` of an attempt of its run as the run's row keeps it (`runs.events`):
-    one JSON array, the first event's seq, name, data and checkpoint, then the items of
-    `more`; the items alone when the first is the attempt's `metadata` event, the run's
-    first (its row gives it back: the run's id and attempt)."""
-    more = json.loads(row["more"]) if row["more"] else []
-    if (row["seq"], row["event"], row["data"]) == (0, "metadata", str(attempt)):
-        return json.dumps(more, separators=(",", ":"), ensure_ascii=False)
-    first = [row["seq"], row["event"], row["data"], row["checkpoint_id"]]
-    return json.dumps([*first, *more], separators=(",", ":"), ensure_ascii=False)
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def recorded_events(run_id: str, row: Any) -> list[tuple[int, str, str, str | None]]:
@@ -370,27 +380,25 @@ class StreamBroker:
                 return
             delay = max(min(waiting, default=clock()) + FLUSH_EVERY_S - clock(), _CLOCK_SLACK_S)
 
-    def _take(self, run_ids: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
-        """The rows of the events of `run_ids` not in the table yet (they count as saved
-        from now on), and the runs they belong to."""
-        rows: list[dict[str, Any]] = []
-        taken: list[str] = []
-        now = datetime.now(UTC)
+    def _take(self, run_ids: list[str]) -> dict[str, list[Event]]:
+        """The events of `run_ids` not in the table yet (they count as saved from now
+        on), by run (those that have some)."""
+        taken: dict[str, list[Event]] = {}
         for rid in run_ids:
             stream = self.streams.get(rid)
             if stream is None or not stream.unsaved:
                 continue
-            pending = stream.events[len(stream.events) - stream.unsaved :]
+            taken[rid] = stream.events[len(stream.events) - stream.unsaved :]
             stream.unsaved = 0
-            taken.append(rid)
-            rows.append(recorded_row(rid, pending, now))
-        return rows, taken
+        return taken
 
     async def flush(self, run_ids: list[str] | None = None) -> None:
         """Record the events of `run_ids` (None: every run's) not in the table yet, and
         announce them with the keys waiting for a flush."""
-        rows, flushed = self._take(list(self.streams) if run_ids is None else run_ids)
-        keys = self._keys(flushed)
+        taken = self._take(list(self.streams) if run_ids is None else run_ids)
+        now = datetime.now(UTC)
+        rows = [recorded_row(rid, pending, now) for rid, pending in taken.items()]
+        keys = self._keys(list(taken))
         if not rows and not keys:
             return
         if self.db.dialect == "postgresql":
@@ -398,7 +406,7 @@ class StreamBroker:
             # COMMIT were four round trips, on every flush of a running run.
             params = {
                 **_event_arrays(rows),
-                "now": rows[0]["created_at"] if rows else datetime.now(UTC),
+                "now": now,
                 **notifications(keys),
             }
             await self.db.write_one(_FLUSH, params)
@@ -422,8 +430,8 @@ class StreamBroker:
         recording its end with them announces: the run's, and any waiting for a flush.
         Recorded with the end, in the row it updates anyway, they cost no row of their
         own."""
-        rows, _ = self._take([run_id])
-        events = folded(rows[0], attempt) if rows else None
+        pending = self._take([run_id]).get(run_id)
+        events = folded(run_id, pending, attempt) if pending else None
         return events, self._keys([run_id], ended=True)
 
     async def close(self, run_id: str) -> None:
