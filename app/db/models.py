@@ -125,7 +125,10 @@ class ThreadRow(Base):
 
     thread_id: Mapped[str] = mapped_column(UUIDText(), primary_key=True)
     metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
-    status: Mapped[str] = mapped_column(String(16), default="idle", index=True)
+    # Not indexed, and a run's admission changes no indexed column (it sets the status
+    # and merges the metadata, not `updated_at`): PostgreSQL then updates the row in its
+    # page (a HOT update) without an entry in every index, which a chat turn paid twice.
+    status: Mapped[str] = mapped_column(String(16), default="idle")
     # The head's values as of the last run (or state change): the checkpoint whose saved
     # values they are, or, when no checkpoint's are (a step stopped with some tasks done),
     # the values themselves. Never a copy of what a checkpoint holds: a long chat's row

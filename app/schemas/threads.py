@@ -83,8 +83,8 @@ class ThreadSearch(ThreadFilter):
     offset: Offset = 0
     sort_by: ThreadSortBy = Field(
         default="created_at",
-        description="`state_updated_at` sorts by `updated_at`, which every run and state "
-        "update refreshes.",
+        description="`state_updated_at` sorts by `updated_at`, which the end of every run "
+        "and every state update refreshes.",
     )
     sort_order: SortOrder = "desc"
     select: list[ThreadField] | None = Field(default=None, max_length=MAX_NAMES)

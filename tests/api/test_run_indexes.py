@@ -1,8 +1,11 @@
 """The runs table indexes what finds active runs by active runs only (revision 0009): the
 claim, the queue limit and cancel by owner are planned on those partial indexes on both
 dialects, and a migrated database has the indexes the models declare. Events are found
-by time with a BRIN index on PostgreSQL (revision 0010)."""
+by time with a BRIN index on PostgreSQL (revision 0010). A run's admission changes no
+indexed column of its thread's row, so PostgreSQL updates it in its page (revision
+0018)."""
 
+import re
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -13,9 +16,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.database import Database
 from app.db.migrations import migrate
-from app.db.models import PENDING, RUNNING, RunRow
+from app.db.models import PENDING, RUNNING, RunRow, ThreadRow
 from app.runs.pool import WorkerPool
 from app.services.runs.statements import (
+    BUSY,
     QUEUED,
     THREAD,
     admit_at_once_statement,
@@ -158,10 +162,11 @@ def by_status(plan: str) -> bool:
     return False
 
 
-async def test_a_migrated_database_has_the_declared_run_indexes(db: Database) -> None:
-    declared = {index.name: index for index in RunRow.__table__.indexes}
+@pytest.mark.parametrize("table", [RunRow.__table__, ThreadRow.__table__], ids=lambda t: t.name)
+async def test_a_migrated_database_has_the_declared_indexes(db: Database, table: Any) -> None:
+    declared = {index.name: index for index in table.indexes}
     async with db.engine.connect() as conn:
-        found = await conn.run_sync(lambda sync: sa.inspect(sync).get_indexes("runs"))
+        found = await conn.run_sync(lambda sync: sa.inspect(sync).get_indexes(table.name))
     assert {index["name"] for index in found} == set(declared)
     for index in found:
         columns = [column.name for column in declared[index["name"]].columns]
@@ -181,3 +186,78 @@ async def test_events_are_found_by_time_with_a_brin_index_on_postgresql(db: Data
                 )
             )
             assert method == "brin"
+
+
+# The columns an UPDATE of threads sets, in its SQL.
+SET_COLUMNS = re.compile(r"UPDATE threads SET (.*?) (?:WHERE|RETURNING|FROM)", re.DOTALL)
+
+
+async def test_a_run_s_admission_sets_no_indexed_column_of_its_thread(db: Database) -> None:
+    """What keeps the admission's update of the thread in place: the columns it sets
+    (the status and the metadata, on either path) are in no index of the table."""
+    async with db.engine.connect() as conn:
+        found = await conn.run_sync(lambda sync: sa.inspect(sync).get_indexes("threads"))
+        dialect = conn.dialect
+    indexed = {column for index in found for column in index["column_names"]}
+    for statement in (BUSY, admit_at_once_statement(("run_id", "thread_id", "status"))):
+        sql = str(statement.compile(dialect=dialect))
+        (assignments,) = SET_COLUMNS.findall(sql)
+        columns = {part.split("=")[0].strip() for part in assignments.split(", ")}
+        assert columns == {"status", "metadata"}, sql
+        assert not columns & indexed, (columns & indexed, found)
+
+
+async def test_a_run_s_admission_updates_its_thread_in_place(db: Database) -> None:
+    """PostgreSQL: the admission's update of an idle thread is a heap-only (HOT) tuple,
+    with no new index entry, as the page inspector shows."""
+    if db.dialect != "postgresql":
+        pytest.skip("HOT updates are PostgreSQL's")
+    thread, now = str(uuid.uuid4()), datetime.now(UTC)
+    run = {
+        "run_id": str(uuid.uuid4()),
+        "thread_id": thread,
+        "assistant_id": str(uuid.uuid4()),
+        "status": "running",
+        "metadata": {},
+        "multitask_strategy": "enqueue",
+        "kwargs": {},
+        "owner": "someone",
+        "attempt": 1,
+        "not_before": now,
+        "created_at": now,
+        "updated_at": now,
+    }
+    async with db.engine.begin() as conn:
+        await conn.execute(sa.text("CREATE EXTENSION IF NOT EXISTS pageinspect"))
+        await conn.execute(
+            sa.insert(ThreadRow.__table__).values(
+                thread_id=thread, owner="someone", created_at=now, updated_at=now
+            )
+        )
+    async with db.engine.begin() as conn:
+        added = await conn.execute(
+            admit_at_once_statement(tuple(run)),
+            {
+                "thread": thread,
+                "thread_owner": "someone",
+                "thread_patch": {"graph_id": "echo"},
+                **{f"run_{name}": value for name, value in run.items()},
+            },
+        )
+        assert len(added.all()) == 1
+        status, updated_at = (
+            await conn.execute(sa.select(ThreadRow.status, ThreadRow.updated_at))
+        ).one()
+        assert (status, updated_at) == ("busy", now)
+        flags = await conn.scalars(
+            sa.text(
+                "SELECT t_infomask2 FROM heap_page_items(get_raw_page('threads', 0)) "
+                "WHERE t_infomask2 IS NOT NULL ORDER BY lp"
+            )
+        )
+        old, new = flags.all()
+    assert old & HEAP_HOT_UPDATED and new & HEAP_ONLY_TUPLE, (hex(old), hex(new))
+
+
+# Bits of a heap tuple's t_infomask2 (PostgreSQL's htup_details.h).
+HEAP_HOT_UPDATED, HEAP_ONLY_TUPLE = 0x4000, 0x8000

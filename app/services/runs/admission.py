@@ -215,7 +215,6 @@ class RunAdmission:
                 "graph_id": assistant.graph_id,
                 "assistant_id": assistant.assistant_id,
             },
-            "now": run.created_at,
             **{f"run_{name}": value for name, value in values.items()},
         }
         if not started:
@@ -281,9 +280,7 @@ class RunAdmission:
                 "assistant_id": assistant.assistant_id,
             }
             if found:
-                await session.execute(
-                    BUSY, {"thread": key, "metadata": metadata, "now": run.created_at}
-                )
+                await session.execute(BUSY, {"thread": key, "metadata": metadata})
             else:
                 thread = new_thread(key, metadata, owner)
                 thread.status = "busy"

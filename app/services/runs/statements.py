@@ -79,7 +79,7 @@ THREAD = select(THREADS.owner, THREADS.metadata, ACTIVE.label("active")).where(
 BUSY = (
     update(ThreadRow.__table__)
     .where(THREADS.thread_id == bindparam("thread"))
-    .values(status="busy", metadata=bindparam("metadata"), updated_at=bindparam("now"))
+    .values(status="busy", metadata=bindparam("metadata"))
 )
 ADD_RUN = insert(RunRow.__table__)
 
@@ -118,7 +118,7 @@ def admit_at_once_statement(
     busy = (
         update(ThreadRow.__table__)
         .where(*conditions)
-        .values(status="busy", updated_at=bindparam("now"), metadata=cast(metadata, JSON))
+        .values(status="busy", metadata=cast(metadata, JSON))
         .returning(THREADS.thread_id)
         .cte("busy")
     )
