@@ -33,6 +33,8 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeEngine
 
+from app.db.packed import PackedJSON
+
 app_metadata = MetaData()
 
 # A run's status as an SQL constant, not a parameter, in the conditions that the partial
@@ -181,7 +183,7 @@ class RunRow(Base):
     status: Mapped[str] = mapped_column(String(16), default="pending")
     metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
     multitask_strategy: Mapped[str] = mapped_column(String(16), default="enqueue")
-    kwargs: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    kwargs: Mapped[dict[str, Any]] = mapped_column(PackedJSON, default=dict)
     # What the run ended with, for join and wait: the values of `checkpoint_id` as saved,
     # followed by what `result` holds (its interrupts); without a checkpoint, `result`
     # whole (the error, or values no checkpoint holds: a stateless run deletes its own).

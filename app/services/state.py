@@ -451,8 +451,7 @@ class StateService:
             select(
                 RunRow.run_id,
                 RunRow.status,
-                RunRow.kwargs["input"],
-                RunRow.kwargs["checkpoint_id"],
+                RunRow.kwargs,
                 RunRow.created_at,
                 RunRow.result["__interrupt__"],
             )
@@ -462,6 +461,8 @@ class StateService:
         async with self.db.read() as session:
             rows = await session.execute(query)
         return {
-            run_id: _Outcome(status, given, start, made, bool(interrupts))
-            for run_id, status, given, start, made, interrupts in rows
+            run_id: _Outcome(
+                status, kwargs.get("input"), kwargs.get("checkpoint_id"), made, bool(interrupts)
+            )
+            for run_id, status, kwargs, made, interrupts in rows
         }

@@ -1,12 +1,24 @@
-"""A run row keeps of its request only what differs from the defaults, and the API shows
-its `kwargs` whole, as before."""
+"""A run row keeps of its request only what differs from the defaults, deflated
+(revision 0019), and the API shows its `kwargs` whole, as before."""
 
+import json
+from typing import Any
+
+import httpx
 import sqlalchemy as sa
 
+from alembic import command
+from app.config import Settings
+from app.db.migrations import SERVER, migrate
 from app.db.models import RunRow
+from app.db.packed import PACKED, unpack_json
+from app.main import create_app
 from app.services.runs.kwargs import DEFAULTS
 from engine.checkpoint.sql.connect import create_engine
-from tests.helpers import client, new_thread, said
+from engine.checkpoint.sql.migrations import run_alembic
+from tests.api.conftest import serving
+from tests.api.graphs import GRAPHS
+from tests.helpers import client, joined_runs, new_thread, said
 
 
 async def test_a_run_shows_every_field_and_stores_the_chosen_ones(
@@ -39,3 +51,42 @@ async def test_a_run_shows_every_field_and_stores_the_chosen_ones(
     # Kept: what the client chose (not `checkpoint_id`: the tree reads its absence as null).
     assert set(stored) == {"input", "stream_mode", "durability"}
     assert {**DEFAULTS, **stored} == kwargs
+
+
+async def stored_kwargs(database_url: str) -> list[Any]:
+    """The runs' `kwargs` column as the database holds it, oldest run first."""
+    engine = create_engine(database_url)
+    try:
+        async with engine.connect() as connection:
+            found = await connection.scalars(
+                sa.text("SELECT kwargs FROM runs ORDER BY created_at, run_id")
+            )
+            return list(found)
+    finally:
+        await engine.dispose()
+
+
+async def test_kwargs_are_deflated_and_revision_0019_turns_them_back_into_json(
+    database_url: str,
+) -> None:
+    settings = Settings(database_url=database_url, graphs=json.dumps(GRAPHS), workers=2)
+    words = "Remind me to water the plants on Saturday morning, and to call my sister."
+    body = {"assistant_id": "echo", "input": said(words), "stream_mode": ["updates"]}
+    with serving(create_app(settings)) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as api:
+            thread_id, _ = await joined_runs(api, body)
+            before = (await api.get(f"/threads/{thread_id}/runs")).content
+    packed = await stored_kwargs(database_url)
+    assert [bytes(data)[:1] for data in packed] == [PACKED, PACKED]
+    chosen = {"input": said(words), "stream_mode": ["updates"]}
+    assert [unpack_json(bytes(data)) for data in packed] == [chosen, chosen]
+    text = json.dumps(chosen, separators=(",", ":")).encode()
+    assert all(len(data) < len(text) * 0.75 for data in packed), (len(packed[0]), len(text))
+
+    await run_alembic(database_url, command.downgrade, "0018", history=SERVER)
+    json_column = await stored_kwargs(database_url)  # PostgreSQL's driver decodes json
+    assert [d if type(d) is dict else json.loads(d) for d in json_column] == [chosen, chosen]
+    await migrate(database_url)
+    with serving(create_app(settings)) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as api:
+            assert (await api.get(f"/threads/{thread_id}/runs")).content == before
