@@ -31,7 +31,7 @@ PACKED = b"\x01"  # first byte of a deflated object; a JSON object's text starts
 def pack_json(value: dict[str, Any]) -> bytes:
     """`value` as `PackedJSON` stores it: deflated, or its text when that is shorter."""
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    plain = text.encode("utf-8", "surrogatepass")  # a lone surrogate of client JSON, kept
+    plain = text.encode()  # the API refuses lone surrogates (`app.middleware`)
     packer = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zdict=_KWARGS_DICTIONARY)
     packed = PACKED + packer.compress(plain) + packer.flush()
     return packed if len(packed) < len(plain) else plain
@@ -42,7 +42,7 @@ def unpack_json(data: bytes) -> dict[str, Any]:
     if data[:1] == PACKED:
         unpacker = zlib.decompressobj(-15, zdict=_KWARGS_DICTIONARY)
         data = unpacker.decompress(data[1:]) + unpacker.flush()
-    return json.loads(data.decode("utf-8", "surrogatepass"))  # type: ignore[no-any-return]
+    return json.loads(data)  # type: ignore[no-any-return]
 
 
 class PackedJSON(TypeDecorator[dict[str, Any]]):
