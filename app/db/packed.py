@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import Dialect, LargeBinary, TypeDecorator
 
 # What a run's kwargs hold, most frequent last (deflate reaches the end most cheaply).
+# Stored rows need it as it is: another dictionary needs another first byte than PACKED.
 _KWARGS_DICTIONARY = (
     b'"config":{"configurable":{},"tags":[],"recursion_limit":25},"context":{},'
     b'"interrupt_before":[],"interrupt_after":[],"webhook":"https://","durability":"async",'
