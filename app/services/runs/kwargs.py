@@ -3,8 +3,8 @@ defaults and shown with them.
 
 A run row is written every turn, so it keeps what the client chose and not the defaults
 too. The defaults are the wire model's: reading a row back gives the whole `kwargs`, and
-rows written whole read the same. What SQL reads by key (the conversation tree reads
-`input` and `checkpoint_id`) reads a missing key as null, their default.
+rows written whole read the same. The conversation tree reads a missing `input` or
+`checkpoint_id` as null, their default.
 """
 
 from __future__ import annotations
