@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from alembic import op
-from engine.checkpoint.sql.records import decode_summary
+from engine.checkpoint.sql.records import thread_summaries
 
 revision: str = "0008"
 down_revision: str | None = "0007"
@@ -50,7 +50,7 @@ runs = sa.table(
 # The records of a thread (digests, under negative numbers, repeat them).
 RECORDS = sa.text(
     "SELECT s.data FROM checkpoint_saves s JOIN checkpoint_threads t ON s.thread = t.id "
-    "WHERE t.thread_id = :thread AND s.seq > 0"
+    "WHERE t.thread_id = :thread AND s.seq > 0 ORDER BY s.seq"
 )
 # Per dialect: runs that succeeded without interrupts, with the last message of their
 # values (as JSON text); threads resting idle, without interrupts, with values.
@@ -130,12 +130,12 @@ def _ends(conn: Connection, thread_id: str) -> tuple[dict[str, str], str | None]
     latest checkpoint (None when it has none)."""
     ended: dict[str, str] = {}
     latest: str | None = None
-    for (data,) in conn.execute(RECORDS, {"thread": thread_id}):
-        for summary in decode_summary(bytes(data)):
-            if summary.ns:
-                continue
-            latest = max(latest or summary.id, summary.id)
-            run_id = summary.metadata.get("run_id")
-            if isinstance(run_id, str):
-                ended[run_id] = max(ended.get(run_id, summary.id), summary.id)
+    found = conn.execute(RECORDS, {"thread": thread_id}).scalars()
+    for summary in thread_summaries(bytes(data) for data in found):
+        if summary.ns:
+            continue
+        latest = max(latest or summary.id, summary.id)
+        run_id = summary.metadata.get("run_id")
+        if isinstance(run_id, str):
+            ended[run_id] = max(ended.get(run_id, summary.id), summary.id)
     return ended, latest

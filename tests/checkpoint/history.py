@@ -7,9 +7,12 @@ numbers for different values, which is exactly what a saver must survive.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+
+from sqlalchemy import select
 
 from engine.checkpoint.base import (
     BaseCheckpointSaver,
@@ -19,6 +22,9 @@ from engine.checkpoint.base import (
     checkpoint_config,
 )
 from engine.checkpoint.ids import new_checkpoint_id
+from engine.checkpoint.sql.models import save_table
+from engine.checkpoint.sql.records import Record, decode, decode_thread
+from engine.checkpoint.sql.saver import SQLSaver
 
 State = tuple[dict[str, Any], dict[str, Any]]  # (channel_versions, channel_values)
 
@@ -29,6 +35,21 @@ def message_list(count: int, start: int = 0) -> list[dict[str, Any]]:
         {"type": "human" if i % 2 == 0 else "ai", "content": f"message {i} " * 20, "id": f"m{i}"}
         for i in range(start, start + count)
     ]
+
+
+async def stored_rows(saver: SQLSaver) -> list[tuple[int, Record]]:
+    """Every stored row decoded, thread by thread, by seq: digests (negative seqs), then
+    records, each decoded against the one before it as a saver does."""
+    s = save_table.c
+    async with saver.engine.connect() as conn:
+        found = await conn.execute(select(s.thread, s.seq, s.data).order_by(s.thread, s.seq))
+    rows: list[tuple[int, Record]] = []
+    for _, group in itertools.groupby(found, key=lambda row: row.thread):
+        stored = [(seq, data) for _, seq, data in group]
+        rows += [(seq, decode(data).record) for seq, data in stored if seq < 0]
+        records = [(seq, data) for seq, data in stored if seq > 0]
+        rows += zip([seq for seq, _ in records], decode_thread(d for _, d in records), strict=True)
+    return rows
 
 
 @dataclass

@@ -12,16 +12,16 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import literal, select
 
 from engine.checkpoint.base import CheckpointTuple, checkpoint_config
 from engine.checkpoint.sql import journal as journal_module
 from engine.checkpoint.sql.item_log import element_runs, joined
-from engine.checkpoint.sql.models import save_table
-from engine.checkpoint.sql.records import decode
+from engine.checkpoint.sql.models import save_table, thread_table
+from engine.checkpoint.sql.records import Record, chained, decode
 from engine.checkpoint.sql.saver import DIGEST_EVERY, SQLSaver
 from tests.checkpoint.chat import run_chat
-from tests.checkpoint.history import History, message_list
+from tests.checkpoint.history import History, message_list, stored_rows
 
 
 @pytest.fixture
@@ -29,26 +29,19 @@ def decoded(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[bytes]]:
     """The stored rows that savers decode, as they decode them."""
     rows: list[bytes] = []
 
-    def counting(data: bytes) -> Any:
+    def counting(data: bytes, before: bytes | None = None) -> Any:
         rows.append(data)
-        return decode(data)
+        return decode(data, before)
 
     monkeypatch.setattr(journal_module, "decode", counting)
     yield rows
 
 
-async def stored(saver: SQLSaver) -> list[tuple[int, bytes]]:
-    """(seq, data) of every stored row: records, and digests under negative seqs."""
-    async with saver.engine.connect() as conn:
-        found = await conn.execute(select(save_table.c.seq, save_table.c.data))
-        return [(seq, data) for seq, data in found]
-
-
-def item_positions(data: bytes) -> list[tuple[str, str, int]]:
+def item_positions(record: Record) -> list[tuple[str, str, int]]:
     """(namespace, channel, position) of each list element a stored row appended."""
     return [
         (ns, channel, position)
-        for ns, channel, start, count, _ in decode(data).items
+        for ns, channel, start, count, _ in record.items
         for position in range(start, start + count)
     ]
 
@@ -143,7 +136,7 @@ async def test_digests_keep_every_checkpoint_write_and_list_readable(
     for n in range(4):  # records of writes only, to the head: digests hold them too
         await writer.aput_writes(h.config(h.head), [("answer", n)], f"task-{n}")
         await writer.aput_writes(h.config(h.head), [("__interrupt__", [n])], "task-9")
-    assert sum(seq < 0 for seq, _ in await stored(writer)) >= 4
+    assert sum(seq < 0 for seq, _ in await stored_rows(writer)) >= 4
     await assert_new_savers_read(writer, h, child)
 
     # A head that shares `big` with the root, which never was a head: a saver that read
@@ -207,7 +200,7 @@ async def test_savers_that_write_one_thread_at_once_digest_each_record_once(
                 for i, b in enumerate(branches)
             )
         )
-    rows = await stored(savers[0])
+    rows = await stored_rows(savers[0])
     last = max(-seq for seq, _ in rows)
     digested = Counter(
         position for seq, data in rows if seq < 0 for position in item_positions(data)
@@ -229,14 +222,14 @@ async def test_a_thread_without_digests_is_digested_at_its_next_save(
     all its records at once, and new savers then start from that digest."""
     old = SQLSaver(sql_saver.engine, digest_every=10**9)  # as the saver before digests
     chat = await run_chat(old, "old", 40)
-    assert all(seq > 0 for seq, _ in await stored(old))
+    assert all(seq > 0 for seq, _ in await stored_rows(old))
     decoded.clear()
     loaded = await SQLSaver(sql_saver.engine).aget_tuple(chat.config)
     assert loaded is not None and loaded.checkpoint["channel_values"]["messages"] == chat.messages
     assert len(decoded) == 40
     chat.saver = SQLSaver(sql_saver.engine)
     await chat.turn("a question", "an answer")
-    assert [seq for seq, _ in await stored(old) if seq < 0] == [-41]
+    assert [seq for seq, _ in await stored_rows(old) if seq < 0] == [-41]
     decoded.clear()
     loaded = await SQLSaver(sql_saver.engine).aget_tuple(chat.config)
     assert loaded is not None and loaded.checkpoint["channel_values"]["messages"] == chat.messages
@@ -263,7 +256,7 @@ async def test_a_fork_by_a_saver_that_read_the_digests_stores_only_what_it_adds(
         {"messages": [*h.values(older)["messages"], *message_list(1)]}, parent=older
     )
     await h.assert_readable(forked)
-    [(_, _, _, count, _)] = decode(max(await stored(reader))[1]).items
+    [(_, _, _, count, _)] = max(await stored_rows(reader), key=lambda row: row[0])[1].items
     assert count == 1
 
 
@@ -300,7 +293,63 @@ async def test_a_head_read_from_the_digests_may_start_inside_a_joined_row(
     await h.put({"messages": messages})
     edited = {**messages[2], "content": "edited " * 30}
     await h.put({"messages": [*messages[:2], edited, messages[3]]})
-    [(_, _, start, count, _)] = decode(min(await stored(sql_saver))[1]).items
+    [(_, _, start, count, _)] = min(await stored_rows(sql_saver), key=lambda row: row[0])[1].items
     assert (start, count) == (0, 6)
     assert h.head is not None
     await History(SQLSaver(sql_saver.engine), "t1", states=h.states).assert_readable(h.head)
+
+
+async def stored_formats(saver: SQLSaver, thread_id: str) -> dict[int, bool]:
+    """Whether each stored row of the thread is chained to the record before it, by seq."""
+    s, t = save_table.c, thread_table.c
+    query = select(s.seq, s.data).join(thread_table, s.thread == t.id)
+    async with saver.engine.connect() as conn:
+        found = await conn.execute(query.where(t.thread_id == thread_id))
+        return {seq: chained(data) for seq, data in found}
+
+
+async def test_a_record_is_chained_to_the_one_before_unless_that_one_is_digested(
+    sql_saver: SQLSaver,
+) -> None:
+    """Two savers (two processes) take turns on a thread, each learning of the other's
+    records and digests as it catches up or from a head it was handed: every record but
+    the first after a digest is deflated against the record before it, and a new saver,
+    which reads the digests and the records after them, reads each head."""
+    savers = [SQLSaver(sql_saver.engine, digest_every=3) for _ in range(2)]
+    h = History(savers[0], "t1")
+    for turn in range(14):
+        h.saver = savers[turn % 2]
+        if turn % 4 == 3:  # as a worker's claim hands its saver the head and last record
+            async with sql_saver.engine.connect() as conn:
+                seen = await conn.execute(
+                    select(h.saver.head_of(literal("t1")), h.saver.last_record_of(literal("t1")))
+                )
+            h.saver.expect_head("t1", *seen.one())
+            assert await h.saver.aget_tuple(h.config()) is not None
+        await h.put({"messages": message_list(2 * turn + 2)})
+        assert h.head is not None
+        await History(SQLSaver(sql_saver.engine), "t1", states=h.states).assert_readable(h.head)
+    formats = await stored_formats(sql_saver, "t1")
+    digested = {-seq for seq in formats if seq < 0}
+    assert digested == {3, 6, 9, 12}
+    assert {seq for seq, chain in formats.items() if chain} == (
+        {seq for seq in formats if seq > 1} - {seq + 1 for seq in digested}
+    )
+
+
+async def test_a_head_handed_over_with_a_digest_saved_with_its_record_is_read(
+    sql_saver: SQLSaver,
+) -> None:
+    """`last_record_of` gives no record when a digest was saved with it: the saver one
+    record behind reads, and so learns that the next record starts after a digest."""
+    writer, other = (SQLSaver(sql_saver.engine, digest_every=2) for _ in range(2))
+    h = History(writer, "t1")
+    await h.put({"messages": message_list(2)})
+    assert await other.aget_tuple(h.config()) is not None
+    await h.put({"messages": message_list(4)})  # the second record, and their digest
+    async with sql_saver.engine.connect() as conn:
+        last = await conn.scalar(select(writer.last_record_of(literal("t1"))))
+    assert last is None
+    h.saver = other
+    await h.put({"messages": message_list(6)})
+    assert (await stored_formats(sql_saver, "t1"))[3] is False

@@ -324,7 +324,7 @@ async def test_upgrade_makes_one_record_per_thread_and_downgrade_restores_the_ro
         assert "checkpoint_saves" in tables and not tables & OLD_TABLES
         [(thread, seq, data)] = await db.run(sa.select(saves))
         assert (thread, seq) == (THREAD, 3)
-        record = decode(data)
+        record = decode(data).record
         assert record == EXPECTED
         # The metadata columns come first, then the metadata column's keys, in order.
         assert [list(c.metadata) for c in record.checkpoints] == [
@@ -352,7 +352,8 @@ async def test_upgrade_makes_one_record_per_thread_and_downgrade_restores_the_ro
 
         # Two records of the other thread, replayed on downgrade: a checkpoint saved again
         # replaces the first; a task's write keeps its first value, a special write its last.
-        # Their digest (seq -2), which comes first in seq order, is not replayed.
+        # Their digest (seq -2), which comes first in seq order, is not replayed. The
+        # second is chained to the first, as a saver writes it.
         first, again = EXPECTED.checkpoints[0], EXPECTED.checkpoints[1]
         replaced = dataclasses.replace(first, ts="later", stored={})
         write = ("", "1ef-0001", "task-c", 0, "messages", "", '"first"')
@@ -366,16 +367,17 @@ async def test_upgrade_makes_one_record_per_thread_and_downgrade_restores_the_ro
                 [("", "__start__", "1", "{}")],
             ),
         ]
+        earlier = encode(records[0])
         await db.run(
             (
                 sa.insert(saves),
                 [
-                    {"data": encode(r), "thread": EMPTY, "seq": n}
-                    for n, r in enumerate(records, start=1)
+                    {"data": earlier.data, "thread": EMPTY, "seq": 1},
+                    {"data": encode(records[1], earlier.stream).data, "thread": EMPTY, "seq": 2},
                 ]
                 + [
                     {
-                        "data": encode(Record(writes=[write[:-1] + ('"stale"',)])),
+                        "data": encode(Record(writes=[write[:-1] + ('"stale"',)])).data,
                         "thread": EMPTY,
                         "seq": -2,
                     }

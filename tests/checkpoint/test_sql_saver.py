@@ -21,7 +21,7 @@ from engine.checkpoint.sql.models import save_table, thread_table
 from engine.checkpoint.sql.records import Record, decode, encode
 from engine.checkpoint.sql.saver import _CATCH_UP, DIGEST_EVERY, SQLSaver, ThreadDeletedError
 from tests.checkpoint.chat import bytes_on_disk, run_chat, turn_texts
-from tests.checkpoint.history import History, message_list
+from tests.checkpoint.history import History, message_list, stored_rows
 from tests.helpers import asyncpg_commands
 from tests.pg import PostgresCluster
 
@@ -32,10 +32,8 @@ async def count_rows(saver: SQLSaver, table: Any) -> int:
 
 
 async def stored_records(saver: SQLSaver) -> list[Record]:
-    """Every save record in the database, decoded."""
-    async with saver.engine.connect() as conn:
-        found = await conn.execute(select(save_table.c.data))
-        return [decode(data) for data in found.scalars()]
+    """Every stored row in the database (records and digests), decoded."""
+    return [record for _, record in await stored_rows(saver)]
 
 
 def rows_after(saves: int) -> int:
@@ -550,11 +548,11 @@ async def test_a_stored_message_its_class_refuses_is_reported_as_bad_data(
     stored = {"$t": "msg", "v": {"content": content, "type": "tool", "tool_call_id": None}}
     async with sql_saver.engine.begin() as conn:
         data, *others = (await conn.execute(select(save_table.c.data))).scalars().all()
-        record = decode(data)
+        record = decode(data).record
         assert not others and len(record.items) == 1
         ns, channel, seq, count, _ = record.items[0]
         record.items = [(ns, channel, seq, count, json.dumps(stored))]
-        await conn.execute(update(save_table).values(data=encode(record)))
+        await conn.execute(update(save_table).values(data=encode(record).data))
     for saver in (SQLSaver(sql_saver.engine), SQLSaver(sql_saver.engine)):
         for _ in range(2):  # as the rows are prepared, and once they are
             with pytest.raises(SerializationError, match="validation error for ToolMessage"):

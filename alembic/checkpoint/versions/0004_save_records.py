@@ -20,7 +20,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from alembic import op
-from engine.checkpoint.sql.records import CheckpointEntry, Record, decode, encode
+from engine.checkpoint.sql.records import CheckpointEntry, Record, decode_thread, encode
 
 revision: str = "0004"
 # 0003 (the server's) while both histories were one; nothing here depends on it.
@@ -143,7 +143,7 @@ def _save_thread(bind: sa.Connection, thread: int) -> None:
     # A put_count below 1 (or no thread row) still numbers the record 1, and the thread's
     # put_count follows, so the next save gets a number of its own.
     seq = max(put_count or 0, 1)
-    bind.execute(sa.insert(saves).values(thread=thread, seq=seq, data=encode(record)))
+    bind.execute(sa.insert(saves).values(thread=thread, seq=seq, data=encode(record).data))
     bind.execute(
         sa.update(threads)
         .where(threads.c.id == thread)
@@ -204,8 +204,8 @@ def _restore_thread(bind: sa.Connection, thread: int) -> None:
     logged: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     stored: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     records = sa.select(saves.c.data).where(saves.c.thread == thread, saves.c.seq > 0)
-    for (data,) in bind.execute(records.order_by(saves.c.seq)):
-        record = decode(bytes(data))
+    datas = bind.execute(records.order_by(saves.c.seq)).scalars()
+    for record in decode_thread(bytes(data) for data in datas):
         for entry in record.checkpoints:
             found[entry.ns, entry.id] = entry
         for write in record.writes:

@@ -21,7 +21,14 @@ from typing import Any, NamedTuple
 
 from engine.checkpoint.serde import Prepared
 from engine.checkpoint.sql.item_log import Chunks, Segments, joined, merge, pieces, version_runs
-from engine.checkpoint.sql.records import CheckpointEntry, JsonText, Record, decode, references
+from engine.checkpoint.sql.records import (
+    CheckpointEntry,
+    JsonText,
+    Record,
+    decode,
+    decode_thread,
+    references,
+)
 from engine.constants import INTERRUPT
 
 Log = tuple[str, str]  # (checkpoint_ns, channel)
@@ -152,15 +159,33 @@ class Journal:
         self.prepared = 0  # the prepared elements' part of it
         self.partial = False
         self.undigested = 0  # records applied since the last digest it knows of
+        # The stream of the record at `seq` (None after a digest): the next record is
+        # deflated against it, unless it is the first after a digest (`chain`).
+        self.stream: bytes | None = None
 
-    def add(self, seq: int, data: bytes) -> None:
+    @property
+    def chain(self) -> bytes | None:
+        """What the thread's next record is deflated against: the stream of the record
+        before it, unless that one is digested. A journal new to the thread reads the
+        records after its last digest, so the first of them must stand alone; every
+        journal knows where the last digest is (`add`), so writers agree on it."""
+        return self.stream if self.undigested else None
+
+    def add(self, seq: int, data: bytes | None) -> None:
         """Apply a stored row not applied yet: a record, or the digest of the records up
-        to -`seq` (the journal is then partial)."""
+        to -`seq` (the journal is then partial). A digest of records already applied
+        (`data` may then be None) only says that they are digested."""
         if abs(seq) <= self.seq:
+            if seq < 0 and abs(seq) == self.seq:
+                self.undigested = 0
             return
-        self.apply(abs(seq), decode(data))
+        if data is None:
+            raise ValueError(f"Save record {seq} of a thread, read without its data")
+        record, stream = decode(data, self.stream if seq > 0 else None)
+        self.apply(abs(seq), record)
         self.partial = self.partial or seq < 0
         self.undigested = self.undigested + 1 if seq > 0 else 0
+        self.stream = stream if seq > 0 else None
 
     def apply(self, seq: int, record: Record) -> None:
         """Apply the record numbered `seq` (one already applied is skipped). A checkpoint
@@ -234,8 +259,8 @@ class Journal:
         checkpoint that is a head now was one when each record that saved it or a write
         to it was digested, so a journal built from the digests holds each head whole."""
         merged = Journal(self.key, self.epoch)
-        for at, data in tail:
-            merged.apply(at, decode(data))
+        for (at, _), found in zip(tail, decode_thread(data for _, data in tail), strict=True):
+            merged.apply(at, found)
         merged.apply(seq, record)
         whole = merged.whole()
         heads = {

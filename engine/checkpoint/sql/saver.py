@@ -36,6 +36,7 @@ from sqlalchemy import (
     Text,
     and_,
     bindparam,
+    case,
     cast,
     delete,
     exists,
@@ -112,9 +113,11 @@ from engine.checkpoint.sql.records import (
     Record,
     Shared,
     Summary,
+    chained,
     decode,
-    decode_summary,
+    decode_thread,
     encode,
+    thread_summaries,
 )
 
 __all__ = ["SQLSaver", "ThreadDeletedError"]
@@ -160,14 +163,17 @@ _TRANSIENT_SQLSTATES = ("08", "40", "53", "57P")
 
 # A thread's row with the records after :after, in order: what a saver needs to bring
 # its journal of the thread up to date, in one statement. (Digests are rows under the
-# negative of the last record they digest, so records are the rows of positive seq.)
+# negative of the last record they digest, so records are the rows of positive seq.) The
+# digests of those records come without their data, each after the last record it
+# digests: the journal learns where the last digest is (`Journal.chain`).
 _t, _s = thread_table.c, save_table.c
 _THREAD_ID = bindparam("thread_id", type_=Text())
+_AFTER = bindparam("after", type_=_s.seq.type)
 _CATCH_UP = (
-    select(_t.id, _t.epoch, _t.deleted_at, _s.seq, _s.data)
-    .outerjoin(save_table, and_(_s.thread == _t.id, _s.seq > bindparam("after")))
+    select(_t.id, _t.epoch, _t.deleted_at, _s.seq, case((_s.seq > 0, _s.data)).label("data"))
+    .outerjoin(save_table, and_(_s.thread == _t.id, or_(_s.seq > _AFTER, _s.seq < -_AFTER)))
     .where(_t.thread_id == _THREAD_ID)
-    .order_by(_s.seq)
+    .order_by(func.abs(_s.seq), _s.seq.desc())
 )
 
 
@@ -212,6 +218,7 @@ _SUMMARIES = (
     select(_t.thread_id, _s.data)
     .join(save_table, and_(_s.thread == _t.id, _s.seq > 0))
     .where(_t.deleted_at.is_(None))
+    .order_by(_s.thread, _s.seq)
 )
 
 
@@ -235,6 +242,7 @@ class _Draft:
     known: dict[str, Known] = field(default_factory=dict)
     tips: dict[Log, Tip] = field(default_factory=dict)
     undigested: int = 0  # the thread's records after its last digest, once committed
+    stream: bytes | None = None  # the record's (`records.Encoded`), once encoded
     # The list versions this draft stored, by id (kept alive here): the saves of a draft
     # run back to back, with no node in between, so their elements are as stored still.
     stored_now: dict[int, Held] = field(default_factory=dict)
@@ -273,11 +281,17 @@ class _Draft:
                 return data
         return self.journal.blobs.get(key)
 
+    def encode(self) -> bytes:
+        """The record's data, chained to the thread's record before it where it may be."""
+        data, self.stream = encode(self.record, self.journal.chain)
+        return data
+
     def commit(self) -> None:
         self.journal.apply(self.seq, self.record)
         self.journal.known.update(self.known)
         self.journal.tips.update(self.tips)
         self.journal.undigested = self.undigested
+        self.journal.stream = self.stream
 
 
 class SQLSaver(BaseCheckpointSaver):
@@ -510,12 +524,16 @@ class SQLSaver(BaseCheckpointSaver):
 
     def last_record_of(self, thread_id: ColumnElement[Any]) -> ScalarSelect[Any]:
         """The record that the head of the thread (`head_of`) counts last, for
-        `expect_head`: a saver one record behind that head applies it instead of reading."""
+        `expect_head`: a saver one record behind that head applies it instead of reading.
+        Null when a digest was saved with it: the saver reads, to learn of the digest
+        (`Journal.chain`)."""
         t, r = thread_table.c, save_table.c
+        digest = save_table.alias("digest")
+        digested = exists().where(digest.c.thread == t.id, digest.c.seq == -t.put_count)
         return (
             select(r.data)
             .join(thread_table, r.thread == t.id)
-            .where(t.thread_id == cast(thread_id, Text), r.seq == t.put_count)
+            .where(t.thread_id == cast(thread_id, Text), r.seq == t.put_count, ~digested)
             .scalar_subquery()
         )
 
@@ -617,11 +635,12 @@ class SQLSaver(BaseCheckpointSaver):
 
     async def _summaries(self) -> list[tuple[str, Summary]]:
         async with self._reader.connect() as conn:
-            return [
-                (thread_id, summary)
-                for thread_id, data in await conn.execute(_SUMMARIES)
-                for summary in decode_summary(data)
-            ]
+            found = await conn.execute(_SUMMARIES)
+        return [
+            (thread_id, summary)
+            for thread_id, rows in itertools.groupby(found, key=lambda row: row[0])
+            for summary in thread_summaries(data for _, data in rows)
+        ]
 
     def _tuple(self, thread_id: str, journal: Journal, entry: CheckpointEntry) -> CheckpointTuple:
         return self._read(thread_id, journal, entry)[0]
@@ -849,7 +868,7 @@ class SQLSaver(BaseCheckpointSaver):
         draft = self._draft(journal, journal.seq + 1, todo)
         params = {
             "now": datetime.now(UTC),
-            "data": encode(draft.record),
+            "data": draft.encode(),
             "key": journal.key,
             "last_seq": journal.seq,
             "known_epoch": journal.epoch,
@@ -902,14 +921,14 @@ class SQLSaver(BaseCheckpointSaver):
     async def _rows(self, conn: AsyncConnection, key: int, draft: _Draft) -> list[dict[str, Any]]:
         """The rows a save stores: its record, and when the thread then has `digest_every`
         records after its last digest, their digest, under the negative of the seq."""
-        rows = [{"thread": key, "seq": draft.seq, "data": encode(draft.record)}]
+        rows = [{"thread": key, "seq": draft.seq, "data": draft.encode()}]
         if draft.undigested >= self._digest_every:
             found = await conn.execute(_UNDIGESTED, {"thread": key})
             tail = [(seq, data) for seq, data in found]
             draft.undigested = len(tail) + 1  # another process may have digested some
             if draft.undigested >= self._digest_every:
                 digest = draft.journal.digest(tail, draft.seq, draft.record)
-                rows.append({"thread": key, "seq": -draft.seq, "data": encode(digest)})
+                rows.append({"thread": key, "seq": -draft.seq, "data": encode(digest).data})
                 draft.undigested = 0
         return rows
 
@@ -1260,15 +1279,14 @@ class SQLSaver(BaseCheckpointSaver):
                     raise ValueError(
                         f"Thread {target_id!r} has checkpoints: copy into a new thread"
                     )
-                records = await conn.execute(
-                    select(save_table.c.seq, save_table.c.data).where(
-                        save_table.c.thread == source.id
-                    )
+                rows = await conn.execute(
+                    select(save_table.c.seq, save_table.c.data)
+                    .where(save_table.c.thread == source.id)
+                    .order_by(save_table.c.seq)
                 )
-                copies = [
-                    {"thread": target.id, "seq": seq, "data": _renamed(data, source_id, target_id)}
-                    for seq, data in records
-                ]
+                copies = _renamed(list(rows), source_id, target_id)
+                for copy in copies:
+                    copy["thread"] = target.id
                 if copies:
                     await conn.execute(save_table.insert(), copies)
                 await conn.execute(
@@ -1345,7 +1363,7 @@ class SQLSaver(BaseCheckpointSaver):
                     return 0
                 doomed, relinked = plan(journal)
                 if doomed:
-                    data = encode(journal.without(doomed, relinked))
+                    data = encode(journal.without(doomed, relinked)).data
                     key = journal.key
                     await conn.execute(delete(save_table).where(save_table.c.thread == key))
                     await conn.execute(self._add_save, {"thread": key, "seq": seq, "data": data})
@@ -1450,15 +1468,28 @@ class SQLSaver(BaseCheckpointSaver):
         return self._dialect != "sqlite" and isinstance(exc, OperationalError | InterfaceError)
 
 
-def _renamed(data: bytes, source_id: str, target_id: str) -> bytes:
-    """A record for a copy of its thread: re-encoded where metadata names the source."""
-    if not any(s.metadata.get("thread_id") == source_id for s in decode_summary(data)):
-        return data
-    record = decode(data)
-    for entry in record.checkpoints:
-        if entry.metadata.get("thread_id") == source_id:
-            entry.metadata = {**entry.metadata, "thread_id": target_id}
-    return encode(record)
+def _renamed(rows: list[Any], source_id: str, target_id: str) -> list[dict[str, Any]]:
+    """A thread's rows (by seq: digests, then records) for a copy of it, where metadata
+    that names the source names the target: each decoded and encoded again, a record
+    chained to the one before it as it was (`records.chained`)."""
+
+    def rename(record: Record) -> Record:
+        for entry in record.checkpoints:
+            if entry.metadata.get("thread_id") == source_id:
+                entry.metadata = {**entry.metadata, "thread_id": target_id}
+        return record
+
+    copies = [
+        {"seq": seq, "data": encode(rename(decode(data).record)).data}
+        for seq, data in rows
+        if seq < 0
+    ]
+    kept = [(seq, data) for seq, data in rows if seq > 0]
+    before = None
+    for (seq, data), record in zip(kept, decode_thread(data for _, data in kept), strict=True):
+        copy, before = encode(rename(record), before if chained(data) else None)
+        copies.append({"seq": seq, "data": copy})
+    return copies
 
 
 def _copy(channels: list[str] | None) -> list[str] | None:
