@@ -67,6 +67,7 @@ _RECORDED = (
     select(
         case((RunRow.updated_at >= bindparam("kept_since"), RunRow.events)).label("folded"),
         RunRow.attempt,
+        RunRow.checkpoint_id.label("end"),
         RunEventRow.seq,
         RunEventRow.event,
         RunEventRow.data,
@@ -173,13 +174,17 @@ def recorded_row(run_id: str, events: list[Event], now: datetime) -> dict[str, A
     return row
 
 
-def folded(run_id: str, events: list[Event], attempt: int) -> str:
+def folded(run_id: str, events: list[Event], attempt: int, end: str | None) -> str:
     """`recorded_row`'s record of `events` of an attempt of their run as the run's row
     keeps it (`runs.events`): one JSON array, the first event's seq, name, data and
     checkpoint, then the items of `more`; the items alone when the first is the
     attempt's `metadata` event, the run's first (its row gives it back: the run's id and
-    attempt)."""
+    attempt). A `values` event of the checkpoint the run ended at (`end`, which its row
+    keeps too: a chat turn's last) is the item `""`."""
     row, more = _short(run_id, events, _EPOCH)  # the row's time is the run's end
+    if end is not None:
+        at_end = _more_item("values", end, "")
+        more = [_AT_END if item == at_end else item for item in more]
     if (row["seq"], row["event"], row["data"]) == (0, "metadata", str(attempt)):
         return _compact(more)
     return _compact([row["seq"], row["event"], row["data"], row["checkpoint_id"], *more])
@@ -206,14 +211,20 @@ def recorded_events(run_id: str, row: Any) -> list[tuple[int, str, str, str | No
     return _expanded(run_id, seq, event, data, checkpoint_id, json.loads(more) if more else [])
 
 
-def unfolded_events(run_id: str, attempt: int, text: str) -> list[tuple[int, str, str, str | None]]:
-    """`recorded_events` of what the row of a run (its last attempt `attempt`) keeps
-    (`folded`)."""
+def unfolded_events(
+    run_id: str, attempt: int, text: str, end: str | None
+) -> list[tuple[int, str, str, str | None]]:
+    """`recorded_events` of what the row of a run (its last attempt `attempt`, the
+    checkpoint it ended at `end`) keeps (`folded`)."""
     items = json.loads(text)
     if items and type(items[0]) is int:
         seq, event, data, checkpoint_id, *more = items
-        return _expanded(run_id, seq, event, data, checkpoint_id, more)
-    return _expanded(run_id, 0, "metadata", str(attempt), None, items)
+    else:
+        seq, event, data, checkpoint_id, more = 0, "metadata", str(attempt), None, items
+    if end is not None:
+        at_end = _more_item("values", str(end), "")
+        more = [at_end if item == _AT_END else item for item in more]
+    return _expanded(run_id, seq, event, data, checkpoint_id, more)
 
 
 def _expanded(
@@ -232,6 +243,9 @@ def _expanded(
 
 
 _METADATA = '{{"run_id":"{}","attempt":{}}}'
+# In a run row's `more`: a `values` event of the checkpoint the run ended at (no other
+# item is an empty string: a checkpoint's id, or a list).
+_AT_END = ""
 
 
 def _attempt(run_id: str, data: str) -> str | None:
@@ -424,14 +438,15 @@ class StreamBroker:
         self._later.clear()
         return keys
 
-    def take_rest(self, run_id: str, attempt: int) -> tuple[str | None, list[str]]:
+    def take_rest(self, run_id: str, attempt: int, end: str | None) -> tuple[str | None, list[str]]:
         """The events of this attempt of the run not recorded yet, as its row keeps them
-        (`folded`; they count as recorded from now on), and the keys that the statement
+        (`folded`, for a run that ended at checkpoint `end`; they count as recorded from
+        now on), and the keys that the statement
         recording its end with them announces: the run's, and any waiting for a flush.
         Recorded with the end, in the row it updates anyway, they cost no row of their
         own."""
         pending = self._take([run_id]).get(run_id)
-        events = folded(run_id, pending, attempt) if pending else None
+        events = folded(run_id, pending, attempt, end) if pending else None
         return events, self._keys([run_id], ended=True)
 
     async def close(self, run_id: str) -> None:
@@ -536,9 +551,9 @@ class StreamBroker:
                     _RECORDED, {"run": run_id, "from_seq": from_seq, "kept_since": kept_since}
                 )
             )
-        rows = [e for r in recorded if r.seq is not None for e in recorded_events(run_id, r[2:])]
-        if recorded and recorded[0].folded is not None:
-            rows += unfolded_events(run_id, recorded[0].attempt, recorded[0].folded)
+        rows = [e for r in recorded if r.seq is not None for e in recorded_events(run_id, r[3:])]
+        if recorded and (first := recorded[0]).folded is not None:
+            rows += unfolded_events(run_id, first.attempt, first.folded, first.end)
         rows = [e for e in rows if e[0] >= from_seq]
         wanted = list(dict.fromkeys(c for *_, c in rows if c is not None))
         values = await self.saved_values(run_id, wanted) if wanted else {}

@@ -142,8 +142,8 @@ async def rows_and_events(database_url: str) -> tuple[int, int, list[tuple[objec
             folded = []
             if "events" in columns["runs"]:
                 query = (
-                    "SELECT CAST(run_id AS TEXT), attempt, events FROM runs"
-                    " WHERE events IS NOT NULL"
+                    "SELECT CAST(run_id AS TEXT), attempt, events, CAST(checkpoint_id AS TEXT)"
+                    " FROM runs WHERE events IS NOT NULL"
                 )
                 folded = list(await conn.execute(sa.text(query)))
     finally:
@@ -151,6 +151,17 @@ async def rows_and_events(database_url: str) -> tuple[int, int, list[tuple[objec
     found = [(r[0], *e) for r in rows for e in recorded_events(r[0], r[1:])]
     found += [(r[0], *e) for r in folded for e in unfolded_events(*r)]
     return len(rows), len(folded), sorted(found)
+
+
+async def ended_by_reference(database_url: str) -> int:
+    """How many run rows keep a `values` event of the checkpoint they ended at as `""`."""
+    engine = create_engine(database_url)
+    try:
+        async with engine.connect() as conn:
+            found = await conn.execute(sa.text("SELECT events FROM runs WHERE events IS NOT NULL"))
+            return sum("" in json.loads(events) for events in found.scalars())
+    finally:
+        await engine.dispose()
 
 
 async def short_forms(database_url: str) -> int:
@@ -197,6 +208,12 @@ async def test_events_recorded_together_are_one_row_and_replay_from_inside_it(
         assert after == [whole[1:], whole[2:], whole[3:]]
     rows, folded, recorded = await rows_and_events(database_url)
     assert (rows, folded, len(recorded)) == (0, 2, 6)
+    # A turn's last `values` event is the checkpoint its row ended at (revision 0020);
+    # the downgrade writes its id back.
+    assert await ended_by_reference(database_url) == 2
+    await run_alembic(database_url, command.downgrade, "0019", history=SERVER)
+    assert await ended_by_reference(database_url) == 0
+    assert await rows_and_events(database_url) == (0, 2, recorded)
 
     await run_alembic(database_url, command.downgrade, "0016", history=SERVER)
     assert await rows_and_events(database_url) == (2, 0, recorded)

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from app.db.database import Database
-from app.runs.broker import StreamBroker
+from app.runs.broker import Event, StreamBroker, folded, unfolded_events
 from app.runs.notify import Notifier, events_key, run_key
 
 
@@ -88,7 +89,7 @@ async def test_events_recorded_wake_followers_and_only_the_end_wakes_waiters(
         broker.publish(run_id, "metadata", {})
         await broker.flush()
         broker.publish(run_id, "values", {"n": 1})
-        _, at_end = broker.take_rest(run_id, 1)
+        _, at_end = broker.take_rest(run_id, 1, None)
     finally:
         await db.close()
     assert notifier.announced == [(events_key(run_id),)]
@@ -117,9 +118,32 @@ async def test_the_timer_records_only_events_old_enough_and_a_run_ending_sooner_
         assert notifier.announced == [(events_key(old),)]
         assert broker.streams[old].unsaved == 0
         assert broker.streams[young].unsaved == 1
-        kept, _ = broker.take_rest(young, 1)
+        kept, _ = broker.take_rest(young, 1, None)
     finally:
         if broker._flushing is not None:
             broker._flushing.cancel()
         await db.close()
     assert kept == "[]"  # its metadata event alone, given back by the run's row
+
+
+def test_a_run_row_keeps_a_values_event_of_its_end_as_a_reference() -> None:
+    """A `values` event of the checkpoint the run ended at is `""` in its row (the row
+    keeps that checkpoint), whichever place it takes; read back, every event is as it
+    was recorded, and without an end every checkpoint is kept by its id."""
+    run_id, first, end = (str(uuid.uuid4()) for _ in range(3))
+    metadata = Event(0, "metadata", f'{{"run_id":"{run_id}","attempt":1}}')
+    for events in (
+        [metadata, Event(1, "values", None, {}, first), Event(2, "values", None, {}, end)],
+        [metadata, Event(1, "values", None, {}, end), Event(2, "values", None, {}, first)],
+        [Event(3, "values", None, {}, first, ""), Event(4, "values", None, {}, end)],
+    ):
+        recorded = [
+            (e.seq, e.event, e.row(run_id, datetime.now(UTC))["data"], e.checkpoint_id)
+            for e in events
+        ]
+        kept = folded(run_id, events, 1, end)
+        assert end not in kept
+        assert unfolded_events(run_id, 1, kept, end) == recorded
+        whole = folded(run_id, events, 1, None)
+        assert len(whole) == len(kept) + 22
+        assert unfolded_events(run_id, 1, whole, None) == recorded
