@@ -17,9 +17,17 @@ from sqlalchemy import literal, select
 from engine.checkpoint.base import CheckpointTuple, checkpoint_config
 from engine.checkpoint.sql import journal as journal_module
 from engine.checkpoint.sql.item_log import element_runs, joined
+from engine.checkpoint.sql.journal import Journal
 from engine.checkpoint.sql.models import save_table, thread_table
-from engine.checkpoint.sql.records import Record, chained, decode
-from engine.checkpoint.sql.saver import DIGEST_EVERY, SQLSaver
+from engine.checkpoint.sql.records import (
+    CheckpointEntry,
+    Record,
+    chained,
+    decode,
+    decode_thread,
+    encode,
+)
+from engine.checkpoint.sql.saver import DIGEST_EVERY, SQLSaver, _Draft
 from tests.checkpoint.chat import run_chat
 from tests.checkpoint.history import History, message_list, stored_rows
 
@@ -353,3 +361,30 @@ async def test_a_head_handed_over_with_a_digest_saved_with_its_record_is_read(
     h.saver = other
     await h.put({"messages": message_list(6)})
     assert (await stored_formats(sql_saver, "t1"))[3] is False
+
+
+def test_a_save_committed_after_another_loop_s_saves_leaves_the_chain_to_them() -> None:
+    """Writers of one thread in two event loops (a sync `invoke()` in a node runs its
+    own): one's statement lands, the other reads that record and saves the next, and
+    only then does the first commit to the journal. The journal keeps the newer
+    record's stream, so the next record is chained to the one truly before it."""
+
+    def entry(n: int) -> Record:
+        checkpoint = CheckpointEntry("", str(n), None, {"n": n}, 1, "ts", {}, {}, None, None, {})
+        return Record([checkpoint])
+
+    journal = Journal(1, 0)
+    first = encode(entry(1)).data
+    journal.add(1, first)
+    late = _Draft(journal, 2, entry(2), undigested=2)
+    landed = late.encode()
+    journal.add(2, landed)  # the other loop's catch-up
+    newer = _Draft(journal, 3, entry(3), undigested=3)
+    saved = newer.encode()
+    newer.commit()
+    late.commit()
+    assert journal.seq == 3 and journal.chain == newer.stream
+    last = _Draft(journal, 4, entry(4), undigested=4)
+    stored = [first, landed, saved, last.encode()]
+    assert all(map(chained, stored[1:]))
+    assert [r.checkpoints[0].id for r in decode_thread(stored)] == ["1", "2", "3", "4"]

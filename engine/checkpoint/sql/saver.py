@@ -282,16 +282,21 @@ class _Draft:
         return self.journal.blobs.get(key)
 
     def encode(self) -> bytes:
-        """The record's data, chained to the thread's record before it where it may be."""
-        data, self.stream = encode(self.record, self.journal.chain)
+        """The record's data, chained to the thread's record before it where it may be:
+        not if the journal moved on meanwhile (a writer of another event loop, such as
+        a sync `invoke()` in a node, saved or read since), as a record alone is always
+        readable."""
+        before = self.journal.seq == self.seq - 1
+        data, self.stream = encode(self.record, self.journal.chain if before else None)
         return data
 
     def commit(self) -> None:
-        self.journal.apply(self.seq, self.record)
+        if self.seq > self.journal.seq:  # else another loop's writer read it, and more
+            self.journal.apply(self.seq, self.record)
+            self.journal.undigested = self.undigested
+            self.journal.stream = self.stream
         self.journal.known.update(self.known)
         self.journal.tips.update(self.tips)
-        self.journal.undigested = self.undigested
-        self.journal.stream = self.stream
 
 
 class SQLSaver(BaseCheckpointSaver):
