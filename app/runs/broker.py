@@ -441,8 +441,8 @@ class StreamBroker:
     def take_rest(self, run_id: str, attempt: int, end: str | None) -> tuple[str | None, list[str]]:
         """The events of this attempt of the run not recorded yet, as its row keeps them
         (`folded`, for a run that ended at checkpoint `end`; they count as recorded from
-        now on), and the keys that the statement
-        recording its end with them announces: the run's, and any waiting for a flush.
+        now on), and the keys that the statement recording its end with them announces:
+        the run's, and any waiting for a flush.
         Recorded with the end, in the row it updates anyway, they cost no row of their
         own."""
         pending = self._take([run_id]).get(run_id)

@@ -26,7 +26,6 @@ from engine.checkpoint.sql.records import (
     JsonText,
     Record,
     decode,
-    decode_thread,
     references,
 )
 from engine.constants import INTERRUPT
@@ -181,7 +180,7 @@ class Journal:
             return
         if data is None:
             raise ValueError(f"Save record {seq} of a thread, read without its data")
-        record, stream = decode(data, self.stream if seq > 0 else None)
+        record, stream = decode(data, self.stream)  # a digest stands alone: not chained
         self.apply(abs(seq), record)
         self.partial = self.partial or seq < 0
         self.undigested = self.undigested + 1 if seq > 0 else 0
@@ -259,8 +258,8 @@ class Journal:
         checkpoint that is a head now was one when each record that saved it or a write
         to it was digested, so a journal built from the digests holds each head whole."""
         merged = Journal(self.key, self.epoch)
-        for (at, _), found in zip(tail, decode_thread(data for _, data in tail), strict=True):
-            merged.apply(at, found)
+        for at, data in tail:
+            merged.add(at, data)
         merged.apply(seq, record)
         whole = merged.whole()
         heads = {

@@ -273,6 +273,8 @@ def _unpacker(data: bytes, before: bytes | None) -> Any:
     form = data[0] if data else 0
     if form not in (FORMAT, FORMAT_SHARING, FORMAT + CHAINED, FORMAT_SHARING + CHAINED):
         raise ValueError(f"A save record of an unknown format ({data[:1]!r}): upgrade Threadline")
-    if chained(data) and before is None:
+    if not chained(data):
+        return zlib.decompressobj(-15, zdict=_DICTIONARY)
+    if before is None:
         raise ValueError("A chained save record, read without the record before it")
-    return zlib.decompressobj(-15, zdict=_dictionary(before if chained(data) else None))
+    return zlib.decompressobj(-15, zdict=_dictionary(before))
