@@ -79,7 +79,9 @@ class Services:
         try:
             auth = authenticator(settings, db)
             await db.prepare()
-            saver = SQLSaver(db.engine, fence=pool.fence)
+            # The server keeps no object of a run's state past the run (it answers with
+            # JSON): a chat's next turn may start from the objects the last one stored.
+            saver = SQLSaver(db.engine, fence=pool.fence, reuse_objects=True)
             spec, base = graph_source(settings)
             graphs = await GraphRegistry.load(spec, saver, base)
             await ensure_system_assistants(db, graphs)

@@ -170,3 +170,65 @@ async def test_a_plain_dict_changed_in_place_is_stored(saver: BaseCheckpointSave
     for reader in readers(saver):
         state = await graph(add, reader).aget_state(config)
         assert [n["text"] for n in state.values["notes"]] == ["marked", NOTE, NOTE, "after"]
+
+
+def reusing(saver: SQLSaver) -> SQLSaver:
+    """A saver on the same tables that gives a read the objects a put was handed."""
+    return SQLSaver(saver.engine, reuse_objects=True)
+
+
+@pytest.mark.parametrize("change", CHANGES.values(), ids=CHANGES.keys())
+async def test_a_change_made_after_the_last_save_is_not_loaded(
+    sql_saver: SQLSaver, change: Callable[[AnyMessage], None]
+) -> None:
+    """A message changed in place once the run that stored it is over (code that kept
+    it) is not what the next turn loads: that is the message as stored."""
+    saver, config = reusing(sql_saver), {"configurable": {"thread_id": "t"}}
+    kept: list[AnyMessage] = []
+
+    def keeping(state: MessagesState) -> dict[str, Any]:
+        kept.append(AIMessage("kept"))
+        return {"messages": [kept[-1]]}
+
+    seen: list[Any] = []
+
+    def looking(state: MessagesState) -> dict[str, Any]:
+        seen.extend((m.content, dict(m.additional_kwargs)) for m in state["messages"])
+        return {}
+
+    await chat(saver, keeping).ainvoke({"messages": [("user", "hi")]}, config)
+    change(kept[0])
+    await chat(saver, looking).ainvoke({"messages": [("user", "again")]}, config)
+    assert seen[1] == ("kept", {})
+    for read in await contents(saver, "t"):
+        assert read[1] == ("kept", {}, [])
+
+
+async def test_the_next_turn_loads_the_messages_the_last_one_stored(sql_saver: SQLSaver) -> None:
+    """With `reuse_objects`, the first read of what a run's last save was handed gives
+    those objects, still as stored, in a new list: a turn on a long chat does not build
+    its history again. A second read, a listing and a saver without the option build
+    objects of their own."""
+    saver, config = reusing(sql_saver), {"configurable": {"thread_id": "t"}}
+    stored: list[Any] = []
+
+    def replying(state: MessagesState) -> dict[str, Any]:
+        stored.append(AIMessage("stored"))
+        return {"messages": [stored[-1]]}
+
+    async def last_message(reader: SQLSaver, config: Any) -> Any:
+        loaded = await reader.aget_tuple(config)
+        assert loaded is not None
+        return loaded.checkpoint["channel_values"]["messages"][-1]
+
+    for reader, shares in ((sql_saver, False), (saver, True)):
+        stored.clear()
+        await chat(reader, replying).ainvoke({"messages": [("user", "hi")]}, config)
+        assert (await last_message(reader, config) is stored[0]) is shares
+        again = await last_message(reader, config)
+        assert again is not stored[0] and again == stored[0]
+    # A listing of the history builds its own, and leaves the objects to the next read.
+    await chat(saver, replying).ainvoke({"messages": [("user", "hi")]}, config)
+    listed = [c async for c in saver.alist(config)][0]
+    assert listed.checkpoint["channel_values"]["messages"][-1] is not stored[-1]
+    assert await last_message(saver, config) is stored[-1]

@@ -124,6 +124,8 @@ class Known:
     # Item-log channel -> the element objects of that version (handed to a put, or
     # returned by a read), so the next put finds the unchanged prefix by identity.
     elements: dict[str, Held] = field(default_factory=dict)
+    # Whether a read may give these elements again (a put's, with `reuse_objects`).
+    lendable: bool = False
 
 
 class Journal:

@@ -312,6 +312,14 @@ class SQLSaver(BaseCheckpointSaver):
     row on every use: a read fetches only the records it has not seen, and a put needs
     no read at all. The save that makes a thread's records after its last digest
     `digest_every` also stores their digest.
+
+    With `reuse_objects`, the first read of the checkpoint a put saved gives a new list
+    of the objects that put was handed, each checked to be still as stored, instead of
+    building the list's elements again: a chat's next turn then does not build its
+    history. For a host whose callers keep none of a run's objects once it is over (the
+    server): a caller that keeps a run's result would see a later node's change in
+    place of one of them, where LangGraph's savers give every read objects of its own,
+    as this saver does by default.
     """
 
     def __init__(
@@ -325,8 +333,10 @@ class SQLSaver(BaseCheckpointSaver):
         owns_engine: bool = False,
         fence: Fence | None = None,
         digest_every: int = DIGEST_EVERY,
+        reuse_objects: bool = False,
     ) -> None:
         self.engine = engine
+        self.reuse_objects = reuse_objects
         self.fence = fence
         self.serializer = serializer or default_serializer
         # Reads need no transaction (each statement sees committed data), which saves the
@@ -398,7 +408,7 @@ class SQLSaver(BaseCheckpointSaver):
         )
         if entry is None:
             return None
-        loaded, lists = self._read(thread_id, journal, entry)
+        loaded, lists = self._read(thread_id, journal, entry, journal.known.get(entry.ns))
         # Kept as a copy: the caller owns the lists it got.
         held = {channel: Held(list(h.objects), h.stamps) for channel, h in lists.items()}
         journal.known[entry.ns] = Known(
@@ -651,11 +661,17 @@ class SQLSaver(BaseCheckpointSaver):
         return self._read(thread_id, journal, entry)[0]
 
     def _read(
-        self, thread_id: str, journal: Journal, entry: CheckpointEntry
+        self,
+        thread_id: str,
+        journal: Journal,
+        entry: CheckpointEntry,
+        known: Known | None = None,
     ) -> tuple[CheckpointTuple, dict[str, Held]]:
         """A checkpoint, and the lists of its item-log channels with what each element
         was stored as (kept by `aget_tuple`, so that the put of its child, the next step
-        of the run that loaded it, finds their unchanged elements by identity)."""
+        of the run that loaded it, finds their unchanged elements by identity). `known`:
+        what the namespace's last put was handed, whose lists this read gives again
+        where they are still as stored (`_kept`)."""
         parse = self._parse
         ns = entry.ns
         inline = parse(entry.inline) if entry.inline else {}
@@ -669,7 +685,8 @@ class SQLSaver(BaseCheckpointSaver):
                 if isinstance(ref, str):
                     values[channel] = parse(journal.text(ns, journal.blobs[(ns, channel, ref)]))
                 else:
-                    found = held[channel] = self._list(journal, ns, channel, ref)
+                    found = _kept(known, entry, channel, self._dumper())
+                    found = held[channel] = found or self._list(journal, ns, channel, ref)
                     values[channel] = found.objects
         checkpoint: Checkpoint = {
             "v": entry.v,
@@ -1027,7 +1044,9 @@ class SQLSaver(BaseCheckpointSaver):
         checkpoints of the enclosing graphs, by namespace, as in the metadata)."""
         values = checkpoint["channel_values"]
         dump = self._dumper()
-        known = Known(checkpoint["id"], checkpoint["channel_versions"], {}, {})
+        known = Known(
+            checkpoint["id"], checkpoint["channel_versions"], {}, {}, lendable=self.reuse_objects
+        )
         for channel, version in known.channel_versions.items():
             unchanged = channel not in new_versions
             if parent and unchanged and parent.channel_versions.get(channel) == version:
@@ -1499,6 +1518,25 @@ def _renamed(rows: list[Any], source_id: str, target_id: str) -> list[dict[str, 
 
 def _copy(channels: list[str] | None) -> list[str] | None:
     return None if channels is None else list(channels)
+
+
+def _kept(
+    known: Known | None, entry: CheckpointEntry, channel: str, dump: Callable[[Any], str]
+) -> Held | None:
+    """The list the put of this very checkpoint was handed (`SQLSaver.reuse_objects`),
+    as a new list of the same objects, if each is still as stored: the next turn of a
+    chat then loads its history without building thousands of messages again. An object
+    changed in place since is found, and the list built. The read that gets them keeps
+    them as its own (`Known` not `lendable`): no two reads share an object."""
+    if known is None or not known.lendable or known.checkpoint_id != entry.id:
+        return None
+    held = known.elements.get(channel)
+    if held is None or known.stored.get(channel) != entry.stored[channel]:
+        return None
+    objects = held.objects
+    if len(objects) != len(held.stamps) or held.prefix(objects, len(objects), dump) != len(objects):
+        return None
+    return Held(list(objects), held.stamps)
 
 
 def _small_array(value: list[Any], dump: Callable[[Any], str]) -> str | None:
