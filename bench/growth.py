@@ -2,17 +2,22 @@
 what a turn adds, never with the length of the conversation (issue 21).
 
     .venv/bin/python bench/growth.py [--turns 1000] [--marks 100,500,1000]
-        [--dialects postgres,sqlite]
+        [--dialects postgres,sqlite] [--graphs echo,replies]
 
-One `threadline serve` process (the echo graph: it says the user's message back) on a
-throwaway PostgreSQL and on SQLite in turn; one thread, `--turns` turns of `runs/wait`
-with the user texts of the storage benchmark (tests/checkpoint/chat.py; 120 to 280
-characters, said back with "You said: "). At the start and at each mark: the bytes of each
-table on disk with its indexes (PostgreSQL: with its TOAST and maps; SQLite: its pages
-from `dbstat`), the bytes the database wrote so far (tests/written.py), the time and the
-server's CPU time. Printed per dialect: each table's size at each mark and its growth per
-turn over each stretch, the total as a multiple of the message text, and per turn in each
-stretch the bytes written, the time and the CPU time.
+One `threadline serve` process on a throwaway PostgreSQL and on SQLite in turn, for each
+graph: `echo` says the user's message back with "You said: ", `replies` (bench/replies.py)
+answers as a model would, with 330 to 530 characters of new text. One thread, `--turns`
+turns of `runs/wait` with the user texts of the storage benchmark (tests/checkpoint/chat.py;
+120 to 280 characters), after one turn of another thread. At the start and at each mark:
+the bytes of each table on disk with its indexes (PostgreSQL: with its TOAST and maps;
+SQLite: its pages from `dbstat`), the bytes the database wrote so far (tests/written.py),
+the time and the server's CPU time. Printed per graph and dialect: each table's size at
+each mark and its growth per turn over each stretch, the total as a multiple of the message
+text, and per turn in each stretch the bytes written, the time and the CPU time.
+
+The chat's growth is counted from its start, on a database in use: the other thread's
+turn gave every table and index its first pages (some 120 kB on PostgreSQL), which a
+database pays once, not per chat. The growth from the empty schema is printed too.
 """
 
 from __future__ import annotations
@@ -39,7 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.checkpoint.chat import turn_texts  # noqa: E402
 from tests.written import bytes_written  # noqa: E402
 
-ENV = {"THREADLINE_GRAPHS": json.dumps({"echo": "app.agents.echo:graph"})}
+GRAPHS = {"echo": "app.agents.echo:graph", "replies": "bench/replies.py:graph"}
+ENV = {"THREADLINE_GRAPHS": json.dumps(GRAPHS)}
 PG_TABLES = (
     "SELECT relname, pg_total_relation_size(oid) FROM pg_class"
     " WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace"
@@ -81,13 +87,36 @@ def database(dialect: str) -> Iterator[str]:
         yield f"sqlite+aiosqlite:///{directory}/growth.db"
 
 
-def chat(database_url: str, turns: int, marks: list[int]) -> list[Mark]:
-    said = [human for human, _ in turn_texts(turns)]
+@dataclass
+class Run:
+    """A chat's marks, and the database before them: the empty schema, then one turn of
+    another thread (whose text `warm_up_text` counts) that gives every table and index
+    the first pages any database in use already has."""
+
+    empty: int  # bytes of every table, before any turn
+    warm_up_text: int
+    marks: list[Mark]
+
+
+def chat(database_url: str, graph: str, turns: int, marks: list[int]) -> Run:
+    said = [human for human, _ in turn_texts(turns + 1)]
     found: list[Mark] = []
     with (
         start_threadline(database_url, ENV) as server,
         httpx.Client(base_url=server.url, timeout=60) as client,
     ):
+
+        def turn(thread: str, human: str) -> int:
+            body = {
+                "assistant_id": graph,
+                "input": {"messages": [{"role": "user", "content": human}]},
+            }
+            answer = client.post(f"/threads/{thread}/runs/wait", json=body)
+            answer.raise_for_status()
+            return len(human.encode()) + len(answer.json()["messages"][-1]["content"].encode())
+
+        empty = sum(table_sizes(database_url).values())
+        warm_up_text = turn(client.post("/threads", json={}).json()["thread_id"], said.pop())
         thread = client.post("/threads", json={}).json()["thread_id"]
         text = 0
         started = time.perf_counter()
@@ -100,21 +129,15 @@ def chat(database_url: str, turns: int, marks: list[int]) -> list[Mark]:
         with bytes_written(database_url) as written:
             found.append(mark(0))
             for n, human in enumerate(said, start=1):
-                body = {
-                    "assistant_id": "echo",
-                    "input": {"messages": [{"role": "user", "content": human}]},
-                }
-                answer = client.post(f"/threads/{thread}/runs/wait", json=body)
-                answer.raise_for_status()
-                reply = answer.json()["messages"][-1]["content"]
-                text += len(human.encode()) + len(reply.encode())
+                text += turn(thread, human)
                 if n in marks:
                     found.append(mark(n))
                     print(f"  turn {n}: {sum(found[-1].tables.values()):,} bytes", flush=True)
-    return found
+    return Run(empty, warm_up_text, found)
 
 
-def report(dialect: str, marks: list[Mark]) -> str:
+def report(dialect: str, run: Run) -> str:
+    marks = run.marks
     first, last = marks[0], marks[-1]
     names = sorted(
         {n for m in marks for n in m.tables},
@@ -152,7 +175,11 @@ def report(dialect: str, marks: list[Mark]) -> str:
     lines.append(row("turn time (us)", [int(1e6 * m.seconds) for m in marks]))
     lines.append(row("server CPU (us)", [int(1e6 * m.cpu_s) for m in marks]))
     growth = sum(last.tables.values()) - sum(first.tables.values())
-    lines.append(f"growth of all tables: {growth / last.text:.2f}x the message text")
+    fresh = (sum(last.tables.values()) - run.empty) / (last.text + run.warm_up_text)
+    lines.append(
+        f"growth of all tables: {growth / last.text:.2f}x the message text"
+        f" ({fresh:.2f}x from the empty schema, with the first pages of every table and index)"
+    )
     return "\n".join(lines)
 
 
@@ -161,13 +188,15 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=1000)
     parser.add_argument("--marks", default="100,500,1000")
     parser.add_argument("--dialects", default="postgres,sqlite")
+    parser.add_argument("--graphs", default="echo,replies", help=f"of {', '.join(GRAPHS)}")
     args = parser.parse_args()
     marks = [int(m) for m in args.marks.split(",")]
     reports = []
-    for dialect in args.dialects.split(","):
-        print(f"== {dialect}", flush=True)
-        with database(dialect) as url:
-            reports.append(report(dialect, chat(url, args.turns, marks)))
+    for graph in args.graphs.split(","):
+        for dialect in args.dialects.split(","):
+            print(f"== {graph}, {dialect}", flush=True)
+            with database(dialect) as url:
+                reports.append(report(f"{graph}, {dialect}", chat(url, graph, args.turns, marks)))
     print("\n" + "\n\n".join(reports))
 
 

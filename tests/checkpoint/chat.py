@@ -105,6 +105,12 @@ def turn_texts(turns: int, seed: int = 0) -> list[tuple[str, str]]:
     ]
 
 
+def reply_to(text: str) -> str:
+    """A reply to `text` as long as a turn's `ai` text and as new: the same every time."""
+    rng = random.Random(text)
+    return _text(rng, rng.randint(330, 530))
+
+
 def human_message(text: str) -> dict[str, Any]:
     return {"type": "human", "content": text, "id": str(uuid.uuid4())}
 
