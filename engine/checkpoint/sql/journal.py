@@ -21,13 +21,7 @@ from typing import Any, NamedTuple
 
 from engine.checkpoint.serde import Prepared
 from engine.checkpoint.sql.item_log import Chunks, Segments, joined, merge, pieces, version_runs
-from engine.checkpoint.sql.records import (
-    CheckpointEntry,
-    JsonText,
-    Record,
-    decode,
-    references,
-)
+from engine.checkpoint.sql.records import CheckpointEntry, JsonText, Record, decode, references
 from engine.constants import INTERRUPT
 
 Log = tuple[str, str]  # (checkpoint_ns, channel)

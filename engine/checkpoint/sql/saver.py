@@ -685,7 +685,7 @@ class SQLSaver(BaseCheckpointSaver):
                 if isinstance(ref, str):
                     values[channel] = parse(journal.text(ns, journal.blobs[(ns, channel, ref)]))
                 else:
-                    found = _kept(known, entry, channel, self._dumper())
+                    found = _kept(known, entry, channel, self._dumper)
                     found = held[channel] = found or self._list(journal, ns, channel, ref)
                     values[channel] = found.objects
         checkpoint: Checkpoint = {
@@ -1521,7 +1521,10 @@ def _copy(channels: list[str] | None) -> list[str] | None:
 
 
 def _kept(
-    known: Known | None, entry: CheckpointEntry, channel: str, dump: Callable[[Any], str]
+    known: Known | None,
+    entry: CheckpointEntry,
+    channel: str,
+    dumper: Callable[[], Callable[[Any], str]],
 ) -> Held | None:
     """The list the put of this very checkpoint was handed (`SQLSaver.reuse_objects`),
     as a new list of the same objects, if each is still as stored: the next turn of a
@@ -1533,8 +1536,8 @@ def _kept(
     held = known.elements.get(channel)
     if held is None or known.stored.get(channel) != entry.stored[channel]:
         return None
-    objects = held.objects
-    if len(objects) != len(held.stamps) or held.prefix(objects, len(objects), dump) != len(objects):
+    objects, count = held.objects, len(held.objects)
+    if count != len(held.stamps) or held.prefix(objects, count, dumper()) != count:
         return None
     return Held(list(objects), held.stamps)
 
