@@ -9,10 +9,14 @@ while ids from different processes still differ in 73 random bits.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 import time
 import uuid
+from typing import Any
+
+from engine.constants import PULL
 
 _COUNTER_BITS = 42
 _COUNTER_MAX = (1 << _COUNTER_BITS) - 1
@@ -66,3 +70,18 @@ def new_checkpoint_id() -> str:
     """A fresh checkpoint id: a UUIDv7 as its lower-case 36-character string."""
     h = f"{_next_int():032x}"
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def task_id(checkpoint_id: str, ns: str, step: int, name: str, kind: str, key: Any) -> str:
+    """A task's id: deterministic, so a resumed or retried step finds its tasks' saved
+    writes, and a saver can store a pull task's id as its node's name (`pull_task_id`)."""
+    digest = hashlib.blake2b(
+        f"{checkpoint_id}|{ns}|{step}|{name}|{kind}|{key}".encode(), digest_size=16
+    ).hexdigest()
+    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:]}"
+
+
+def pull_task_id(checkpoint_id: str, ns: str, step: int, name: str) -> str:
+    """The id of the task that runs node `name` at `step` because its triggers changed,
+    prepared at checkpoint `checkpoint_id` of namespace `ns`."""
+    return task_id(checkpoint_id, ns, step, name, PULL, name)

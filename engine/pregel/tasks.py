@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import hashlib
 import logging
 import threading
 import time
@@ -12,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.channels import Channel, EphemeralValue, Topic
+from engine.checkpoint.ids import pull_task_id, task_id
 from engine.constants import (
     ERROR,
     INTERRUPT,
@@ -60,14 +60,6 @@ class Task:
         return (0, "")
 
 
-def task_id(checkpoint_id: str, ns: str, step: int, name: str, kind: str, key: Any) -> str:
-    """Deterministic, so a resumed or retried step finds its tasks' saved writes."""
-    digest = hashlib.blake2b(
-        f"{checkpoint_id}|{ns}|{step}|{name}|{kind}|{key}".encode(), digest_size=16
-    ).hexdigest()
-    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:]}"
-
-
 def prepare_tasks(
     *,
     nodes: dict[str, Node],
@@ -111,7 +103,7 @@ def prepare_tasks(
                 break
         else:
             continue
-        tid = task_id(checkpoint_id, ns, step, name, PULL, name)
+        tid = pull_task_id(checkpoint_id, ns, step, name)
         value = None
         if read:
             key = id(node.read)

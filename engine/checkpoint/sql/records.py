@@ -27,6 +27,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from engine.checkpoint.ids import pull_task_id
+from engine.constants import START
+
 # First byte of a record: the layout and dictionary it was written with. A new layout
 # gets a new number; records of every number ever written stay readable.
 FORMAT = 1
@@ -39,6 +42,11 @@ FORMAT_SHARING = 2
 # before it (`encode`'s `before`), as well as the dictionary. A saver that predates it
 # refuses such a record; a reader needs the one before it (`decode_thread`).
 CHAINED = 2
+# Added to the format of a record some of whose writes give their task as the node the
+# task ran, `[name]`: the engine's id of the pull task of that node at that checkpoint
+# (`pull_task_id`). Ids are random to deflate: a chat turn's two took some 35 bytes of
+# its record, and a name repeats the turn before. A saver that predates it refuses it.
+NAMED_TASKS = 4
 WINDOW = 32 * 1024  # deflate's: what a dictionary can reach back
 # What records repeat, most frequent last (deflate reaches the end of it most cheaply).
 _DICTIONARY = (
@@ -176,7 +184,13 @@ def encode(record: Record, before: bytes | None = None) -> Encoded:
             for c in record.checkpoints
         ]
     }
-    for key, rows in (("w", record.writes), ("i", record.items), ("b", record.blobs)):
+    names = _TaskNames(record.checkpoints)
+    if record.writes:
+        layout["w"] = [
+            [ns, checkpoint_id, names.name(ns, checkpoint_id, task), *rest, text(value)]
+            for ns, checkpoint_id, task, *rest, value in record.writes
+        ]
+    for key, rows in (("i", record.items), ("b", record.blobs)):
         if rows:
             layout[key] = [[*row[:-1], text(row[-1])] for row in rows]
     stream = "\n".join((_json(summary), _json(layout), "".join(texts))).encode()
@@ -190,6 +204,7 @@ def encode(record: Record, before: bytes | None = None) -> Encoded:
         for span in ref
     )
     form = (FORMAT_SHARING if sharing else FORMAT) + (0 if before is None else CHAINED)
+    form += NAMED_TASKS if names.named else 0
     data = bytes([form]) + packer.compress(stream) + packer.flush()
     return Encoded(data, stream[-_REACH:])
 
@@ -222,7 +237,11 @@ def decode(data: bytes, before: bytes | None = None) -> Decoded:
             s.ns, s.id, s.parent, s.metadata, v, ts, versions, seen, updated, inline, stored
         )
         record.checkpoints.append(entry)
-    record.writes = [(*w[:-1], text(w[-1])) for w in layout.get("w", ())]  # type: ignore[misc]
+    steps = {(c.ns, c.id): c.metadata.get("step") for c in record.checkpoints}
+    record.writes = [
+        (ns, checkpoint_id, _task(steps, ns, checkpoint_id, task), *rest, text(value))
+        for ns, checkpoint_id, task, *rest, value in layout.get("w", ())
+    ]
     record.items = [(*i[:-1], text(i[-1])) for i in layout.get("i", ())]  # type: ignore[misc]
     record.blobs = [(*b[:-1], text(b[-1])) for b in layout.get("b", ())]  # type: ignore[misc]
     return Decoded(record, raw[-_REACH:])
@@ -230,7 +249,7 @@ def decode(data: bytes, before: bytes | None = None) -> Decoded:
 
 def chained(data: bytes) -> bool:
     """Whether the record was deflated against the one before it."""
-    return data[0] > FORMAT_SHARING
+    return bool((data[0] - FORMAT) & CHAINED)
 
 
 def decode_thread(rows: Iterable[bytes]) -> Iterator[Record]:
@@ -260,6 +279,41 @@ def _summaries(rows: list[Any]) -> list[Summary]:
     return found
 
 
+class _TaskNames:
+    """The node whose pull task each write's task id is, where the write's checkpoint is
+    in the same record (its step and the nodes it may have run are there)."""
+
+    def __init__(self, checkpoints: list[CheckpointEntry]) -> None:
+        self.checkpoints = {(c.ns, c.id): c for c in checkpoints}
+        self.found: dict[tuple[str, str, str], str | list[str]] = {}
+        self.named = False
+
+    def name(self, ns: str, checkpoint_id: str, task: str) -> str | list[str]:
+        """`[node]` when `task` is that node's pull task id, else `task`."""
+        key = (ns, checkpoint_id, task)
+        if key not in self.found:
+            self.found[key] = task
+            c = self.checkpoints.get((ns, checkpoint_id))
+            step = None if c is None else c.metadata.get("step")
+            if c is not None and type(step) is int:
+                nodes = {START, *c.versions_seen}
+                nodes.update(ch.rpartition(":")[2] for ch in c.updated_channels or ())
+                for node in nodes:
+                    if pull_task_id(checkpoint_id, ns, step + 1, node) == task:
+                        self.found[key] = [node]
+                        self.named = True
+                        break
+        return self.found[key]
+
+
+def _task(steps: dict[tuple[str, str], Any], ns: str, checkpoint_id: str, task: Any) -> str:
+    """A write's task id as stored: itself, or the `[node]` of `_TaskNames`."""
+    if type(task) is str:
+        return task
+    [node] = task
+    return pull_task_id(checkpoint_id, ns, steps[ns, checkpoint_id] + 1, node)
+
+
 def _json(value: Any) -> str:
     # Compact JSON escapes every newline, so the parts of a record are split at them.
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
@@ -271,7 +325,7 @@ def _dictionary(before: bytes | None) -> bytes:
 
 def _unpacker(data: bytes, before: bytes | None) -> Any:
     form = data[0] if data else 0
-    if form not in (FORMAT, FORMAT_SHARING, FORMAT + CHAINED, FORMAT_SHARING + CHAINED):
+    if not FORMAT <= form <= FORMAT_SHARING + CHAINED + NAMED_TASKS:
         raise ValueError(f"A save record of an unknown format ({data[:1]!r}): upgrade Threadline")
     if not chained(data):
         return zlib.decompressobj(-15, zdict=_DICTIONARY)
