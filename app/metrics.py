@@ -24,7 +24,7 @@ from fastapi import FastAPI
 from prometheus_client import CollectorRegistry, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
-from sqlalchemy import func, select, text
+from sqlalchemy import func, or_, select, text
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.db.database import Database
@@ -131,7 +131,10 @@ class Metrics:
                 select(RunRow.status, func.count()).group_by(RunRow.status)
             )
             due = await session.scalar(
-                select(func.count()).where(RunRow.status == PENDING, RunRow.not_before <= stamp)
+                select(func.count()).where(
+                    RunRow.status == PENDING,
+                    or_(RunRow.not_before.is_(None), RunRow.not_before <= stamp),
+                )
             )
             finished = await session.execute(
                 select(RunRow.status, RunRow.created_at, RunRow.updated_at).where(

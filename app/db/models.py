@@ -195,8 +195,9 @@ class RunRow(Base):
     worker_id: Mapped[str | None] = mapped_column(String(64))
     lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     attempt: Mapped[int] = mapped_column(Integer, default=0)
-    # A run asked for with `after_seconds` is not started before this time.
-    not_before: Mapped[datetime] = mapped_column(UTCDateTime())
+    # A run asked for with `after_seconds` is not started before this time; null for
+    # every other run, which may start at once (revision 0021).
+    not_before: Mapped[datetime | None] = mapped_column(UTCDateTime())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
     # Made by a request that waits for its answer (`runs/wait`): a worker in another

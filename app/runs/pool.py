@@ -269,7 +269,7 @@ class WorkerPool:
         stamp = bindparam("now")
         startable = and_(
             runs.c.status == PENDING,
-            runs.c.not_before <= stamp,
+            or_(runs.c.not_before.is_(None), runs.c.not_before <= stamp),
             ~exists().where(
                 and_(running.c.thread_id == runs.c.thread_id, running.c.status == RUNNING)
             ),

@@ -323,6 +323,8 @@ class RunAdmission:
         kwargs["config"] = body.config and body.config.model_dump(exclude_unset=True)
         if stateless:
             kwargs["on_completion"] = body.on_completion or "delete"
+        # A run that may start at once has none: an ended run's row keeps no spent time.
+        not_before = stamp + timedelta(seconds=body.after_seconds) if body.after_seconds else None
         return RunRow(
             run_id=new_id(),
             thread_id=thread_id,
@@ -335,7 +337,7 @@ class RunAdmission:
             owner=owner,
             cancel_action=None,
             attempt=0,
-            not_before=stamp + timedelta(seconds=body.after_seconds or 0),
+            not_before=not_before,
             created_at=stamp,
             updated_at=stamp,
             awaited=awaited,

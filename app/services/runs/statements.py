@@ -44,10 +44,12 @@ HELD = and_(
 # Built once, as each run executes them: building a statement costs more than running it.
 # Core statements on the table, not ORM ones: the ORM's bulk machinery cost more than
 # the statements.
+# An ended run keeps the worker that ran it (for whoever looks into it), not its lease.
 RECORD = (
     update(RunRow.__table__)
     .where(HELD)
     .values(
+        lease_expires_at=None,
         status=bindparam("outcome"),
         checkpoint_id=bindparam("outcome_checkpoint"),
         result=bindparam("outcome_result"),
