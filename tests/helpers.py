@@ -1,7 +1,7 @@
 """What tests share: an app served over a real socket, the input of a turn, the official
 client and threads through it, a stream drained into its parts, waiting for a condition
-(a poll with a deadline: a test never sleeps in place of one), and the commands asyncpg
-sends outside statements (BEGIN, COMMIT)."""
+(a poll with a deadline: a test never sleeps in place of one), rows read straight from
+the database, and the commands asyncpg sends outside statements (BEGIN, COMMIT)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,10 @@ import httpx
 import uvicorn
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
+from sqlalchemy import Executable, Row
 from starlette.types import ASGIApp
+
+from engine.checkpoint.sql.connect import create_engine
 
 T = TypeVar("T")
 
@@ -201,6 +204,20 @@ async def until_status(
         return dict(run) if run["status"] == status else None
 
     return await eventually(reached, f"run {run_id} to be {status}")
+
+
+# The database.
+
+
+async def database_rows(database_url: str, statement: Executable) -> list[Row[Any]]:
+    """The rows of one statement, on an engine of its own: what the server stored, read
+    whether or not the server still runs."""
+    engine = create_engine(database_url)
+    try:
+        async with engine.connect() as connection:
+            return list(await connection.execute(statement))
+    finally:
+        await engine.dispose()
 
 
 # Round trips.

@@ -14,11 +14,10 @@ from app.db.models import RunRow
 from app.db.packed import PACKED, unpack_json
 from app.main import create_app
 from app.services.runs.kwargs import DEFAULTS
-from engine.checkpoint.sql.connect import create_engine
 from engine.checkpoint.sql.migrations import run_alembic
 from tests.api.conftest import serving
 from tests.api.graphs import GRAPHS
-from tests.helpers import client, joined_runs, new_thread, said
+from tests.helpers import client, database_rows, joined_runs, new_thread, said
 
 
 async def test_a_run_shows_every_field_and_stores_the_chosen_ones(
@@ -40,14 +39,8 @@ async def test_a_run_shows_every_field_and_stores_the_chosen_ones(
     assert kwargs["stream_subgraphs"] is False and kwargs["on_disconnect"] == "continue"
     assert kwargs["webhook"] is None and kwargs["config"] is None
 
-    engine = create_engine(database_url)
-    try:
-        async with engine.connect() as connection:
-            stored = await connection.scalar(
-                sa.select(RunRow.kwargs).where(RunRow.run_id == shown["run_id"])
-            )
-    finally:
-        await engine.dispose()
+    query = sa.select(RunRow.kwargs).where(RunRow.run_id == shown["run_id"])
+    [(stored,)] = await database_rows(database_url, query)
     # Kept: what the client chose (not `checkpoint_id`: the tree reads its absence as null).
     assert set(stored) == {"input", "stream_mode", "durability"}
     assert {**DEFAULTS, **stored} == kwargs
@@ -55,15 +48,8 @@ async def test_a_run_shows_every_field_and_stores_the_chosen_ones(
 
 async def stored_kwargs(database_url: str) -> list[Any]:
     """The runs' `kwargs` column as the database holds it, oldest run first."""
-    engine = create_engine(database_url)
-    try:
-        async with engine.connect() as connection:
-            found = await connection.scalars(
-                sa.text("SELECT kwargs FROM runs ORDER BY created_at, run_id")
-            )
-            return list(found)
-    finally:
-        await engine.dispose()
+    query = sa.text("SELECT kwargs FROM runs ORDER BY created_at, run_id")
+    return [kwargs for (kwargs,) in await database_rows(database_url, query)]
 
 
 async def test_kwargs_are_deflated_and_revision_0019_turns_them_back_into_json(

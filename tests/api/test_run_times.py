@@ -13,11 +13,10 @@ from app.config import Settings
 from app.db.migrations import SERVER, migrate
 from app.db.models import UTCDateTime
 from app.main import create_app
-from engine.checkpoint.sql.connect import create_engine
 from engine.checkpoint.sql.migrations import run_alembic
 from tests.api.conftest import serving
 from tests.api.graphs import GRAPHS
-from tests.helpers import said
+from tests.helpers import database_rows, said
 
 TIMES = sa.table(
     "runs",
@@ -31,13 +30,7 @@ TIMES = sa.table(
 
 async def run_times(database_url: str) -> dict[str, Any]:
     """Each run's row, by its id (as text)."""
-    engine = create_engine(database_url)
-    try:
-        async with engine.connect() as connection:
-            found = await connection.execute(sa.select(TIMES))
-            return {str(row.run_id): row for row in found}
-    finally:
-        await engine.dispose()
+    return {str(row.run_id): row for row in await database_rows(database_url, sa.select(TIMES))}
 
 
 async def test_an_ended_run_keeps_no_lease_and_a_start_time_only_when_delayed(
