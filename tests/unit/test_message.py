@@ -228,6 +228,12 @@ CASES: dict[str, tuple[Make, Make]] = {
         lambda: ["c", ToolMessage("t", tool_call_id="x"), {"role": "user", "content": "d"}],
     ),
     "dict_without_role": (lambda: [], lambda: [{"content": "no role"}]),
+    # Appended without an index of ids: every new message is without one.
+    "new_messages_without_ids": (
+        lambda: [HumanMessage("a"), AIMessage("b", id="1")],
+        lambda: [HumanMessage("c"), AIMessage("d")],
+    ),
+    "one_new_message_twice": (lambda: [AIMessage("b", id="1")], lambda: [HumanMessage("c")] * 2),
     "unknown_role": (lambda: [], lambda: [("wizard", "x")]),
     "unknown_type": (lambda: [], lambda: [{"type": "robot", "content": "x"}]),
     "tool_dict_without_call_id": (lambda: [], lambda: [{"role": "tool", "content": "x"}]),
@@ -250,6 +256,7 @@ OPENAI_CASES: dict[str, tuple[Make, Make]] = {
         lambda: [ToolMessage([{"type": "text", "text": "r"}], tool_call_id="call_1", id="t")],
     ),
     "every_class": (lambda: sample_messages()[:11], lambda: []),
+    "new_messages_without_ids": (lambda: [HumanMessage("a", id="1")], lambda: ["b", ("ai", "c")]),
 }
 
 
