@@ -82,16 +82,18 @@ def _add_messages(left: Messages, right: Messages, format: str | None = None) ->
         raise ValueError(f"add_messages needs both 'left' and 'right'; '{which}' is None.")
     left_msgs = _as_messages(left)
     right_msgs = _as_messages(right)
-    # As in LangGraph, a message without an id is given one in place.
-    if None in map(_id, left_msgs):
-        _give_ids(left_msgs)
     if all(m.id is None for m in right_msgs) and len(set(map(id, right_msgs))) == len(right_msgs):
         # Each gets a new id, which no message has: they are appended, without indexing
         # the whole conversation by id (a user's turn, a reply made without an id).
+        if None in map(_id, left_msgs):
+            _give_ids(left_msgs)
         _give_ids(right_msgs)
         merged = [*left_msgs, *right_msgs]
         return _openai_format(merged) if format == "langchain-openai" else merged
     index = dict(zip(map(_id, left_msgs), range(len(left_msgs)), strict=True))
+    if None in index:
+        _give_ids(left_msgs)
+        index = dict(zip(map(_id, left_msgs), range(len(left_msgs)), strict=True))
     _give_ids(right_msgs)
     remove_all_at = None
     for i, m in enumerate(right_msgs):
@@ -124,6 +126,7 @@ def _add_messages(left: Messages, right: Messages, format: str | None = None) ->
 
 
 def _give_ids(messages: list[BaseMessage]) -> None:
+    """As in LangGraph, a message without an id is given one in place."""
     for m in messages:
         if m.id is None:
             m.id = str(uuid.uuid4())
