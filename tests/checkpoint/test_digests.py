@@ -6,6 +6,8 @@ it (which decoded every record), and compare."""
 from __future__ import annotations
 
 import asyncio
+import threading
+import uuid
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
@@ -16,6 +18,7 @@ from sqlalchemy import literal, select
 
 from engine.checkpoint.base import CheckpointTuple, checkpoint_config
 from engine.checkpoint.sql import journal as journal_module
+from engine.checkpoint.sql.connect import create_engine
 from engine.checkpoint.sql.item_log import element_runs, joined
 from engine.checkpoint.sql.journal import Journal
 from engine.checkpoint.sql.models import save_table, thread_table
@@ -363,16 +366,18 @@ async def test_a_head_handed_over_with_a_digest_saved_with_its_record_is_read(
     assert (await stored_formats(sql_saver, "t1"))[3] is False
 
 
+def entry(n: int, **metadata: Any) -> Record:
+    """A record of one checkpoint, `n`."""
+    metadata = {"n": n, **metadata}
+    checkpoint = CheckpointEntry("", str(n), None, metadata, 1, "ts", {}, {}, None, None, {})
+    return Record([checkpoint])
+
+
 def test_a_save_committed_after_another_loop_s_saves_leaves_the_chain_to_them() -> None:
     """Writers of one thread in two event loops (a sync `invoke()` in a node runs its
     own): one's statement lands, the other reads that record and saves the next, and
     only then does the first commit to the journal. The journal keeps the newer
     record's stream, so the next record is chained to the one truly before it."""
-
-    def entry(n: int) -> Record:
-        checkpoint = CheckpointEntry("", str(n), None, {"n": n}, 1, "ts", {}, {}, None, None, {})
-        return Record([checkpoint])
-
     journal = Journal(1, 0)
     first = encode(entry(1)).data
     journal.add(1, first)
@@ -383,8 +388,83 @@ def test_a_save_committed_after_another_loop_s_saves_leaves_the_chain_to_them() 
     saved = newer.encode()
     newer.commit()
     late.commit()
-    assert journal.seq == 3 and journal.chain == newer.stream
+    assert journal.seq == 3 and journal.chain == (3, newer.stream)
     last = _Draft(journal, 4, entry(4), undigested=4)
     stored = [first, landed, saved, last.encode()]
     assert all(map(chained, stored[1:]))
     assert [r.checkpoints[0].id for r in decode_thread(stored)] == ["1", "2", "3", "4"]
+
+
+def test_a_save_encoded_while_another_thread_applies_a_record_can_be_read() -> None:
+    """A writer in another thread (a sync `invoke()` in a node runs its own loop) may
+    encode the thread's next record while a read applies the one before it, whose seq
+    the journal holds before its stream. That record then stands alone rather than be
+    deflated against the stream of the record before the one it follows, which no
+    reader could inflate: the thread reads whole."""
+    # Records of different lengths: one deflated against the wrong record reads wrong.
+    records = [entry(n, said=" ".join(f"word{i}" for i in range(n * 9))) for n in (1, 2, 3)]
+    journal = Journal(1, 0)
+    first = encode(records[0]).data
+    journal.add(1, first)
+    landed = _Draft(journal, 2, records[1], undigested=2).encode()  # another writer's
+    applied, go = threading.Event(), threading.Event()
+    apply = journal.apply
+
+    def paused(seq: int, record: Record) -> None:
+        apply(seq, record)
+        applied.set()
+        go.wait(timeout=30)
+
+    journal.apply = paused  # type: ignore[method-assign]
+    reader = threading.Thread(target=journal.add, args=(2, landed))
+    reader.start()
+    try:
+        assert applied.wait(timeout=30)
+        saved = _Draft(journal, 3, records[2], undigested=3).encode()
+    finally:
+        go.set()
+        reader.join()
+    assert list(decode_thread([first, landed, saved])) == records
+    assert journal.chain == (2, journal.stream)
+
+
+async def test_a_save_whose_journal_another_thread_moved_goes_in_after_that_one(
+    migrated_postgres: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One statement adds a thread's record only on the seq its draft was made on. A
+    writer in another thread (a sync `invoke()` in a node runs its own loop) that adds
+    a record, and moves the journal, between another save's draft and its statement
+    sends that save to a transaction, which catches up first. Both branches then read
+    back as saved, by a new saver too: neither record went in on the other's seq."""
+    saver = SQLSaver(create_engine(migrated_postgres, pool_per_call=True), owns_engine=True)
+    thread_id = f"moved-{uuid.uuid4()}"
+    main = History(saver, thread_id)
+    first = await main.put({"messages": message_list(2)})
+    other = History(saver, thread_id, states=dict(main.states), head=first)
+    mine = message_list(2) + message_list(1, start=10)
+    theirs = message_list(2) + message_list(1, start=20)
+    encode = _Draft.encode
+
+    def encode_after_another_write(draft: _Draft) -> bytes:
+        monkeypatch.setattr(_Draft, "encode", encode)
+        writer = threading.Thread(target=asyncio.run, args=(other.put({"messages": theirs}),))
+        writer.start()
+        writer.join()
+        return encode(draft)
+
+    monkeypatch.setattr(_Draft, "encode", encode_after_another_write)
+    try:
+        ours = await main.put({"messages": mine})
+        fresh = SQLSaver.from_url(migrated_postgres)
+        try:
+            for reader in (saver, fresh):
+                for checkpoint_id, expected in ((ours, mine), (other.head, theirs)):
+                    config = checkpoint_config(thread_id, "", checkpoint_id)
+                    saved = await reader.aget_tuple(config)
+                    assert saved is not None
+                    ids = [m["id"] for m in saved.checkpoint["channel_values"]["messages"]]
+                    assert ids == [m["id"] for m in expected]
+        finally:
+            await fresh.aclose()
+    finally:
+        await saver.aclose()

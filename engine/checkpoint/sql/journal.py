@@ -11,6 +11,7 @@ built from them is `partial`, sure only of each namespace's head and of the item
 
 from __future__ import annotations
 
+import threading
 from bisect import insort
 from collections import ChainMap, Counter, OrderedDict
 from collections.abc import Callable
@@ -156,33 +157,40 @@ class Journal:
         self.prepared = 0  # the prepared elements' part of it
         self.partial = False
         self.undigested = 0  # records applied since the last digest it knows of
-        # The stream of the record at `seq` (None after a digest): the next record is
-        # deflated against it, unless it is the first after a digest (`chain`).
+        # The stream of the record at `seq` (None after a digest), to inflate the next.
         self.stream: bytes | None = None
-
-    @property
-    def chain(self) -> bytes | None:
-        """What the thread's next record is deflated against: the stream of the record
-        before it, unless that one is digested. A journal new to the thread reads the
-        records after its last digest, so the first of them must stand alone; every
-        journal knows where the last digest is (`add`), so writers agree on it."""
-        return self.stream if self.undigested else None
+        # What the thread's record `chain[0] + 1` is deflated against: the stream of the
+        # record before it, unless that one is digested (None). A journal new to the
+        # thread reads the records after its last digest, so the first of them must
+        # stand alone; every journal knows where the last digest is (`add`), so writers
+        # agree on it. The seq and the stream are one value, set once a record is
+        # applied: a writer in another thread (a sync `invoke()` in a node runs its own
+        # loop) may encode the next record meanwhile, and a new seq read with the stream
+        # before it deflated a record that nothing could inflate again.
+        self.chain: tuple[int, bytes | None] = (0, None)
+        # Held while a record is applied (`add`, and a writer's `_Draft.commit`): the two
+        # threads' reads and writes would otherwise apply records out of turn, and
+        # inflate one against the stream of another.
+        self.lock = threading.Lock()
 
     def add(self, seq: int, data: bytes | None) -> None:
         """Apply a stored row not applied yet: a record, or the digest of the records up
         to -`seq` (the journal is then partial). A digest of records already applied
         (`data` may then be None) only says that they are digested."""
-        if abs(seq) <= self.seq:
-            if seq < 0 and abs(seq) == self.seq:
-                self.undigested = 0
-            return
-        if data is None:
-            raise ValueError(f"Save record {seq} of a thread, read without its data")
-        record, stream = decode(data, self.stream)  # a digest stands alone: not chained
-        self.apply(abs(seq), record)
-        self.partial = self.partial or seq < 0
-        self.undigested = self.undigested + 1 if seq > 0 else 0
-        self.stream = stream if seq > 0 else None
+        with self.lock:
+            if abs(seq) <= self.seq:
+                if seq < 0 and abs(seq) == self.seq:
+                    self.undigested = 0
+                    self.chain = (self.seq, None)
+                return
+            if data is None:
+                raise ValueError(f"Save record {seq} of a thread, read without its data")
+            record, stream = decode(data, self.stream)  # a digest stands alone: not chained
+            self.apply(abs(seq), record)
+            self.partial = self.partial or seq < 0
+            self.undigested = self.undigested + 1 if seq > 0 else 0
+            self.stream = stream if seq > 0 else None
+            self.chain = (abs(seq), self.stream)
 
     def apply(self, seq: int, record: Record) -> None:
         """Apply the record numbered `seq` (one already applied is skipped). A checkpoint

@@ -286,15 +286,18 @@ class _Draft:
         not if the journal moved on meanwhile (a writer of another event loop, such as
         a sync `invoke()` in a node, saved or read since), as a record alone is always
         readable."""
-        before = self.journal.seq == self.seq - 1
-        data, self.stream = encode(self.record, self.journal.chain if before else None)
+        at, before = self.journal.chain
+        data, self.stream = encode(self.record, before if at == self.seq - 1 else None)
         return data
 
     def commit(self) -> None:
-        if self.seq > self.journal.seq:  # else another loop's writer read it, and more
-            self.journal.apply(self.seq, self.record)
-            self.journal.undigested = self.undigested
-            self.journal.stream = self.stream
+        journal = self.journal
+        with journal.lock:
+            if self.seq > journal.seq:  # else another loop's writer read it, and more
+                journal.apply(self.seq, self.record)
+                journal.undigested = self.undigested
+                journal.stream = self.stream
+                journal.chain = (self.seq, self.stream if self.undigested else None)
         self.journal.known.update(self.known)
         self.journal.tips.update(self.tips)
 
@@ -892,7 +895,10 @@ class SQLSaver(BaseCheckpointSaver):
             "now": datetime.now(UTC),
             "data": draft.encode(),
             "key": journal.key,
-            "last_seq": journal.seq,
+            # The seq the draft was made on, not the journal's now: a writer in another
+            # thread (a sync `invoke()` in a node) may have moved the journal meanwhile,
+            # and the record must then not go in after the one that writer added.
+            "last_seq": draft.seq - 1,
             "known_epoch": journal.epoch,
             "thread_id": thread_id,
             **fence_params,
