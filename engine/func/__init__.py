@@ -25,6 +25,7 @@ from langchain_core.runnables import RunnableConfig
 from engine.cache.base import BaseCache
 from engine.channels import EphemeralValue, LastValue
 from engine.checkpoint.base import BaseCheckpointSaver
+from engine.checkpoint.ids import task_id
 from engine.constants import END, PREVIOUS, START
 from engine.errors import GraphBubbleUp
 from engine.foreign import check_engine_object
@@ -32,7 +33,6 @@ from engine.pregel import context
 from engine.pregel.graph import CompiledGraph
 from engine.pregel.node import Node
 from engine.pregel.runnable import RunnableCallable, injected_params, runtime_of
-from engine.pregel.tasks import task_id
 from engine.store.base import BaseStore
 from engine.types import CachePolicy, RetryPolicy
 

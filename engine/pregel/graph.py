@@ -21,6 +21,7 @@ from typing_extensions import Unpack
 from engine.cache.base import BaseCache
 from engine.channels import Channel
 from engine.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, checkpoint_config
+from engine.checkpoint.ids import task_id
 from engine.checkpoint.serde import allow_schemas
 from engine.constants import (
     CACHE_NS,
@@ -39,7 +40,7 @@ from engine.pregel.config import coerce_context, merge_configs
 from engine.pregel.loop import Loop, own_config, own_namespace, restore_error, with_interrupts
 from engine.pregel.node import Node, Writes
 from engine.pregel.sync import iterate_sync, run_sync
-from engine.pregel.tasks import Task, TaskStatus, task_id, task_statuses
+from engine.pregel.tasks import Task, TaskStatus, task_statuses
 from engine.runtime import RunControl
 from engine.store.base import BaseStore
 from engine.types import Durability, GraphOutput, PregelTask, StateSnapshot, StateUpdate

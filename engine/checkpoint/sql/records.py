@@ -295,7 +295,7 @@ class _TaskNames:
             self.found[key] = task
             c = self.checkpoints.get((ns, checkpoint_id))
             step = None if c is None else c.metadata.get("step")
-            if c is not None and type(step) is int:
+            if type(step) is int:  # so `c` is the write's checkpoint
                 nodes = {START, *c.versions_seen}
                 nodes.update(ch.rpartition(":")[2] for ch in c.updated_channels or ())
                 for node in nodes:

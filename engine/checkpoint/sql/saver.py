@@ -298,8 +298,8 @@ class _Draft:
                 journal.undigested = self.undigested
                 journal.stream = self.stream
                 journal.chain = (self.seq, self.stream if self.undigested else None)
-        self.journal.known.update(self.known)
-        self.journal.tips.update(self.tips)
+        journal.known.update(self.known)
+        journal.tips.update(self.tips)
 
 
 class SQLSaver(BaseCheckpointSaver):
