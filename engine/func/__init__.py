@@ -16,7 +16,7 @@ import concurrent.futures
 import contextvars
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, get_args, get_origin
 
@@ -83,13 +83,19 @@ class _TaskFunction:
         index = pad.call_counter
         pad.call_counter += 1
         call_id = task_id(pad.loop.checkpoint_id, pad.task_ns, pad.step, self.name, "call", index)
+        here = _running_loop()
+        asynchronous = _is_async(self.func)
         if call_id in pad.call_results:
-            return _done(pad.call_results[call_id], asynchronous=_is_async(self.func))
+            return _done(pad.call_results[call_id], here if asynchronous else None)
         run_context = contextvars.copy_context()
         call = self._run(pad, call_id, args, kwargs)
-        if _is_async(self.func):
-            return asyncio.get_running_loop().create_task(call, context=run_context)
-        return _threads.submit(run_context.run, asyncio.run, call)
+        if asynchronous and here is not None:
+            return here.create_task(call, context=run_context)
+        if asynchronous and pad.events is not None:
+            # Sync code in a worker thread (a sync entrypoint under `ainvoke`): the call
+            # runs on the run's event loop, where the objects it uses were made.
+            return _Future.following(asyncio.run_coroutine_threadsafe(call, pad.events))
+        return _Future.following(_threads.submit(run_context.run, asyncio.run, call))
 
     async def _run(
         self, pad: context.Scratchpad, call_id: str, args: tuple[Any, ...], kw: dict[str, Any]
@@ -132,13 +138,42 @@ def _is_async(func: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(func)
 
 
-def _done(value: Any, *, asynchronous: bool) -> Any:
-    """A finished future for a result saved by an earlier attempt."""
-    if asynchronous:
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        future.set_result(value)
+class _Future(concurrent.futures.Future[Any]):
+    """A task call's future where no asyncio task can be: sync code takes its
+    `result()`, async code may await it (as LangGraph's futures of sync tasks)."""
+
+    @classmethod
+    def following(cls, source: concurrent.futures.Future[Any]) -> _Future:
+        future = cls()
+
+        def copy(done: concurrent.futures.Future[Any]) -> None:
+            if done.cancelled():  # the run's event loop closed with the call unfinished
+                future.cancel()
+                return
+            error = done.exception()
+            if error is None:
+                future.set_result(done.result())
+            else:
+                future.set_exception(error)
+
+        source.add_done_callback(copy)
         return future
-    done: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        return asyncio.wrap_future(self).__await__()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def _done(value: Any, loop: asyncio.AbstractEventLoop | None) -> Any:
+    """A finished future for a result saved by an earlier attempt: an asyncio one for
+    an async task called on an event loop, as a new call would give."""
+    done: Any = loop.create_future() if loop is not None else _Future()
     done.set_result(value)
     return done
 

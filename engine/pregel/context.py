@@ -6,6 +6,7 @@ loop puts the current task in a context variable before calling a node.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import itertools
 from collections.abc import Callable, Iterator
@@ -61,6 +62,9 @@ class Scratchpad:
     # The loop running this task: a graph invoked inside the node streams and saves
     # through it, as a subgraph of this task.
     loop: Any = None
+    # The event loop the run is on, unless the task holds it: an async `@task` called
+    # from the task's sync code in a worker thread runs there.
+    events: asyncio.AbstractEventLoop | None = None
     # Counts the graphs run in this task, so that each has a namespace of its own.
     graph_calls: Iterator[int] = field(default_factory=itertools.count)
 

@@ -625,6 +625,8 @@ class Loop:
             null_resume=self._null_resume_taker(),
             writer=self._custom_writer(task),
             loop=self,
+            # An inline node holds the event loop: nothing can run there until it returns.
+            events=None if inline else asyncio.get_running_loop(),
             step=self.step,
             stop=self.stop,
             stream_message=lambda message: self._stream_pushed(task, message),

@@ -4,6 +4,7 @@ futures, interrupts and resumes that do not redo finished tasks, and its streams
 No ``from __future__ import annotations`` here (see cases_core).
 """
 
+import asyncio
 from typing import Any
 
 from .cases_persistence import timeline
@@ -61,7 +62,7 @@ def case_async_tasks_run_together(ns: NS, aio: bool) -> Any:
         futures = [add_one(x) for x in xs]
         ones = [await f for f in futures]
         squares = [square(x) for x in ones]
-        return [await s if hasattr(s, "__await__") else s.result() for s in squares]
+        return [await s for s in squares]
 
     return {
         "invoke": invoke(together, [1, 2, 3], thread(), aio=True),
@@ -118,3 +119,45 @@ def case_entrypoint_errors(ns: NS) -> Any:
         return x
 
     return {"fails": invoke(fails, 1), "no_thread": invoke(needs_thread, 1)}
+
+
+@case(aio=True)
+def case_async_entrypoint_gathers_sync_tasks_across_an_interrupt(ns: NS, aio: bool) -> Any:
+    """A sync task's future can be awaited and gathered; after the resume the finished
+    calls' saved results are awaited the same way."""
+    calls: dict[str, int] = {}
+
+    @ns.task
+    def double(x: int) -> int:
+        bump(calls, f"double {x}")
+        return 2 * x
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver())
+    async def flow(xs: list[int]) -> Any:
+        doubled = await asyncio.gather(*(double(x) for x in xs))
+        extra = ns.interrupt({"doubled": doubled})
+        return [*doubled, await double(extra)]
+
+    config = thread()
+    return {
+        "first": invoke(flow, [1, 2], config, aio=True),
+        "resumed": invoke(flow, ns.Command(resume=5), config, aio=True),
+        "calls": calls,
+    }
+
+
+@case
+def case_sync_entrypoint_calls_an_async_task(ns: NS) -> Any:
+    """Under `ainvoke` the async task runs on the run's event loop and the sync code takes
+    its result."""
+
+    @ns.task
+    async def add(x: int) -> int:
+        await asyncio.sleep(0)
+        return x + 100
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver())
+    def flow(x: int) -> int:
+        return add(x).result()
+
+    return {"ainvoke": invoke(flow, 1, thread(), aio=True)}
