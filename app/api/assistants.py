@@ -1,12 +1,17 @@
 """Assistants: create, search, count, read, change and delete them; their graph's
-drawing and JSON schemas. `assistant_id` in a path may also be a graph id."""
+drawing and JSON schemas, and its subgraphs' schemas. `assistant_id` in a path may also
+be a graph id."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
+from pydantic import Field
 
 from app.api.deps import Assistants, CurrentUser
+from app.errors import NotFound
 from app.middleware import JsonOnlyRoute
 from app.schemas.assistants import (
     Assistant,
@@ -16,6 +21,7 @@ from app.schemas.assistants import (
     AssistantSearch,
     GraphDrawing,
     GraphSchemas,
+    SubgraphSchemas,
 )
 from app.schemas.common import ERROR_RESPONSES, page
 
@@ -75,12 +81,42 @@ async def delete_assistant(
 
 @router.get("/assistants/{assistant_id}/graph")
 async def get_assistant_graph(
-    assistant_id: str, assistants: Assistants, user: CurrentUser, xray: bool | int = False
+    assistant_id: str,
+    assistants: Assistants,
+    user: CurrentUser,
+    xray: Annotated[
+        bool | Annotated[int, Field(gt=0)],
+        Query(description="Draw subgraphs inside their nodes: this many levels, or all."),
+    ] = False,
 ) -> GraphDrawing:
-    """The graph's nodes and edges; `xray` (subgraph depth) is accepted for LangGraph
-    clients and has no effect: subgraphs are drawn as one node."""
+    """The graph's nodes and edges; with `xray`, a subgraph's nodes and edges in place of
+    its node."""
     assistant = await assistants.resolve(assistant_id, owner=user.user_id)
-    return assistants.drawing(assistant)
+    return assistants.drawing(assistant, xray)
+
+
+@router.get("/assistants/{assistant_id}/subgraphs")
+async def get_assistant_subgraphs(
+    assistant_id: str, assistants: Assistants, user: CurrentUser, recurse: bool = False
+) -> dict[str, SubgraphSchemas]:
+    """The schemas of the graphs the assistant's graph runs as nodes, by namespace (node
+    names joined by `|`); with `recurse`, those inside them too."""
+    assistant = await assistants.resolve(assistant_id, owner=user.user_id)
+    return assistants.subgraphs(assistant, None, recurse)
+
+
+@router.get("/assistants/{assistant_id}/subgraphs/{namespace}")
+async def get_assistant_subgraph(
+    assistant_id: str,
+    namespace: str,
+    assistants: Assistants,
+    user: CurrentUser,
+    recurse: bool = False,
+) -> dict[str, SubgraphSchemas]:
+    """The schemas of the subgraph at `namespace`, and with `recurse` those inside it;
+    `{}` when no subgraph is there."""
+    assistant = await assistants.resolve(assistant_id, owner=user.user_id)
+    return assistants.subgraphs(assistant, namespace, recurse)
 
 
 @router.get("/assistants/{assistant_id}/schemas")
@@ -90,3 +126,14 @@ async def get_assistant_schemas(
     """JSON schemas of the graph's input, output, state and context."""
     assistant = await assistants.resolve(assistant_id, owner=user.user_id)
     return assistants.schemas(assistant)
+
+
+@router.post("/assistants/{assistant_id}/versions")
+@router.post("/assistants/{assistant_id}/latest")
+async def assistant_versions(assistant_id: str) -> None:
+    """Not served: an assistant keeps only its current version (its `version` counts the
+    changes), so there is no list of versions to read or to go back to."""
+    raise NotFound(
+        "Assistant versions are not kept here: an assistant has only its current version "
+        "(its `version` field counts the changes). Change it with PATCH /assistants/{id}."
+    )

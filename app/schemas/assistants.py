@@ -124,13 +124,18 @@ class GraphDrawing(BaseModel):
     edges: list[GraphEdge]
 
 
-class GraphSchemas(BaseModel):
-    """JSON schemas of the graph's state, input, output and context; null when the
-    graph declares none that can be written as JSON schema."""
+class SubgraphSchemas(BaseModel):
+    """JSON schemas of a graph's state, input, output and context; null when the graph
+    declares none that can be written as JSON schema."""
 
-    graph_id: str
     input_schema: dict[str, Any] | None
     output_schema: dict[str, Any] | None
     state_schema: dict[str, Any] | None
     config_schema: dict[str, Any] | None
     context_schema: dict[str, Any] | None
+
+
+class GraphSchemas(SubgraphSchemas):
+    """An assistant's graph's schemas, with the graph's id."""
+
+    graph_id: str

@@ -24,12 +24,14 @@ from app.schemas.assistants import (
     GraphEdge,
     GraphNode,
     GraphSchemas,
+    SubgraphSchemas,
 )
 from app.services.common import json_contains, new_id, now, ordered, parse_uuid, served_graph
 from engine.graph.schema import field_types
 
 if TYPE_CHECKING:
     from app.services.threads import ThreadService
+    from engine import CompiledGraph
 
 
 async def ensure_system_assistants(db: Database, graphs: GraphRegistry) -> None:
@@ -211,10 +213,11 @@ class AssistantService:
                 sql_delete(AssistantRow).where(AssistantRow.assistant_id == found.assistant_id)
             )
 
-    def drawing(self, assistant: AssistantRow) -> GraphDrawing:
-        """Nodes and edges of the assistant's graph, as LangGraph clients draw them; every
+    def drawing(self, assistant: AssistantRow, xray: bool | int = False) -> GraphDrawing:
+        """Nodes and edges of the assistant's graph, as LangGraph clients draw them, with
+        subgraphs drawn inside their nodes down to `xray` levels (all with True); every
         edge says whether it is conditional (LangChain's `to_json()` leaves out `false`)."""
-        graph = served_graph(self.graphs, assistant.graph_id).get_graph()
+        graph = served_graph(self.graphs, assistant.graph_id).get_graph(xray=xray)
         return GraphDrawing(
             nodes=[
                 GraphNode(id=node.id, type="runnable", data={"id": node.id, "name": node.name})
@@ -229,15 +232,33 @@ class AssistantService:
     def schemas(self, assistant: AssistantRow) -> GraphSchemas:
         """JSON schemas of the graph's declared types; LangGraph's config schema has no
         counterpart here (graphs declare a context schema instead), so it is null."""
-        builder = served_graph(self.graphs, assistant.graph_id).builder
-        return GraphSchemas(
-            graph_id=assistant.graph_id,
-            input_schema=json_schema(builder.input_schema),
-            output_schema=json_schema(builder.output_schema),
-            state_schema=json_schema(builder.state_schema),
-            config_schema=None,
-            context_schema=json_schema(builder.context_schema),
-        )
+        graph = served_graph(self.graphs, assistant.graph_id)
+        return GraphSchemas(graph_id=assistant.graph_id, **graph_schemas(graph).model_dump())
+
+    def subgraphs(
+        self, assistant: AssistantRow, namespace: str | None, recurse: bool
+    ) -> dict[str, SubgraphSchemas]:
+        """The schemas of the graphs the assistant's graph runs as nodes, by namespace
+        (node names joined by `|`): those right inside it, or with `recurse` at every
+        depth; with `namespace`, only the one there (none when no subgraph is there)."""
+        graph = served_graph(self.graphs, assistant.graph_id)
+        return {
+            name: graph_schemas(subgraph)
+            for name, subgraph in graph.get_subgraphs(namespace=namespace, recurse=recurse)
+        }
+
+
+def graph_schemas(graph: CompiledGraph) -> SubgraphSchemas:
+    """The schemas a graph's builder declares; an `@entrypoint` has no builder, and its
+    input and output are whatever its function takes and returns (null)."""
+    builder = graph.builder
+    return SubgraphSchemas(
+        input_schema=builder and json_schema(builder.input_schema),
+        output_schema=builder and json_schema(builder.output_schema),
+        state_schema=builder and json_schema(builder.state_schema),
+        config_schema=None,
+        context_schema=json_schema(graph.context_schema),
+    )
 
 
 def json_schema(schema: Any) -> dict[str, Any] | None:

@@ -11,6 +11,8 @@ from langgraph_sdk import get_client
 from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
 
 from app.graphs import system_assistant_id
+from app.services.assistants import graph_schemas
+from engine.func import entrypoint
 from tests.api.graphs import GRAPHS
 
 
@@ -96,6 +98,60 @@ async def test_graph_and_schemas(server: str) -> None:
     messages = (await client.assistants.get_schemas("echo"))["state_schema"]
     assert messages["required"] == ["messages"]
     assert "HumanMessage" in messages["$defs"]
+
+
+async def test_a_graph_drawn_with_its_subgraphs_inside(server: str) -> None:
+    client = get_client(url=server)
+    outside = await client.assistants.get_graph("supervisor")
+    assert "researcher" in {n["id"] for n in outside["nodes"]}
+    for xray in (True, 1, 3):
+        inside = await client.assistants.get_graph("supervisor", xray=xray)
+        ids = {n["id"] for n in inside["nodes"]}
+        assert {"researcher:draft", "researcher:review"} <= ids and "researcher" not in ids
+        assert ("researcher:review", "researcher:draft") in {
+            (e["source"], e["target"]) for e in inside["edges"]
+        }
+    async with httpx.AsyncClient(base_url=server) as http:
+        for bad in ("-1", "deep"):
+            answer = await http.get("/assistants/supervisor/graph", params={"xray": bad})
+            assert answer.status_code == 422 and "xray" in answer.text
+
+
+async def test_subgraph_schemas(server: str) -> None:
+    client = get_client(url=server)
+    nested = await client.assistants.get_subgraphs("nested")
+    asker = await client.assistants.get_schemas("asker")
+    assert nested == {"inner": {k: v for k, v in asker.items() if k != "graph_id"}}
+    supervisor = system_assistant_id("supervisor")
+    researcher = await client.assistants.get_subgraphs(supervisor, recurse=True)
+    assert list(researcher) == ["researcher"]
+    assert "notes" in researcher["researcher"]["state_schema"]["properties"]
+    assert await client.assistants.get_subgraphs(supervisor, namespace="researcher") == researcher
+    assert await client.assistants.get_subgraphs(supervisor, namespace="plan") == {}
+    assert await client.assistants.get_subgraphs("echo") == {}
+    with pytest.raises(NotFoundError):
+        await client.assistants.get_subgraphs(str(uuid.uuid4()))
+
+
+async def test_versions_are_not_kept(server: str) -> None:
+    client = get_client(url=server)
+    for call in (
+        client.assistants.get_versions("echo"),
+        client.assistants.set_latest("echo", 1),
+    ):
+        with pytest.raises(NotFoundError, match="versions are not kept"):
+            await call
+
+
+def test_an_entrypoint_has_schemas_without_a_builder() -> None:
+    @entrypoint()
+    def flow(x: int) -> int:
+        return x
+
+    schemas = graph_schemas(flow)
+    assert schemas.model_dump() == dict.fromkeys(
+        ("input_schema", "output_schema", "state_schema", "config_schema", "context_schema")
+    )
 
 
 async def test_bad_requests(server: str) -> None:
