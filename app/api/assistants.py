@@ -130,9 +130,10 @@ async def get_assistant_schemas(
 
 @router.post("/assistants/{assistant_id}/versions")
 @router.post("/assistants/{assistant_id}/latest")
-async def assistant_versions(assistant_id: str) -> None:
+async def assistant_versions(assistant_id: str, assistants: Assistants, user: CurrentUser) -> None:
     """Not served: an assistant keeps only its current version (its `version` counts the
     changes), so there is no list of versions to read or to go back to."""
+    await assistants.resolve(assistant_id, owner=user.user_id)
     raise NotFound(
         "Assistant versions are not kept here: an assistant has only its current version "
         "(its `version` field counts the changes). Change it with PATCH /assistants/{id}."

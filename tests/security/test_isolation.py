@@ -42,6 +42,7 @@ class World:
             assistant_id=self.assistant,
             checkpoint_id=self.checkpoint,
             cron_id=self.cron,
+            namespace="inner",
         )
 
 
@@ -171,6 +172,10 @@ def attempts(w: World) -> list[Attempt]:
         Attempt("DELETE", a),
         Attempt("GET", f"{a}/graph"),
         Attempt("GET", f"{a}/schemas"),
+        Attempt("GET", f"{a}/subgraphs"),
+        Attempt("GET", f"{a}/subgraphs/{{namespace}}"),
+        Attempt("POST", f"{a}/versions", {}),
+        Attempt("POST", f"{a}/latest", {"version": 1}),
         Attempt("GET", t),
         Attempt("PATCH", t, {"metadata": {"who": "bob"}}),
         Attempt("DELETE", t),
