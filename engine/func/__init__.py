@@ -33,6 +33,7 @@ from engine.pregel import context
 from engine.pregel.graph import CompiledGraph
 from engine.pregel.node import Node
 from engine.pregel.runnable import RunnableCallable, injected_params, runtime_of
+from engine.pregel.sync import running_loop
 from engine.store.base import BaseStore
 from engine.types import CachePolicy, RetryPolicy
 
@@ -83,10 +84,10 @@ class _TaskFunction:
         index = pad.call_counter
         pad.call_counter += 1
         call_id = task_id(pad.loop.checkpoint_id, pad.task_ns, pad.step, self.name, "call", index)
-        here = _running_loop()
         asynchronous = _is_async(self.func)
+        here = running_loop() if asynchronous else None
         if call_id in pad.call_results:
-            return _done(pad.call_results[call_id], here if asynchronous else None)
+            return _done(pad.call_results[call_id], here)
         run_context = contextvars.copy_context()
         call = self._run(pad, call_id, args, kwargs)
         if asynchronous and here is not None:
@@ -161,13 +162,6 @@ class _Future(concurrent.futures.Future[Any]):
 
     def __await__(self) -> Generator[Any, None, Any]:
         return asyncio.wrap_future(self).__await__()
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 def _done(value: Any, loop: asyncio.AbstractEventLoop | None) -> Any:

@@ -109,7 +109,7 @@ def outside_the_loop() -> Iterator[None]:
 
 def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run a coroutine from sync code, also when this thread already has a loop."""
-    if not _loop_running():
+    if running_loop() is None:
         # Outside the `except` of the probe, so that an error of the run is not shown
         # as raised "during handling of" the probe's RuntimeError.
         with _sync_loop() as loop:
@@ -138,19 +138,19 @@ def iterate_sync(start: Start[T]) -> Iterator[T]:
     awaits `pause()` before each step: there it waits until the reader has taken the
     parts so far and asks for more, so that a reader that stops early stops the run at
     the step it read."""
-    if not _loop_running():
+    if running_loop() is None:
         return _iterate_here(start)
     # Called from sync code that runs on an event loop (a node of a graph run with
     # `invoke`): this thread's loop is busy, so the run goes in a thread of its own.
     return iter(run_sync(lambda: _collect(start)))
 
 
-def _loop_running() -> bool:
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop running in this thread, if any."""
     try:
-        asyncio.get_running_loop()
+        return asyncio.get_running_loop()
     except RuntimeError:
-        return False
-    return True
+        return None
 
 
 async def _collect(start: Start[T]) -> list[T]:
