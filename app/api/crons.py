@@ -44,6 +44,12 @@ async def count_crons(body: CronFilter, crons: Crons, user: CurrentUser) -> int:
     return await crons.count(body, owner=user.user_id)
 
 
+@router.get("/runs/crons/{cron_id}")
+async def get_cron(cron_id: str, crons: Crons, user: CurrentUser) -> Cron:
+    """One of the caller's crons."""
+    return Cron.of(await crons.get(cron_id, owner=user.user_id))
+
+
 @router.patch("/runs/crons/{cron_id}")
 async def patch_cron(cron_id: str, body: CronPatch, crons: Crons, user: CurrentUser) -> Cron:
     """Change a cron: its schedule, its runs' fields, whether it is enabled."""

@@ -109,7 +109,7 @@ class CronService:
             session.add(cron)
         return cron
 
-    async def _owned(self, cron_id: str, owner: str) -> CronRow:
+    async def get(self, cron_id: str, *, owner: str) -> CronRow:
         """The owner's cron; else 404, the same for missing and foreign."""
         key = parse_uuid(cron_id, "cron_id")
         async with self.db.read() as session:
@@ -118,7 +118,7 @@ class CronService:
     async def update(self, cron_id: str, body: CronPatch, *, owner: str) -> CronRow:
         """Change the owner's cron (see `CronPatch`)."""
         given = body.model_fields_set
-        found = await self._owned(cron_id, owner)
+        found = await self.get(cron_id, owner=owner)
         if "on_run_completed" in given and found.thread_id is not None:
             raise Invalid("on_run_completed: only a cron whose runs get a new thread has it.")
         if body.context is not None:

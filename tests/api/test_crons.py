@@ -199,7 +199,12 @@ async def test_create_search_count_update_delete(server: str) -> None:
     ended = await client.crons.update(often["cron_id"], end_time=datetime.now(UTC) - HOUR)
     assert ended["next_run_date"] is None
 
-    await client.crons.delete(often["cron_id"])
+    async with httpx.AsyncClient(base_url=server) as http:
+        assert (await http.get(f"/runs/crons/{daily['cron_id']}")).json() == disabled
+        await client.crons.delete(often["cron_id"])
+        gone = await http.get(f"/runs/crons/{often['cron_id']}")
+        assert gone.status_code == 404 and often["cron_id"] in gone.json()["detail"]
+        assert (await http.get("/runs/crons/nope")).status_code == 422
     assert await client.crons.count() == 2
     with pytest.raises(NotFoundError):
         await client.crons.delete(often["cron_id"])

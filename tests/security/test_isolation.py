@@ -194,6 +194,7 @@ def attempts(w: World) -> list[Attempt]:
         Attempt("POST", f"{t}/runs/wait", run),
         Attempt("POST", f"{t}/runs/wait", {**run, "checkpoint_id": w.checkpoint}),
         Attempt("POST", f"{t}/runs/crons", cron),
+        Attempt("GET", c),
         Attempt("PATCH", c, {"enabled": True}),
         Attempt("DELETE", c),
         Attempt("GET", r),
