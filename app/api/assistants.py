@@ -11,14 +11,16 @@ from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from app.api.deps import Assistants, CurrentUser
-from app.errors import NotFound
 from app.middleware import JsonOnlyRoute
 from app.schemas.assistants import (
     Assistant,
     AssistantCreate,
     AssistantFilter,
+    AssistantLatest,
     AssistantPatch,
     AssistantSearch,
+    AssistantVersion,
+    AssistantVersionSearch,
     GraphDrawing,
     GraphSchemas,
     SubgraphSchemas,
@@ -128,13 +130,20 @@ async def get_assistant_schemas(
     return assistants.schemas(assistant)
 
 
-@router.post("/assistants/{assistant_id}/versions")
+@router.post("/assistants/{assistant_id}/versions", response_model=list[AssistantVersion])
+async def list_assistant_versions(
+    assistant_id: str, body: AssistantVersionSearch, assistants: Assistants, user: CurrentUser
+) -> JSONResponse:
+    """A page of the assistant's versions, highest first (`metadata` keeps those whose
+    metadata contains it); X-Pagination-Total gives how many match."""
+    rows, total = await assistants.versions(assistant_id, body, owner=user.user_id)
+    return page([AssistantVersion.of(row) for row in rows], total=total, offset=body.offset)
+
+
 @router.post("/assistants/{assistant_id}/latest")
-async def assistant_versions(assistant_id: str, assistants: Assistants, user: CurrentUser) -> None:
-    """Not served: an assistant keeps only its current version (its `version` counts the
-    changes), so there is no list of versions to read or to go back to."""
-    await assistants.resolve(assistant_id, owner=user.user_id)
-    raise NotFound(
-        "Assistant versions are not kept here: an assistant has only its current version "
-        "(its `version` field counts the changes). Change it with PATCH /assistants/{id}."
-    )
+async def set_latest_assistant_version(
+    assistant_id: str, body: AssistantLatest, assistants: Assistants, user: CurrentUser
+) -> Assistant:
+    """Put the assistant at one of its versions, every field as it was then (404 for a
+    version it never had). A graph's system assistant stays at its one version (409)."""
+    return Assistant.of(await assistants.set_latest(assistant_id, body.version, owner=user.user_id))

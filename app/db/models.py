@@ -1,5 +1,6 @@
-"""Tables of the server: assistants, threads, runs, their stream events, the store, the
-reminders the agent sets, webhook deliveries, crons, users and their API keys.
+"""Tables of the server: assistants and their versions, threads, runs, their stream
+events, the store, the reminders the agent sets, webhook deliveries, crons, users and
+their API keys.
 
 Checkpoint tables belong to the engine's SQL saver (`checkpoint_metadata`); each set has
 an Alembic history of its own (`app.db.migrations`). JSON columns hold client JSON only,
@@ -120,6 +121,26 @@ class AssistantRow(Base):
     owner: Mapped[str | None] = mapped_column(String(200), index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class AssistantVersionRow(Base):
+    """What an assistant was at each of its versions: the first at its creation, one more
+    at each change. The assistant's row is the version it is at (`version`), which may
+    be an earlier one that `POST /assistants/{id}/latest` went back to."""
+
+    __tablename__ = "assistant_versions"
+
+    assistant_id: Mapped[str] = mapped_column(
+        ForeignKey("assistants.assistant_id", ondelete="CASCADE"), primary_key=True
+    )
+    version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    graph_id: Mapped[str] = mapped_column(String(200))
+    name: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str | None] = mapped_column(Text)
+    config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    context: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    metadata_: Mapped[dict[str, Any]] = mapped_column("metadata", JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class ThreadRow(Base):

@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.db.models import AssistantRow
-from app.limits import MAX_NAMES, Filter, Key, Metadata, Offset, PageSize
+from app.db.models import AssistantRow, AssistantVersionRow
+from app.limits import MAX_NAMES, MAX_VERSION, Filter, Key, Metadata, Offset, PageSize
 from app.schemas.common import OnConflict, RequestModel, SortOrder
 
 AssistantSortBy = Literal["assistant_id", "graph_id", "name", "created_at", "updated_at"]
@@ -100,6 +100,48 @@ class Assistant(BaseModel):
             updated_at=row.updated_at,
             metadata=row.metadata_ or {},
             version=row.version,
+            name=row.name,
+            description=row.description,
+        )
+
+
+class AssistantVersionSearch(RequestModel):
+    metadata: Filter | None = Field(
+        default=None, description="Versions whose metadata contains this object."
+    )
+    limit: PageSize = 10
+    offset: Offset = 0
+
+
+class AssistantLatest(RequestModel):
+    version: int = Field(
+        ge=1, le=MAX_VERSION, description="The version the assistant goes back (or on) to."
+    )
+
+
+class AssistantVersion(BaseModel):
+    """An assistant as it was at one version."""
+
+    assistant_id: str
+    version: int
+    graph_id: str
+    config: dict[str, Any]
+    context: dict[str, Any]
+    metadata: dict[str, Any]
+    created_at: datetime
+    name: str
+    description: str | None
+
+    @classmethod
+    def of(cls, row: AssistantVersionRow) -> AssistantVersion:
+        return cls(
+            assistant_id=row.assistant_id,
+            version=row.version,
+            graph_id=row.graph_id,
+            config=row.config or {},
+            context=row.context or {},
+            metadata=row.metadata_ or {},
+            created_at=row.created_at,
             name=row.name,
             description=row.description,
         )

@@ -12,7 +12,7 @@ from sqlalchemy import ColumnElement, Select, func, or_, select
 from sqlalchemy import delete as sql_delete
 
 from app.db.database import Database
-from app.db.models import AssistantRow, ThreadRow
+from app.db.models import AssistantRow, AssistantVersionRow, ThreadRow
 from app.errors import Conflict, NotFound
 from app.graphs import GraphRegistry, system_assistant_id
 from app.schemas.assistants import (
@@ -20,6 +20,7 @@ from app.schemas.assistants import (
     AssistantFilter,
     AssistantPatch,
     AssistantSearch,
+    AssistantVersionSearch,
     GraphDrawing,
     GraphEdge,
     GraphNode,
@@ -30,6 +31,8 @@ from app.services.common import json_contains, new_id, now, ordered, parse_uuid,
 from engine.graph.schema import field_types
 
 if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
     from app.services.threads import ThreadService
     from engine import CompiledGraph
 
@@ -56,7 +59,23 @@ async def ensure_system_assistants(db: Database, graphs: GraphRegistry) -> None:
                     updated_at=stamp,
                 )
                 session.add(row)
+                session.add(_version_of(row))
             graphs.system_rows[assistant_id] = row
+
+
+def _version_of(assistant: AssistantRow) -> AssistantVersionRow:
+    """The assistant's fields as the version it is at, kept from its last change on."""
+    return AssistantVersionRow(
+        assistant_id=assistant.assistant_id,
+        version=assistant.version,
+        graph_id=assistant.graph_id,
+        name=assistant.name,
+        description=assistant.description,
+        config=assistant.config,
+        context=assistant.context,
+        metadata_=assistant.metadata_,
+        created_at=assistant.updated_at,
+    )
 
 
 def _visible(owner: str) -> ColumnElement[bool]:
@@ -129,6 +148,7 @@ class AssistantService:
                     return existing
                 raise Conflict(f"Assistant '{assistant.assistant_id}' already exists.")
             session.add(assistant)
+            session.add(_version_of(assistant))
         return assistant
 
     def _filtered(self, query: Select[Any], where: AssistantFilter, owner: str) -> Select[Any]:
@@ -166,15 +186,14 @@ class AssistantService:
         return int(total or 0)
 
     async def update(self, assistant_id: str, patch: AssistantPatch, *, owner: str) -> AssistantRow:
-        """Change an assistant; each change is a new version."""
+        """Change an assistant; each change is a new version, one above the highest so
+        far (an assistant gone back to an earlier version goes on from its latest)."""
         found = await self.resolve(assistant_id, owner=owner)
         _refuse_system(found)
         if patch.graph_id is not None and patch.graph_id != found.graph_id:
             served_graph(self.graphs, patch.graph_id)
         async with self.db.write() as session:
-            assistant = await session.get(AssistantRow, found.assistant_id)
-            if assistant is None:
-                raise NotFound(f"Assistant '{assistant_id}' not found.")
+            assistant = await self._locked(session, found.assistant_id)
             if patch.graph_id is not None:
                 assistant.graph_id = patch.graph_id
             if patch.config is not None:
@@ -187,8 +206,67 @@ class AssistantService:
                 assistant.name = patch.name
             if patch.description is not None:
                 assistant.description = patch.description
-            assistant.version += 1
+            latest = await session.scalar(
+                select(func.max(AssistantVersionRow.version)).where(
+                    AssistantVersionRow.assistant_id == assistant.assistant_id
+                )
+            )
+            assistant.version = (latest or 0) + 1
             assistant.updated_at = now()
+            session.add(_version_of(assistant))
+        return assistant
+
+    async def versions(
+        self, assistant_id: str, body: AssistantVersionSearch, *, owner: str
+    ) -> tuple[list[AssistantVersionRow], int]:
+        """One page of the assistant's versions, highest first, and how many match."""
+        found = await self.resolve(assistant_id, owner=owner)
+        where = [AssistantVersionRow.assistant_id == found.assistant_id]
+        if body.metadata:
+            where.append(
+                json_contains(self.db.dialect, AssistantVersionRow.metadata_, body.metadata)
+            )
+        async with self.db.read() as session:
+            rows = await session.scalars(
+                select(AssistantVersionRow)
+                .where(*where)
+                .order_by(AssistantVersionRow.version.desc())
+                .limit(body.limit)
+                .offset(body.offset)
+            )
+            total = await session.scalar(
+                select(func.count()).select_from(AssistantVersionRow).where(*where)
+            )
+            return list(rows), int(total or 0)
+
+    async def set_latest(self, assistant_id: str, version: int, *, owner: str) -> AssistantRow:
+        """Put the assistant back (or on) to one of its versions: every field as it was
+        then. No version is added; the next change is one above the highest."""
+        found = await self.resolve(assistant_id, owner=owner)
+        _refuse_system(found)
+        async with self.db.write() as session:
+            assistant = await self._locked(session, found.assistant_id)
+            kept = await session.get(AssistantVersionRow, (assistant.assistant_id, version))
+            if kept is None:
+                raise NotFound(f"Assistant '{assistant_id}' has no version {version}.")
+            served_graph(self.graphs, kept.graph_id)
+            assistant.graph_id = kept.graph_id
+            assistant.name = kept.name
+            assistant.description = kept.description
+            assistant.config = kept.config
+            assistant.context = kept.context
+            assistant.metadata_ = kept.metadata_
+            assistant.version = version
+            assistant.updated_at = now()
+        return assistant
+
+    @staticmethod
+    async def _locked(session: AsyncSession, assistant_id: str) -> AssistantRow:
+        """The assistant's row, locked until the transaction ends on PostgreSQL, so that
+        two changes at once number their versions one after the other."""
+        assistant = await session.get(AssistantRow, assistant_id, with_for_update=True)
+        if assistant is None:
+            raise NotFound(f"Assistant '{assistant_id}' not found.")
         return assistant
 
     async def delete(self, assistant_id: str, *, delete_threads: bool, owner: str) -> None:

@@ -3,6 +3,7 @@ on PostgreSQL."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import httpx
@@ -133,14 +134,79 @@ async def test_subgraph_schemas(server: str) -> None:
         await client.assistants.get_subgraphs(str(uuid.uuid4()))
 
 
-async def test_versions_are_not_kept(server: str) -> None:
+async def test_versions_are_kept_and_can_be_gone_back_to(server: str) -> None:
     client = get_client(url=server)
-    for call in (
-        client.assistants.get_versions("echo"),
-        client.assistants.set_latest("echo", 1),
-    ):
-        with pytest.raises(NotFoundError, match="versions are not kept"):
-            await call
+    made = await client.assistants.create(
+        "echo", config={"tags": ["a"]}, context={"tone": "dry"}, metadata={"v": 1}, name="One"
+    )
+    mine = made["assistant_id"]
+    await client.assistants.update(mine, metadata={"v": 2}, name="Two", description="2nd")
+    third = await client.assistants.update(mine, context={"tone": "warm"}, graph_id="asker")
+    assert third["version"] == 3
+
+    versions = await client.assistants.get_versions(mine)
+    assert [v["version"] for v in versions] == [3, 2, 1]
+    first = versions[-1]
+    assert {k: first[k] for k in ("assistant_id", "graph_id", "config", "context", "name")} == {
+        "assistant_id": mine,
+        "graph_id": "echo",
+        "config": {"tags": ["a"]},
+        "context": {"tone": "dry"},
+        "name": "One",
+    }
+    assert first["metadata"] == {"v": 1} and first["description"] is None
+    assert versions[1]["metadata"] == {"v": 2} and versions[1]["description"] == "2nd"
+    assert (versions[0]["graph_id"], versions[0]["context"]) == ("asker", {"tone": "warm"})
+    assert [v["version"] for v in await client.assistants.get_versions(mine, {"v": 2})] == [3, 2]
+    assert await client.assistants.get_versions(mine, {"v": 9}) == []
+    async with httpx.AsyncClient(base_url=server) as http:
+        paged = await http.post(f"/assistants/{mine}/versions", json={"limit": 1, "offset": 1})
+    assert [v["version"] for v in paged.json()] == [2]
+    assert paged.headers["x-pagination-total"] == "3"
+    assert paged.headers["x-pagination-next"] == "2"
+
+    back = await client.assistants.set_latest(mine, 1)
+    assert back["version"] == 1 and back["updated_at"] > third["updated_at"]
+    assert {k: back[k] for k in first if k != "created_at"} == {
+        k: first[k] for k in first if k != "created_at"
+    }
+    assert await client.assistants.get(mine) == back
+    onwards = await client.assistants.update(mine, metadata={"w": 1})
+    assert onwards["version"] == 4 and onwards["metadata"] == {"v": 1, "w": 1}
+    assert onwards["graph_id"] == "echo" and onwards["name"] == "One"
+
+    # Changes at once are numbered one after the other.
+    await asyncio.gather(*(client.assistants.update(mine, metadata={"n": n}) for n in range(5)))
+    numbers = [v["version"] for v in await client.assistants.get_versions(mine, limit=100)]
+    assert numbers == list(range(9, 0, -1))
+
+    with pytest.raises(NotFoundError, match="no version 99"):
+        await client.assistants.set_latest(mine, 99)
+    async with httpx.AsyncClient(base_url=server) as http:
+        for version in (0, -1, 2**40, "one", None):
+            refused = await http.post(f"/assistants/{mine}/latest", json={"version": version})
+            assert refused.status_code == 422 and refused.json()["detail"][0]["loc"] == [
+                "body",
+                "version",
+            ]
+        refused = await http.post(f"/assistants/{mine}/versions", json={"limit": 0})
+        assert refused.status_code == 422
+
+    # A graph's system assistant has its one version, and stays at it.
+    [system] = await client.assistants.get_versions("echo")
+    assert system["version"] == 1 and system["metadata"] == {"created_by": "system"}
+    with pytest.raises(ConflictError):
+        await client.assistants.set_latest("echo", 1)
+    with pytest.raises(NotFoundError):
+        await client.assistants.get_versions(str(uuid.uuid4()))
+
+    # The versions go with the assistant: its id can be used again from version 1.
+    await client.assistants.delete(mine)
+    with pytest.raises(NotFoundError):
+        await client.assistants.get_versions(mine)
+    again = await client.assistants.create("asker", assistant_id=mine)
+    assert [v["graph_id"] for v in await client.assistants.get_versions(mine)] == ["asker"]
+    assert again["version"] == 1
 
 
 def test_an_entrypoint_has_schemas_without_a_builder() -> None:
