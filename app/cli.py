@@ -236,6 +236,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if args.no_worker:
             settings = settings.model_copy(update={"run_workers": False})
+        try:
+            app = create_app(settings)
+        except project.ProjectError as exc:
+            print(f"threadline: {exc}", file=sys.stderr)
+            return 1
         # log_config=None: uvicorn's loggers go through the handler `logs` installed.
-        uvicorn.run(create_app(settings), host=args.host, port=args.port, log_config=None)
+        uvicorn.run(app, host=args.host, port=args.port, log_config=None)
     return 0

@@ -49,6 +49,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the ASGI app; `settings` defaults to the environment (uvicorn factory mode)."""
     settings = settings or get_settings()
+    if settings.config_file:
+        Project.read(Path(settings.config_file)).check_auth(settings.auth)
     app = FastAPI(title="Threadline", version=__version__, lifespan=lifespan)
     app.state.settings = settings
     # Inside CORS, so that a browser can read the 413.

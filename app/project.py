@@ -13,8 +13,13 @@ Read from the file:
   `allow_credentials`, `allow_origin_regex`, `expose_headers`, `max_age`);
   THREADLINE_CORS_ORIGINS, when set, wins for the origins.
 
-Other keys (`dependencies`, `python_version`, `dockerfile_lines`, ...) are about building
-an image: install the project's dependencies yourself (`pip install -e .`).
+- `auth.path`: a custom authentication handler, which is not run: the project is served
+  only with Threadline's own authentication on (THREADLINE_AUTH), never open to all.
+
+The keys about building an image (`dependencies`, `python_version`, `dockerfile_lines`,
+...) are left to you: install the project's dependencies yourself (`pip install -e .`).
+Any other key that would change how the server runs (a store index or TTL, a checkpointer
+TTL, custom routes, ...) is refused: the server does not start rather than ignore it.
 """
 
 from __future__ import annotations
@@ -41,6 +46,38 @@ CORS_OPTIONS = frozenset(
 )
 
 
+# What each setting the server does not serve would do; set, it stops the server.
+UNSERVED = {
+    "store.index": "semantic search of the store",
+    "store.ttl": "store items that expire",
+    "checkpointer.path": "a checkpointer of the project's own",
+    "checkpointer.ttl": "threads that expire (here they stay until deleted or pruned)",
+    "checkpointer.serde": "a serializer of the project's own",
+    "encryption": "custom encryption of stored data",
+    "priority": "run priorities",
+    "webhooks": "a webhook policy (here THREADLINE_WEBHOOK_* settings)",
+    "ui": "generative UI components",
+    "ui_config": "generative UI components",
+    **{
+        f"http.{name}": what
+        for name, what in {
+            "app": "custom routes",
+            "configurable_headers": "request headers copied into the run's config",
+            "logging_headers": "request headers in the logs",
+            "middleware_order": "custom middleware",
+            "enable_custom_route_auth": "custom routes",
+            "mount_prefix": "serving under a path prefix",
+            **{
+                f"disable_{part}": f"turning off the {part} routes"
+                for part in ("assistants", "threads", "runs", "store", "mcp", "a2a", "meta")
+            },
+            "disable_ui": "generative UI components",
+            "disable_webhooks": "turning off webhooks",
+        }.items()
+    },
+}
+
+
 class ProjectError(ValueError):
     """A `langgraph.json` the server cannot serve: it refuses to start, saying why."""
 
@@ -53,6 +90,8 @@ class Project:
     graphs: dict[str, str]
     env: dict[str, str]
     cors: dict[str, Any]
+    # The authentication handler `auth.path` names (not run; see `check_auth`).
+    auth: str | None = None
 
     @property
     def folder(self) -> Path:
@@ -68,12 +107,26 @@ class Project:
             raise ProjectError(f"Cannot read {path}: {exc}") from None
         if not isinstance(config, dict):
             raise ProjectError(f"{path} must hold a JSON object.")
+        _refuse_unserved(config, path)
+        auth = config.get("auth") or {}
         return cls(
             path=path,
             graphs=_graphs(config.get("graphs"), path),
             env=_env(config.get("env"), path),
             cors=_cors((config.get("http") or {}).get("cors"), path),
+            auth=auth.get("path") if isinstance(auth, dict) else None,
         )
+
+    def check_auth(self, mode: str) -> None:
+        """Refuse to serve a project that authenticates its callers with a handler of its
+        own while Threadline's authentication is off: every caller would be let in."""
+        if self.auth and mode == "none":
+            raise ProjectError(
+                f'{self.path}: "auth.path" names an authentication handler ({self.auth}), '
+                "which Threadline does not run; served as it is, every caller would be let "
+                "in. Set THREADLINE_AUTH to api_key or jwt to serve it with Threadline's own "
+                "authentication (docs/api.md, Authentication)."
+            )
 
     def apply_env(self) -> None:
         """Put the project's variables in this process's environment, under those set."""
@@ -88,6 +141,18 @@ def find(named: str, cwd: Path) -> Path | None:
         return (cwd / named).resolve()
     here = cwd / CONFIG_FILE
     return here.resolve() if here.is_file() else None
+
+
+def _refuse_unserved(config: dict[str, Any], path: Path) -> None:
+    for dotted, what in UNSERVED.items():
+        value: Any = config
+        for part in dotted.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        if value:
+            raise ProjectError(
+                f'{path}: "{dotted}" asks for {what}, which Threadline does not serve; '
+                "remove it to serve the project (docs/langgraph-projects.md)."
+            )
 
 
 def _graphs(raw: Any, path: Path) -> dict[str, str]:

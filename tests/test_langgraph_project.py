@@ -21,7 +21,7 @@ from langgraph_sdk import get_client
 
 from app.config import Settings
 from app.graphs import DEFAULT_GRAPHS, GraphConfigError, GraphRegistry, graph_source
-from app.main import cors_options
+from app.main import cors_options, create_app
 from app.project import Project, ProjectError, find
 from engine import InMemorySaver
 from tests.helpers import said
@@ -196,6 +196,69 @@ def test_a_project_file_that_cannot_be_served_says_why(
 ) -> None:
     with pytest.raises(ProjectError, match=re.escape(problem)):
         Project.read(write_project(tmp_path, config))
+
+
+@pytest.mark.parametrize(
+    ("config", "named"),
+    [
+        (
+            {"store": {"index": {"embed": "openai:text-embedding-3-small", "dims": 1536}}},
+            "store.index",
+        ),
+        ({"store": {"ttl": {"default_ttl": 60}}}, "store.ttl"),
+        (
+            {"checkpointer": {"ttl": {"strategy": "delete", "default_ttl": 43200}}},
+            "checkpointer.ttl",
+        ),
+        ({"http": {"app": "./app.py:app"}}, "http.app"),
+        ({"http": {"disable_store": True}}, "http.disable_store"),
+        ({"http": {"mount_prefix": "/agents"}}, "http.mount_prefix"),
+        ({"webhooks": {"url": {"allowed_domains": ["a.example"]}}}, "webhooks"),
+        ({"ui": {"agent": "./ui.tsx"}}, "ui"),
+    ],
+)
+def test_a_setting_the_server_would_ignore_stops_it(
+    tmp_path: Path, config: dict[str, object], named: str
+) -> None:
+    path = write_project(tmp_path, {"graphs": {"a": "m:g"}, **config})
+    with pytest.raises(ProjectError, match=rf'"{re.escape(named)}" asks for .* not serve'):
+        Project.read(path)
+
+
+def test_image_settings_and_settings_left_empty_are_no_obstacle(tmp_path: Path) -> None:
+    config = {
+        "$schema": "https://langgra.ph/schema.json",
+        "dependencies": ["."],
+        "python_version": "3.12",
+        "image_distro": "wolfi",
+        "dockerfile_lines": ["RUN true"],
+        "graphs": {"a": "m:g"},
+        "store": None,
+        "checkpointer": {},
+        "http": {"disable_store": False, "cors": {"allow_origins": ["https://a.example"]}},
+    }
+    project = Project.read(write_project(tmp_path, config))
+    assert project.graphs == {"a": "m:g"} and project.auth is None
+
+
+def test_a_project_with_its_own_auth_is_served_only_behind_threadline_auth(
+    tmp_path: Path,
+) -> None:
+    path = write_project(tmp_path, {"graphs": {"a": "m:g"}, "auth": {"path": "./auth.py:auth"}})
+    assert Project.read(path).auth == "./auth.py:auth"
+    with pytest.raises(ProjectError, match=r"\./auth\.py:auth.*THREADLINE_AUTH"):
+        create_app(Settings(config_file=str(path)))
+    create_app(Settings(config_file=str(path), auth="api_key"))
+    refused = subprocess.run(
+        [str(THREADLINE), "serve", "--port", str(free_port())],
+        cwd=tmp_path,
+        env={**os.environ, "THREADLINE_AUTH": "none"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 1
+    assert "every caller would be let in" in refused.stderr
 
 
 async def test_graph_files_factories_and_their_failures(tmp_path: Path) -> None:
