@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -24,10 +24,23 @@ _PATH = re.compile(r"[^.\[\]]+(\[-?\d+\])*(\.[^.\[\]]+(\[-?\d+\])*)*")
 _STEP = re.compile(r"([^.\[\]]+)|\[(-?\d+)\]")
 
 
+_ALIAS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# What a path may start from, as on LangGraph's server (a thread has no `config` here:
+# a path into it finds nothing).
+_ROOTS = ("values", "metadata", "interrupts", "config")
+
+
 def check_paths(paths: dict[str, str] | None) -> dict[str, str] | None:
     for alias, path in (paths or {}).items():
+        if not _ALIAS.fullmatch(alias) or alias in get_args(ThreadField):
+            raise ValueError(
+                f"{alias!r} is not a name for an extracted value: letters, digits and "
+                "underscores, not a thread field's name"
+            )
         if not _PATH.fullmatch(path):
             raise ValueError(f"{alias}: {path!r} is not a path such as 'values.messages[-1]'")
+        if _STEP.match(path)[1] not in _ROOTS:  # type: ignore[index]
+            raise ValueError(f"{alias}: {path!r} does not start with one of {', '.join(_ROOTS)}")
     return paths
 
 
@@ -91,7 +104,8 @@ class ThreadSearch(ThreadFilter):
     extract: dict[Key, Key] | None = Field(
         default=None,
         max_length=10,
-        description="Alias -> path into the thread, such as `values.messages[-1]`; the "
+        description="Alias (an identifier, not a thread field's name) -> path into the "
+        "thread's `values`, `metadata` or `interrupts`, such as `values.messages[-1]`; the "
         "values found come back in each thread's `extracted`.",
     )
 

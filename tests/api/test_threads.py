@@ -146,5 +146,11 @@ async def test_bad_requests(server: str) -> None:
         ):
             response = await http.request(method, path)
             assert response.status_code == 422 and "thread_id" in response.json()["detail"]
-        bad_path = await http.post("/threads/search", json={"extract": {"x": "values..a"}})
-        assert bad_path.status_code == 422
+        for extract, problem in (
+            ({"x": "values..a"}, "is not a path"),
+            ({"x": "created_at"}, "does not start with one of"),
+            ({"status": "values.a"}, "is not a name"),
+            ({"a-b": "values.a"}, "is not a name"),
+        ):
+            bad_path = await http.post("/threads/search", json={"extract": extract})
+            assert bad_path.status_code == 422 and problem in bad_path.text
