@@ -286,6 +286,12 @@ class Settings(BaseSettings):
         commands=SERVE,
         ge=0,
     )
+    ttl_sweep_s: float = setting(
+        60.0,
+        "how often threads whose time to live (`ttl`) has run out are looked for",
+        commands=SERVE,
+        gt=0,
+    )
     log_format: LogFormat = setting("json", "`json` (one object per line) or `text`", commands=ALL)
     log_level: LogLevel = setting(
         "INFO",

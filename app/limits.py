@@ -42,6 +42,8 @@ MAX_BATCH_RUNS = 100
 # Items in one page of a search or list, and how far pages go.
 MAX_PAGE_SIZE = 1000
 MAX_OFFSET = 2**31 - 1
+# A thread's time to live: at most ten years, in minutes.
+MAX_TTL_MINUTES = 10 * 365 * 24 * 60
 # An assistant's versions are counted in a 32-bit integer column.
 MAX_VERSION = 2**31 - 1
 # Event ids of a run's stream fit a 32-bit integer, as does the one after the last.

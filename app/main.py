@@ -40,7 +40,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     if services.settings.run_workers:
         services.start(app)
     try:
-        async with retention.cleaning(services.db, services.settings):
+        async with retention.cleaning(services.db, services.settings, services.threads):
             yield
     finally:
         await services.close()

@@ -1,5 +1,6 @@
-"""Old stream events go: `run_events` keeps every event of every run so clients can
-rejoin a stream, which nobody does days later, while the table grows with every token.
+"""Old data goes: stream events after the retention, and threads whose time to live ran
+out. `run_events` keeps every event of every run so clients can rejoin a stream, which
+nobody does days later, while the table grows with every token.
 
 Every API process cleans (a deployment always has one); the deletes are idempotent, so
 replicas cleaning at once only repeat each other's work. Events of pending and running
@@ -13,13 +14,17 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, select, tuple_
 
-from app.config import Settings, get_settings
+from app.config import Settings
 from app.db.database import Database
 from app.db.models import PENDING, RUNNING, RunEventRow, RunRow
 from app.services.common import now
+
+if TYPE_CHECKING:
+    from app.services.threads import ThreadService
 
 log = logging.getLogger(__name__)
 # Rows per delete: short transactions that never hold many locks at once.
@@ -71,18 +76,32 @@ def retention(settings: Settings) -> timedelta | None:
     return timedelta(seconds=seconds) if seconds > 0 else None
 
 
+async def expire_forever(threads: ThreadService, every_s: float) -> None:
+    """Apply threads' time to live every `every_s` seconds; a failed pass is retried."""
+    while True:
+        await asyncio.sleep(every_s)
+        try:
+            expired = await threads.expire()
+        except Exception as exc:
+            log.warning("applying threads' time to live failed (%s); retrying later", exc)
+            continue
+        if expired:
+            log.info("time to live: %d threads deleted or pruned", expired)
+
+
 @contextlib.asynccontextmanager
-async def cleaning(db: Database, settings: Settings | None = None) -> AsyncIterator[None]:
-    """Clean old events in the background while the block (an app's lifespan) runs;
-    `settings`: the environment's when not given."""
-    older_than = retention(settings or get_settings())
-    if older_than is None:
-        yield
-        return
-    task = asyncio.create_task(clean_forever(db, older_than))
+async def cleaning(db: Database, settings: Settings, threads: ThreadService) -> AsyncIterator[None]:
+    """Clean old events and apply threads' time to live in the background while the
+    block (an app's lifespan) runs."""
+    older_than = retention(settings)
+    tasks = [asyncio.create_task(expire_forever(threads, settings.ttl_sweep_s))]
+    if older_than is not None:
+        tasks.append(asyncio.create_task(clean_forever(db, older_than)))
     try:
         yield
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

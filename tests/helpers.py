@@ -220,6 +220,17 @@ async def database_rows(database_url: str, statement: Executable) -> list[Row[An
         await engine.dispose()
 
 
+async def database_execute(database_url: str, statement: Executable) -> None:
+    """Run one statement in a transaction of its own, on an engine of its own: a test
+    setting what it cannot reach through the API (a row made old)."""
+    engine = create_engine(database_url)
+    try:
+        async with engine.begin() as connection:
+            await connection.execute(statement)
+    finally:
+        await engine.dispose()
+
+
 # Round trips.
 
 

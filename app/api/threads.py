@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Header, Response
+from fastapi import APIRouter, Header, Query, Response
 from fastapi.responses import JSONResponse
 
 from app.api.deps import CurrentUser, Threads
@@ -27,7 +27,9 @@ router = APIRouter(tags=["Threads"], responses=ERROR_RESPONSES, route_class=Json
 async def create_thread(body: ThreadCreate, threads: Threads, user: CurrentUser) -> Thread:
     """Create a thread (409, or your existing one with `if_exists=do_nothing`, if the id
     is taken). Metadata `graph_id` lets its state be updated before any run."""
-    thread = await threads.create(body.thread_id, body.metadata, body.if_exists, owner=user.user_id)
+    thread = await threads.create(
+        body.thread_id, body.metadata, body.if_exists, ttl=body.ttl, owner=user.user_id
+    )
     return await threads.shown(thread)
 
 
@@ -56,9 +58,21 @@ async def prune_threads(body: ThreadPrune, threads: Threads, user: CurrentUser) 
 
 
 @router.get("/threads/{thread_id}")
-async def get_thread(thread_id: str, threads: Threads, user: CurrentUser) -> Thread:
+async def get_thread(
+    thread_id: str,
+    threads: Threads,
+    user: CurrentUser,
+    include: Annotated[
+        list[Literal["ttl"]] | None,
+        Query(description="`ttl`: the thread's time to live too (null when it has none)."),
+    ] = None,
+) -> Thread:
     """A thread with its status, current values and open interrupts."""
-    return await threads.shown(await threads.get(thread_id, owner=user.user_id))
+    row = await threads.get(thread_id, owner=user.user_id)
+    thread = await threads.shown(row)
+    if include:
+        thread.ttl = await threads.ttl_of(row)
+    return thread
 
 
 @router.patch(
@@ -74,7 +88,7 @@ async def patch_thread(
     prefer: Annotated[str | None, Header()] = None,
 ) -> Thread | Response:
     """Merge metadata into the thread's."""
-    thread = await threads.update(thread_id, body.metadata, owner=user.user_id)
+    thread = await threads.update(thread_id, body.metadata, ttl=body.ttl, owner=user.user_id)
     if prefer == "return=minimal":
         return Response(status_code=204)
     return await threads.shown(thread)

@@ -1,6 +1,6 @@
-"""Tables of the server: assistants and their versions, threads, runs, their stream
-events, the store, the reminders the agent sets, webhook deliveries, crons, users and
-their API keys.
+"""Tables of the server: assistants and their versions, threads and their time to live,
+runs, their stream events, the store, the reminders the agent sets, webhook deliveries,
+crons, users and their API keys.
 
 Checkpoint tables belong to the engine's SQL saver (`checkpoint_metadata`); each set has
 an Alembic history of its own (`app.db.migrations`). JSON columns hold client JSON only,
@@ -18,6 +18,7 @@ from sqlalchemy import (
     Boolean,
     DateTime,
     Dialect,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -163,6 +164,23 @@ class ThreadRow(Base):
     owner: Mapped[str] = mapped_column(String(200), index=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+
+
+class ThreadTTLRow(Base):
+    """A thread's time to live (`ttl` on create or PATCH): `minutes` after its last change
+    (`threads.updated_at`: created, changed, a run ended) the thread is deleted, or pruned
+    to its latest turn. `expires_at` is when the sweep looks next; the sweep then reads the
+    thread's last change and either applies the strategy or looks again later, so a run
+    never writes here."""
+
+    __tablename__ = "thread_ttls"
+
+    thread_id: Mapped[str] = mapped_column(
+        UUIDText(), ForeignKey("threads.thread_id", ondelete="CASCADE"), primary_key=True
+    )
+    strategy: Mapped[str] = mapped_column(String(16))
+    minutes: Mapped[float] = mapped_column(Float)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
 
 
 class RunRow(Base):

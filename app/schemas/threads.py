@@ -9,8 +9,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field, field_validator
 
-from app.db.models import ThreadRow
-from app.limits import MAX_NAMES, Filter, Key, Keys, Metadata, Offset, PageSize
+from app.db.models import ThreadRow, ThreadTTLRow
+from app.limits import MAX_NAMES, MAX_TTL_MINUTES, Filter, Key, Keys, Metadata, Offset, PageSize
 from app.schemas.common import Interrupt, OnConflict, RequestModel, SortOrder
 
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
@@ -62,22 +62,51 @@ def _unsupported(value: Any) -> Any:
     return value
 
 
+TTLStrategy = Literal["delete", "keep_latest"]
+
+
+class ThreadTTL(RequestModel):
+    """A thread's time to live, counted from its last change (its creation, a change of
+    it, the end of a run on it, a change of its state)."""
+
+    ttl: float = Field(
+        gt=0, le=MAX_TTL_MINUTES, allow_inf_nan=False, description="Minutes, more than 0."
+    )
+    strategy: TTLStrategy = Field(
+        default="delete",
+        description="`delete` removes the thread; `keep_latest` keeps it and its latest "
+        "turn (as `POST /threads/prune` does), and counts again.",
+    )
+
+
+class ThreadTTLInfo(BaseModel):
+    strategy: TTLStrategy
+    ttl_minutes: float
+    expires_at: datetime = Field(
+        description="When the sweep looks at the thread next: it goes then unless it "
+        "changed since, in which case it goes `ttl_minutes` after that change."
+    )
+
+    @classmethod
+    def of(cls, row: ThreadTTLRow) -> ThreadTTLInfo:
+        return cls(strategy=row.strategy, ttl_minutes=row.minutes, expires_at=row.expires_at)  # type: ignore[arg-type]
+
+
 class ThreadCreate(RequestModel):
     thread_id: Key | None = Field(default=None, description="A UUID; one is made if unset.")
     metadata: Metadata | None = None
     if_exists: OnConflict = "raise"
     supersteps: list[Any] | None = Field(default=None, description="Not supported: leave unset.")
-    ttl: Any = Field(default=None, description="Not supported: leave unset.")
+    ttl: ThreadTTL | None = Field(default=None, description="None: the thread stays.")
 
     _no_supersteps = field_validator("supersteps")(_unsupported)
-    _no_ttl = field_validator("ttl")(_unsupported)
 
 
 class ThreadPatch(RequestModel):
     metadata: Metadata = Field(description="Merged into the thread's metadata.")
-    ttl: Any = Field(default=None, description="Not supported: leave unset.")
-
-    _no_ttl = field_validator("ttl")(_unsupported)
+    ttl: ThreadTTL | None = Field(
+        default=None, description="A new time to live, counted from now; None: unchanged."
+    )
 
 
 class ThreadFilter(RequestModel):
@@ -124,6 +153,9 @@ class Thread(BaseModel):
     )
     extracted: dict[str, Any] | None = Field(
         default=None, description="Present only when the search asked to `extract`."
+    )
+    ttl: ThreadTTLInfo | None = Field(
+        default=None, description="With `include=ttl`, its time to live (null: it stays)."
     )
 
     @classmethod

@@ -4,8 +4,10 @@ another user's thread is answered exactly as a missing one."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Select, bindparam, case, delete, exists, func, select
@@ -14,12 +16,29 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.database import Database
-from app.db.models import PENDING, RUNNING, CronRow, RunEventRow, RunRow, ThreadRow, columns_of
+from app.db.models import (
+    PENDING,
+    RUNNING,
+    CronRow,
+    RunEventRow,
+    RunRow,
+    ThreadRow,
+    ThreadTTLRow,
+    columns_of,
+)
 from app.errors import Conflict, NotFound
 from app.graphs import GraphRegistry
 from app.jsonable import jsonable, to_json
 from app.schemas.common import OnConflict
-from app.schemas.threads import Thread, ThreadFilter, ThreadPrune, ThreadSearch, ThreadStatus
+from app.schemas.threads import (
+    Thread,
+    ThreadFilter,
+    ThreadPrune,
+    ThreadSearch,
+    ThreadStatus,
+    ThreadTTL,
+    ThreadTTLInfo,
+)
 from app.services.common import json_contains, new_id, now, ordered, parse_uuid, served_graph
 from engine import CompiledGraph, StateSnapshot
 from engine.checkpoint.base import BaseCheckpointSaver
@@ -59,6 +78,15 @@ def _add_thread(dialect: str) -> Any:
     table = ThreadRow.__table__
     return (
         add(table).on_conflict_do_nothing(index_elements=["thread_id"]).returning(table.c.thread_id)
+    )
+
+
+def _ttl_row(thread_id: str, ttl: ThreadTTL, since: datetime) -> ThreadTTLRow:
+    return ThreadTTLRow(
+        thread_id=thread_id,
+        strategy=ttl.strategy,
+        minutes=ttl.ttl,
+        expires_at=since + timedelta(minutes=ttl.ttl),
     )
 
 
@@ -206,12 +234,14 @@ class ThreadService:
         metadata: dict[str, Any] | None = None,
         if_exists: OnConflict = "raise",
         *,
+        ttl: ThreadTTL | None = None,
         owner: str,
     ) -> ThreadRow:
         """A new thread in one statement, which adds nothing when the id is in use: that
-        thread then, if it is the owner's and `if_exists` is "do_nothing", else 409."""
+        thread then, if it is the owner's and `if_exists` is "do_nothing", else 409. With
+        `ttl`, its time to live in the same transaction."""
         thread = new_thread(thread_id, metadata, owner)
-        while not await self.db.write_one(_add_thread(self.db.dialect), columns_of(thread)):
+        while not await self._add(thread, ttl):
             async with self.db.read() as session:
                 existing = await session.get(ThreadRow, thread.thread_id)
             if existing is None:
@@ -220,6 +250,63 @@ class ThreadService:
                 return existing
             raise taken(thread.thread_id)
         return thread
+
+    async def _add(self, thread: ThreadRow, ttl: ThreadTTL | None) -> bool:
+        """Insert the thread's row (and its time to live); False when the id is in use."""
+        if ttl is None:
+            return bool(await self.db.write_one(_add_thread(self.db.dialect), columns_of(thread)))
+        async with self.db.write() as session:
+            added = await session.execute(_add_thread(self.db.dialect), columns_of(thread))
+            if added.first() is None:
+                return False
+            session.add(_ttl_row(thread.thread_id, ttl, thread.updated_at))
+        return True
+
+    async def ttl_of(self, thread: ThreadRow) -> ThreadTTLInfo | None:
+        async with self.db.read() as session:
+            found = await session.get(ThreadTTLRow, thread.thread_id)
+        return ThreadTTLInfo.of(found) if found is not None else None
+
+    async def expire(self, *, batch: int = 100) -> int:
+        """Apply the time to live of each thread whose look is due: gone (or pruned to its
+        latest turn) if it has not changed for its `ttl` minutes and no run is on it; else
+        looked at again `ttl` minutes after its last change. How many went or were pruned.
+        Replicas sweeping at once repeat each other's work, which is idempotent."""
+        done = 0
+        while True:
+            stamp = now()
+            looks = (
+                select(ThreadTTLRow, ThreadRow.updated_at, ThreadRow.status, ThreadRow.owner)
+                .join(ThreadRow, ThreadRow.thread_id == ThreadTTLRow.thread_id)
+                .where(ThreadTTLRow.expires_at <= stamp)
+                .order_by(ThreadTTLRow.expires_at)
+                .limit(batch)
+            )
+            async with self.db.read() as session:
+                due = (await session.execute(looks)).all()
+            for ttl, changed_at, status, owner in due:
+                lasts = timedelta(minutes=ttl.minutes)
+                if status == "busy":
+                    changed_at = stamp
+                elif changed_at + lasts <= stamp:
+                    done += 1
+                    if ttl.strategy == "delete":
+                        with contextlib.suppress(NotFound):
+                            await self.delete(ttl.thread_id, owner=owner)
+                        continue
+                    await self.saver.aprune([ttl.thread_id], keep_last_turns=1)
+                    changed_at = stamp
+                async with self.db.write() as session:
+                    await session.execute(
+                        sql_update(ThreadTTLRow)
+                        .where(
+                            ThreadTTLRow.thread_id == ttl.thread_id,
+                            ThreadTTLRow.expires_at == ttl.expires_at,
+                        )
+                        .values(expires_at=changed_at + lasts)
+                    )
+            if len(due) < batch:
+                return done
 
     async def refresh(self, thread_id: str, graph: CompiledGraph) -> None:
         """Set the thread row from its head checkpoint, after the checkpoints changed
@@ -313,13 +400,23 @@ class ThreadService:
                 found.append((row, values))
         return found
 
-    async def update(self, thread_id: str, metadata: dict[str, Any], *, owner: str) -> ThreadRow:
-        """Merge `metadata` into the thread's (keys given replace keys kept)."""
+    async def update(
+        self,
+        thread_id: str,
+        metadata: dict[str, Any],
+        *,
+        ttl: ThreadTTL | None = None,
+        owner: str,
+    ) -> ThreadRow:
+        """Merge `metadata` into the thread's (keys given replace keys kept); with `ttl`,
+        its time to live becomes that, counted from now."""
         key = parse_uuid(thread_id, "thread_id")
         async with self.db.write() as session:
             thread = owned(await session.get(ThreadRow, key), thread_id, owner)
             thread.metadata_ = {**(thread.metadata_ or {}), **metadata}
             thread.updated_at = now()
+            if ttl is not None:
+                await session.merge(_ttl_row(thread.thread_id, ttl, thread.updated_at))
         return thread
 
     async def delete(self, thread_id: str, *, owner: str) -> None:

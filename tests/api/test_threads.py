@@ -134,7 +134,7 @@ async def test_bad_requests(server: str) -> None:
         client.threads.create(thread_id="nope"),
         client.threads.search(ids=["nope"]),
         client.threads.prune(["nope"]),
-        client.threads.create(ttl=5),
+        client.threads.create(ttl=0),
     ):
         with pytest.raises(UnprocessableEntityError):
             await bad
