@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Header, Query, Response
 from fastapi.responses import JSONResponse
 
-from app.api.deps import CurrentUser, Threads
+from app.api.deps import CurrentUser, State, Threads
 from app.middleware import JsonOnlyRoute
 from app.schemas.common import ERROR_RESPONSES, page
 from app.schemas.threads import (
@@ -24,13 +24,13 @@ router = APIRouter(tags=["Threads"], responses=ERROR_RESPONSES, route_class=Json
 
 
 @router.post("/threads")
-async def create_thread(body: ThreadCreate, threads: Threads, user: CurrentUser) -> Thread:
+async def create_thread(
+    body: ThreadCreate, threads: Threads, state: State, user: CurrentUser
+) -> Thread:
     """Create a thread (409, or your existing one with `if_exists=do_nothing`, if the id
-    is taken). Metadata `graph_id` lets its state be updated before any run."""
-    thread = await threads.create(
-        body.thread_id, body.metadata, body.if_exists, ttl=body.ttl, owner=user.user_id
-    )
-    return await threads.shown(thread)
+    is taken), with the state its `supersteps` write. Metadata `graph_id` lets its state
+    be updated before any run."""
+    return await threads.shown(await state.create_thread(body, owner=user.user_id))
 
 
 @router.post("/threads/search", response_model=list[Thread])

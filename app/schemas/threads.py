@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, field_validator
 from app.db.models import ThreadRow, ThreadTTLRow
 from app.limits import MAX_NAMES, MAX_TTL_MINUTES, Filter, Key, Keys, Metadata, Offset, PageSize
 from app.schemas.common import Interrupt, OnConflict, RequestModel, SortOrder
+from app.schemas.runs import RunCommand
 
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 ThreadSortBy = Literal["thread_id", "status", "created_at", "updated_at", "state_updated_at"]
@@ -56,12 +57,6 @@ def follow(data: Any, path: str) -> Any:
     return data
 
 
-def _unsupported(value: Any) -> Any:
-    if value is not None:
-        raise ValueError("not supported by this server")
-    return value
-
-
 TTLStrategy = Literal["delete", "keep_latest"]
 
 
@@ -92,14 +87,34 @@ class ThreadTTLInfo(BaseModel):
         return cls(strategy=row.strategy, ttl_minutes=row.minutes, expires_at=row.expires_at)  # type: ignore[arg-type]
 
 
+class SuperstepUpdate(RequestModel):
+    """One write of a superstep: `values` (or a `command`'s update and goto) as if node
+    `as_node` wrote them."""
+
+    values: dict[str, Any] | list[Any] | None = None
+    command: RunCommand | None = None
+    as_node: Key | None = None
+
+
+class Superstep(RequestModel):
+    updates: list[SuperstepUpdate] = Field(
+        min_length=1, max_length=MAX_NAMES, description="Written together, as one step's."
+    )
+
+
 class ThreadCreate(RequestModel):
     thread_id: Key | None = Field(default=None, description="A UUID; one is made if unset.")
     metadata: Metadata | None = None
     if_exists: OnConflict = "raise"
-    supersteps: list[Any] | None = Field(default=None, description="Not supported: leave unset.")
+    supersteps: list[Superstep] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_NAMES,
+        description="State the new thread starts with: each superstep a version written "
+        "by its updates, in the graph metadata `graph_id` names (as LangGraph's "
+        "`bulk_update_state`). A thread that exists already is left as it is.",
+    )
     ttl: ThreadTTL | None = Field(default=None, description="None: the thread stays.")
-
-    _no_supersteps = field_validator("supersteps")(_unsupported)
 
 
 class ThreadPatch(RequestModel):

@@ -15,7 +15,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 from app.errors import Invalid, NotFound, TooLarge
 from app.graphs import GraphRegistry
-from engine import CompiledGraph
+from engine import Command, CompiledGraph, Send
 from engine.checkpoint.ids import new_uuid7
 
 
@@ -42,6 +42,17 @@ def served_graph(graphs: GraphRegistry, graph_id: str) -> CompiledGraph:
     if graph is None:
         raise NotFound(f"Graph '{graph_id}' is not served here (graphs: {sorted(graphs.graphs)}).")
     return graph
+
+
+def command_of(command: dict[str, Any]) -> Command:
+    """The engine's Command for a client's (`RunCommand` as JSON): `goto` names nodes, or
+    sends them input (`{"node", "input"}`)."""
+    goto = command.get("goto")
+    if isinstance(goto, dict):
+        goto = Send(goto["node"], goto.get("input"))
+    elif isinstance(goto, list):
+        goto = [Send(g["node"], g.get("input")) if isinstance(g, dict) else g for g in goto]
+    return Command(resume=command.get("resume"), update=command.get("update"), goto=goto or ())
 
 
 def ordered(query: Select[Any], direction: str, *columns: Any) -> Select[Any]:

@@ -8,6 +8,8 @@ that has none yet has an empty state and no history.
 from __future__ import annotations
 
 import bisect
+import contextlib
+import functools
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -15,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from langchain_core.messages import convert_to_messages
 from sqlalchemy import select
 
-from app.db.models import RunRow
+from app.db.models import RunRow, ThreadRow
 from app.errors import Conflict, Invalid, NotFound
 from app.jsonable import jsonable
 from app.schemas.runs import CheckpointRef
@@ -29,10 +31,19 @@ from app.schemas.state import (
     Turn,
     TurnStatus,
 )
-from app.services.common import MESSAGE_ERRORS, check_messages, error_message, parse_uuid
+from app.schemas.threads import ThreadCreate
+from app.services.common import (
+    MESSAGE_ERRORS,
+    check_messages,
+    command_of,
+    error_message,
+    parse_uuid,
+    served_graph,
+)
 from app.services.threads import active_runs
 from engine import CompiledGraph, InvalidUpdateError, PregelTask, StateSnapshot
 from engine.checkpoint.base import VersionInfo
+from engine.types import StateUpdate as GraphUpdate
 
 if TYPE_CHECKING:
     from app.config import Settings
@@ -323,6 +334,54 @@ class StateService:
             return EMPTY
         config = version_config(thread.thread_id, ref)
         return thread_state(await read_version(graph, config, subgraphs=subgraphs))
+
+    async def create_thread(self, body: ThreadCreate, *, owner: str) -> ThreadRow:
+        """A new thread; with `supersteps`, the versions they write in the graph its
+        metadata `graph_id` names, one after the other. When they cannot be written the
+        thread is not made (422), and an existing thread (`if_exists: do_nothing`) is
+        returned as it is."""
+        create = functools.partial(
+            self.threads.create, body.thread_id, body.metadata, ttl=body.ttl, owner=owner
+        )
+        if not body.supersteps:
+            return await create(body.if_exists)
+        graph_id = (body.metadata or {}).get("graph_id")
+        if not isinstance(graph_id, str):
+            raise Invalid(
+                "supersteps: the thread's metadata must name the graph whose state they "
+                'write ({"graph_id": ...}).'
+            )
+        graph = served_graph(self.threads.graphs, graph_id)
+        supersteps = []
+        for step in body.supersteps:
+            for update in step.updates:
+                check_messages(update.values, self.settings.max_messages, "supersteps")
+            supersteps.append(
+                [
+                    GraphUpdate(
+                        command_of(u.command.model_dump()) if u.command else u.values,  # type: ignore[arg-type]
+                        u.as_node,
+                    )
+                    for u in step.updates
+                ]
+            )
+        if body.thread_id and body.if_exists == "do_nothing":
+            with contextlib.suppress(NotFound):
+                return await self.threads.get(body.thread_id, owner=owner)
+        thread = await create("raise")
+        config = {
+            "configurable": {"thread_id": thread.thread_id},
+            "metadata": {"thread_id": thread.thread_id, "graph_id": graph_id},
+        }
+        try:
+            await graph.abulk_update_state(config, supersteps)
+        except BaseException as exc:
+            await self.threads.remove(thread.thread_id)
+            if isinstance(exc, (InvalidUpdateError, *MESSAGE_ERRORS)):
+                raise Invalid(f"supersteps: cannot write the state: {error_message(exc)}") from None
+            raise
+        await self.threads.refresh(thread.thread_id, graph)
+        return await self.threads.get(thread.thread_id, owner=owner)
 
     async def update_state(self, thread_id: str, body: StateUpdate, *, owner: str) -> Checkpoint:
         """Write `values` as if `as_node` had, on the head or on the version named (which

@@ -24,7 +24,7 @@ from app.runs.events import EventMapper, engine_modes
 from app.runs.notify import answer_payload, notifications
 from app.runs.pool import LeaseLost, WorkerPool
 from app.schemas.threads import ThreadStatus
-from app.services.common import error_message, now
+from app.services.common import command_of, error_message, now
 from app.services.runs.results import RunResults
 from app.services.runs.statements import (
     HOLDS,
@@ -34,7 +34,7 @@ from app.services.runs.statements import (
 )
 from app.services.threads import Head, ThreadService, settle_params
 from app.webhooks import Webhooks
-from engine import Command, CompiledGraph, GraphRecursionError, Send, StateSnapshot
+from engine import CompiledGraph, GraphRecursionError, StateSnapshot
 from engine.checkpoint.sql.saver import SQLSaver
 from engine.pregel.runnable import CONFIG_KEY_RUNTIME
 from engine.runtime import Runtime
@@ -197,14 +197,7 @@ class RunExecutor:
 
     def _input(self, kwargs: dict[str, Any]) -> Any:
         command = kwargs.get("command")
-        if command is None:
-            return kwargs.get("input")
-        goto = command.get("goto")
-        if isinstance(goto, dict):
-            goto = Send(goto["node"], goto.get("input"))
-        elif isinstance(goto, list):
-            goto = [Send(g["node"], g.get("input")) if isinstance(g, dict) else g for g in goto]
-        return Command(resume=command.get("resume"), update=command.get("update"), goto=goto or ())
+        return kwargs.get("input") if command is None else command_of(command)
 
     def _config(self, run: RunRow, assistant: AssistantRow) -> dict[str, Any]:
         kwargs = run.kwargs
