@@ -288,7 +288,7 @@ class Settings(BaseSettings):
     )
     ttl_sweep_s: float = setting(
         60.0,
-        "how often threads whose time to live (`ttl`) has run out are looked for",
+        "how often threads and store items whose time to live (`ttl`) ran out are looked for",
         commands=SERVE,
         gt=0,
     )

@@ -40,7 +40,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     if services.settings.run_workers:
         services.start(app)
     try:
-        async with retention.cleaning(services.db, services.settings, services.threads):
+        async with retention.cleaning(
+            services.db, services.settings, services.threads, services.store
+        ):
             yield
     finally:
         await services.close()

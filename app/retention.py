@@ -1,6 +1,6 @@
-"""Old data goes: stream events after the retention, and threads whose time to live ran
-out. `run_events` keeps every event of every run so clients can rejoin a stream, which
-nobody does days later, while the table grows with every token.
+"""Old data goes: stream events after the retention, and threads and store items whose
+time to live ran out. `run_events` keeps every event of every run so clients can rejoin
+a stream, which nobody does days later, while the table grows with every token.
 
 Every API process cleans (a deployment always has one); the deletes are idempotent, so
 replicas cleaning at once only repeat each other's work. Events of pending and running
@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
@@ -24,6 +24,7 @@ from app.db.models import PENDING, RUNNING, RunEventRow, RunRow
 from app.services.common import now
 
 if TYPE_CHECKING:
+    from app.services.store import StoreService
     from app.services.threads import ThreadService
 
 log = logging.getLogger(__name__)
@@ -76,25 +77,30 @@ def retention(settings: Settings) -> timedelta | None:
     return timedelta(seconds=seconds) if seconds > 0 else None
 
 
-async def expire_forever(threads: ThreadService, every_s: float) -> None:
-    """Apply threads' time to live every `every_s` seconds; a failed pass is retried."""
+async def expire_forever(sweeps: Sequence[Callable[[], Awaitable[int]]], every_s: float) -> None:
+    """Delete what outlived its time to live (threads, store items) every `every_s`
+    seconds; a failed pass is retried."""
     while True:
         await asyncio.sleep(every_s)
-        try:
-            expired = await threads.expire()
-        except Exception as exc:
-            log.warning("applying threads' time to live failed (%s); retrying later", exc)
-            continue
-        if expired:
-            log.info("time to live: %d threads deleted or pruned", expired)
+        for sweep in sweeps:
+            try:
+                expired = await sweep()
+            except Exception as exc:
+                log.warning("time to live: %s failed (%s); retrying later", sweep.__qualname__, exc)
+                continue
+            if expired:
+                log.info("time to live: %s removed %d", sweep.__qualname__, expired)
 
 
 @contextlib.asynccontextmanager
-async def cleaning(db: Database, settings: Settings, threads: ThreadService) -> AsyncIterator[None]:
-    """Clean old events and apply threads' time to live in the background while the
-    block (an app's lifespan) runs."""
+async def cleaning(
+    db: Database, settings: Settings, threads: ThreadService, store: StoreService
+) -> AsyncIterator[None]:
+    """Clean old events and apply the time to live of threads and store items in the
+    background while the block (an app's lifespan) runs."""
     older_than = retention(settings)
-    tasks = [asyncio.create_task(expire_forever(threads, settings.ttl_sweep_s))]
+    sweeps = (threads.expire, store.expire)
+    tasks = [asyncio.create_task(expire_forever(sweeps, settings.ttl_sweep_s))]
     if older_than is not None:
         tasks.append(asyncio.create_task(clean_forever(db, older_than)))
     try:

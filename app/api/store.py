@@ -41,10 +41,14 @@ async def get_item(
         list[str], Query(description="Dotted (`users.u1`) or one label per repeated key.")
     ],
     key: Annotated[str, Query(max_length=MAX_KEY_LENGTH)],
+    refresh_ttl: Annotated[
+        bool, Query(description="An item with a `ttl` lives that long again from now.")
+    ] = True,
 ) -> Item:
     """One item; the SDK names the namespace dotted, other clients may repeat the key."""
     labels = namespace[0].split(".") if len(namespace) == 1 else namespace
-    return Item.of(await store.get(labels, key, owner=user.user_id), labels)
+    found = await store.get(labels, key, refresh_ttl=refresh_ttl, owner=user.user_id)
+    return Item.of(found, labels)
 
 
 @router.delete("/store/items", status_code=204)

@@ -286,6 +286,10 @@ class StoreItemRow(Base):
     value: Mapped[dict[str, Any]] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # An item put with a `ttl` (minutes) is gone once `expires_at` passes: reads skip it
+    # at once, the sweep deletes it later; a read that refreshes moves `expires_at` on.
+    ttl_minutes: Mapped[float | None] = mapped_column(Float)
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), index=True)
 
 
 class ReminderRow(Base):

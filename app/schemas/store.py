@@ -6,17 +6,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field
 
 from app.db.models import StoreItemRow
-from app.limits import MAX_KEY_LENGTH, MAX_NAMESPACE_LABELS, Filter, Offset, PageSize
+from app.limits import (
+    MAX_KEY_LENGTH,
+    MAX_NAMESPACE_LABELS,
+    MAX_TTL_MINUTES,
+    Filter,
+    Offset,
+    PageSize,
+)
 from app.schemas.common import RequestModel
-
-
-def _no_ttl(value: Any) -> Any:
-    if value is not None:
-        raise ValueError("not supported by this server yet")
-    return value
 
 
 class ItemKey(RequestModel):
@@ -33,9 +34,14 @@ class ItemPut(ItemKey):
     index: Literal[False] | list[str] | None = Field(
         default=None, description="Fields to index for semantic search: accepted, unused."
     )
-    ttl: float | None = Field(default=None, description="Not supported yet: leave unset.")
-
-    _ttl = field_validator("ttl")(_no_ttl)
+    ttl: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_TTL_MINUTES,
+        allow_inf_nan=False,
+        description="Minutes the item lives after it is put or last read (a read that "
+        "refreshes moves it on); null: it stays.",
+    )
 
 
 class ItemSearch(RequestModel):
@@ -51,7 +57,9 @@ class ItemSearch(RequestModel):
         "not change the results (as in LangGraph stores without an index).",
     )
     refresh_ttl: bool | None = Field(
-        default=None, description="Accepted for LangGraph clients: items have no TTL here."
+        default=None,
+        description="Whether the items found with a `ttl` live that long again from now "
+        "(the default, as in LangGraph).",
     )
 
 

@@ -5,7 +5,7 @@ the run's user, so what a graph remembers shows in `/store` to that user only.
 Each operation is one call of the store service, with its checks: a namespace or value
 the HTTP API would refuse fails the node with the same reason. There is no semantic
 index: a search's `query` does not change its results (as in LangGraph stores without
-one), and items do not expire.
+one). Items put with a `ttl` expire as those put through `/store` do.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ ItemT = TypeVar("ItemT", bound=Item)
 class ServerStore(BaseStore):
     """`BaseStore` over the server's store for one user; made per run, in its event loop."""
 
+    supports_ttl = True
+
     def __init__(self, store: StoreService, owner: str) -> None:
         self.store = store
         self.owner = owner
@@ -63,7 +65,9 @@ class ServerStore(BaseStore):
     async def _apply(self, op: Op) -> Result:
         if isinstance(op, GetOp):
             try:
-                row = await self.store.get(list(op.namespace), op.key, owner=self.owner)
+                row = await self.store.get(
+                    list(op.namespace), op.key, refresh_ttl=op.refresh_ttl, owner=self.owner
+                )
             except NotFound:
                 return None
             return _item(row, Item)
@@ -71,7 +75,9 @@ class ServerStore(BaseStore):
             if op.value is None:
                 await self.store.delete_item(list(op.namespace), op.key, owner=self.owner)
             else:
-                body = ItemPut(namespace=list(op.namespace), key=op.key, value=dict(op.value))
+                body = ItemPut(
+                    namespace=list(op.namespace), key=op.key, value=dict(op.value), ttl=op.ttl
+                )
                 await self.store.put(body, owner=self.owner)
             return None
         if isinstance(op, SearchOp):
@@ -81,6 +87,7 @@ class ServerStore(BaseStore):
                 limit=op.limit,
                 offset=op.offset,
                 query=op.query,
+                refresh_ttl=op.refresh_ttl,
             )
             rows = await self.store.search(search, owner=self.owner)
             return [_item(row, SearchItem) for row in rows]

@@ -8,9 +8,10 @@ is how clients name a namespace in a query string).
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import ColumnElement, delete, or_, select
+from sqlalchemy import ColumnElement, delete, or_, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from app.db.models import StoreItemRow
@@ -46,6 +47,15 @@ def labels(item: StoreItemRow) -> list[str]:
     return item.namespace.split(SEP)
 
 
+def _live(stamp: datetime) -> ColumnElement[bool]:
+    """Items whose time to live has not run out (the sweep deletes the others later)."""
+    return or_(StoreItemRow.expires_at.is_(None), StoreItemRow.expires_at > stamp)
+
+
+def _until(stamp: datetime, minutes: float | None) -> datetime | None:
+    return stamp + timedelta(minutes=minutes) if minutes else None
+
+
 def _under(prefix: list[str]) -> ColumnElement[bool]:
     """Items whose namespace is `prefix` or lies below it."""
     path = joined(prefix, "namespace_prefix")
@@ -74,22 +84,75 @@ class StoreService:
             value=body.value,
             created_at=stamp,
             updated_at=stamp,
+            ttl_minutes=body.ttl,
+            expires_at=_until(stamp, body.ttl),
         )
+        new = statement.excluded
         async with self.db.write() as session:
             await session.execute(
                 statement.on_conflict_do_update(
                     index_elements=["owner", "namespace", "key"],
-                    set_={"value": statement.excluded.value, "updated_at": stamp},
+                    set_={
+                        "value": new.value,
+                        "updated_at": stamp,
+                        "ttl_minutes": new.ttl_minutes,
+                        "expires_at": new.expires_at,
+                    },
                 )
             )
 
-    async def get(self, namespace: list[str], key: str, *, owner: str) -> StoreItemRow:
-        """One item by its primary key, or 404."""
+    async def get(
+        self, namespace: list[str], key: str, *, refresh_ttl: bool = True, owner: str
+    ) -> StoreItemRow:
+        """One item by its primary key, or 404 (also once its time to live ran out);
+        with `refresh_ttl`, an item with a time to live has it all again."""
+        stamp = now()
         async with self.db.read() as session:
             item = await session.get(StoreItemRow, (owner, joined(namespace), key))
-        if item is None:
+        if item is None or (item.expires_at is not None and item.expires_at <= stamp):
             raise NotFound(f"No item {key!r} in namespace {namespace}.")
+        if refresh_ttl:
+            await self._refresh([item], stamp)
         return item
+
+    async def _refresh(self, items: list[StoreItemRow], stamp: datetime) -> None:
+        """Give the items that have a time to live all of it again, from `stamp`."""
+        lasting = [item for item in items if item.ttl_minutes]
+        if not lasting:
+            return
+        async with self.db.write() as session:
+            for item in lasting:
+                item.expires_at = _until(stamp, item.ttl_minutes)
+                key = (item.owner, item.namespace, item.key)
+                await session.execute(
+                    update(StoreItemRow)
+                    .where(
+                        tuple_(StoreItemRow.owner, StoreItemRow.namespace, StoreItemRow.key) == key
+                    )
+                    .values(expires_at=item.expires_at)
+                )
+
+    async def expire(self, *, batch: int = 5000) -> int:
+        """Delete the items whose time to live ran out; how many."""
+        removed = 0
+        while True:
+            due = (
+                select(StoreItemRow.owner, StoreItemRow.namespace, StoreItemRow.key)
+                .where(StoreItemRow.expires_at <= now())
+                .limit(batch)
+            )
+            async with self.db.write() as session:
+                result = await session.execute(
+                    delete(StoreItemRow).where(
+                        tuple_(StoreItemRow.owner, StoreItemRow.namespace, StoreItemRow.key).in_(
+                            due
+                        )
+                    )
+                )
+            count: int = result.rowcount  # type: ignore[attr-defined]
+            removed += count
+            if count < batch:
+                return removed
 
     async def delete_item(self, namespace: list[str], key: str, *, owner: str) -> None:
         """Delete an item; deleting one that is not there is not an error."""
@@ -103,8 +166,10 @@ class StoreService:
             )
 
     async def search(self, body: ItemSearch, *, owner: str) -> list[StoreItemRow]:
-        """Items under the prefix whose value contains the filter, last updated first."""
-        query = select(StoreItemRow).where(StoreItemRow.owner == owner)
+        """Items under the prefix whose value contains the filter, last updated first;
+        those with a time to live have it all again unless `refresh_ttl` is false."""
+        stamp = now()
+        query = select(StoreItemRow).where(StoreItemRow.owner == owner, _live(stamp))
         if body.namespace_prefix:
             query = query.where(_under(body.namespace_prefix))
         if body.filter:
@@ -116,14 +181,21 @@ class StoreService:
             StoreItemRow.updated_at.desc(), StoreItemRow.namespace, StoreItemRow.key
         )
         async with self.db.read() as session:
-            return list(await session.scalars(query.limit(body.limit).offset(body.offset)))
+            found = list(await session.scalars(query.limit(body.limit).offset(body.offset)))
+        if body.refresh_ttl is not False:
+            await self._refresh(found, stamp)
+        return found
 
     async def namespaces(self, body: NamespaceSearch, *, owner: str) -> list[list[str]]:
         """Distinct namespaces matching prefix and suffix ("*" matches any label), cut to
         `max_depth` labels, sorted."""
         prefix, suffix = body.prefix or [], body.suffix or []
         literal = prefix[: prefix.index("*")] if "*" in prefix else prefix
-        query = select(StoreItemRow.namespace).where(StoreItemRow.owner == owner).distinct()
+        query = (
+            select(StoreItemRow.namespace)
+            .where(StoreItemRow.owner == owner, _live(now()))
+            .distinct()
+        )
         if literal:
             query = query.where(_under(literal))
         async with self.db.read() as session:

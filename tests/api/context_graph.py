@@ -21,6 +21,8 @@ IDS = ("thread_id", "run_id", "assistant_id", "graph_id", "user_id", "langgraph_
 class Context:
     user_name: str
     style: str = "plain"
+    # Minutes the memory lives (None: it stays).
+    remember_for: float | None = None
 
 
 class Notes(TypedDict):
@@ -34,7 +36,8 @@ async def remember(state: Notes, runtime: Runtime[Context], config: RunnableConf
     value: dict[str, Any] = {key: configurable[key] for key in IDS}
     value.update(style=runtime.context.style, identity=user.identity)
     assert runtime.store is not None
-    await runtime.store.aput(("memories", runtime.context.user_name), "last", value)
+    namespace = ("memories", runtime.context.user_name)
+    await runtime.store.aput(namespace, "last", value, ttl=runtime.context.remember_for)
     return {"notes": [f"{runtime.context.user_name}/{runtime.context.style}/{user['identity']}"]}
 
 

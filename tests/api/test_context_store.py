@@ -90,7 +90,7 @@ async def test_the_schemas_are_the_graphs(url: str) -> None:
     context = schemas["context_schema"]
     assert (context["title"], sorted(context["properties"]), context["required"]) == (
         "Context",
-        ["style", "user_name"],
+        ["remember_for", "style", "user_name"],
         ["user_name"],
     )
     assert schemas["state_schema"]["properties"] == {

@@ -69,7 +69,7 @@ async def test_items_search_and_namespaces(server: str) -> None:
 async def test_bad_requests(server: str) -> None:
     client = get_client(url=server)
     with pytest.raises(UnprocessableEntityError):
-        await client.store.put_item(["a"], "k", {"v": 1}, ttl=5)
+        await client.store.put_item(["a"], "k", {"v": 1}, ttl=0)
     with pytest.raises(UnprocessableEntityError):
         await client.store.put_item([], "k", {"v": 1})
     with pytest.raises(UnprocessableEntityError):
