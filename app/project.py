@@ -49,9 +49,10 @@ CORS_OPTIONS = frozenset(
 # What each setting the server does not serve would do; set, it stops the server.
 UNSERVED = {
     "store.index": "semantic search of the store",
-    "store.ttl": "store items that expire",
+    "store.ttl": "a default time to live of store items (give each its `ttl` when put)",
     "checkpointer.path": "a checkpointer of the project's own",
-    "checkpointer.ttl": "threads that expire (here they stay until deleted or pruned)",
+    "checkpointer.ttl": "a default time to live of threads (give each its `ttl` when "
+    "created: POST /threads)",
     "checkpointer.serde": "a serializer of the project's own",
     "encryption": "custom encryption of stored data",
     "priority": "run priorities",
