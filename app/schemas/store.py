@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictFloat
 
 from app.db.models import StoreItemRow
 from app.limits import (
@@ -34,7 +34,7 @@ class ItemPut(ItemKey):
     index: Literal[False] | list[str] | None = Field(
         default=None, description="Fields to index for semantic search: accepted, unused."
     )
-    ttl: float | None = Field(
+    ttl: StrictFloat | None = Field(
         default=None,
         gt=0,
         le=MAX_TTL_MINUTES,

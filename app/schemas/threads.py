@@ -7,7 +7,7 @@ import re
 from datetime import datetime
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, StrictFloat, field_validator
 
 from app.db.models import ThreadRow, ThreadTTLRow
 from app.limits import MAX_NAMES, MAX_TTL_MINUTES, Filter, Key, Keys, Metadata, Offset, PageSize
@@ -64,7 +64,7 @@ class ThreadTTL(RequestModel):
     """A thread's time to live, counted from its last change (its creation, a change of
     it, the end of a run on it, a change of its state)."""
 
-    ttl: float = Field(
+    ttl: StrictFloat = Field(
         gt=0, le=MAX_TTL_MINUTES, allow_inf_nan=False, description="Minutes, more than 0."
     )
     strategy: TTLStrategy = Field(
