@@ -114,6 +114,8 @@ async def test_a_bad_time_to_live_is_refused_naming_it(server: str) -> None:
             0,
             -5,
             "soon",
+            "5",
+            True,
             {"ttl": 5, "strategy": "archive"},
             {"ttl": 1e12},
             {"minutes": 5},
