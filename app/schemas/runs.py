@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from app.limits import MAX_DELAY_S, MAX_NAMES, Key, Keys, Metadata, Names
 from app.schemas.assistants import RunnableConfig
@@ -57,7 +57,11 @@ class RunCreate(RequestModel):
     context: dict[str, Any] | None = None
     checkpoint: CheckpointRef | None = None
     checkpoint_id: Key | None = None
-    checkpoint_during: bool | None = None
+    checkpoint_during: bool | None = Field(
+        default=None,
+        description="The older name of `durability`: true is `async`, false `exit` (only "
+        "when `durability` is unset).",
+    )
     interrupt_before: Literal["*"] | Names | None = None
     interrupt_after: Literal["*"] | Names | None = None
     stream_mode: StreamModeName | list[StreamModeName] = "values"
@@ -74,7 +78,16 @@ class RunCreate(RequestModel):
     webhook: str | None = None
     durability: Literal["sync", "async", "exit"] | None = None
     langsmith_tracer: dict[str, Any] | None = None
-    strict_resume: bool | None = None
+    strict_resume: bool | None = Field(
+        default=None,
+        description="A resume that answers no waiting interrupt is always refused here (409).",
+    )
+
+    @model_validator(mode="after")
+    def _durability_of_checkpoint_during(self) -> RunCreate:
+        if self.durability is None and self.checkpoint_during is not None:
+            self.durability = "async" if self.checkpoint_during else "exit"
+        return self
 
 
 class Run(BaseModel):

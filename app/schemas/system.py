@@ -18,6 +18,8 @@ class InfoFlags(BaseModel):
     assistants: bool = True
     crons: bool = True
     langsmith: bool = False
+    # A resume that answers no waiting interrupt is refused, whatever `strict_resume` says.
+    strict_resume: bool = True
 
 
 class Info(BaseModel):

@@ -5,6 +5,7 @@ import json
 from typing import Any
 
 import httpx
+import pytest
 import sqlalchemy as sa
 
 from alembic import command
@@ -76,3 +77,23 @@ async def test_kwargs_are_deflated_and_revision_0019_turns_them_back_into_json(
     with serving(create_app(settings)) as url:
         async with httpx.AsyncClient(base_url=url, timeout=30) as api:
             assert (await api.get(f"/threads/{thread_id}/runs")).content == before
+
+
+@pytest.mark.filterwarnings("ignore:`checkpoint_during` is deprecated:DeprecationWarning")
+async def test_checkpoint_during_is_the_older_name_of_durability(server: str) -> None:
+    api = client(server)
+    lengths = {}
+    for during, durability, expected in (
+        (False, None, "exit"),
+        (True, None, "async"),
+        (False, "sync", "sync"),
+    ):
+        thread_id = await new_thread(api)
+        run = await api.runs.create(
+            thread_id, "echo", input=said("hi"), checkpoint_during=during, durability=durability
+        )
+        assert run["kwargs"]["durability"] == expected
+        await api.runs.join(thread_id, run["run_id"])
+        lengths[expected] = len(await api.threads.get_history(thread_id, limit=100))
+    # Only the end is saved without checkpoints during the run.
+    assert lengths["exit"] == 1 < lengths["async"] == lengths["sync"]

@@ -19,7 +19,12 @@ def test_info_reports_version_and_flags(base_url: str) -> None:
     assert response.status_code == 200
     body = response.json()
     assert body["version"] == __version__
-    assert body["flags"] == {"assistants": True, "crons": True, "langsmith": False}
+    assert body["flags"] == {
+        "assistants": True,
+        "crons": True,
+        "langsmith": False,
+        "strict_resume": True,
+    }
 
 
 def test_cors_exposes_location_and_pagination_headers(base_url: str) -> None:
