@@ -9,12 +9,19 @@ from fastapi.responses import JSONResponse
 from sse_starlette.sse import EventSourceResponse
 
 from app.api.deps import CurrentUser, Runs, StreamSlot
-from app.api.sse import event_stream, parse_last_event_id, run_headers, run_stream
+from app.api.sse import (
+    event_stream,
+    of_thread_modes,
+    parse_last_event_id,
+    run_headers,
+    run_stream,
+)
 from app.db.models import RunRow
+from app.errors import Invalid
 from app.limits import MAX_BATCH_RUNS, MAX_OFFSET, MAX_PAGE_SIZE
 from app.middleware import JsonOnlyRoute
 from app.schemas.common import ERROR_RESPONSES
-from app.schemas.runs import CancelMany, Run, RunCreate
+from app.schemas.runs import CancelMany, Run, RunCreate, StreamModeName, ThreadStreamMode
 from app.services.runs.kwargs import shown_kwargs
 
 router = APIRouter(tags=["Runs"], responses=ERROR_RESPONSES, route_class=JsonOnlyRoute)
@@ -126,7 +133,7 @@ async def join_stream(
     slot: StreamSlot,
     last_event_id: Annotated[str | None, Header()] = None,
     cancel_on_disconnect: bool = False,
-    stream_mode: Annotated[list[str] | None, Query()] = None,
+    stream_mode: Annotated[list[StreamModeName] | None, Query()] = None,
 ) -> EventSourceResponse:
     """Follow a run's stream; with Last-Event-ID, from the event after that one."""
     after = parse_last_event_id(last_event_id)
@@ -151,11 +158,24 @@ async def thread_stream(
     runs: Runs,
     user: CurrentUser,
     slot: StreamSlot,
-    stream_mode: Annotated[list[str] | None, Query()] = None,
+    stream_mode: Annotated[
+        list[ThreadStreamMode | StreamModeName] | None,
+        Query(
+            description="`run_modes` (the default): every event of the runs; `lifecycle`: "
+            "each run's start and `run_done` (`metadata` events); a run stream mode: its "
+            "events, as on a run's stream."
+        ),
+    ] = None,
 ) -> EventSourceResponse:
-    """Follow every run of a thread as it comes, for as long as the client listens."""
+    """Follow every run of a thread as it comes, for as long as the client listens; after
+    each run, a `metadata` event `{"status": "run_done", "run_id"}`."""
+    if stream_mode and "state_update" in stream_mode:
+        raise Invalid(
+            "stream_mode state_update: state changes outside runs are not streamed here; "
+            "read the thread's state (GET /threads/{thread_id}/state) after changing it."
+        )
     tid = await runs.thread_key(thread_id, owner=user.user_id)
-    return event_stream(runs.follow_thread(tid), slot, stream_mode)
+    return event_stream(runs.follow_thread(tid), slot, of_thread_modes(stream_mode))
 
 
 @router.post("/threads/{thread_id}/runs/{run_id}/cancel")

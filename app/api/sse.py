@@ -60,25 +60,45 @@ def run_stream(
     return event_stream(
         events(),
         release,
-        modes,
+        of_modes(modes),
         with_ids=bool(run.kwargs.get("stream_resumable")),
         headers=headers,
+    )
+
+
+def of_modes(modes: list[str] | None) -> Callable[[Event], bool] | None:
+    """Keeps the events of those run stream modes (and `ALWAYS`); None keeps all."""
+    if not modes:
+        return None
+    return lambda event: event.event in ALWAYS or mode_of(event.event) in modes
+
+
+def of_thread_modes(modes: list[str] | None) -> Callable[[Event], bool] | None:
+    """For a thread's stream: `run_modes` (the default) keeps every event, `lifecycle`
+    each run's `metadata` events (its start and its `run_done`); run stream modes keep
+    theirs, as on a run's stream."""
+    if not modes or "run_modes" in modes:
+        return None
+    lifecycle = "lifecycle" in modes
+    by_mode = of_modes([mode for mode in modes if mode != "lifecycle"])
+    return lambda event: (
+        (lifecycle and event.event == "metadata") or bool(by_mode and by_mode(event))
     )
 
 
 def event_stream(
     batches: AsyncIterator[list[Event]],
     release: Callable[[], None],
-    modes: list[str] | None = None,
+    keep: Callable[[Event], bool] | None = None,
     *,
     with_ids: bool = False,
     headers: dict[str, str] | None = None,
 ) -> EventSourceResponse:
-    """Recorded events as SSE; `modes` keeps only events of those stream modes. The
-    events ready at once go out in one write: a reply streamed token by token would
-    otherwise cost a send through every middleware per token. `release` gives the
-    caller's stream slot back once the last event is out, before the response ends: a
-    client that opens its next stream as soon as this one ends finds the slot free."""
+    """Recorded events as SSE, those `keep` keeps (all by default). The events ready at
+    once go out in one write: a reply streamed token by token would otherwise cost a send
+    through every middleware per token. `release` gives the caller's stream slot back
+    once the last event is out, before the response ends: a client that opens its next
+    stream as soon as this one ends finds the slot free."""
 
     async def frames() -> AsyncIterator[bytes]:
         try:
@@ -88,7 +108,7 @@ def event_stream(
                         data=event.data, event=event.event, id=str(event.seq) if with_ids else None
                     ).encode()
                     for event in batch
-                    if not modes or event.event in ALWAYS or mode_of(event.event) in modes
+                    if keep is None or keep(event)
                 )
                 if chunk:
                     yield chunk

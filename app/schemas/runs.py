@@ -22,6 +22,10 @@ StreamModeName = Literal[
     "checkpoints",
     "events",
 ]
+# What a thread's stream (`GET /threads/{id}/stream`) carries: every event of its runs
+# (`run_modes`), or only each run's start and end (`lifecycle`); `state_update` (state
+# changes outside runs) is not streamed here.
+ThreadStreamMode = Literal["run_modes", "lifecycle", "state_update"]
 MultitaskStrategy = Literal["reject", "enqueue", "interrupt", "rollback"]
 RunStatus = Literal["pending", "running", "success", "error", "timeout", "interrupted"]
 

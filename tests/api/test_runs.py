@@ -141,6 +141,49 @@ async def test_rejoin_while_running_gets_every_event_once(server: str) -> None:
     assert len(ids) == 6
 
 
+async def test_a_threads_stream_follows_its_runs_in_the_modes_asked(
+    client: LangGraphClient, server: str
+) -> None:
+    """langgraph-sdk's `threads.join_stream` asks `run_modes` by default: every event of
+    every run, each run ended by a `run_done` metadata event; `lifecycle` those
+    metadata events only."""
+    thread_id = await helpers.new_thread(client)
+
+    async def follow(**modes: Any) -> list[tuple[str, Any]]:
+        seen: list[tuple[str, Any]] = []
+        async for part in await client.threads.join_stream(thread_id, **modes):
+            seen.append((part.event, part.data))
+            if len([d for e, d in seen if e == "metadata" and "status" in d]) == 2:
+                return seen
+        return seen
+
+    # Queued (the first put off a second), so that the readers, which follow the runs
+    # pending or running when they join, find both from their start.
+    first = await client.runs.create(thread_id, "echo", input=said("one"), after_seconds=1)
+    second = await client.runs.create(thread_id, "echo", input=said("two"))
+    runs = [first["run_id"], second["run_id"]]
+    readers = [
+        asyncio.create_task(follow()),
+        asyncio.create_task(follow(stream_mode="lifecycle")),
+        asyncio.create_task(follow(stream_mode=["updates"])),
+    ]
+    every, lifecycle, updates = await asyncio.wait_for(asyncio.gather(*readers), 30)
+    done = [{"status": "run_done", "run_id": run_id} for run_id in runs]
+    assert [d for e, d in every if e == "metadata" and "status" in d] == done
+    assert {e for e, _ in every} == {"metadata", "values"}
+    assert [e for e, _ in lifecycle] == ["metadata"] * 4
+    assert [d["run_id"] for _, d in lifecycle] == [runs[0], runs[0], runs[1], runs[1]]
+    assert {e for e, _ in updates} == {"metadata"}  # the runs streamed no updates
+    async with httpx.AsyncClient(base_url=server) as http:
+        for path, mode in (
+            (f"/threads/{thread_id}/stream", "state_update"),
+            (f"/threads/{thread_id}/stream", "everything"),
+            (f"/threads/{thread_id}/runs/{runs[0]}/stream", "run_modes"),
+        ):
+            refused = await http.get(path, params={"stream_mode": mode})
+            assert refused.status_code == 422 and "stream_mode" in refused.text, mode
+
+
 async def test_double_texting_reject_and_enqueue(client: LangGraphClient) -> None:
     thread_id = new_id()
     first = await client.runs.create(

@@ -12,6 +12,7 @@ outcome on the row and the thread.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 
 from sqlalchemy import select, true
@@ -133,8 +134,9 @@ class RunService:
         return await self.results.answer(ended)
 
     async def follow_thread(self, tid: str) -> AsyncIterator[list[Event]]:
-        """Every event of every run on the thread, run after run, while the client stays
-        (in batches, as `StreamBroker.follow`)."""
+        """Every event of every run on the thread, run after run, each run's followed by a
+        `metadata` event `{"status": "run_done", "run_id"}`, while the client stays (in
+        batches, as `StreamBroker.follow`)."""
         followed: set[str] = set()
         while True:
             queued = self.broker.notifier.listen(QUEUE)
@@ -155,6 +157,8 @@ class RunService:
             followed.add(run_id)
             async for batch in self.broker.follow(run_id):
                 yield batch
+            # As LangGraph's server tells a thread's followers that a run ended.
+            yield [Event(-1, "metadata", json.dumps({"status": "run_done", "run_id": run_id}))]
 
     async def wait_done(self, run_id: str) -> None:
         """Return once the run has ended (or is gone)."""
