@@ -20,8 +20,15 @@ from app.db.models import RunRow
 from app.errors import Invalid
 from app.limits import MAX_BATCH_RUNS, MAX_OFFSET, MAX_PAGE_SIZE
 from app.middleware import JsonOnlyRoute
-from app.schemas.common import ERROR_RESPONSES
-from app.schemas.runs import CancelMany, Run, RunCreate, StreamModeName, ThreadStreamMode
+from app.schemas.common import ERROR_RESPONSES, page
+from app.schemas.runs import (
+    CancelMany,
+    Run,
+    RunCreate,
+    RunField,
+    StreamModeName,
+    ThreadStreamMode,
+)
 from app.services.runs.kwargs import shown_kwargs
 
 router = APIRouter(tags=["Runs"], responses=ERROR_RESPONSES, route_class=JsonOnlyRoute)
@@ -87,7 +94,7 @@ async def wait_run(thread_id: str, body: RunCreate, runs: Runs, user: CurrentUse
     return JSONText(result, headers=run_headers(run))
 
 
-@router.get("/threads/{thread_id}/runs")
+@router.get("/threads/{thread_id}/runs", response_model=list[Run])
 async def list_runs(
     thread_id: str,
     runs: Runs,
@@ -96,11 +103,15 @@ async def list_runs(
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     status: Literal["pending", "running", "success", "error", "timeout", "interrupted"]
     | None = None,
-) -> list[Run]:
+    select: Annotated[
+        list[RunField] | None, Query(description="Only these fields of each run.")
+    ] = None,
+) -> JSONResponse:
+    """The thread's runs, newest first."""
     found = await runs.list(
         thread_id, limit=limit, offset=offset, status=status, owner=user.user_id
     )
-    return [out(r) for r in found]
+    return page([out(r) for r in found], total=None, offset=offset, select=select)
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}")

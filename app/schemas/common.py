@@ -81,17 +81,20 @@ def pick(data: dict[str, Any], fields: Sequence[str]) -> dict[str, Any]:
 def page(
     items: Sequence[BaseModel],
     *,
-    total: int,
+    total: int | None,
     offset: int,
     select: Sequence[str] | None = None,
 ) -> JSONResponse:
-    """A page of search results with LangGraph's pagination headers: the total count and,
-    when more follow, the offset of the next page. Optional fields left unset (such as
-    `extracted` when nothing was extracted) stay out of the JSON."""
+    """A page of search results with LangGraph's pagination headers (unless `total` is
+    None, for lists that do not count): the total count and, when more follow, the offset
+    of the next page. Optional fields left unset (such as `extracted` when nothing was
+    extracted) stay out of the JSON."""
     rows = [item.model_dump(mode="json", exclude_unset=True) for item in items]
     if select:
         rows = [pick(row, select) for row in rows]
-    headers = {"X-Pagination-Total": str(total)}
-    if offset + len(rows) < total:
-        headers["X-Pagination-Next"] = str(offset + len(rows))
+    headers = {}
+    if total is not None:
+        headers["X-Pagination-Total"] = str(total)
+        if offset + len(rows) < total:
+            headers["X-Pagination-Next"] = str(offset + len(rows))
     return JSONResponse(rows, headers=headers)

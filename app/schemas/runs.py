@@ -94,6 +94,19 @@ class RunCreate(RequestModel):
         return self
 
 
+RunField = Literal[
+    "run_id",
+    "thread_id",
+    "assistant_id",
+    "created_at",
+    "updated_at",
+    "status",
+    "metadata",
+    "multitask_strategy",
+    "kwargs",
+]
+
+
 class Run(BaseModel):
     run_id: str
     thread_id: str

@@ -32,6 +32,11 @@ async def test_a_run_shows_every_field_and_stores_the_chosen_ones(
     assert (await api.runs.join(thread_id, run["run_id"]))["messages"][-1]["content"]
     (shown,) = await api.runs.list(thread_id)
     assert shown["kwargs"] == run["kwargs"]
+    picked = await api.runs.list(thread_id, select=["run_id", "status"])
+    assert picked == [{"run_id": run["run_id"], "status": "success"}]
+    async with httpx.AsyncClient(base_url=server) as http:
+        unknown = await http.get(f"/threads/{thread_id}/runs", params={"select": "color"})
+        assert unknown.status_code == 422 and "select" in unknown.text
     kwargs = shown["kwargs"]
     assert set(kwargs) == set(DEFAULTS)
     assert kwargs["input"] == said("hi")
