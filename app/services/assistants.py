@@ -63,18 +63,17 @@ async def ensure_system_assistants(db: Database, graphs: GraphRegistry) -> None:
             graphs.system_rows[assistant_id] = row
 
 
+# What a version keeps of an assistant, and gives back to it.
+VERSIONED = ("graph_id", "name", "description", "config", "context", "metadata_")
+
+
 def _version_of(assistant: AssistantRow) -> AssistantVersionRow:
     """The assistant's fields as the version it is at, kept from its last change on."""
     return AssistantVersionRow(
         assistant_id=assistant.assistant_id,
         version=assistant.version,
-        graph_id=assistant.graph_id,
-        name=assistant.name,
-        description=assistant.description,
-        config=assistant.config,
-        context=assistant.context,
-        metadata_=assistant.metadata_,
         created_at=assistant.updated_at,
+        **{name: getattr(assistant, name) for name in VERSIONED},
     )
 
 
@@ -250,12 +249,8 @@ class AssistantService:
             if kept is None:
                 raise NotFound(f"Assistant '{assistant_id}' has no version {version}.")
             served_graph(self.graphs, kept.graph_id)
-            assistant.graph_id = kept.graph_id
-            assistant.name = kept.name
-            assistant.description = kept.description
-            assistant.config = kept.config
-            assistant.context = kept.context
-            assistant.metadata_ = kept.metadata_
+            for name in VERSIONED:
+                setattr(assistant, name, getattr(kept, name))
             assistant.version = version
             assistant.updated_at = now()
         return assistant
