@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, get_args, get_origin, get_type_hints
 
 from langchain_core.runnables import Runnable
-from typing_extensions import TypeVar
 
 from engine.cache.base import BaseCache
 from engine.channels import Channel, EphemeralValue, NamedBarrierValue, Topic
@@ -33,6 +32,7 @@ from engine.pregel.graph import CompiledGraph
 from engine.pregel.node import Node, Writes, as_runnable
 from engine.store.base import BaseStore
 from engine.types import CachePolicy, Command, RetryPolicy, Send
+from engine.typing import ContextT, InputT, OutputT, StateT
 
 log = logging.getLogger(__name__)
 _RESERVED_CHARS = (":", "|")
@@ -52,12 +52,6 @@ class NodeSpec:
     defer: bool = False
     subgraph: CompiledGraph | None = None
     cache_policy: CachePolicy | None = None
-
-
-StateT = TypeVar("StateT")
-ContextT = TypeVar("ContextT", default=None)
-InputT = TypeVar("InputT", default=StateT)
-OutputT = TypeVar("OutputT", default=StateT)
 
 
 @dataclass

@@ -17,7 +17,7 @@ from langchain_core.tools import tool
 
 from .cases_core import DataState, LogState, ModelState, Node, build, chain_edges, note
 from .cases_langchain import question
-from .cases_persistence import timeline
+from .cases_persistence import _error_of, timeline
 from .harness import NS, case, invoke, raw_stream, stream, thread
 
 RUN_MODES = ["values", "updates", "custom"]
@@ -375,3 +375,38 @@ def case_sync_stream_stops_where_its_reader_stops(ns: NS) -> Any:
         out[mode]["ran"] = list(ran)
         ran.clear()
     return out
+
+
+@case
+def case_generative_ui_messages(ns: NS) -> Any:
+    """`push_ui_message` and `delete_ui_message`: what the custom stream shows, and what
+    `ui_message_reducer` keeps in the state (a replacement, a merge, a removal, and one
+    pushed with `state_key=None`, streamed only)."""
+
+    class UIState(TypedDict):
+        ui: Annotated[list, ns.ui_message_reducer]
+        messages: Annotated[list, ns.add_messages]
+
+    def show(state: Any) -> dict[str, Any]:
+        reply = AIMessage("here", id="m1")
+        ns.push_ui_message("card", {"title": "a", "n": 1}, id="c1", message=reply)
+        ns.push_ui_message("chart", {"points": [1, 2]}, id="c2", metadata={"kind": "x"})
+        ns.push_ui_message("toast", {"text": "hi"}, id="t1", state_key=None)
+        return {"messages": [reply]}
+
+    def change(state: Any) -> dict[str, Any]:
+        ns.push_ui_message("card", {"n": 2}, id="c1", merge=True)
+        ns.delete_ui_message("c2")
+        return {}
+
+    graph = build(
+        ns, UIState, {"show": show, "change": change}, [("S", "show"), ("show", "change")]
+    )
+    parts = list(graph.stream({"ui": [], "messages": []}, stream_mode=["custom", "values"]))
+    final = parts[-1][1]
+    return {
+        "custom": [part for mode, part in parts if mode == "custom"],
+        "ui": final["ui"],
+        "messages": [m.id for m in final["messages"]],
+        "missing": _error_of(lambda: ns.ui_message_reducer([], {"type": "remove-ui", "id": "x"})),
+    }

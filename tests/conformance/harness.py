@@ -47,6 +47,7 @@ CaseFn = Callable[[NS], Obs]
 API_MODULES: dict[str, tuple[str, ...]] = {
     "langgraph.graph": ("StateGraph", "START", "END", "add_messages", "MessagesState"),
     "langgraph.graph.message": ("REMOVE_ALL_MESSAGES", "_messages_delta_reducer", "push_message"),
+    "langgraph.graph.ui": ("push_ui_message", "delete_ui_message", "ui_message_reducer"),
     "langgraph.channels.delta": ("DeltaChannel",),
     "langgraph.types": (
         "Send",
