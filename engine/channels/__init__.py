@@ -1,5 +1,6 @@
 """Channels: how each piece of state takes the writes of a step."""
 
+from engine.channels.any_value import AnyValue
 from engine.channels.base import MISSING, Channel
 from engine.channels.binop import BinaryOperatorAggregate
 from engine.channels.delta import DeltaChannel
@@ -7,9 +8,11 @@ from engine.channels.ephemeral_value import EphemeralValue
 from engine.channels.last_value import LastValue
 from engine.channels.named_barrier_value import NamedBarrierValue
 from engine.channels.topic import Topic
+from engine.channels.untracked_value import UntrackedValue
 
 __all__ = [
     "MISSING",
+    "AnyValue",
     "BinaryOperatorAggregate",
     "Channel",
     "DeltaChannel",
@@ -17,4 +20,5 @@ __all__ = [
     "LastValue",
     "NamedBarrierValue",
     "Topic",
+    "UntrackedValue",
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from engine.errors import EmptyChannelError
 
@@ -27,6 +27,13 @@ class Channel:
     """
 
     __slots__ = ("key", "value")
+
+    # Whether a step that writes nothing to it may still change it (an ephemeral value
+    # empties): the loop hands such channels, while they hold a value, each step's
+    # empty update, and no other channel one.
+    fades: ClassVar[bool] = False
+    # Whether its value and the writes to it are saved (an untracked value's are not).
+    kept: ClassVar[bool] = True
 
     def __init__(self, key: str = "") -> None:
         self.key = key

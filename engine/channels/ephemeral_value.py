@@ -11,6 +11,7 @@ from engine.errors import InvalidUpdateError
 
 class EphemeralValue(Channel):
     __slots__ = ("guard",)
+    fades = True
 
     def __init__(self, key: str = "", guard: bool = True) -> None:
         # Channel.__init__'s two fields set here: every run makes one of these a node,

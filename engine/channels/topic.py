@@ -10,6 +10,7 @@ from engine.channels.base import MISSING, Channel
 
 class Topic(Channel):
     __slots__ = ("accumulate",)
+    fades = True
 
     def __init__(self, key: str = "", accumulate: bool = False) -> None:
         super().__init__(key)

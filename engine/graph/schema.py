@@ -2,7 +2,9 @@
 
 A schema is a TypedDict, a dataclass or a pydantic model. `Annotated[T, reducer]` makes
 a key fold its writes with the reducer, `Annotated[T, DeltaChannel(reducer)]` fold each
-step's writes in one call; any other key keeps the last value written.
+step's writes in one call, `Annotated[T, Topic(T, accumulate=True)]` (or another channel,
+or a channel class) take its writes as that channel does; any other key keeps the last
+value written.
 """
 
 from __future__ import annotations
@@ -77,6 +79,26 @@ def _delta_of(annotation: Any) -> DeltaChannel | None:
     return None
 
 
+def _channel_of(annotation: Any) -> Channel | type[Channel] | None:
+    """A channel (or channel class) an `Annotated` key declares as its own."""
+    if get_origin(annotation) is typing.Annotated:
+        for meta in annotation.__metadata__:
+            if isinstance(meta, Channel) or (isinstance(meta, type) and issubclass(meta, Channel)):
+                return meta
+    return None
+
+
+def _declared_channel(template: Channel | type[Channel], key: str) -> Channel:
+    """A fresh channel for `key` like the declared one. LangGraph's channels take the
+    value's type first (`Topic(str, accumulate=True)`), where ours take the key: the type
+    a declared channel was made with is dropped here, its options kept."""
+    if isinstance(template, type):
+        return template(key)
+    channel = template.copy()
+    channel.key = key
+    return channel
+
+
 def _base_type(annotation: Any) -> Any:
     if get_origin(annotation) is typing.Annotated:
         return get_args(annotation)[0]
@@ -91,9 +113,12 @@ def channels_for(schema: Any) -> dict[str, Callable[[], Channel]]:
             continue
         delta = _delta_of(annotation)
         reducer = reducer_of(annotation)
+        declared = _channel_of(annotation)
         if delta is not None:
             factories[key] = partial(delta.bound, key, annotation)
             factories[key]()  # a type with no empty value fails here, not at the first run
+        elif declared is not None:
+            factories[key] = partial(_declared_channel, declared, key)
         elif reducer is None:
             factories[key] = _last_value_factory(key)
         else:

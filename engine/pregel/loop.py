@@ -21,7 +21,7 @@ from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.messages import BaseMessage, RemoveMessage
 
 from engine.cache.base import BaseCache
-from engine.channels import MISSING, Channel, EphemeralValue, Topic
+from engine.channels import MISSING, Channel
 from engine.checkpoint.base import (
     BaseCheckpointSaver,
     Checkpoint,
@@ -109,6 +109,9 @@ class Replay:
 
 class Loop:
     """State of one call: channels, versions, the step counter and the stream sink."""
+
+    # Channels whose writes are not saved either (untracked values); set with the channels.
+    untracked: frozenset[str] = frozenset()
 
     def __init__(
         self,
@@ -231,6 +234,7 @@ class Loop:
 
     def _fresh_channels(self) -> None:
         self.channels = {key: make() for key, make in self.graph.channels.items()}
+        self.untracked = frozenset(k for k, ch in self.channels.items() if not ch.kept)
 
     def _restore(self, saved: CheckpointTuple, *, null_writes: bool = True) -> None:
         cp = saved.checkpoint
@@ -251,11 +255,7 @@ class Loop:
         updated = cp.get("updated_channels")
         self.updated = set(updated) if updated is not None else None
         self.pending = list(saved.pending_writes)
-        self.live = {
-            k
-            for k, ch in self.channels.items()
-            if isinstance(ch, EphemeralValue | Topic) and ch.is_available()
-        }
+        self.live = {k for k, ch in self.channels.items() if ch.fades and ch.is_available()}
         self.saved_as = cp["id"]
         if null_writes:
             self.apply_saved_command()
@@ -453,7 +453,7 @@ class Loop:
         feed = Task(NULL_TASK, INPUT, (INPUT,), None, None, (), writes=writes)  # type: ignore[arg-type]
         updated = self.apply([feed], set())
         self.updated = updated if self.updated is None else self.updated | updated
-        self.live |= {c for c in updated if isinstance(self.channels[c], EphemeralValue | Topic)}
+        self.live |= {c for c in updated if self.channels[c].fades}
 
     def _resume_writes(self, resume: Any) -> list[tuple[str, str, Any]]:
         """Turn a resume into RESUME writes for the tasks whose interrupts it answers."""
@@ -781,6 +781,8 @@ class Loop:
             writes = [*writes, (RESUME, list(pad.resume))]
         if self.saver is not None:
             saves = [(call_id, [(RETURN, value)]) for call_id, value in pad.finished_calls]
+            if self.untracked:
+                writes = [w for w in writes if w[0] not in self.untracked] or [(NO_WRITES, None)]
             saves.append((task.id, writes))
             for tid, task_writes in saves:
                 if self.durability == "exit":

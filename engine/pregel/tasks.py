@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.channels import Channel, EphemeralValue, Topic
+from engine.channels import Channel
 from engine.checkpoint.ids import pull_task_id, task_id
 from engine.constants import (
     ERROR,
@@ -200,7 +200,7 @@ def apply_writes(
     live.clear()
     for chan in pending:
         ch = channels[chan]
-        if isinstance(ch, EphemeralValue | Topic) and ch.is_available():
+        if ch.fades and ch.is_available():
             live.add(chan)
     return updated
 

@@ -1388,3 +1388,47 @@ def case_fork_before_stateful_subgraph(ns: NS) -> Any:
         "calls": calls,
         **stateful_timeline(graph, cfg),
     }
+
+
+@case
+def case_channels_declared_in_the_state(ns: NS) -> Any:
+    """Keys whose `Annotated` metadata is a channel (made with the value's type first, as
+    LangGraph's are) or a channel class: what each node sees, what a checkpoint keeps,
+    and what a later run on the thread starts from."""
+
+    class ChannelState(TypedDict):
+        log: Annotated[list, operator.add]
+        flash: Annotated[str, ns.EphemeralValue(str)]
+        feed: Annotated[list, ns.Topic(str, accumulate=True)]
+        handle: Annotated[str, ns.UntrackedValue(str)]
+        agreed: Annotated[str, ns.AnyValue(str)]
+        last: Annotated[int, ns.LastValue(int)]
+
+    def start(state: Any) -> dict[str, Any]:
+        seen = {k: state.get(k) for k in ("flash", "feed", "handle", "agreed", "last")}
+        return {"log": [("start", seen)], "flash": "f", "feed": ["a"], "handle": "h", "last": 1}
+
+    def side(name: str) -> Node:
+        def node(state: Any) -> dict[str, Any]:
+            seen = {k: state.get(k) for k in ("flash", "feed", "handle")}
+            return {"log": [(name, seen)], "feed": name, "agreed": "same"}
+
+        return node
+
+    def end(state: Any) -> dict[str, Any]:
+        seen = {k: state.get(k) for k in ("flash", "feed", "handle", "agreed", "last")}
+        return {"log": [("end", seen)]}
+
+    graph = build(
+        ns,
+        ChannelState,
+        {"start": start, "b": side("b"), "c": side("c"), "end": end},
+        [("S", "start"), ("start", "b"), ("start", "c"), (["b", "c"], "end"), ("end", "E")],
+        checkpointer=ns.InMemorySaver(),
+    )
+    config = thread()
+    return {
+        "first": invoke(graph, {"log": []}, config),
+        "second": invoke(graph, {"log": []}, config),
+        "timeline": timeline(graph, config),
+    }

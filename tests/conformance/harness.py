@@ -49,6 +49,7 @@ API_MODULES: dict[str, tuple[str, ...]] = {
     "langgraph.graph.message": ("REMOVE_ALL_MESSAGES", "_messages_delta_reducer", "push_message"),
     "langgraph.graph.ui": ("push_ui_message", "delete_ui_message", "ui_message_reducer"),
     "langgraph.channels.delta": ("DeltaChannel",),
+    "langgraph.channels": ("EphemeralValue", "Topic", "UntrackedValue", "AnyValue", "LastValue"),
     "langgraph.types": (
         "Send",
         "Command",
