@@ -11,9 +11,14 @@ from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypedDict, TypeV
 from langchain_core.messages.tool import ToolOutputMixin
 from typing_extensions import TypeAliasType
 
+from engine.checkpoint.base import BaseCheckpointSaver
 from engine.constants import INTERRUPT
 
 Durability = Literal["sync", "async", "exit"]
+Checkpointer = TypeAliasType("Checkpointer", BaseCheckpointSaver | bool | None)
+"""What a graph is compiled with: a saver; True, a subgraph that keeps its own
+checkpoints in its parent's saver; False, none even inside a parent that has one; None,
+its parent's."""
 StreamMode = Literal["values", "updates", "custom", "tasks", "debug", "messages", "checkpoints"]
 StreamWriter = Callable[[Any], None]
 N = TypeVar("N")
