@@ -1,23 +1,14 @@
 """AnyValue: the last value written, where several writers in one step are known to agree
-(so any one of them will do); a step that writes nothing empties it."""
+(so any one of them will do); a step that writes nothing empties it. That is an
+ephemeral value that takes several writes."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
-from engine.channels.base import MISSING, Channel
+from engine.channels.ephemeral_value import EphemeralValue
 
 
-class AnyValue(Channel):
+class AnyValue(EphemeralValue):
     __slots__ = ()
-    fades = True
 
-    def update(self, values: Sequence[Any]) -> bool:
-        if not values:
-            if self.value is MISSING:
-                return False
-            self.value = MISSING
-            return True
-        self.value = values[-1]
-        return True
+    def __init__(self, key: str = "") -> None:
+        super().__init__(key, guard=False)
