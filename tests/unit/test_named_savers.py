@@ -1,0 +1,82 @@
+"""LangGraph's SQLite and Postgres savers by their names (`engine.checkpoint.sqlite`,
+`.sqlite.aio`, `.postgres`, `.postgres.aio`): made with `from_conn_string` as a context
+manager, set up, used by a graph's sync and async calls, and what they saved is there when
+the database is opened again (not for `:memory:`)."""
+
+from __future__ import annotations
+
+import operator
+import sqlite3
+import uuid
+from pathlib import Path
+from typing import Annotated, Any, TypedDict
+
+import pytest
+
+from engine.checkpoint.postgres import PostgresSaver
+from engine.checkpoint.postgres.aio import AsyncPostgresSaver
+from engine.checkpoint.sqlite import SqliteSaver
+from engine.checkpoint.sqlite.aio import AsyncSqliteSaver
+from engine.graph import START, StateGraph
+from engine.pregel.sync import run_sync
+
+
+class Log(TypedDict):
+    log: Annotated[list, operator.add]
+
+
+BUILDER = StateGraph(Log).add_node("a", lambda s: {"log": ["a"]}).add_edge(START, "a")
+
+
+def thread() -> dict[str, Any]:
+    return {"configurable": {"thread_id": str(uuid.uuid4())}}
+
+
+def test_sqlite_saver_keeps_a_file_and_forgets_memory(tmp_path: Path) -> None:
+    path, config = str(tmp_path / "checkpoints.db"), thread()
+    with SqliteSaver.from_conn_string(path) as saver:
+        graph = BUILDER.compile(checkpointer=saver)
+        assert graph.invoke({"log": []}, config) == {"log": ["a"]}
+    with SqliteSaver.from_conn_string(path) as saver:
+        graph = BUILDER.compile(checkpointer=saver)
+        assert graph.invoke({"log": []}, config) == {"log": ["a", "a"]}
+        assert len(list(saver.list(config))) == 6
+    for _ in range(2):
+        with SqliteSaver.from_conn_string(":memory:") as saver:
+            graph = BUILDER.compile(checkpointer=saver)
+            assert graph.invoke({"log": []}, config) == {"log": ["a"]}
+
+
+async def test_async_sqlite_saver(tmp_path: Path) -> None:
+    path, config = str(tmp_path / "checkpoints.db"), thread()
+    for expected in (["a"], ["a", "a"]):
+        async with AsyncSqliteSaver.from_conn_string(path) as saver:
+            graph = BUILDER.compile(checkpointer=saver)
+            assert await graph.ainvoke({"log": []}, config) == {"log": expected}
+
+
+def test_postgres_savers(postgres_url: str) -> None:
+    config = thread()
+    with PostgresSaver.from_conn_string(postgres_url) as saver:
+        saver.setup()
+        graph = BUILDER.compile(checkpointer=saver)
+        assert graph.invoke({"log": []}, config) == {"log": ["a"]}
+        assert saver.get_tuple(config) is not None
+
+    async def again() -> Any:
+        async with AsyncPostgresSaver.from_conn_string(postgres_url) as saver:
+            await saver.setup()
+            graph = BUILDER.compile(checkpointer=saver)
+            return await graph.ainvoke({"log": []}, config)
+
+    assert run_sync(again) == {"log": ["a", "a"]}
+
+
+def test_connections_and_dsns_are_refused_naming_what_to_do(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match=r"SqliteSaver.from_conn_string\(\.\.\.\)"):
+        SqliteSaver(sqlite3.connect(tmp_path / "x.db"))
+    with (
+        pytest.raises(ValueError, match="as a URL"),
+        PostgresSaver.from_conn_string("host=localhost dbname=x"),
+    ):
+        pass
