@@ -7,7 +7,7 @@ import re
 from datetime import datetime
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, Field, StrictFloat, field_validator
+from pydantic import BaseModel, Field, StrictFloat, field_validator, model_validator
 
 from app.db.models import ThreadRow, ThreadTTLRow
 from app.limits import MAX_NAMES, MAX_TTL_MINUTES, Filter, Key, Keys, Metadata, Offset, PageSize
@@ -72,6 +72,14 @@ class ThreadTTL(RequestModel):
         description="`delete` removes the thread; `keep_latest` keeps it and its latest "
         "turn (as `POST /threads/prune` does), and counts again.",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _minutes_alone(cls, value: Any) -> Any:
+        """A bare number is the minutes, `delete` after them, as the SDKs send it."""
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return {"ttl": value}
+        return value
 
 
 class ThreadTTLInfo(BaseModel):

@@ -126,6 +126,12 @@ async def test_a_bad_time_to_live_is_refused_naming_it(server: str) -> None:
                 "body",
                 "ttl",
             ], (ttl, refused.text)
+        bare = await http.post("/threads", json={"ttl": 30})
+        shown = await http.get(f"/threads/{bare.json()['thread_id']}", params={"include": "ttl"})
+        assert (shown.json()["ttl"]["ttl_minutes"], shown.json()["ttl"]["strategy"]) == (
+            30.0,
+            "delete",
+        )
         thread = (await http.post("/threads", json={})).json()
         bad = await http.patch(
             f"/threads/{thread['thread_id']}", json={"metadata": {}, "ttl": {"ttl": 0}}
