@@ -71,19 +71,14 @@ def reducer_of(annotation: Any) -> Callable[[Any, Any], Any] | None:
     return None
 
 
-def _delta_of(annotation: Any) -> DeltaChannel | None:
-    if get_origin(annotation) is typing.Annotated:
-        for meta in annotation.__metadata__:
-            if isinstance(meta, DeltaChannel):
-                return meta
-    return None
-
-
 def _channel_of(annotation: Any) -> Channel | type[Channel] | None:
-    """A channel (or channel class) an `Annotated` key declares as its own."""
+    """A channel (or channel class) an `Annotated` key declares as its own; a
+    `DeltaChannel` only made, as it needs its reducer."""
     if get_origin(annotation) is typing.Annotated:
         for meta in annotation.__metadata__:
-            if isinstance(meta, Channel) or (isinstance(meta, type) and issubclass(meta, Channel)):
+            if isinstance(meta, Channel) or (
+                isinstance(meta, type) and issubclass(meta, Channel) and meta is not DeltaChannel
+            ):
                 return meta
     return None
 
@@ -111,11 +106,10 @@ def channels_for(schema: Any) -> dict[str, Callable[[], Channel]]:
     for key, annotation in field_types(schema).items():
         if managed_of(annotation) is not None:
             continue
-        delta = _delta_of(annotation)
         reducer = reducer_of(annotation)
         declared = _channel_of(annotation)
-        if delta is not None:
-            factories[key] = partial(delta.bound, key, annotation)
+        if isinstance(declared, DeltaChannel):
+            factories[key] = partial(declared.bound, key, annotation)
             factories[key]()  # a type with no empty value fails here, not at the first run
         elif declared is not None:
             factories[key] = partial(_declared_channel, declared, key)
