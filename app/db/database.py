@@ -18,6 +18,20 @@ class SchemaOutdatedError(RuntimeError):
     """The database needs `threadline migrate` before the server can use it."""
 
 
+# Attempts of a one-statement write that PostgreSQL chose as a deadlock's victim.
+DEADLOCK_ATTEMPTS = 3
+_DEADLOCK = "40P01"
+
+
+def _deadlocked(exc: BaseException) -> bool:
+    """Whether PostgreSQL aborted the statement to break a deadlock (asyncpg's error, or
+    SQLAlchemy's around it)."""
+    return _DEADLOCK in (
+        getattr(exc, "sqlstate", None),
+        getattr(getattr(exc, "orig", None), "sqlstate", None),
+    )
+
+
 class Database:
     def __init__(self, url: str, *, pool_size: int = 10, max_overflow: int = 20) -> None:
         self.url = normalize_url(url)
@@ -72,7 +86,16 @@ class Database:
                 result = await session.execute(statement, params)
                 return list(result) if result.returns_rows else []
         async with write_gate(self.engine):
-            return await fetch_alone(self._direct, self._autocommit, statement, params)
+            attempt = 1
+            while True:
+                try:
+                    return await fetch_alone(self._direct, self._autocommit, statement, params)
+                except Exception as exc:
+                    # PostgreSQL undid the statement to break a deadlock: it changed
+                    # nothing, so sending it again is safe.
+                    if attempt == DEADLOCK_ATTEMPTS or not _deadlocked(exc):
+                        raise
+                    attempt += 1
 
     async def read_one(self, statement: Executable, params: dict[str, Any]) -> list[Any]:
         """One read statement's rows, in no transaction (sent by asyncpg itself on
