@@ -263,7 +263,8 @@ class entrypoint(Generic[ContextT]):  # noqa: N801  (LangGraph's name, used as a
             checkpointer=self.checkpointer,
             interrupt_before=(),
             interrupt_after=(),
-            name=name,
+            # Named as any unnamed graph is (its node has the function's name), as in LangGraph.
+            name="LangGraph",
             builder=None,
             state_types=[],
             goto=_no_goto,

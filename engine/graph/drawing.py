@@ -6,6 +6,7 @@ LangChain's class is what LangGraph returns, so `draw_mermaid()`, `draw_ascii()`
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import Runnable
@@ -32,16 +33,36 @@ def _data(name: str, action: Any) -> Runnable[Any, Any]:
     return RunnableCallable(_pass_through, name=name)
 
 
-def draw(builder: StateGraph, xray: int | bool = False) -> Graph:
+def draw(
+    builder: StateGraph,
+    xray: int | bool = False,
+    interrupt_before: Sequence[str] = (),
+    interrupt_after: Sequence[str] = (),
+) -> Graph:
     """START, the nodes in the order they were added, END; edges sorted as LangGraph
-    sorts them, conditional ones (branches, `Command` destinations) marked. With `xray`
-    (True: every level; a number: that many levels), a subgraph's node is replaced by
-    the subgraph's own drawing under its name, joined where its ends meet the parent."""
+    sorts them, conditional ones (branches, `Command` destinations) marked. A node's
+    label shows its metadata and, as LangGraph's does, whether it is deferred, where the
+    graph stops for it (`__interrupt`) and a tool node's tools. With `xray` (True: every
+    level; a number: that many levels), a subgraph's node is replaced by the subgraph's
+    own drawing under its name, joined where its ends meet the parent."""
     edges, ends = _edges(builder)
     graph = Graph()
     drawn = {START: graph.add_node(_data(START, None), START)}
     for name, spec in builder.nodes.items():
-        drawn[name] = graph.add_node(_data(name, spec.fn), name, metadata=spec.metadata)
+        metadata = dict(spec.metadata or {})
+        if spec.defer:
+            metadata["defer"] = True
+        stops = [
+            w
+            for w, names in (("before", interrupt_before), ("after", interrupt_after))
+            if name in names
+        ]
+        if stops:
+            metadata["__interrupt"] = ",".join(stops)
+        tools = getattr(spec.fn, "tools_by_name", None)
+        if isinstance(tools, Mapping) and tools:
+            metadata["__tools"] = list(tools)
+        drawn[name] = graph.add_node(_data(name, spec.fn), name, metadata=metadata or None)
     ordered = [*edges, *ends]
     if any(target == END for _, target, *_ in ordered):
         drawn[END] = graph.add_node(None, END)
@@ -93,6 +114,8 @@ def _edges(builder: StateGraph) -> tuple[Edges, Edges]:
             edges.update((source, t, data, True) for t, data in targets)
     for name, spec in builder.nodes.items():
         edges.update((name, target, None, True) for target in spec.destinations or ())
+    # A plain edge to END is drawn last, with the ends of nodes that have nowhere to go.
+    edges = {e for e in edges if e[1] != END or e[3]}
     sources = {source for source, *_ in edges}
     ends = [(name, END, None, False) for name in builder.nodes if name not in sources]
     return sorted(edges, key=lambda e: (e[0], e[1])), ends

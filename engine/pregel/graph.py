@@ -850,8 +850,8 @@ class CompiledGraph(Runnable[Any, Any]):
         from engine.graph.drawing import draw, draw_entrypoint
 
         if self.builder is None:
-            return draw_entrypoint(self.name)
-        return draw(self.builder, xray)
+            return draw_entrypoint(next(iter(self.nodes)))
+        return draw(self.builder, xray, self.interrupt_before, self.interrupt_after)
 
     async def aget_graph(self, config: Any = None, *, xray: int | bool = False) -> Any:
         return self.get_graph(config, xray=xray)

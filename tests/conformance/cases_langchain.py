@@ -482,6 +482,33 @@ def case_get_graph_node_data(ns: NS) -> Any:
 
 
 @case()
+def case_get_graph_labels_and_end_edges(ns: NS) -> Any:
+    """A label shows a node's metadata, `defer` and where the graph stops for it; plain
+    edges to END are drawn last, a conditional one where its source's edges are."""
+    builder = ns.StateGraph(LogState)
+    builder.add_node("a", note("a"))
+    builder.add_node("b", note("b"))
+    builder.add_node("c", note("c"), metadata={"owner": "ann"})
+    builder.add_node("d", note("d"), defer=True)
+    builder.add_edge(ns.START, "a")
+    builder.add_edge("a", "b")
+    builder.add_edge("a", ns.END)
+    builder.add_conditional_edges("b", lambda s: "c", {"c": "c", "stop": ns.END})
+    builder.add_edge("c", "d")
+    builder.add_edge("d", ns.END)
+    graph = builder.compile(interrupt_before=["b", "c"], interrupt_after=["c"])
+    return {"mermaid": graph.get_graph().draw_mermaid(), "entrypoint": entrypoint_drawing(ns)}
+
+
+def entrypoint_drawing(ns: NS) -> Any:
+    @ns.entrypoint()
+    def workflow(value: str) -> str:
+        return value
+
+    return [workflow.get_name(), sorted(workflow.get_graph().nodes)]
+
+
+@case()
 def case_get_graph_xray(ns: NS) -> Any:
     sub = build(ns, LogState, notes("one", "two"), chain_edges(["one", "two"]))
     graph = build(
