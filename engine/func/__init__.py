@@ -20,17 +20,20 @@ from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, get_args, get_origin
 
+from langchain_core.callbacks import AsyncCallbackManager
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import var_child_runnable_config
 
 from engine.cache.base import BaseCache
 from engine.channels import EphemeralValue, LastValue
 from engine.checkpoint.base import BaseCheckpointSaver
 from engine.checkpoint.ids import task_id
-from engine.constants import END, PREVIOUS, START
+from engine.constants import END, PREVIOUS, PUSH, START
 from engine.errors import GraphBubbleUp
 from engine.foreign import check_engine_object
 from engine.pregel import context
 from engine.pregel.graph import CompiledGraph
+from engine.pregel.messages import show_output
 from engine.pregel.node import Node
 from engine.pregel.runnable import RunnableCallable, injected_params, runtime_of
 from engine.pregel.sync import running_loop
@@ -70,6 +73,7 @@ class _TaskFunction:
                 "StateGraph.add_node(cache_policy=...) instead."
             )
         self.func = func
+        self.signature = inspect.signature(func)
         self.name = name or func.__name__
         self.retry_policy = retry_policy
         functools.update_wrapper(self, func)
@@ -89,7 +93,7 @@ class _TaskFunction:
         if call_id in pad.call_results:
             return _done(pad.call_results[call_id], here)
         run_context = contextvars.copy_context()
-        call = self._run(pad, call_id, args, kwargs)
+        call = self._run(pad, call_id, index, args, kwargs)
         if asynchronous and here is not None:
             return here.create_task(call, context=run_context)
         if asynchronous and pad.events is not None:
@@ -99,16 +103,19 @@ class _TaskFunction:
         return _Future.following(_threads.submit(run_context.run, asyncio.run, call))
 
     async def _run(
-        self, pad: context.Scratchpad, call_id: str, args: tuple[Any, ...], kw: dict[str, Any]
+        self,
+        pad: context.Scratchpad,
+        call_id: str,
+        index: int,
+        args: tuple[Any, ...],
+        kw: dict[str, Any],
     ) -> Any:
         """Call the function (a sync one runs this in its worker thread's own event
         loop) with its retry policy, and keep the result for the task's writes."""
         attempt = 0
         while True:
             try:
-                value = self.func(*args, **kw)
-                if inspect.isawaitable(value):
-                    value = await value
+                value = await self._attempt(pad, call_id, index, args, kw)
                 break
             except GraphBubbleUp:
                 raise
@@ -121,6 +128,52 @@ class _TaskFunction:
         loop = pad.loop
         if "updates" in loop.modes:
             loop.emit(loop.ns, "updates", {self.name: value})
+        return value
+
+    async def _attempt(
+        self,
+        pad: context.Scratchpad,
+        call_id: str,
+        index: int,
+        args: tuple[Any, ...],
+        kw: dict[str, Any],
+    ) -> Any:
+        """One call of the function; with callbacks, a chain run named after the task
+        that the runs of its code nest under, with the task's own metadata (its node
+        name, path and namespace, under its caller's), as LangGraph's task runs are."""
+        config = pad.config
+        callbacks = config.get("callbacks")
+        if not callbacks:
+            value = self.func(*args, **kw)
+            return await value if inspect.isawaitable(value) else value
+        metadata = config.get("metadata") or {}
+        ns = f"{pad.task_ns}|{self.name}:{call_id}"
+        metadata = {
+            **metadata,
+            "langgraph_node": self.name,
+            "langgraph_triggers": (PUSH,),
+            "langgraph_path": (PUSH, metadata.get("langgraph_path"), index, True),
+            "langgraph_checkpoint_ns": ns,
+            "checkpoint_ns": ns,
+        }
+        manager = AsyncCallbackManager.configure(
+            callbacks, inheritable_tags=config.get("tags"), inheritable_metadata=metadata
+        )
+        bound = self.signature.bind(*args, **kw)
+        run = await manager.on_chain_start(None, dict(bound.arguments), name=self.name)
+        child = {**config, "metadata": metadata, "callbacks": run.get_child()}
+        token = var_child_runnable_config.set(child)
+        try:
+            value = self.func(*args, **kw)
+            if inspect.isawaitable(value):
+                value = await value
+        except BaseException as exc:
+            await run.on_chain_error(exc)
+            raise
+        finally:
+            var_child_runnable_config.reset(token)
+        await show_output(run, value)
+        await run.on_chain_end(value)
         return value
 
     def _retry(self, exc: Exception, attempt: int) -> bool:
@@ -305,9 +358,9 @@ def _bound(func: Callable[..., Any], params: Any) -> RunnableCallable:
         async def acall(value: Any, config: RunnableConfig) -> Any:
             return await func(value, **extras(config))
 
-        return RunnableCallable(None, acall, name=func.__name__)
+        return RunnableCallable(None, acall, name=func.__name__, trace=False)
 
     def call(value: Any, config: RunnableConfig) -> Any:
         return func(value, **extras(config))
 
-    return RunnableCallable(call, name=func.__name__)
+    return RunnableCallable(call, name=func.__name__, trace=False)

@@ -219,11 +219,7 @@ class CompiledGraph(Runnable[Any, Any]):
             child_ns = inherited["ns"]
             loop = Loop(
                 self,
-                {
-                    **config,
-                    "callbacks": parent.config.get("callbacks"),
-                    "configurable": {**parent.config.get("configurable", {})},
-                },
+                {**config, "configurable": {**parent.config.get("configurable", {})}},
                 emit=emit,
                 modes=modes | parent.modes,
                 durability=durability or parent.durability,
@@ -277,10 +273,10 @@ class CompiledGraph(Runnable[Any, Any]):
                 )
         return keys if isinstance(keys, str) else names
 
-    async def _drive(self, loop: Loop, input: Any, *, run_name: str | None = None) -> Loop:
+    async def _drive(self, loop: Loop, input: Any) -> Loop:
         """Run the call to its end; with callbacks, as one chain run that the tasks'
         runs nest under (what tracers and `astream_events` see)."""
-        run = await _start_run(loop, input, run_name or self.get_name())
+        run = await _start_run(loop, input, self.get_name())
         try:
             try:
                 await loop.load(input)
@@ -472,9 +468,17 @@ class CompiledGraph(Runnable[Any, Any]):
         """Run a compiled graph as a node: its checkpoints live in the task's namespace."""
         child = task.node.subgraph
         assert child is not None
+        config = {
+            **parent.config,
+            # Its run nests under the node's run, as a run of its own.
+            "callbacks": pad.config.get("callbacks"),
+            "configurable": {**parent.config.get("configurable", {})},
+        }
+        config.pop("run_id", None)
+        config.pop("run_name", None)
         loop = Loop(
             child,
-            {**parent.config, "configurable": {**parent.config.get("configurable", {})}},
+            config,
             emit=parent.emit,
             modes=parent.modes,
             durability=parent.durability,
@@ -485,7 +489,7 @@ class CompiledGraph(Runnable[Any, Any]):
             **_inherited(parent, pad, child),
         )
         loop.config["configurable"].pop("checkpoint_id", None)
-        await child._drive(loop, task.input, run_name=task.name)
+        await child._drive(loop, task.input)
         return child.read_output(loop.channels)
 
     # Reading and writing state.

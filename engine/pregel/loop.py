@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.callbacks import BaseCallbackManager
+from langchain_core.callbacks import AsyncCallbackManager, BaseCallbackManager
 from langchain_core.messages import BaseMessage, RemoveMessage
 
 from engine.cache.base import BaseCache
@@ -59,7 +59,7 @@ from engine.errors import (
     is_invalid_resume,
 )
 from engine.pregel import context
-from engine.pregel.messages import GraphStreamHandler, StreamMessagesHandler
+from engine.pregel.messages import GraphStreamHandler, StreamMessagesHandler, show_output
 from engine.pregel.node import Writes
 from engine.pregel.sync import outside_the_loop
 from engine.pregel.tasks import (
@@ -650,7 +650,9 @@ class Loop:
                 node_first_attempt_time=time.time(),
             ),
         )
-        pad.config = self._task_config(task, pad.runtime) if node.runnable is not None else {}
+        # A subgraph's task needs a config only for the run its callbacks are told of.
+        traced = node.runnable is not None or self.config.get("callbacks")
+        pad.config = self._task_config(task, pad.runtime) if traced else {}
         caching = node.cache_policy is not None and self.cache is not None
         cached = await self._cached(task) if caching else None
         if cached is not None:
@@ -729,12 +731,43 @@ class Loop:
         await self._task_finished(task, writes or [(NO_WRITES, None)], pad)
 
     async def _call(self, task: Task, pad: context.Scratchpad, inline: bool) -> Any:
-        """The node's output: its subgraph's, its code's, or (for the input node) its input."""
+        """The node's output: its subgraph's, its code's, or (for the input node) its input.
+
+        With callbacks, each attempt is a chain run named after the node, as LangGraph's
+        are (tracers and `astream_events` see them): tagged with its step, the runs of its
+        code nested under it, its output shown to streaming handlers when the graph runs
+        async (LangGraph streams a node's code only there)."""
+        node = task.node
+        if node.runnable is None and node.subgraph is None:
+            return task.input
+        callbacks = pad.config.get("callbacks")
+        if not callbacks:
+            return await self._run_node(task, pad, inline)
+        manager = AsyncCallbackManager.configure(
+            callbacks,
+            inheritable_tags=pad.config.get("tags"),
+            local_tags=[f"graph:step:{self.step}"],
+            inheritable_metadata=pad.config.get("metadata"),
+        )
+        run = await manager.on_chain_start(None, task.input, name=task.name)
+        pad.config["callbacks"] = run.get_child("seq:step:1")
+        try:
+            output = await self._run_node(task, pad, inline)
+        except BaseException as exc:
+            await run.on_chain_error(exc)
+            raise
+        finally:
+            pad.config["callbacks"] = callbacks
+        if not self.inline_sync:
+            await show_output(run, output)
+        await run.on_chain_end(output)
+        return output
+
+    async def _run_node(self, task: Task, pad: context.Scratchpad, inline: bool) -> Any:
         node, runnable = task.node, task.node.runnable
         if node.subgraph is not None:
             return await self.graph.run_subgraph(self, task, pad)
-        if runnable is None:
-            return task.input
+        assert runnable is not None
         if inline:
             # The node holds the event loop until it returns: a save still in flight would
             # hold its write transaction as long, and a graph the node runs on the same

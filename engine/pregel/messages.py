@@ -6,18 +6,18 @@ chat model streams, with the metadata of the task that called the model.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 from uuid import UUID, uuid4
 
-from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.callbacks import AsyncCallbackManagerForChainRun, BaseCallbackHandler
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, LLMResult
 from langchain_core.tracers._streaming import _StreamingCallbackHandler
 
-from engine.constants import TAG_NOSTREAM
+from engine.constants import PUSH, TAG_NOSTREAM
 
-__all__ = ["GraphStreamHandler", "StreamMessagesHandler"]
+__all__ = ["GraphStreamHandler", "StreamMessagesHandler", "show_output"]
 
 Emit = Callable[[tuple[str, ...], str, Any], None]
 
@@ -65,8 +65,12 @@ def graph_namespace(
         return None
     if tags and TAG_NOSTREAM in tags:
         return None
-    # A task's namespace ends with its own segment; `@task` calls run in their caller's.
-    return tuple(metadata["langgraph_checkpoint_ns"].split("|"))[:-1]
+    # A task's namespace ends with its own segment; a `@task` call's with its caller's
+    # and its own: what it streams is its caller's graph's.
+    ns = tuple(metadata["langgraph_checkpoint_ns"].split("|"))
+    path = metadata.get("langgraph_path")
+    is_call = bool(path) and path[0] == PUSH and len(path) == 4 and path[-1] is True
+    return ns[:-2] if is_call else ns[:-1]
 
 
 class StreamMessagesHandler(GraphStreamHandler):
@@ -162,3 +166,19 @@ class StreamMessagesHandler(GraphStreamHandler):
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> Any:
         self.runs.pop(run_id, None)
+
+
+async def show_output(run: AsyncCallbackManagerForChainRun, output: Any) -> None:
+    """A node's (or task's) output as the one chunk of its run, for streaming handlers
+    other than the graph's own (`astream_events` shows it as `on_chain_stream`), as
+    LangGraph's async runs stream their nodes when such a handler listens."""
+    for handler in run.handlers:
+        if isinstance(handler, _StreamingCallbackHandler) and not isinstance(
+            handler, GraphStreamHandler
+        ):
+            async for _ in handler.tap_output_aiter(run.run_id, _once(output)):
+                pass
+
+
+async def _once(value: Any) -> AsyncIterator[Any]:
+    yield value

@@ -87,8 +87,8 @@ def as_runnable(name: str, action: Any) -> tuple[Runnable[Any, Any], bool]:
         )
     call = action if inspect.isfunction(action) or inspect.ismethod(action) else action.__call__
     if inspect.iscoroutinefunction(call) or inspect.iscoroutinefunction(action):
-        return RunnableCallable(None, action, name=name), True
-    return RunnableCallable(action, name=name), False
+        return RunnableCallable(None, action, name=name, trace=False), True
+    return RunnableCallable(action, name=name, trace=False), False
 
 
 def find_inner_graph(runnable: Runnable[Any, Any] | None) -> CompiledGraph | None:

@@ -5,6 +5,7 @@ The chat models are LangChain's fakes; each case builds its own, so both impleme
 see the same replies. No ``from __future__ import annotations`` here (see cases_core).
 """
 
+import asyncio
 import operator
 from collections.abc import Iterable
 from functools import reduce
@@ -586,3 +587,109 @@ def case_add_messages_openai_format_in_a_graph(ns: NS, aio: bool) -> Any:
 
     graph = build(ns, OpenAIState, {"reply": reply}, [("S", "reply")])
     return invoke(graph, {"messages": [user_dict_with_blocks("u1")]}, aio=aio)
+
+
+# --------------------------------------------------------------------------- callback runs
+
+
+def callback_runs(graph: Any, inp: Any, config: dict[str, Any] | None = None) -> list[Any]:
+    """What `astream_events(version="v2")` shows of a run: each event's kind, run name,
+    tags, node, the names of the runs it nests under and the keys of its data."""
+
+    async def collect() -> list[Any]:
+        names: dict[str, str] = {}
+        seen = []
+        async for event in graph.astream_events(inp, config, version="v2"):
+            names[event["run_id"]] = event["name"]
+            seen.append(
+                [
+                    event["event"],
+                    event["name"],
+                    sorted(event["tags"]),
+                    event["metadata"].get("langgraph_node"),
+                    [names.get(p) for p in event["parent_ids"]],
+                    sorted(event["data"]),
+                ]
+            )
+        return seen
+
+    return asyncio.run(collect())
+
+
+@case(aio=True)
+def case_callback_runs_of_nodes(ns: NS, aio: bool) -> Any:
+    """Each node is a run tagged with its step, the runs of its code (a chat model, a
+    tool, a graph it invokes) under it, its output streamed; a subgraph's run nests under
+    its node's run."""
+    inner = (
+        ns.StateGraph(ns.MessagesState)
+        .add_node("inner", lambda s: {"messages": [AIMessage("inside", id="in1")]})
+        .add_edge(ns.START, "inner")
+        .compile()
+    )
+
+    @tool
+    def shout(text: str) -> str:
+        """Shout the text."""
+        return text.upper()
+
+    def nested(state: Any) -> dict[str, Any]:
+        shout.invoke({"text": "hey"})
+        return {"messages": inner.invoke(state)["messages"][-1:]}
+
+    nodes = {"model": model_node(replies("sunny"), aio), "nested": nested, "sub": inner}
+    graph = chat_graph(ns, nodes)
+    return callback_runs(graph, question(), thread())
+
+
+@case
+def case_callback_runs_of_tasks(ns: NS) -> Any:
+    """An entrypoint's node is a run; each task call a run under it, with its arguments
+    as input and its result streamed."""
+
+    @ns.task
+    def double(x: int, times: int = 2) -> int:
+        return x * times
+
+    @ns.entrypoint()
+    def workflow(xs: list[int]) -> int:
+        return sum(double(x, times=3).result() for x in xs)
+
+    return callback_runs(workflow, [1, 2])
+
+
+@case(aio=True)
+def case_messages_from_a_task(ns: NS, aio: bool) -> Any:
+    """A chat model called in a task streams as the task's (its node name and path), in
+    the namespace of the task's caller."""
+    model = replies("sunny today")
+
+    @ns.task
+    def forecast(messages: list[Any]) -> str:
+        return model.invoke(messages).content
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver())
+    def workflow(messages: list[Any]) -> str:
+        return forecast(messages).result()
+
+    return {
+        f"subgraphs={subgraphs}": [
+            [
+                [seg.split(":")[0] for seg in part[0]] if subgraphs else [],
+                message.content,
+                meta["langgraph_node"],
+                meta["langgraph_triggers"],
+                meta["langgraph_checkpoint_ns"].count("|"),
+            ]
+            for part in stream(
+                workflow,
+                question()["messages"],
+                thread(f"t{subgraphs}"),
+                stream_mode="messages",
+                subgraphs=subgraphs,
+                aio=aio,
+            )["parts"]
+            for message, meta in [part[1] if subgraphs else part]
+        ]
+        for subgraphs in (False, True)
+    }
