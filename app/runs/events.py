@@ -3,10 +3,13 @@ encodes with `app.jsonable.to_json` as it records them)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from langchain_core.messages import AIMessageChunk, BaseMessage, message_chunk_to_message
+from langchain_core.tracers.event_stream import _AstreamEventsCallbackHandler
 
 # API stream mode -> the engine mode that feeds it.
 ENGINE_MODE = {
@@ -22,7 +25,7 @@ ENGINE_MODE = {
 
 
 def engine_modes(api_modes: list[str]) -> list[str]:
-    modes = {ENGINE_MODE[m] for m in api_modes}
+    modes = {ENGINE_MODE[m] for m in api_modes if m != "events"}
     if "messages" in api_modes:
         # A streamed message is completed by the node's update that carries it.
         modes.add("updates")
@@ -79,3 +82,33 @@ class EventMapper:
                     if isinstance(item, BaseMessage) and mid in self.partial:
                         del self.partial[mid]
                         yield "messages/complete" + suffix, [item]
+
+
+class CallbackEvents(_AstreamEventsCallbackHandler):
+    """The `events` stream mode: what `astream_events(version="v2")` yields for the run's
+    graph, its nodes and what they call (chat models, tools, retrievers, custom events),
+    each event handed to `publish` as it happens, in order with the run's other parts.
+    Events tagged `langsmith:hidden` are left out, and the graph's own end event carries
+    no input (its start event has it), as in LangGraph's server."""
+
+    def __init__(self, root_run_id: str, publish: Callable[[dict[str, Any]], None]) -> None:
+        super().__init__()
+        self.root_run_id = root_run_id
+        self.publish = publish
+        self.home = threading.get_ident()
+        self.loop = asyncio.get_running_loop()
+
+    def _send(self, event: Any, event_type: str) -> None:
+        if HIDDEN in event.get("tags", ()):
+            return
+        if event["run_id"] == self.root_run_id and event["event"].endswith("_end"):
+            event["data"].pop("input", None)
+        # Callbacks of a sync node fire in its worker thread: the event is published on
+        # the run's event loop, as the node's other parts are.
+        if threading.get_ident() == self.home:
+            self.publish(event)
+        else:
+            self.loop.call_soon_threadsafe(self.publish, event)
+
+
+HIDDEN = "langsmith:hidden"

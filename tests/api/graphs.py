@@ -9,6 +9,7 @@ from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGenerationChunk
+from langchain_core.tools import tool
 
 from app.chat_models.base import StreamingChatModel
 from engine import END, START, MessagesState, StateGraph, interrupt
@@ -76,7 +77,15 @@ def ask(state: AskState) -> dict[str, Any]:
     return {"answers": [str(answer)]}
 
 
+@tool
+def count_answers(answers: list[str]) -> int:
+    """How many answers were given."""
+    return len(answers)
+
+
 def done(state: AskState) -> dict[str, Any]:
+    # A tool called from a sync node: its callbacks fire in the node's worker thread.
+    count_answers.invoke({"answers": state.get("answers", [])})
     return {"answers": ["done"]}
 
 

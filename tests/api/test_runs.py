@@ -45,6 +45,69 @@ async def test_stream_modes(client: LangGraphClient) -> None:
     assert "".join(c[0]["content"] for c in chunks) == "You said: hello there"
 
 
+async def test_events_mode(client: LangGraphClient) -> None:
+    """`events` streams what `astream_events(version="v2")` yields, as LangGraph's server
+    does: the graph's run (named after its graph id, with the run's id), each node's run
+    tagged with its step, the chat model's tokens inside it, the node's output."""
+    parts = await collect(
+        client.runs.stream(
+            new_id(), "echo", input=HELLO, stream_mode=["events", "values"], if_not_exists="create"
+        )
+    )
+    run_id = parts[0][1]["run_id"]
+    assert [name for name, _ in parts if name != "events"] == ["metadata", "values", "values"]
+    events = [data for name, data in parts if name == "events"]
+    kinds = [(e["event"], e["name"]) for e in events]
+    assert kinds[:3] == [
+        ("on_chain_start", "echo"),
+        ("on_chain_start", "talk"),
+        ("on_chat_model_start", "EchoModel"),
+    ]
+    assert kinds[-3:] == [
+        ("on_chain_stream", "talk"),
+        ("on_chain_end", "talk"),
+        ("on_chain_end", "echo"),
+    ]
+    root, node = events[0], events[1]
+    assert root["run_id"] == run_id and root["parent_ids"] == []
+    assert root["data"] == {"input": HELLO}
+    assert node["tags"] == ["graph:step:1"] and node["parent_ids"] == [run_id]
+    assert node["metadata"]["langgraph_node"] == "talk"
+    assert node["metadata"]["run_id"] == run_id
+    tokens = [e for e in events if e["event"] == "on_chat_model_stream"]
+    assert "".join(e["data"]["chunk"]["content"] for e in tokens) == "You said: hello there"
+    assert {e["parent_ids"][-1] for e in tokens} == {node["run_id"]}
+    final = [data for name, data in parts if name == "values"][-1]
+    assert events[-3]["data"] == {"chunk": {"messages": [final["messages"][-1]]}}
+    assert events[-1]["data"] == {"output": final}
+
+
+async def test_events_mode_from_a_sync_node(client: LangGraphClient) -> None:
+    """Events of a tool called in a sync node (in a worker thread) come in order, under
+    the node's run; a resumed run's events start with the graph's run again."""
+    thread_id = new_id()
+    await client.runs.wait(thread_id, "asker", input={"question": "?"}, if_not_exists="create")
+    parts = await collect(
+        client.runs.stream(thread_id, "asker", command={"resume": "yes"}, stream_mode="events")
+    )
+    events = [data for name, data in parts if name == "events"]
+    assert [(e["event"], e["name"]) for e in events] == [
+        ("on_chain_start", "asker"),
+        ("on_chain_start", "ask"),
+        ("on_chain_stream", "ask"),
+        ("on_chain_end", "ask"),
+        ("on_chain_start", "done"),
+        ("on_tool_start", "count_answers"),
+        ("on_tool_end", "count_answers"),
+        ("on_chain_stream", "done"),
+        ("on_chain_end", "done"),
+        ("on_chain_end", "asker"),
+    ]
+    node, tool_end = events[4], events[6]
+    assert tool_end["parent_ids"] == [parts[0][1]["run_id"], node["run_id"]]
+    assert tool_end["data"] == {"output": 1, "input": {"answers": ["yes"]}}
+
+
 async def test_messages_mode_accumulates(client: LangGraphClient) -> None:
     parts = await collect(
         client.runs.stream(

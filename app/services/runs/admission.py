@@ -119,8 +119,6 @@ class RunAdmission:
         if body.input is not None and body.command is not None:
             raise Invalid("Pass either `input` or `command`, not both.")
         modes = body.stream_mode if isinstance(body.stream_mode, list) else [body.stream_mode]
-        if "events" in modes:
-            raise Invalid("Stream mode 'events' is not supported by this server.")
         limit = self.settings.max_messages
         check_messages(body.input, limit, "input")
         check_messages(body.command and body.command.update, limit, "command.update")

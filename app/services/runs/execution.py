@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from sqlalchemy import delete
@@ -20,7 +22,7 @@ from app.db.models import AssistantRow, RunEventRow, RunRow
 from app.graphs import GraphRegistry, run_context
 from app.jsonable import as_dict, jsonable, to_json
 from app.runs.broker import StreamBroker
-from app.runs.events import EventMapper, engine_modes
+from app.runs.events import CallbackEvents, EventMapper, engine_modes
 from app.runs.notify import answer_payload, notifications
 from app.runs.pool import LeaseLost, WorkerPool
 from app.schemas.threads import ThreadStatus
@@ -145,10 +147,21 @@ class RunExecutor:
                 else:
                     self.broker.publish(run.run_id, event, data)
 
+        if run.attempt == 1:
+            # Callbacks (tracers, the `events` mode) see the graph's run as this run; a
+            # retry's is a run of its own, as in LangGraph's server.
+            config["run_id"] = uuid.UUID(run.run_id)
+        if "events" in modes:
+            publish_event = partial(self.broker.publish, run.run_id, "events")
+            config["callbacks"] = [CallbackEvents(run.run_id, publish_event)]
+
         try:
             # A graph factory's graph is made for this run; the run's context and store
             # reach the graph as its runtime's.
             runnable = await self.graphs.for_run(assistant.graph_id, config)
+            if runnable.name == "LangGraph":
+                # An unnamed graph's run is named after its graph id, as LangGraph's server does.
+                config["run_name"] = assistant.graph_id
             config["configurable"][CONFIG_KEY_RUNTIME] = Runtime(
                 context=run_context(runnable, assistant.context, kwargs.get("context")),
                 store=self.store_of(run.owner or LOCAL_USER),
