@@ -1,5 +1,5 @@
 """A thread's state: read it (at the head or any version), update it, its history
-over every branch, and its conversation tree."""
+over every branch, its conversation tree, and the bytes its versions take."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from app.schemas.state import (
     StateUpdate,
     StateUpdated,
     ThreadState,
+    ThreadStorage,
     ThreadTree,
 )
 
@@ -115,3 +116,10 @@ async def get_tree(thread_id: str, state: State, user: CurrentUser) -> ThreadTre
     regenerations and state updates on older versions show as sibling turns. Turns are
     versions of the thread's graph: a subgraph's versions are under its tasks."""
     return await state.tree(thread_id, owner=user.user_id)
+
+
+@router.get("/threads/{thread_id}/storage")
+async def get_storage(thread_id: str, state: State, user: CurrentUser) -> ThreadStorage:
+    """Bytes the thread's versions take in the checkpointer's tables, as stored: its
+    checkpoints, its channels' values (per channel) and its pending writes."""
+    return await state.storage(thread_id, owner=user.user_id)

@@ -1,5 +1,6 @@
 """Wire models of a thread's state: its versions (checkpoints) with values, due tasks and
-interrupts; state updates; history; and the conversation tree of its turns."""
+interrupts; state updates; history; the conversation tree of its turns; and the bytes
+its versions take."""
 
 from __future__ import annotations
 
@@ -138,3 +139,33 @@ class ThreadTree(BaseModel):
     head_turn_id: str | None = Field(description="The turn that ends at the head.")
     head_path: list[str] = Field(description="Turn ids from the first turn to the head's.")
     turns: list[Turn] = Field(description="Every turn, oldest first.")
+
+
+class StoragePart(BaseModel):
+    count: int
+    bytes: int
+
+
+class ChannelStorage(BaseModel):
+    versions: int
+    bytes: int
+
+
+class ChannelValuesStorage(StoragePart):
+    by_channel: dict[str, ChannelStorage]
+
+
+class ThreadStorage(BaseModel):
+    """Bytes the thread's versions take in the checkpointer's tables, as stored. A save is
+    one compressed row holding checkpoints, values and writes; each row's bytes are shared
+    out between them in proportion to their uncompressed size."""
+
+    thread_id: str
+    total_bytes: int = Field(description="Sum of the three parts below: the rows' bytes.")
+    checkpoints: StoragePart = Field(
+        description="Checkpoints: ids, metadata and bookkeeping, and the thread's digests."
+    )
+    channel_values: ChannelValuesStorage = Field(
+        description="Values of the channels, with the versions stored of each."
+    )
+    pending_writes: StoragePart = Field(description="Writes of the tasks of each step.")

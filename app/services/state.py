@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,6 +27,7 @@ from app.schemas.state import (
     HistoryQuery,
     StateUpdate,
     ThreadState,
+    ThreadStorage,
     ThreadTask,
     ThreadTree,
     Turn,
@@ -417,6 +419,14 @@ class StateService:
         checkpoint = _checkpoint(written)
         assert checkpoint is not None
         return checkpoint
+
+    async def storage(self, thread_id: str, *, owner: str) -> ThreadStorage:
+        """The bytes the thread's versions take, as stored, and what they hold."""
+        thread = await self.threads.get(thread_id, owner=owner)
+        found = await self.saver.astorage(thread.thread_id)
+        parts = dataclasses.asdict(found)
+        parts["channel_values"]["by_channel"] = parts.pop("by_channel")
+        return ThreadStorage(thread_id=thread.thread_id, total_bytes=found.total_bytes, **parts)
 
     async def history(
         self, thread_id: str, query: HistoryQuery, *, owner: str

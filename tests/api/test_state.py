@@ -8,8 +8,10 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
+from sqlalchemy import func, select
 
-from tests.helpers import new_thread, said
+from engine.checkpoint.sql.models import save_table, thread_table
+from tests.helpers import database_rows, new_thread, said
 
 
 async def test_state_and_history_after_turns(server: str) -> None:
@@ -156,3 +158,34 @@ async def test_subgraph_state(server: str) -> None:
     assert {s["checkpoint"]["checkpoint_ns"] for s in inner_history} == {where["checkpoint_ns"]}
     with pytest.raises(NotFoundError):
         await client.threads.get_state(thread_id, checkpoint={**where, "checkpoint_ns": "nope:1"})
+
+
+async def test_storage_of_a_thread(server: str, database_url: str) -> None:
+    """`GET /threads/{id}/storage`: the bytes of the thread's rows, exactly as stored,
+    shared out between checkpoints, each channel's values and pending writes."""
+    client = get_client(url=server)
+    thread_id = await new_thread(client)
+    async with httpx.AsyncClient(base_url=server) as http:
+        empty = (await http.get(f"/threads/{thread_id}/storage")).json()
+        assert empty["total_bytes"] == 0 and empty["channel_values"]["by_channel"] == {}
+        for text in ("one", "two", "three"):
+            await client.runs.wait(thread_id, "echo", input=said(text))
+        report = (await http.get(f"/threads/{thread_id}/storage")).json()
+        assert (await http.get(f"/threads/{uuid.uuid4()}/storage")).status_code == 404
+
+    saves, threads = save_table.c, thread_table.c
+    stored = (
+        select(func.sum(func.length(saves.data)))
+        .join(thread_table, saves.thread == threads.id)
+        .where(threads.thread_id == thread_id)
+    )
+    [(row_bytes,)] = await database_rows(database_url, stored)
+    parts = [report[key]["bytes"] for key in ("checkpoints", "channel_values", "pending_writes")]
+    assert report["thread_id"] == thread_id
+    assert report["total_bytes"] == sum(parts) == row_bytes
+    assert report["checkpoints"]["count"] == 9  # input, before and after talk: per turn
+    assert report["pending_writes"]["count"] > 0 and min(parts) > 0
+    channels = report["channel_values"]["by_channel"]
+    assert channels["messages"]["versions"] == 6  # the input's, then the reply's: per turn
+    assert sum(c["bytes"] for c in channels.values()) == report["channel_values"]["bytes"]
+    assert report["channel_values"]["count"] == sum(c["versions"] for c in channels.values())

@@ -119,6 +119,7 @@ from engine.checkpoint.sql.records import (
     encode,
     thread_summaries,
 )
+from engine.checkpoint.sql.storage import ThreadStorage, thread_storage
 
 __all__ = ["SQLSaver", "ThreadDeletedError"]
 
@@ -174,6 +175,16 @@ _CATCH_UP = (
     .outerjoin(save_table, and_(_s.thread == _t.id, or_(_s.seq > _AFTER, _s.seq < -_AFTER)))
     .where(_t.thread_id == _THREAD_ID)
     .order_by(func.abs(_s.seq), _s.seq.desc())
+)
+
+
+# Every row of a live thread, records and digests, in seq order: what it takes.
+_ROWS = (
+    select(_s.seq, _s.data)
+    .select_from(thread_table)
+    .join(save_table, _s.thread == _t.id)
+    .where(_t.thread_id == _THREAD_ID, _t.deleted_at.is_(None))
+    .order_by(_s.seq)
 )
 
 
@@ -495,6 +506,16 @@ class SQLSaver(BaseCheckpointSaver):
             source, run_id = entry.metadata.get("source"), entry.metadata.get("run_id")
             versions.append(VersionInfo(entry.id, entry.parent, source, run_id, entry.ts))
         return versions
+
+    async def astorage(self, thread_id: str) -> ThreadStorage:
+        """The bytes the thread's rows take, as stored, and what they hold
+        (`engine.checkpoint.sql.storage`); all zero for a thread with no checkpoint."""
+
+        async def read() -> list[Any]:
+            async with self._reader.connect() as conn:
+                return list(await conn.execute(_ROWS, {"thread_id": str(thread_id)}))
+
+        return thread_storage((row.seq, row.data) for row in await self._retry(read))
 
     async def alast_elements(
         self, thread_id: str, channel: str, checkpoint_ids: Sequence[str], checkpoint_ns: str = ""
