@@ -24,6 +24,7 @@ from app.runs.slots import StreamSlots
 from app.services.assistants import AssistantService, ensure_system_assistants
 from app.services.crons import CronService
 from app.services.graph_store import ServerStore
+from app.services.mcp import McpService
 from app.services.reminder_scheduler import ReminderScheduler
 from app.services.reminders import SQLReminderStore
 from app.services.runs.admission import RunAdmission
@@ -48,6 +49,7 @@ class Services:
     threads: ThreadService
     runs: RunService
     assistants: AssistantService
+    mcp: McpService
     state: StateService
     store: StoreService
     crons: CronService
@@ -146,6 +148,7 @@ class Services:
             threads=threads,
             runs=runs,
             assistants=assistants,
+            mcp=McpService(assistants, runs),
             state=state,
             store=store,
             crons=crons,

@@ -9,7 +9,19 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from app import __version__, errors, logs, metrics, retention
-from app.api import assistants, crons, demo, reminders, runs, state, store, system, threads, ui
+from app.api import (
+    assistants,
+    crons,
+    demo,
+    mcp,
+    reminders,
+    runs,
+    state,
+    store,
+    system,
+    threads,
+    ui,
+)
 from app.api import metrics as metrics_api
 from app.config import Settings, get_settings
 from app.container import Services
@@ -74,6 +86,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(store.router)
     app.include_router(crons.router)
     app.include_router(reminders.router)
+    app.include_router(mcp.router)
     app.include_router(demo.router)
     app.include_router(ui.router)
     return app

@@ -20,6 +20,7 @@ from app.container import Services
 from app.db.database import Database
 from app.services.assistants import AssistantService
 from app.services.crons import CronService
+from app.services.mcp import McpService
 from app.services.reminders import SQLReminderStore
 from app.services.runs.service import RunService
 from app.services.state import StateService
@@ -43,6 +44,7 @@ def _service(name: str) -> Callable[[Request], Awaitable[Any]]:
 Threads = Annotated[ThreadService, Depends(_service("threads"))]
 Runs = Annotated[RunService, Depends(_service("runs"))]
 Assistants = Annotated[AssistantService, Depends(_service("assistants"))]
+Mcp = Annotated[McpService, Depends(_service("mcp"))]
 State = Annotated[StateService, Depends(_service("state"))]
 Store = Annotated[StoreService, Depends(_service("store"))]
 Crons = Annotated[CronService, Depends(_service("crons"))]

@@ -260,6 +260,13 @@ async def test_users_cannot_reach_each_others_resources(
     searched = await ok(bob.post("/assistants/search", json={"limit": 1000}))
     assert world.assistant not in {found["assistant_id"] for found in searched}
     assert await ok(bob.post("/assistants/count", json={"name": "mine"})) == 0
+    mcp = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    mcp_headers = {"accept": "application/json"}
+    tools = await ok(bob.post("/mcp", json=mcp, headers=mcp_headers))
+    assert "mine" not in {tool["name"] for tool in tools["result"]["tools"]}
+    call = {**mcp, "method": "tools/call", "params": {"name": "mine", "arguments": {}}}
+    called = await ok(bob.post("/mcp", json=call, headers=mcp_headers))
+    assert called["error"]["message"] == "Unknown tool: mine"
     assert await ok(bob.post("/runs/crons/search", json={"thread_id": world.thread})) == []
     assert await ok(bob.post("/runs/crons/count", json={"metadata": {"who": "alice"}})) == 0
     assert await ok(bob.get("/reminders")) == []
