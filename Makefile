@@ -2,7 +2,7 @@
 # and installs from a lock file what the target needs, then the project (editable);
 # afterwards it reinstalls only when that lock file or a build file changed.
 #   $(RUN_STAMP)  requirements.txt: what the server needs (`make run`)
-#   $(STAMP)      requirements-dev.txt: that and the dev extra (every other target)
+#   $(STAMP)      requirements-dev.txt: that, the dev and mcp-client extras (every other target)
 # `make lock` resolves the lock files again after pyproject.toml changed; `pip check`
 # stops a target whose lock file lacks a dependency that pyproject.toml names.
 
@@ -60,7 +60,7 @@ COMPILE := $(BIN)/uv pip compile pyproject.toml --python-version 3.11 --quiet \
 	--custom-compile-command 'make lock'
 lock: | $(BIN)/python
 	$(BIN)/python -m pip install --quiet 'uv==$(UV_VERSION)'
-	$(COMPILE) --universal --extra dev -o requirements-dev.txt $(ARGS)
+	$(COMPILE) --universal --extra dev --extra mcp-client -o requirements-dev.txt $(ARGS)
 	$(COMPILE) --universal --constraint requirements-dev.txt -o requirements.txt
 	$(COMPILE) --resolution lowest-direct --no-deps -o $(VENV)/lower-bounds.txt
 	$(COMPILE) --extra dev --constraint $(VENV)/lower-bounds.txt -o requirements-lowest.txt
