@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
+from engine.pregel.runnable import RunnableCallable
 from engine.types import Send
 
 
@@ -15,6 +16,8 @@ class Branch:
     path: Callable[..., Any]
     path_map: dict[Hashable, str] | None
     takes_config: bool
+    # The router as a traced Runnable, made on first need (a run with callbacks).
+    _traced: RunnableCallable | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def create(
@@ -33,6 +36,25 @@ class Branch:
         except (TypeError, ValueError):
             takes_config = False
         return cls(path, mapping, takes_config)
+
+    def choose(self, state: Any, config: dict[str, Any], run: Any, step: int) -> Any:
+        """What the router returns for `state` (an awaitable, for an async router). Inside
+        a node's callback run (`run`), it is a chain run of its own under it, tagged with
+        its place in the node's sequence (`seq:step:N`), as LangGraph's routers are."""
+        if run is None:
+            return self.path(state, config=config) if self.takes_config else self.path(state)
+        if self._traced is None:
+            name = getattr(self.path, "__name__", None)
+            # LangGraph leaves a lambda unnamed; tracers show it as "Unnamed".
+            name = "Unnamed" if name in (None, "<lambda>") else name
+            if inspect.iscoroutinefunction(self.path):
+                self._traced = RunnableCallable(None, self.path, name=name)
+            else:
+                self._traced = RunnableCallable(self.path, name=name)
+        traced = {**config, "callbacks": run.get_child(f"seq:step:{step}")}
+        if self._traced.afunc is not None:
+            return self._traced.ainvoke(state, traced)
+        return self._traced.invoke(state, traced)
 
     def destinations(self) -> list[str] | None:
         """Possible targets for drawing; None when any node may be chosen."""

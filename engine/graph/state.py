@@ -458,9 +458,15 @@ class _Compiler:
             writes = list(fixed)
             if branches:
                 state = _fresh(reader, channels, state_writes)
+                pad = peek()
+                run = pad.node_run if pad is not None else None
+                config = _config()
+                # A node's sequence: its code (the input node has none), its state writes,
+                # then each router.
+                first = 2 if source == START else 3
                 results = [
-                    br.path(state, config=_config()) if br.takes_config else br.path(state)
-                    for br in branches
+                    br.choose(state, config, run, step)
+                    for step, br in enumerate(branches, start=first)
                 ]
                 if any(inspect.isawaitable(r) for r in results):
                     return _route_async(branches, results, writes, gotos, nodes)
@@ -489,6 +495,7 @@ class _Compiler:
             read=lambda channels, *_: channels[START].get(),
             write=write,
             hidden=True,
+            routes=bool(self.b.branches.get(START)),
         )
 
     def _node(self, name: str, spec: NodeSpec, joins: list[str]) -> Node:

@@ -62,6 +62,9 @@ class Scratchpad:
     # The loop running this task: a graph invoked inside the node streams and saves
     # through it, as a subgraph of this task.
     loop: Any = None
+    # The task's callback run while its node runs and routes, if it has callbacks: its
+    # routers run as runs of their own under it.
+    node_run: Any = None
     # The event loop the run is on, unless the task holds it: an async `@task` called
     # from the task's sync code in a worker thread runs there.
     events: asyncio.AbstractEventLoop | None = None

@@ -47,6 +47,7 @@ from engine.constants import (
     RESUME,
     RETURN,
     START,
+    TAG_HIDDEN,
 )
 from engine.errors import (
     CheckpointNotFoundError,
@@ -663,15 +664,7 @@ class Loop:
         while True:
             token = context.enter(pad)
             try:
-                try:
-                    output = await self._call(task, pad, inline)
-                except ParentCommand as exc:
-                    # A graph run by this task (its subgraph, or one its code invoked)
-                    # handed control up to us: its command is this task's.
-                    output = dataclasses.replace(exc.command, graph=None)  # type: ignore[type-var]
-                writes = node.write(output, self.channels)
-                if asyncio.iscoroutine(writes):
-                    writes = await writes
+                output, writes = await self._attempt(task, pad, inline)
                 if pad.pushed:
                     writes = [*pad.pushed, *writes]
                 break
@@ -730,44 +723,64 @@ class Loop:
             await self._cache_writes(task)
         await self._task_finished(task, writes or [(NO_WRITES, None)], pad)
 
-    async def _call(self, task: Task, pad: context.Scratchpad, inline: bool) -> Any:
-        """The node's output: its subgraph's, its code's, or (for the input node) its input.
+    async def _attempt(
+        self, task: Task, pad: context.Scratchpad, inline: bool
+    ) -> tuple[Any, Writes]:
+        """One attempt of the task: the node's output and its writes (where its routers
+        run).
 
-        With callbacks, each attempt is a chain run named after the node, as LangGraph's
+        With callbacks, the attempt is a chain run named after the node, as LangGraph's
         are (tracers and `astream_events` see them): tagged with its step, the runs of its
-        code nested under it, its output shown to streaming handlers when the graph runs
-        async (LangGraph streams a node's code only there)."""
+        code and its routers nested under it, its output shown to streaming handlers when
+        the graph runs async (LangGraph streams a node's code only there)."""
         node = task.node
-        if node.runnable is None and node.subgraph is None:
-            return task.input
         callbacks = pad.config.get("callbacks")
-        if not callbacks:
-            return await self._run_node(task, pad, inline)
+        if not callbacks or (node.runnable is None and node.subgraph is None and not node.routes):
+            return await self._output_and_writes(task, pad, inline)
+        if node.hidden:
+            pad.config["tags"] = [*(pad.config.get("tags") or ()), TAG_HIDDEN]
         manager = AsyncCallbackManager.configure(
             callbacks,
-            inheritable_tags=pad.config.get("tags"),
             local_tags=[f"graph:step:{self.step}"],
             inheritable_metadata=pad.config.get("metadata"),
         )
+        # After the step's tag, as LangGraph orders them.
+        manager.add_tags(pad.config.get("tags") or [])
         run = await manager.on_chain_start(None, task.input, name=task.name)
-        pad.config["callbacks"] = run.get_child("seq:step:1")
+        pad.config["callbacks"], pad.node_run = run.get_child("seq:step:1"), run
         try:
-            output = await self._run_node(task, pad, inline)
+            output, writes = await self._output_and_writes(task, pad, inline)
         except BaseException as exc:
             await run.on_chain_error(exc)
             raise
         finally:
-            pad.config["callbacks"] = callbacks
+            pad.config["callbacks"], pad.node_run = callbacks, None
         if not self.inline_sync:
             await show_output(run, output)
         await run.on_chain_end(output)
-        return output
+        return output, writes
 
-    async def _run_node(self, task: Task, pad: context.Scratchpad, inline: bool) -> Any:
+    async def _output_and_writes(
+        self, task: Task, pad: context.Scratchpad, inline: bool
+    ) -> tuple[Any, Writes]:
+        try:
+            output = await self._call(task, pad, inline)
+        except ParentCommand as exc:
+            # A graph run by this task (its subgraph, or one its code invoked) handed
+            # control up to us: its command is this task's.
+            output = dataclasses.replace(exc.command, graph=None)  # type: ignore[type-var]
+        writes = task.node.write(output, self.channels)
+        if asyncio.iscoroutine(writes):
+            writes = await writes
+        return output, writes
+
+    async def _call(self, task: Task, pad: context.Scratchpad, inline: bool) -> Any:
+        """The node's output: its subgraph's, its code's, or (for the input node) its input."""
         node, runnable = task.node, task.node.runnable
         if node.subgraph is not None:
             return await self.graph.run_subgraph(self, task, pad)
-        assert runnable is not None
+        if runnable is None:
+            return task.input
         if inline:
             # The node holds the event loop until it returns: a save still in flight would
             # hold its write transaction as long, and a graph the node runs on the same

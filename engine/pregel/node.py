@@ -41,6 +41,9 @@ class Node:
     subgraph: CompiledGraph | None = None
     # Hidden nodes (the input node) do not show in updates, tasks or messages streams.
     hidden: bool = False
+    # Whether routers (conditional edges) run in its writes: an input node that routes is
+    # a callback run too (hidden, as LangGraph's `__start__` is), for theirs to nest under.
+    routes: bool = False
     # A deferred node runs only once no other node is due (a final summary, a join of
     # branches of different lengths).
     defer: bool = False

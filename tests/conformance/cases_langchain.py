@@ -693,3 +693,27 @@ def case_messages_from_a_task(ns: NS, aio: bool) -> Any:
         ]
         for subgraphs in (False, True)
     }
+
+
+@case(aio=True)
+def case_callback_runs_of_routers(ns: NS, aio: bool) -> Any:
+    """A conditional edge's function is a run under its source node's run, after the
+    node's code (`seq:step:3`, then 4 for the next one); the input node that routes is a
+    hidden run of its own (`seq:step:2` for its router). The caller's tags come after
+    each run's own."""
+
+    def first(state: Any) -> str:
+        return "model"
+
+    async def afirst(state: Any) -> str:
+        return "model"
+
+    graph = (
+        ns.StateGraph(ns.MessagesState)
+        .add_node("model", model_node(replies("sunny"), aio))
+        .add_conditional_edges(ns.START, afirst if aio else first, ["model"])
+        .add_conditional_edges("model", lambda s: ns.END)
+        .add_conditional_edges("model", first, {"model": ns.END})
+        .compile()
+    )
+    return callback_runs(graph, question(), {"tags": ["mine"]})
