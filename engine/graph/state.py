@@ -459,11 +459,8 @@ class _Compiler:
             if branches:
                 state = _fresh(reader, channels, state_writes)
                 pad = peek()
-                run = pad.node_run if pad is not None else None
+                run, first = (pad.node_run, pad.router_step) if pad is not None else (None, 0)
                 config = _config()
-                # A node's sequence: its code (the input node has none), its state writes,
-                # then each router.
-                first = 2 if source == START else 3
                 results = [
                     br.choose(state, config, run, step)
                     for step, br in enumerate(branches, start=first)

@@ -63,8 +63,10 @@ class Scratchpad:
     # through it, as a subgraph of this task.
     loop: Any = None
     # The task's callback run while its node runs and routes, if it has callbacks: its
-    # routers run as runs of their own under it.
+    # routers run as runs of their own under it, numbered from `router_step` in the
+    # node's sequence (its code's steps, its state writes, then its routers).
     node_run: Any = None
+    router_step: int = 3
     # The event loop the run is on, unless the task holds it: an async `@task` called
     # from the task's sync code in a worker thread runs there.
     events: asyncio.AbstractEventLoop | None = None

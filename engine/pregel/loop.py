@@ -60,8 +60,15 @@ from engine.errors import (
     is_invalid_resume,
 )
 from engine.pregel import context
-from engine.pregel.messages import GraphStreamHandler, StreamMessagesHandler, show_output
-from engine.pregel.node import Writes
+from engine.pregel.chains import added_up, ainvoke_steps, astream_steps, invoke_steps, steps_of
+from engine.pregel.messages import (
+    GraphStreamHandler,
+    StreamMessagesHandler,
+    show_output,
+    streaming_handlers,
+)
+from engine.pregel.node import Node, Writes
+from engine.pregel.runnable import RunnableCallable
 from engine.pregel.sync import outside_the_loop
 from engine.pregel.tasks import (
     Task,
@@ -748,6 +755,7 @@ class Loop:
         manager.add_tags(pad.config.get("tags") or [])
         run = await manager.on_chain_start(None, task.input, name=task.name)
         pad.config["callbacks"], pad.node_run = run.get_child("seq:step:1"), run
+        pad.router_step = 2 + _code_steps(node)
         try:
             output, writes = await self._output_and_writes(task, pad, inline)
         except BaseException as exc:
@@ -781,16 +789,25 @@ class Loop:
             return await self.graph.run_subgraph(self, task, pad)
         if runnable is None:
             return task.input
+        # A Runnable (a chain) in the node's run: its steps are the node's (chains.py).
+        run = pad.node_run
+        chain = run is not None and not isinstance(runnable, RunnableCallable)
+        steps = steps_of(runnable) if chain else ()
+        invoke = partial(invoke_steps, steps, run=run) if chain else runnable.invoke
         if inline:
             # The node holds the event loop until it returns: a save still in flight would
             # hold its write transaction as long, and a graph the node runs on the same
             # database (in a thread of its own) would wait for that lock until it gave up.
             await self._saved()
             with outside_the_loop():
-                return runnable.invoke(task.input, pad.config)
+                return invoke(task.input, pad.config)
         if node.is_async and not self.inline_sync:
-            return await runnable.ainvoke(task.input, pad.config)
-        return await asyncio.to_thread(runnable.invoke, task.input, pad.config)
+            if not chain:
+                return await runnable.ainvoke(task.input, pad.config)
+            if streaming_handlers(run):
+                return await added_up(astream_steps(steps, task.input, pad.config, run))
+            return await ainvoke_steps(steps, task.input, pad.config, run)
+        return await asyncio.to_thread(invoke, task.input, pad.config)
 
     def _cache_key(self, task: Task) -> tuple[tuple[str, ...], str] | None:
         policy = task.node.cache_policy
@@ -1272,3 +1289,13 @@ def _backoff(policy: Any, attempt: int) -> float:
         policy.max_interval, policy.initial_interval * policy.backoff_factor ** (attempt - 1)
     )
     return interval + (random.uniform(0, 1) if policy.jitter else 0)
+
+
+def _code_steps(node: Node) -> int:
+    """How many steps the node's code is in its sequence (LangGraph's numbering): none for
+    the input node, a chain's steps, else one."""
+    if node.runnable is None:
+        return 0 if node.subgraph is None else 1
+    if isinstance(node.runnable, RunnableCallable):
+        return 1
+    return len(steps_of(node.runnable))

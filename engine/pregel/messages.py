@@ -17,7 +17,7 @@ from langchain_core.tracers._streaming import _StreamingCallbackHandler
 
 from engine.constants import PUSH, TAG_NOSTREAM
 
-__all__ = ["GraphStreamHandler", "StreamMessagesHandler", "show_output"]
+__all__ = ["GraphStreamHandler", "StreamMessagesHandler", "show_output", "streaming_handlers"]
 
 Emit = Callable[[tuple[str, ...], str, Any], None]
 
@@ -168,16 +168,23 @@ class StreamMessagesHandler(GraphStreamHandler):
         self.runs.pop(run_id, None)
 
 
+def streaming_handlers(run: AsyncCallbackManagerForChainRun) -> list[_StreamingCallbackHandler]:
+    """The run's streaming handlers other than the graph's own (`astream_events`'): when
+    one listens, LangGraph's async runs stream their nodes."""
+    return [
+        handler
+        for handler in run.handlers
+        if isinstance(handler, _StreamingCallbackHandler)
+        and not isinstance(handler, GraphStreamHandler)
+    ]
+
+
 async def show_output(run: AsyncCallbackManagerForChainRun, output: Any) -> None:
-    """A node's (or task's) output as the one chunk of its run, for streaming handlers
-    other than the graph's own (`astream_events` shows it as `on_chain_stream`), as
-    LangGraph's async runs stream their nodes when such a handler listens."""
-    for handler in run.handlers:
-        if isinstance(handler, _StreamingCallbackHandler) and not isinstance(
-            handler, GraphStreamHandler
-        ):
-            async for _ in handler.tap_output_aiter(run.run_id, _once(output)):
-                pass
+    """A node's (or task's) output as the one chunk of its run, for the streaming
+    handlers (`astream_events` shows it as `on_chain_stream`)."""
+    for handler in streaming_handlers(run):
+        async for _ in handler.tap_output_aiter(run.run_id, _once(output)):
+            pass
 
 
 async def _once(value: Any) -> AsyncIterator[Any]:

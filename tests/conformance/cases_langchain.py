@@ -592,9 +592,12 @@ def case_add_messages_openai_format_in_a_graph(ns: NS, aio: bool) -> Any:
 # --------------------------------------------------------------------------- callback runs
 
 
-def callback_runs(graph: Any, inp: Any, config: dict[str, Any] | None = None) -> list[Any]:
+def callback_runs(
+    graph: Any, inp: Any, config: dict[str, Any] | None = None, *, ordered: bool = True
+) -> list[Any]:
     """What `astream_events(version="v2")` shows of a run: each event's kind, run name,
-    tags, node, the names of the runs it nests under and the keys of its data."""
+    tags, node, the names of the runs it nests under and the keys of its data; sorted
+    unless `ordered` (runs at once interleave as the event loop has them)."""
 
     async def collect() -> list[Any]:
         names: dict[str, str] = {}
@@ -611,7 +614,7 @@ def callback_runs(graph: Any, inp: Any, config: dict[str, Any] | None = None) ->
                     sorted(event["data"]),
                 ]
             )
-        return seen
+        return seen if ordered else sorted(seen, key=repr)
 
     return asyncio.run(collect())
 
@@ -655,7 +658,7 @@ def case_callback_runs_of_tasks(ns: NS) -> Any:
     def workflow(xs: list[int]) -> int:
         return sum(double(x, times=3).result() for x in xs)
 
-    return callback_runs(workflow, [1, 2])
+    return callback_runs(workflow, [1, 2], ordered=False)
 
 
 @case(aio=True)
@@ -717,3 +720,21 @@ def case_callback_runs_of_routers(ns: NS, aio: bool) -> Any:
         .compile()
     )
     return callback_runs(graph, question(), {"tags": ["mine"]})
+
+
+@case
+def case_callback_runs_of_a_runnable_node(ns: NS) -> Any:
+    """A Runnable given as a node streams under `astream_events`: a chain's steps are the
+    node's own (no run of the chain between them), its chat model streams its tokens, the
+    chunks added up are the node's output, and its router comes after its steps."""
+    prompt = ChatPromptTemplate.from_messages([MessagesPlaceholder("messages")])
+    chain = prompt | replies("it is sunny") | RunnableLambda(lambda m: {"messages": [m]})
+    graph = (
+        ns.StateGraph(ns.MessagesState)
+        .add_node("chain", chain)
+        .add_node("named", RunnableLambda(lambda s: {}, name="named"))
+        .add_edge(ns.START, "chain")
+        .add_conditional_edges("chain", lambda s: "named", ["named"])
+        .compile(checkpointer=ns.InMemorySaver())
+    )
+    return {"runs": callback_runs(graph, question(), thread()), "state": graph.get_state(thread())}
