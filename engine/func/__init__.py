@@ -56,6 +56,16 @@ def _one_policy(
     return policy[0] if policy else None
 
 
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One call of a task: its id, its place among its caller's calls, its arguments."""
+
+    id: str
+    index: int
+    args: tuple[Any, ...]
+    kw: dict[str, Any]
+
+
 class _TaskFunction:
     """A `@task`: calling it inside a running entrypoint (or node) returns a future."""
 
@@ -93,7 +103,7 @@ class _TaskFunction:
         if call_id in pad.call_results:
             return _done(pad.call_results[call_id], here)
         run_context = contextvars.copy_context()
-        call = self._run(pad, call_id, index, args, kwargs)
+        call = self._run(pad, _Call(call_id, index, args, kwargs))
         if asynchronous and here is not None:
             return here.create_task(call, context=run_context)
         if asynchronous and pad.events is not None:
@@ -102,20 +112,13 @@ class _TaskFunction:
             return _Future.following(asyncio.run_coroutine_threadsafe(call, pad.events))
         return _Future.following(_threads.submit(run_context.run, asyncio.run, call))
 
-    async def _run(
-        self,
-        pad: context.Scratchpad,
-        call_id: str,
-        index: int,
-        args: tuple[Any, ...],
-        kw: dict[str, Any],
-    ) -> Any:
+    async def _run(self, pad: context.Scratchpad, call: _Call) -> Any:
         """Call the function (a sync one runs this in its worker thread's own event
         loop) with its retry policy, and keep the result for the task's writes."""
         attempt = 0
         while True:
             try:
-                value = await self._attempt(pad, call_id, index, args, kw)
+                value = await self._attempt(pad, call)
                 break
             except GraphBubbleUp:
                 raise
@@ -124,47 +127,40 @@ class _TaskFunction:
                 if not self._retry(exc, attempt):
                     raise
                 await asyncio.sleep(self._interval(attempt))
-        pad.finished_calls.append((call_id, value))
+        pad.finished_calls.append((call.id, value))
         loop = pad.loop
         if "updates" in loop.modes:
             loop.emit(loop.ns, "updates", {self.name: value})
         return value
 
-    async def _attempt(
-        self,
-        pad: context.Scratchpad,
-        call_id: str,
-        index: int,
-        args: tuple[Any, ...],
-        kw: dict[str, Any],
-    ) -> Any:
+    async def _attempt(self, pad: context.Scratchpad, call: _Call) -> Any:
         """One call of the function; with callbacks, a chain run named after the task
         that the runs of its code nest under, with the task's own metadata (its node
         name, path and namespace, under its caller's), as LangGraph's task runs are."""
         config = pad.config
         callbacks = config.get("callbacks")
         if not callbacks:
-            value = self.func(*args, **kw)
+            value = self.func(*call.args, **call.kw)
             return await value if inspect.isawaitable(value) else value
         metadata = config.get("metadata") or {}
-        ns = f"{pad.task_ns}|{self.name}:{call_id}"
+        ns = f"{pad.task_ns}|{self.name}:{call.id}"
         metadata = {
             **metadata,
             "langgraph_node": self.name,
             "langgraph_triggers": (PUSH,),
-            "langgraph_path": (PUSH, metadata.get("langgraph_path"), index, True),
+            "langgraph_path": (PUSH, metadata.get("langgraph_path"), call.index, True),
             "langgraph_checkpoint_ns": ns,
             "checkpoint_ns": ns,
         }
         manager = AsyncCallbackManager.configure(
             callbacks, inheritable_tags=config.get("tags"), inheritable_metadata=metadata
         )
-        bound = self.signature.bind(*args, **kw)
+        bound = self.signature.bind(*call.args, **call.kw)
         run = await manager.on_chain_start(None, dict(bound.arguments), name=self.name)
         child = {**config, "metadata": metadata, "callbacks": run.get_child()}
         token = var_child_runnable_config.set(child)
         try:
-            value = self.func(*args, **kw)
+            value = self.func(*call.args, **call.kw)
             if inspect.isawaitable(value):
                 value = await value
         except BaseException as exc:

@@ -8,12 +8,13 @@ the node's output.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun
 from langchain_core.runnables import Runnable, RunnableSequence
 
-__all__ = ["added_up", "ainvoke_steps", "astream_steps", "invoke_steps", "steps_of"]
+__all__ = ["NodeChain", "added_up", "steps_of"]
 
 
 def steps_of(runnable: Runnable[Any, Any]) -> Sequence[Runnable[Any, Any]]:
@@ -21,43 +22,34 @@ def steps_of(runnable: Runnable[Any, Any]) -> Sequence[Runnable[Any, Any]]:
     return runnable.steps if isinstance(runnable, RunnableSequence) else (runnable,)
 
 
-def _config(config: dict[str, Any], run: AsyncCallbackManagerForChainRun, step: int) -> Any:
-    return {**config, "callbacks": run.get_child(f"seq:step:{step}")}
+@dataclass(frozen=True, slots=True)
+class NodeChain:
+    """A Runnable given as a node, run in the node's callback run `run` with the task's
+    `config`: each step a run of its own under it, tagged with its place."""
 
+    steps: Sequence[Runnable[Any, Any]]
+    config: dict[str, Any]
+    run: AsyncCallbackManagerForChainRun
 
-async def ainvoke_steps(
-    steps: Sequence[Runnable[Any, Any]],
-    value: Any,
-    config: dict[str, Any],
-    run: AsyncCallbackManagerForChainRun,
-) -> Any:
-    for step, runnable in enumerate(steps, start=1):
-        value = await runnable.ainvoke(value, _config(config, run, step))
-    return value
+    def _config(self, step: int) -> Any:
+        return {**self.config, "callbacks": self.run.get_child(f"seq:step:{step}")}
 
+    def invoke(self, value: Any) -> Any:
+        for step, runnable in enumerate(self.steps, start=1):
+            value = runnable.invoke(value, self._config(step))
+        return value
 
-def invoke_steps(
-    steps: Sequence[Runnable[Any, Any]],
-    value: Any,
-    config: dict[str, Any],
-    run: AsyncCallbackManagerForChainRun,
-) -> Any:
-    for step, runnable in enumerate(steps, start=1):
-        value = runnable.invoke(value, _config(config, run, step))
-    return value
+    async def ainvoke(self, value: Any) -> Any:
+        for step, runnable in enumerate(self.steps, start=1):
+            value = await runnable.ainvoke(value, self._config(step))
+        return value
 
-
-def astream_steps(
-    steps: Sequence[Runnable[Any, Any]],
-    value: Any,
-    config: dict[str, Any],
-    run: AsyncCallbackManagerForChainRun,
-) -> AsyncIterator[Any]:
-    """The last step's chunks, each step taking the stream of the one before it."""
-    stream: AsyncIterator[Any] = _once(value)
-    for step, runnable in enumerate(steps, start=1):
-        stream = runnable.atransform(stream, _config(config, run, step))
-    return stream
+    def astream(self, value: Any) -> AsyncIterator[Any]:
+        """The last step's chunks, each step taking the stream of the one before it."""
+        stream: AsyncIterator[Any] = _once(value)
+        for step, runnable in enumerate(self.steps, start=1):
+            stream = runnable.atransform(stream, self._config(step))
+        return stream
 
 
 async def added_up(chunks: AsyncIterator[Any]) -> Any:

@@ -60,7 +60,7 @@ from engine.errors import (
     is_invalid_resume,
 )
 from engine.pregel import context
-from engine.pregel.chains import added_up, ainvoke_steps, astream_steps, invoke_steps, steps_of
+from engine.pregel.chains import NodeChain, added_up, steps_of
 from engine.pregel.messages import (
     GraphStreamHandler,
     StreamMessagesHandler,
@@ -791,23 +791,27 @@ class Loop:
             return task.input
         # A Runnable (a chain) in the node's run: its steps are the node's (chains.py).
         run = pad.node_run
-        chain = run is not None and not isinstance(runnable, RunnableCallable)
-        steps = steps_of(runnable) if chain else ()
-        invoke = partial(invoke_steps, steps, run=run) if chain else runnable.invoke
+        chain = None
+        if run is not None and not isinstance(runnable, RunnableCallable):
+            chain = NodeChain(steps_of(runnable), pad.config, run)
         if inline:
             # The node holds the event loop until it returns: a save still in flight would
             # hold its write transaction as long, and a graph the node runs on the same
             # database (in a thread of its own) would wait for that lock until it gave up.
             await self._saved()
             with outside_the_loop():
-                return invoke(task.input, pad.config)
+                if chain is None:
+                    return runnable.invoke(task.input, pad.config)
+                return chain.invoke(task.input)
         if node.is_async and not self.inline_sync:
-            if not chain:
+            if chain is None:
                 return await runnable.ainvoke(task.input, pad.config)
-            if streaming_handlers(run):
-                return await added_up(astream_steps(steps, task.input, pad.config, run))
-            return await ainvoke_steps(steps, task.input, pad.config, run)
-        return await asyncio.to_thread(invoke, task.input, pad.config)
+            if streaming_handlers(chain.run):
+                return await added_up(chain.astream(task.input))
+            return await chain.ainvoke(task.input)
+        if chain is None:
+            return await asyncio.to_thread(runnable.invoke, task.input, pad.config)
+        return await asyncio.to_thread(chain.invoke, task.input)
 
     def _cache_key(self, task: Task) -> tuple[tuple[str, ...], str] | None:
         policy = task.node.cache_policy
