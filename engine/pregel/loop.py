@@ -789,29 +789,27 @@ class Loop:
             return await self.graph.run_subgraph(self, task, pad)
         if runnable is None:
             return task.input
-        # A Runnable (a chain) in the node's run: its steps are the node's (chains.py).
         run = pad.node_run
-        chain = None
         if run is not None and not isinstance(runnable, RunnableCallable):
+            # A Runnable (a chain) in the node's run: its steps are the node's (chains.py).
             chain = NodeChain(steps_of(runnable), pad.config, run)
+            if streaming_handlers(run) and not self.inline_sync:
+                return await added_up(chain.astream(task.input))
+            invoke, ainvoke = chain.invoke, chain.ainvoke
+        else:
+            target = (node.plain if run is None else None) or runnable
+            invoke = partial(target.invoke, config=pad.config)
+            ainvoke = partial(target.ainvoke, config=pad.config)
         if inline:
             # The node holds the event loop until it returns: a save still in flight would
             # hold its write transaction as long, and a graph the node runs on the same
             # database (in a thread of its own) would wait for that lock until it gave up.
             await self._saved()
             with outside_the_loop():
-                if chain is None:
-                    return runnable.invoke(task.input, pad.config)
-                return chain.invoke(task.input)
+                return invoke(task.input)
         if node.is_async and not self.inline_sync:
-            if chain is None:
-                return await runnable.ainvoke(task.input, pad.config)
-            if streaming_handlers(chain.run):
-                return await added_up(chain.astream(task.input))
-            return await chain.ainvoke(task.input)
-        if chain is None:
-            return await asyncio.to_thread(runnable.invoke, task.input, pad.config)
-        return await asyncio.to_thread(chain.invoke, task.input)
+            return await ainvoke(task.input)
+        return await asyncio.to_thread(invoke, task.input)
 
     def _cache_key(self, task: Task) -> tuple[tuple[str, ...], str] | None:
         policy = task.node.cache_policy

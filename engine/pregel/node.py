@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.runnables import Runnable, RunnableLambda, RunnableSequence
 from langchain_core.runnables.utils import get_function_nonlocals
 
-from engine.pregel.runnable import RunnableCallable
+from engine.pregel.runnable import PlainLambda, RunnableCallable
 from engine.types import CachePolicy, RetryPolicy
 
 if TYPE_CHECKING:
@@ -51,6 +51,15 @@ class Node:
     # A graph the node's code runs in its body, found among the names it closes over on
     # first need (finding it reads the code's source): snapshots point at its checkpoints.
     _inner: Any = field(default=_NOT_LOOKED_UP, init=False, repr=False)
+    _plain: Any = field(default=_NOT_LOOKED_UP, init=False, repr=False)
+
+    @property
+    def plain(self) -> PlainLambda | None:
+        """The node's `RunnableLambda` as called without callbacks (`PlainLambda`), if
+        it is one that can be."""
+        if self._plain is _NOT_LOOKED_UP:
+            self._plain = PlainLambda.of(self.runnable)
+        return self._plain  # type: ignore[no-any-return]
 
     @property
     def graph_inside(self) -> CompiledGraph | None:

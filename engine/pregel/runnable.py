@@ -12,21 +12,25 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from contextvars import Context, copy_context
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from langchain_core.callbacks.manager import AsyncCallbackManager, CallbackManager
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langchain_core.runnables.config import (
+    DEFAULT_RECURSION_LIMIT,
     ensure_config,
     run_in_executor,
     var_child_runnable_config,
 )
+from langchain_core.runnables.utils import accepts_config, accepts_run_manager
 
 from engine.constants import CONFIG_KEY_RUNTIME
 from engine.runtime import DEFAULT_RUNTIME, Runtime
 
 __all__ = [
+    "PlainLambda",
     "RunnableCallable",
     "injected_params",
     "runtime_of",
@@ -235,3 +239,62 @@ def _child_context(config: RunnableConfig, run: Any) -> Context:
     context = copy_context()
     context.run(var_child_runnable_config.set, child)
     return context
+
+
+@dataclass(frozen=True, slots=True)
+class PlainLambda:
+    """A `RunnableLambda` node called as LangChain calls it when the call has no
+    callbacks, without its per-call work (the config ensured, a callback manager with no
+    handlers, its function's signature read again): the function gets the input (and
+    the task's config, if it takes one) with that config as the current one, and a
+    Runnable it returns is invoked in turn, one level deeper."""
+
+    func: Callable[..., Any]
+    afunc: Callable[..., Awaitable[Any]] | None
+    func_config: bool
+    afunc_config: bool
+
+    @classmethod
+    def of(cls, runnable: Runnable[Any, Any] | None) -> PlainLambda | None:
+        """None for anything but a plain `RunnableLambda` of a function (and, or, of a
+        coroutine function) that takes no run manager: LangChain's call is needed."""
+        if type(runnable) is not RunnableLambda:
+            return None
+        func, afunc = getattr(runnable, "func", None), getattr(runnable, "afunc", None)
+        if func is None or inspect.isgeneratorfunction(func):
+            return None
+        if afunc is not None and not inspect.iscoroutinefunction(afunc):
+            return None
+        if any(accepts_run_manager(f) for f in (func, afunc) if f is not None):
+            return None
+        return cls(func, afunc, accepts_config(func), afunc is not None and accepts_config(afunc))
+
+    def invoke(self, input: Any, config: dict[str, Any]) -> Any:
+        token = var_child_runnable_config.set(config)  # type: ignore[arg-type]
+        try:
+            output = self.func(input, config=config) if self.func_config else self.func(input)
+        finally:
+            var_child_runnable_config.reset(token)
+        if isinstance(output, Runnable):
+            return output.invoke(input, _deeper(config, output))
+        return output
+
+    async def ainvoke(self, input: Any, config: dict[str, Any]) -> Any:
+        if self.afunc is None:  # a sync function runs in a worker thread, as LangChain's
+            return await asyncio.to_thread(self.invoke, input, config)
+        # A task of its own, as LangChain runs it: the run gives the event loop up there,
+        # so a reader of its stream is woken between nodes that never wait.
+        context = copy_context()
+        context.run(var_child_runnable_config.set, config)  # type: ignore[arg-type]
+        call = self.afunc(input, config=config) if self.afunc_config else self.afunc(input)
+        output = await asyncio.create_task(call, context=context)  # type: ignore[arg-type]
+        if isinstance(output, Runnable):
+            return await output.ainvoke(input, _deeper(config, output))
+        return output
+
+
+def _deeper(config: dict[str, Any], runnable: Runnable[Any, Any]) -> Any:
+    limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
+    if limit <= 0:
+        raise RecursionError(f"Recursion limit reached when invoking {runnable}.")
+    return {**config, "recursion_limit": limit - 1}

@@ -738,3 +738,41 @@ def case_callback_runs_of_a_runnable_node(ns: NS) -> Any:
         .compile(checkpointer=ns.InMemorySaver())
     )
     return {"runs": callback_runs(graph, question(), thread()), "state": graph.get_state(thread())}
+
+
+@case(aio=True)
+def case_runnable_lambda_calls(ns: NS, aio: bool) -> Any:
+    """`RunnableLambda` nodes as LangChain calls them: with the config when the function
+    takes one (and as the current config, for what it calls), a Runnable returned
+    invoked in turn, a sync function under `ainvoke`, an async-only one under `invoke`
+    refused, a Runnable returned again and again stopped by the recursion limit."""
+
+    def given(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        return {"log": [f"given {config['configurable'].get('who')}"]}
+
+    def current(state: Any) -> dict[str, Any]:
+        return {"log": [f"current {ns.get_config()['configurable'].get('who')}"]}
+
+    def deferring(state: Any) -> Any:
+        return RunnableLambda(lambda s: {"log": [f"deferred {len(s['log'])}"]})
+
+    async def asynchronous(state: Any) -> dict[str, Any]:
+        return {"log": ["async"]}
+
+    def endless(state: Any) -> Any:
+        return RunnableLambda(endless)
+
+    nodes = {
+        "given": RunnableLambda(given),
+        "current": RunnableLambda(current),
+        "deferring": RunnableLambda(deferring),
+        "both": RunnableLambda(lambda s: {"log": ["sync"]}, afunc=asynchronous),
+    }
+    cfg = {"configurable": {"who": "ann"}}
+    graph = build(ns, LogState, nodes, chain_edges(list(nodes)))
+    runs = {"chain": invoke(graph, {"log": []}, cfg, aio=aio)}
+    alone = {"async only": RunnableLambda(asynchronous), "endless": RunnableLambda(endless)}
+    for name, node in alone.items():
+        graph = build(ns, LogState, {name: node}, chain_edges([name]))
+        runs[name] = invoke(graph, {"log": []}, {"recursion_limit": 5}, aio=aio)
+    return runs
