@@ -354,6 +354,12 @@ class CompiledGraph(Runnable[Any, Any]):
             buffer.append(part)
             wakeup.set()
 
+        async def hand_over() -> None:
+            # Before a step, parts waiting for the reader get it woken: a run whose nodes
+            # never wait would otherwise hold them all until its end.
+            if buffer:
+                await asyncio.sleep(0)
+
         runner = asyncio.ensure_future(
             self.arun(
                 input,
@@ -362,6 +368,7 @@ class CompiledGraph(Runnable[Any, Any]):
                 stream_mode=stream_mode,
                 subgraphs=subgraphs,
                 version=version,
+                _pause=hand_over,
                 **options,
             )
         )

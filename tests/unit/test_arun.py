@@ -78,3 +78,23 @@ def _said(payload: Any) -> Any:
     if isinstance(payload, list | tuple):
         return [_said(v) for v in payload]
     return getattr(payload, "content", payload)
+
+
+async def test_astream_hands_parts_over_between_steps_of_nodes_that_never_wait() -> None:
+    """A reader of `astream` gets each step's parts before the next step runs, though no
+    node gives the event loop up: it is not kept waiting for the run's end."""
+    seen: list[str] = []
+
+    async def first(state: MessagesState) -> dict[str, Any]:
+        seen.append("first ran")
+        return {"messages": [("ai", "one")]}
+
+    async def second(state: MessagesState) -> dict[str, Any]:
+        seen.append("second ran")
+        return {"messages": [("ai", "two")]}
+
+    graph = _graph(first, second)
+    config = {"configurable": {"thread_id": "never waits"}}
+    async for part in graph.astream({"messages": []}, config, stream_mode="updates"):
+        seen.append(f"got {next(iter(part))}")
+    assert seen == ["first ran", "got first", "second ran", "got second"]
