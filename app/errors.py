@@ -8,6 +8,7 @@ import sqlite3
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
@@ -17,6 +18,14 @@ UNAVAILABLE_RETRY_AFTER_S = 2
 # What SQLite says of a statement past one of its size limits (an expression tree, a LIKE
 # pattern, bound variables, the parser's stack): its code, SQLITE_ERROR, is no finer.
 _SQLITE_LIMIT = re.compile(r"too (large|big|complex|many)|stack overflow")
+
+
+def validation_problems(exc: ValidationError, whole: str = "") -> str:
+    """Each error of `exc` as `field.path: message`, joined by "; " (`whole` names an
+    error of the value as a whole, which has no path)."""
+    return "; ".join(
+        f"{'.'.join(map(str, error['loc'])) or whole}: {error['msg']}" for error in exc.errors()
+    )
 
 
 class APIError(Exception):

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import PydanticUserError, TypeAdapter, ValidationError
 
-from app.errors import Invalid
+from app.errors import Invalid, validation_problems
 from app.project import Project
 from engine import CompiledGraph, StateGraph
 from engine.checkpoint.base import BaseCheckpointSaver
@@ -195,10 +195,7 @@ def run_context(graph: CompiledGraph, *layers: dict[str, Any] | None) -> Any:
     try:
         return adapter.validate_python(merged)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, error['loc'])) or 'context'}: {error['msg']}"
-            for error in exc.errors()
-        )
+        problems = validation_problems(exc, "context")
         raise Invalid(f"context does not fit the graph's context_schema: {problems}.") from None
 
 

@@ -11,6 +11,8 @@ from typing import Any
 from langchain_core.messages import AIMessageChunk, BaseMessage, message_chunk_to_message
 from langchain_core.tracers.event_stream import _AstreamEventsCallbackHandler
 
+from engine.constants import TAG_HIDDEN
+
 # API stream mode -> the engine mode that feeds it.
 ENGINE_MODE = {
     "values": "values",
@@ -99,7 +101,7 @@ class CallbackEvents(_AstreamEventsCallbackHandler):
         self.loop = asyncio.get_running_loop()
 
     def _send(self, event: Any, event_type: str) -> None:
-        if HIDDEN in event.get("tags", ()):
+        if TAG_HIDDEN in event.get("tags", ()):
             return
         if event["run_id"] == self.root_run_id and event["event"].endswith("_end"):
             event["data"].pop("input", None)
@@ -109,6 +111,3 @@ class CallbackEvents(_AstreamEventsCallbackHandler):
             self.publish(event)
         else:
             self.loop.call_soon_threadsafe(self.publish, event)
-
-
-HIDDEN = "langsmith:hidden"

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from sqlalchemy import Select, func, select
 
 from app.db.models import CronRow
-from app.errors import Invalid, NotFound
+from app.errors import Invalid, NotFound, validation_problems
 from app.graphs import run_context, system_assistant_id
 from app.schedules import next_run
 from app.schemas.crons import RUN_FIELDS, CronCreate, CronFilter, CronPatch, CronSearch
@@ -44,9 +44,7 @@ def _check_run(cron: CronRow) -> None:
     try:
         run_body(cron)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, error['loc']))}: {error['msg']}" for error in exc.errors()
-        )
+        problems = validation_problems(exc)
         raise Invalid(f"The cron's runs could not start: {problems}.") from None
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from app import __version__
-from app.errors import APIError
+from app.errors import APIError, validation_problems
 from app.schemas.assistants import AssistantSearch
 from app.schemas.runs import RunCreate
 from app.services.assistants import AssistantService
@@ -188,7 +188,7 @@ class McpService:
             )
             _, answer = await self.runs.wait(None, body, owner=owner)
         except ValidationError as exc:
-            raise RequestError(INVALID_PARAMS, _first_error(exc)) from None
+            raise RequestError(INVALID_PARAMS, validation_problems(exc)) from None
         except APIError as exc:
             raise RequestError(INVALID_PARAMS, exc.detail) from None
         output = json.loads(answer)
@@ -197,9 +197,3 @@ class McpService:
             text = f"{failed.get('error')}: {failed.get('message')}"
             return {"isError": True, "content": [{"type": "text", "text": text}]}
         return {"content": [{"type": "text", "text": answer}]}
-
-
-def _first_error(exc: ValidationError) -> str:
-    error = exc.errors()[0]
-    where = ".".join(str(part) for part in error["loc"])
-    return f"{where}: {error['msg']}" if where else error["msg"]

@@ -25,6 +25,17 @@ if TYPE_CHECKING:
 
 
 SEP = "\x1f"
+_ITEMS = StoreItemRow.__table__.c
+# An item's new end of life, by its key (an executemany's rows).
+_RENEW = (
+    update(StoreItemRow.__table__)
+    .where(
+        _ITEMS.owner == bindparam("at_owner"),
+        _ITEMS.namespace == bindparam("at_namespace"),
+        _ITEMS.key == bindparam("at_key"),
+    )
+    .values(expires_at=bindparam("until"))
+)
 
 
 def joined(namespace: list[str], what: str = "namespace") -> str:
@@ -122,16 +133,6 @@ class StoreService:
             return
         for item in lasting:
             item.expires_at = _until(stamp, item.ttl_minutes)
-        items = StoreItemRow.__table__.c
-        renew = (
-            update(StoreItemRow.__table__)
-            .where(
-                items.owner == bindparam("at_owner"),
-                items.namespace == bindparam("at_namespace"),
-                items.key == bindparam("at_key"),
-            )
-            .values(expires_at=bindparam("until"))
-        )
         rows = [
             {
                 "at_owner": item.owner,
@@ -143,7 +144,7 @@ class StoreService:
         ]
         async with self.db.write() as session:
             # One statement for them all (an executemany), not a round trip each.
-            await session.execute(renew, rows)
+            await session.execute(_RENEW, rows)
 
     async def expire(self, *, batch: int = 5000) -> int:
         """Delete the items whose time to live ran out; how many."""

@@ -47,10 +47,7 @@ class Branch:
             name = getattr(self.path, "__name__", None)
             # LangGraph leaves a lambda unnamed; tracers show it as "Unnamed".
             name = "Unnamed" if name in (None, "<lambda>") else name
-            if inspect.iscoroutinefunction(self.path):
-                self._traced = RunnableCallable(None, self.path, name=name)
-            else:
-                self._traced = RunnableCallable(self.path, name=name)
+            self._traced = RunnableCallable(self.path, name=name)
         traced = {**config, "callbacks": run.get_child(f"seq:step:{step}")}
         if self._traced.afunc is not None:
             return self._traced.ainvoke(state, traced)

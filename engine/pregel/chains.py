@@ -14,7 +14,7 @@ from typing import Any
 from langchain_core.callbacks import AsyncCallbackManagerForChainRun
 from langchain_core.runnables import Runnable, RunnableSequence
 
-__all__ = ["NodeChain", "added_up", "steps_of"]
+__all__ = ["NodeChain", "added_up", "once", "steps_of"]
 
 
 def steps_of(runnable: Runnable[Any, Any]) -> Sequence[Runnable[Any, Any]]:
@@ -46,7 +46,7 @@ class NodeChain:
 
     def astream(self, value: Any) -> AsyncIterator[Any]:
         """The last step's chunks, each step taking the stream of the one before it."""
-        stream: AsyncIterator[Any] = _once(value)
+        stream: AsyncIterator[Any] = once(value)
         for step, runnable in enumerate(self.steps, start=1):
             stream = runnable.atransform(stream, self._config(step))
         return stream
@@ -67,5 +67,6 @@ async def added_up(chunks: AsyncIterator[Any]) -> Any:
     return output
 
 
-async def _once(value: Any) -> AsyncIterator[Any]:
+async def once(value: Any) -> AsyncIterator[Any]:
+    """`value` as a stream of one chunk."""
     yield value

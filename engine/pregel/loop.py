@@ -1298,6 +1298,4 @@ def _code_steps(node: Node) -> int:
     the input node, a chain's steps, else one."""
     if node.runnable is None:
         return 0 if node.subgraph is None else 1
-    if isinstance(node.runnable, RunnableCallable):
-        return 1
     return len(steps_of(node.runnable))

@@ -6,7 +6,7 @@ chat model streams, with the metadata of the task that called the model.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -16,6 +16,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, LLMResul
 from langchain_core.tracers._streaming import _StreamingCallbackHandler
 
 from engine.constants import PUSH, TAG_NOSTREAM
+from engine.pregel.chains import once
 
 __all__ = ["GraphStreamHandler", "StreamMessagesHandler", "show_output", "streaming_handlers"]
 
@@ -183,9 +184,5 @@ async def show_output(run: AsyncCallbackManagerForChainRun, output: Any) -> None
     """A node's (or task's) output as the one chunk of its run, for the streaming
     handlers (`astream_events` shows it as `on_chain_stream`)."""
     for handler in streaming_handlers(run):
-        async for _ in handler.tap_output_aiter(run.run_id, _once(output)):
+        async for _ in handler.tap_output_aiter(run.run_id, once(output)):
             pass
-
-
-async def _once(value: Any) -> AsyncIterator[Any]:
-    yield value
