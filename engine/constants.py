@@ -20,6 +20,9 @@ ERROR = "__error__"
 INTERRUPT = "__interrupt__"
 RESUME = "__resume__"
 SCHEDULED = "__scheduled__"
+ERROR_SOURCE = "__error_source_node__"
+"""Saved with a failed task's error when its node's error handler takes the failure: a
+resumed step runs the handler rather than the node again."""
 NO_WRITES = "__no_writes__"
 """Saved for a task that finished without writing anything, so a retry knows it finished."""
 
@@ -41,6 +44,8 @@ COPY = "__copy__"
 
 CONFIG_KEY_RUNTIME = "__pregel_runtime"
 """Where a node's config carries the run's `Runtime` (context, store, stream writer)."""
+CONFIG_KEY_NODE_ERROR = "__pregel_node_error"
+"""Where an error handler's config carries the `NodeError` it handles."""
 CONFIG_KEY_READ_STATE = "__pregel_read_state"
 """Where a node's config carries a function that reads the state as an edge would give it:
 how a node run by `Send("tools", [tool_call, ...])` finds the graph's state."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 from engine.types import Interrupt
 
@@ -59,6 +61,60 @@ class ParentCommand(GraphBubbleUp):
     def __init__(self, command: object) -> None:
         super().__init__(command)
         self.command = command
+
+
+class NodeTimeoutError(Exception):
+    """An attempt of a node (or task) ran past its `TimeoutPolicy`: `kind` says which
+    timeout fired and `timeout` its length. Not a `TimeoutError` (an `OSError`), so the
+    default retry policy retries it."""
+
+    def __init__(
+        self,
+        node: str,
+        elapsed: float,
+        *,
+        kind: Literal["idle", "run"],
+        idle_timeout: float | None = None,
+        run_timeout: float | None = None,
+    ) -> None:
+        timeout = idle_timeout if kind == "idle" else run_timeout
+        if kind not in ("idle", "run") or timeout is None:
+            raise ValueError(f"a {kind!r} timeout needs its length and kind 'idle' or 'run'")
+        if kind == "idle":
+            message = (
+                f"Node '{node}' exceeded its idle timeout of {timeout:.3f}s without making "
+                f"progress (elapsed: {elapsed:.3f}s)."
+            )
+        else:
+            message = (
+                f"Node '{node}' exceeded its run timeout of {timeout:.3f}s "
+                f"(elapsed: {elapsed:.3f}s)."
+            )
+        super().__init__(message)
+        self.node = node
+        self.elapsed = elapsed
+        self.kind = kind
+        self.timeout = timeout
+        self.idle_timeout = idle_timeout
+        self.run_timeout = run_timeout
+
+
+class NodeCancelledError(Exception):
+    """A node's own code raised `asyncio.CancelledError`: a failure of the node, not the
+    engine stopping it, so it fails the run (and may be retried) like any error."""
+
+    def __init__(self, node: str, message: str | None = None) -> None:
+        super().__init__(message or f"Node {node!r} raised asyncio.CancelledError")
+        self.node = node
+
+
+@dataclass(frozen=True, slots=True)
+class NodeError:
+    """What a node's error handler is told of the failure it handles: a parameter typed
+    `NodeError` receives it."""
+
+    node: str
+    error: BaseException
 
 
 _INVALID_RESUME = "__engine_invalid_resume__"

@@ -18,6 +18,10 @@ def _no_op_stream_writer(_chunk: Any) -> None:
     return None
 
 
+def _no_op_heartbeat() -> None:
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class ExecutionInfo:
     """Where the running node is: its checkpoint, namespace, task and attempt."""
@@ -76,6 +80,8 @@ class Runtime(Generic[ContextT]):
     context: ContextT = field(default=None)  # type: ignore[assignment]
     store: BaseStore | None = field(default=None)
     stream_writer: Callable[[Any], None] = field(default=_no_op_stream_writer)
+    # Tells a node's idle timeout that it is making progress; a no-op without one.
+    heartbeat: Callable[[], None] = field(default=_no_op_heartbeat)
     previous: Any = field(default=None)
     execution_info: ExecutionInfo | None = field(default=None)
     server_info: ServerInfo | None = field(default=None)
@@ -89,6 +95,9 @@ class Runtime(Generic[ContextT]):
             stream_writer=other.stream_writer
             if other.stream_writer is not _no_op_stream_writer
             else self.stream_writer,
+            heartbeat=other.heartbeat
+            if other.heartbeat is not _no_op_heartbeat
+            else self.heartbeat,
             previous=self.previous if other.previous is None else other.previous,
             execution_info=other.execution_info or self.execution_info,
             server_info=other.server_info or self.server_info,

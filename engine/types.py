@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypedDict, TypeVar
 
 from langchain_core.messages.tool import ToolOutputMixin
@@ -21,18 +22,96 @@ checkpoints in its parent's saver; False, none even inside a parent that has one
 its parent's."""
 StreamMode = Literal["values", "updates", "custom", "tasks", "debug", "messages", "checkpoints"]
 StreamWriter = Callable[[Any], None]
+All = Literal["*"]
+"""`interrupt_before="*"` / `interrupt_after="*"`: every node."""
 N = TypeVar("N")
 
 
-@dataclass(frozen=True, slots=True)
+def _seconds(value: float | timedelta | None, name: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | timedelta):
+        raise ValueError(f"{name} must be a number of seconds or a timedelta, not {value!r}")
+    seconds = value.total_seconds() if isinstance(value, timedelta) else float(value)
+    if not seconds > 0:
+        raise ValueError(f"{name} must be greater than 0")
+    return seconds
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TimeoutPolicy:
+    """How long one attempt of an async node may take before it is cancelled with a
+    `NodeTimeoutError` (which the retry policy may retry).
+
+    `run_timeout` caps the attempt's wall-clock time. `idle_timeout` caps the time
+    without progress: with `refresh_on="auto"` any callback event under the node (a
+    model's token, a tool's start), a custom stream write, a `@task` call and
+    `runtime.heartbeat()` count; with `"heartbeat"` only `runtime.heartbeat()` does.
+    Cancellation is cooperative: code that blocks the event loop is timed out when it
+    gives it back."""
+
+    run_timeout: float | timedelta | None = None
+    idle_timeout: float | timedelta | None = None
+    refresh_on: Literal["auto", "heartbeat"] = "auto"
+
+    @classmethod
+    def coerce(cls, value: float | timedelta | TimeoutPolicy | None) -> TimeoutPolicy | None:
+        """A policy with both timeouts in seconds (a number or timedelta is a
+        `run_timeout`); None when neither is set."""
+        if value is None:
+            return None
+        if not isinstance(value, TimeoutPolicy):
+            value = cls(run_timeout=value)
+        if value.refresh_on not in ("auto", "heartbeat"):
+            raise ValueError("refresh_on must be 'auto' or 'heartbeat'")
+        run = _seconds(value.run_timeout, "run_timeout")
+        idle = _seconds(value.idle_timeout, "idle_timeout")
+        if run is None and idle is None:
+            return None
+        return cls(run_timeout=run, idle_timeout=idle, refresh_on=value.refresh_on)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TracePolicy:
+    """What tracers record of a node's own run: `process_inputs` and `process_outputs`
+    turn its input and output into what is kept (a summary of a long message history,
+    or nothing with `omit_payload`). The node and every other handler see the real
+    values; a processor that raises records the value as it is."""
+
+    process_inputs: Callable[[Any], Any] | None = None
+    process_outputs: Callable[[Any], Any] | None = None
+
+
+def omit_payload(_value: Any) -> dict[str, Any]:
+    """A `TracePolicy` processor that records nothing of the value: the run's span and
+    timing stay, its payload goes."""
+    return {}
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Send:
-    """A packet for one task of `node` in the next step; the task sees only `arg`."""
+    """A packet for one task of `node` in the next step; the task sees only `arg`.
+    `timeout` replaces the node's own timeout for this task."""
 
     node: str
     arg: Any
+    timeout: TimeoutPolicy | None = field(default=None)
+
+    def __init__(
+        self,
+        node: str,
+        arg: Any,
+        *,
+        timeout: float | timedelta | TimeoutPolicy | None = None,
+    ) -> None:
+        object.__setattr__(self, "node", node)
+        object.__setattr__(self, "arg", arg)
+        object.__setattr__(self, "timeout", TimeoutPolicy.coerce(timeout))
 
     def __repr__(self) -> str:
-        return f"Send(node={self.node!r}, arg={self.arg!r})"
+        if self.timeout is None:
+            return f"Send(node={self.node!r}, arg={self.arg!r})"
+        return f"Send(node={self.node!r}, arg={self.arg!r}, timeout={self.timeout!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +179,9 @@ class CachePolicy:
     ttl: int | None = None
 
 
-def _default_retry_on(exc: Exception) -> bool:
-    # Programming errors do not heal by waiting, so they are not retried by default.
+def default_retry_on(exc: Exception) -> bool:
+    """Whether `RetryPolicy()` retries `exc`: not programming errors (they do not heal
+    by waiting), but a connection error or an HTTP error answered with a 5xx."""
     return not isinstance(
         exc,
         ValueError
@@ -134,7 +214,7 @@ class RetryPolicy:
     max_attempts: int = 3
     jitter: bool = True
     retry_on: type[Exception] | Sequence[type[Exception]] | Callable[[Exception], bool] = (
-        _default_retry_on
+        default_retry_on
     )
 
     def should_retry(self, exc: Exception) -> bool:

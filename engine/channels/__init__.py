@@ -1,7 +1,7 @@
 """Channels: how each piece of state takes the writes of a step."""
 
 from engine.channels.any_value import AnyValue
-from engine.channels.base import MISSING, Channel
+from engine.channels.base import MISSING, BaseChannel, Channel
 from engine.channels.binop import BinaryOperatorAggregate
 from engine.channels.delta import DeltaChannel
 from engine.channels.ephemeral_value import EphemeralValue
@@ -13,6 +13,7 @@ from engine.channels.untracked_value import UntrackedValue
 __all__ = [
     "MISSING",
     "AnyValue",
+    "BaseChannel",
     "BinaryOperatorAggregate",
     "Channel",
     "DeltaChannel",

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from abc import ABCMeta, abstractmethod
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from engine.errors import EmptyChannelError
+
+Value = TypeVar("Value")
+Update = TypeVar("Update")
+Saved = TypeVar("Saved")
 
 
 class _Missing:
@@ -66,3 +71,73 @@ class Channel:
             for slot in getattr(cls, "__slots__", ()):
                 setattr(new, slot, getattr(self, slot))
         return new
+
+
+class BaseChannel(Channel, Generic[Value, Update, Saved], metaclass=ABCMeta):
+    """LangGraph's contract for a channel, so that a channel written for LangGraph runs
+    on the engine: made with its value's type first (`MyChannel(int)`), read through
+    `get()`, saved with `checkpoint()` and rebuilt by `from_checkpoint()`.
+
+    The engine reads a channel's `value`; here that is what `get()` returns, so a
+    subclass keeps its value under another name. After a step that wrote to it, the
+    channel is handed the next step's empty update, so an ephemeral channel clears on
+    it (LangGraph hands every channel one in every step).
+    """
+
+    fades = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "value" in vars(cls) or "value" in _own_slots(cls):
+            raise TypeError(
+                f"{cls.__name__} defines 'value': the engine reads a BaseChannel's value "
+                "through get(), so keep it under another name."
+            )
+
+    def __init__(self, typ: Any, key: str = "") -> None:
+        self.typ = typ
+        self.key = key
+
+    @property
+    def value(self) -> Any:
+        try:
+            return self.get()
+        except EmptyChannelError:
+            return MISSING
+
+    @value.setter
+    def value(self, _value: Any) -> None:
+        raise AttributeError(
+            f"{type(self).__name__}: a BaseChannel's value is what get() returns; keep "
+            "it under another name than 'value'."
+        )
+
+    @abstractmethod
+    def get(self) -> Value: ...
+
+    @abstractmethod
+    def update(self, values: Sequence[Update]) -> bool: ...
+
+    @abstractmethod
+    def from_checkpoint(self, checkpoint: Saved | Any) -> Self: ...
+
+    def finish(self) -> bool:
+        """LangGraph's hook for a run about to end; the engine does not call it."""
+        return False
+
+    def restore(self, value: Any) -> None:
+        # The engine restores a channel in place: take what from_checkpoint built.
+        saved = self.from_checkpoint(value)
+        for cls in type(saved).__mro__:
+            for name in _own_slots(cls):
+                if name not in ("key", "value") and hasattr(saved, name):
+                    setattr(self, name, getattr(saved, name))
+        vars(self).update(vars(saved))
+
+    def copy(self) -> Self:
+        return self.from_checkpoint(self.checkpoint())
+
+
+def _own_slots(cls: type) -> tuple[str, ...]:
+    slots = vars(cls).get("__slots__", ())
+    return (slots,) if isinstance(slots, str) else tuple(slots)

@@ -20,6 +20,7 @@ this format would start with that byte and its own number.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import enum
 import uuid
@@ -31,7 +32,7 @@ from typing import Any, NamedTuple
 import ormsgpack
 
 from engine.checkpoint.messages import from_fields, is_message_class, stored_fields
-from engine.types import Interrupt, Overwrite, Send
+from engine.types import Interrupt, Overwrite, Send, TimeoutPolicy
 
 __all__ = ["FORMAT", "OPTIONS", "VERSION", "Packer", "Schema", "decode_datetime", "encode_datetime"]
 
@@ -114,6 +115,20 @@ def _dict(payload: list[Any]) -> dict[Any, Any]:
 
 
 # What each builtin type is stored as: (code, payload of the instance).
+
+
+def timeout_fields(policy: TimeoutPolicy) -> list[Any]:
+    """A `Send`'s own timeout as stored after its node and arg (a packet without one is
+    stored as before timeouts existed)."""
+    return list(dataclasses.astuple(policy))
+
+
+def timeout_policy(fields: list[Any]) -> TimeoutPolicy:
+    """The `TimeoutPolicy` stored as `timeout_fields`."""
+    run, idle, refresh_on = fields
+    return TimeoutPolicy(run_timeout=run, idle_timeout=idle, refresh_on=refresh_on)
+
+
 _PAYLOADS: dict[type, Callable[[Any], tuple[int, Any]]] = {
     tuple: lambda o: (TUPLE, list(o)),
     set: lambda o: (SET, list(o)),
@@ -126,7 +141,10 @@ _PAYLOADS: dict[type, Callable[[Any], tuple[int, Any]]] = {
     Decimal: lambda o: (DECIMAL, str(o)),
     int: lambda o: (BIG_INT, str(o)),  # the C encoder takes 64 bits
     Interrupt: lambda o: (INTERRUPT, [o.value, o.id, o.response_schema]),
-    Send: lambda o: (SEND, [o.node, o.arg]),
+    Send: lambda o: (
+        SEND,
+        [o.node, o.arg] if o.timeout is None else [o.node, o.arg, timeout_fields(o.timeout)],
+    ),
     Overwrite: lambda o: (OVERWRITE, o.value),
 }
 _BUILDERS: dict[int, Callable[[Any], Any]] = {
@@ -143,7 +161,7 @@ _BUILDERS: dict[int, Callable[[Any], Any]] = {
     BIG_INT: int,
     MESSAGE: from_fields,
     INTERRUPT: _interrupt,
-    SEND: lambda p: Send(node=p[0], arg=p[1]),
+    SEND: lambda p: Send(p[0], p[1], timeout=timeout_policy(p[2]) if len(p) > 2 else None),
     OVERWRITE: Overwrite,
 }
 

@@ -46,7 +46,13 @@ from engine.checkpoint.messages import (
     message_class,
     stored_fields,
 )
-from engine.checkpoint.packed import Schema, decode_datetime, encode_datetime
+from engine.checkpoint.packed import (
+    Schema,
+    decode_datetime,
+    encode_datetime,
+    timeout_fields,
+    timeout_policy,
+)
 from engine.types import Interrupt, Overwrite, Send
 
 __all__ = [
@@ -217,7 +223,7 @@ _BUILTIN_DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "decimal": lambda o: Decimal(o["v"]),
     "msg": _decode_message,
     "interrupt": lambda o: Interrupt(value=o["v"], id=o["id"], response_schema=o.get("rs")),
-    "send": lambda o: Send(node=o["node"], arg=o["v"]),
+    "send": lambda o: Send(o["node"], o["v"], timeout=timeout_policy(o["t"]) if "t" in o else None),
     "overwrite": lambda o: Overwrite(o["v"]),
     **{tag: _old_message_decoder(name) for tag, name in _OLD_MESSAGE_TAGS.items()},
 }
@@ -227,6 +233,13 @@ def _tag_interrupt(question: Interrupt) -> dict[str, Any]:
     out = {TAG: "interrupt", "v": question.value, "id": question.id}
     if question.response_schema is not None:
         out["rs"] = question.response_schema
+    return out
+
+
+def _tag_send(send: Send) -> dict[str, Any]:
+    out = {TAG: "send", "node": send.node, "v": send.arg}
+    if send.timeout is not None:
+        out["t"] = timeout_fields(send.timeout)
     return out
 
 
@@ -248,7 +261,7 @@ _TAGS: dict[type, Callable[[Any], Any]] = {
     bytes: lambda o: {TAG: "bytes", "v": base64.b64encode(o).decode("ascii")},
     Decimal: lambda o: {TAG: "decimal", "v": str(o)},
     Interrupt: _tag_interrupt,
-    Send: lambda o: {TAG: "send", "node": o.node, "v": o.arg},
+    Send: _tag_send,
     Overwrite: lambda o: {TAG: "overwrite", "v": o.value},
 }
 

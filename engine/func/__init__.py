@@ -18,11 +18,12 @@ import functools
 import inspect
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Generic, TypeVar, get_args, get_origin
 
-from langchain_core.callbacks import AsyncCallbackManager
+from langchain_core.callbacks import AsyncCallbackManager, BaseCallbackHandler
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import var_child_runnable_config
+from langchain_core.runnables.config import merge_configs, var_child_runnable_config
 
 from engine.cache.base import BaseCache
 from engine.channels import EphemeralValue, LastValue
@@ -35,10 +36,12 @@ from engine.pregel import context
 from engine.pregel.graph import CompiledGraph
 from engine.pregel.messages import show_output
 from engine.pregel.node import Node
+from engine.pregel.retry import as_policies, retry_delay
 from engine.pregel.runnable import RunnableCallable, injected_params, runtime_of
 from engine.pregel.sync import running_loop
+from engine.pregel.timeouts import TimedAttempt, sync_timeout_error
 from engine.store.base import BaseStore
-from engine.types import CachePolicy, RetryPolicy
+from engine.types import CachePolicy, RetryPolicy, TimeoutPolicy
 
 __all__ = ["entrypoint", "task"]
 
@@ -46,14 +49,6 @@ R = TypeVar("R")
 S = TypeVar("S")
 ContextT = TypeVar("ContextT")
 _threads = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="engine-task")
-
-
-def _one_policy(
-    policy: RetryPolicy | Sequence[RetryPolicy] | None,
-) -> RetryPolicy | None:
-    if policy is None or isinstance(policy, RetryPolicy):
-        return policy
-    return policy[0] if policy else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +69,9 @@ class _TaskFunction:
         func: Callable[..., Any],
         *,
         name: str | None,
-        retry_policy: RetryPolicy | None,
+        retry_policy: tuple[RetryPolicy, ...],
         cache_policy: CachePolicy | None,
+        timeout: TimeoutPolicy | None,
     ) -> None:
         if cache_policy is not None:
             raise NotImplementedError(
@@ -86,6 +82,9 @@ class _TaskFunction:
         self.signature = inspect.signature(func)
         self.name = name or func.__name__
         self.retry_policy = retry_policy
+        if timeout is not None and not _is_async(func):
+            raise sync_timeout_error(self.name, kind="Task")
+        self.timeout = timeout
         functools.update_wrapper(self, func)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -115,30 +114,44 @@ class _TaskFunction:
     async def _run(self, pad: context.Scratchpad, call: _Call) -> Any:
         """Call the function (a sync one runs this in its worker thread's own event
         loop) with its retry policy, and keep the result for the task's writes."""
-        attempt = 0
+        failures = 0
         while True:
             try:
-                value = await self._attempt(pad, call)
+                if pad.timer is not None:
+                    pad.timer.progress()  # a task call is progress of its caller
+                if self.timeout is None:
+                    value = await self._attempt(pad, call, None)
+                else:
+                    timer = TimedAttempt(self.name, self.timeout)
+                    value = await timer.run(self._attempt(pad, call, timer.watcher()))
                 break
             except GraphBubbleUp:
                 raise
             except Exception as exc:
-                attempt += 1
-                if not self._retry(exc, attempt):
+                failures += 1
+                delay = retry_delay(self.retry_policy, exc, failures)
+                if delay is None:
                     raise
-                await asyncio.sleep(self._interval(attempt))
+                await asyncio.sleep(delay)
         pad.finished_calls.append((call.id, value))
         loop = pad.loop
         if "updates" in loop.modes:
             loop.emit(loop.ns, "updates", {self.name: value})
         return value
 
-    async def _attempt(self, pad: context.Scratchpad, call: _Call) -> Any:
+    async def _attempt(
+        self, pad: context.Scratchpad, call: _Call, watcher: BaseCallbackHandler | None
+    ) -> Any:
         """One call of the function; with callbacks, a chain run named after the task
         that the runs of its code nest under, with the task's own metadata (its node
-        name, path and namespace, under its caller's), as LangGraph's task runs are."""
+        name, path and namespace, under its caller's), as LangGraph's task runs are.
+        `watcher` (of the call's idle timeout) is told of every event under it."""
         config = pad.config
         callbacks = config.get("callbacks")
+        if watcher is not None:
+            callbacks = merge_configs({"callbacks": callbacks}, {"callbacks": [watcher]})[
+                "callbacks"
+            ]
         if not callbacks:
             value = self.func(*call.args, **call.kw)
             return await value if inspect.isawaitable(value) else value
@@ -171,17 +184,6 @@ class _TaskFunction:
         await show_output(run, value)
         await run.on_chain_end(value)
         return value
-
-    def _retry(self, exc: Exception, attempt: int) -> bool:
-        policy = self.retry_policy
-        return policy is not None and attempt < policy.max_attempts and policy.should_retry(exc)
-
-    def _interval(self, attempt: int) -> float:
-        policy = self.retry_policy
-        assert policy is not None
-        return min(
-            policy.max_interval, policy.initial_interval * policy.backoff_factor ** (attempt - 1)
-        )
 
 
 def _is_async(func: Callable[..., Any]) -> bool:
@@ -227,14 +229,21 @@ def task(
     name: str | None = None,
     retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
     cache_policy: CachePolicy | None = None,
+    timeout: float | timedelta | TimeoutPolicy | None = None,
 ) -> Any:
-    """Make `func` a durable step of an entrypoint: `@task` or `@task(retry_policy=...)`."""
+    """Make `func` a durable step of an entrypoint: `@task` or `@task(retry_policy=...)`.
+    `timeout` caps each attempt of an async task's call."""
+    policy = TimeoutPolicy.coerce(timeout)
 
     def wrap(fn: Callable[..., Any]) -> _TaskFunction:
         if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
             raise NotImplementedError("Generators are not supported as tasks.")
         return _TaskFunction(
-            fn, name=name, retry_policy=_one_policy(retry_policy), cache_policy=cache_policy
+            fn,
+            name=name,
+            retry_policy=as_policies(retry_policy),
+            cache_policy=cache_policy,
+            timeout=policy,
         )
 
     return wrap if func is None else wrap(func)
@@ -256,6 +265,7 @@ class entrypoint(Generic[ContextT]):  # noqa: N801  (LangGraph's name, used as a
         context_schema: type[ContextT] | None = None,
         cache_policy: CachePolicy | None = None,
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+        timeout: float | timedelta | TimeoutPolicy | None = None,
     ) -> None:
         for value, where in ((checkpointer, "checkpointer"), (store, "store")):
             if value is not None:
@@ -265,7 +275,8 @@ class entrypoint(Generic[ContextT]):  # noqa: N801  (LangGraph's name, used as a
         self.cache = cache
         self.context_schema = context_schema
         self.cache_policy = cache_policy
-        self.retry_policy = _one_policy(retry_policy)
+        self.retry_policy = as_policies(retry_policy)
+        self.timeout = TimeoutPolicy.coerce(timeout)
 
     @dataclass(frozen=True, slots=True)
     class final(Generic[R, S]):  # noqa: N801
@@ -282,6 +293,8 @@ class entrypoint(Generic[ContextT]):  # noqa: N801  (LangGraph's name, used as a
             raise ValueError("An entrypoint function takes at least one parameter: its input.")
         _check_final_annotation(func)
         name = func.__name__
+        if self.timeout is not None and not _is_async(func):
+            raise sync_timeout_error(name)
         runnable = _bound(func, params)
 
         def write(output: Any, _channels: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -298,6 +311,7 @@ class entrypoint(Generic[ContextT]):  # noqa: N801  (LangGraph's name, used as a
             write=write,
             retry_policy=self.retry_policy,
             cache_policy=self.cache_policy,
+            timeout=self.timeout,
         )
         return CompiledGraph(
             nodes={name: node},

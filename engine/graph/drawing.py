@@ -114,11 +114,33 @@ def _edges(builder: StateGraph) -> tuple[Edges, Edges]:
             edges.update((source, t, data, True) for t, data in targets)
     for name, spec in builder.nodes.items():
         edges.update((name, target, None, True) for target in spec.destinations or ())
+    # Only what a run can reach from START is drawn, as LangGraph draws it: a node no
+    # edge leads to (an error handler, a node only a Command goes to) stands alone.
+    reached = _reached(edges)
+    edges = {e for e in edges if e[0] in reached}
     # A plain edge to END is drawn last, with the ends of nodes that have nowhere to go.
     edges = {e for e in edges if e[1] != END or e[3]}
     sources = {source for source, *_ in edges}
-    ends = [(name, END, None, False) for name in builder.nodes if name not in sources]
+    ends = [
+        (name, END, None, False)
+        for name in builder.nodes
+        if name in reached and name not in sources
+    ]
     return sorted(edges, key=lambda e: (e[0], e[1])), ends
+
+
+def _reached(edges: set[tuple[str, str, Any, bool]]) -> set[str]:
+    """The nodes some path of `edges` leads to from START (START among them)."""
+    targets: dict[str, list[str]] = {}
+    for source, target, *_ in edges:
+        targets.setdefault(source, []).append(target)
+    reached, todo = {START}, [START]
+    while todo:
+        for target in targets.get(todo.pop(), ()):
+            if target not in reached:
+                reached.add(target)
+                todo.append(target)
+    return reached
 
 
 def draw_entrypoint(name: str) -> Graph:

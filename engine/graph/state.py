@@ -3,11 +3,13 @@ channels that the Pregel loop runs."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import logging
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, Generic, Literal, get_args, get_origin, get_type_hints
 
 from langchain_core.runnables import Runnable
@@ -30,12 +32,16 @@ from engine.graph.schema import (
 from engine.pregel.context import current, peek
 from engine.pregel.graph import CompiledGraph
 from engine.pregel.node import Node, Writes, as_runnable
+from engine.pregel.retry import as_policies
+from engine.pregel.timeouts import natively_async, sync_timeout_error
 from engine.store.base import BaseStore
-from engine.types import CachePolicy, Command, RetryPolicy, Send
+from engine.types import CachePolicy, Command, RetryPolicy, Send, TimeoutPolicy, TracePolicy
 from engine.typing import ContextT, InputT, OutputT, StateT
 
 log = logging.getLogger(__name__)
 _RESERVED_CHARS = (":", "|")
+ERROR_HANDLER_PREFIX = "__error_handler__"
+DEFAULT_ERROR_HANDLER = "__default_error_handler__"
 
 
 def branch_channel(node: str) -> str:
@@ -45,13 +51,29 @@ def branch_channel(node: str) -> str:
 @dataclass(slots=True)
 class NodeSpec:
     fn: Any
-    retry_policy: RetryPolicy | None
+    retry_policy: tuple[RetryPolicy, ...]
     input_schema: Any
     destinations: tuple[str, ...] | None
     metadata: dict[str, Any] | None
     defer: bool = False
     subgraph: CompiledGraph | None = None
     cache_policy: CachePolicy | None = None
+    timeout: TimeoutPolicy | None = None
+    # The node that takes this node's failures, once its retries are spent.
+    error_handler: str | None = None
+    # This node is an error handler: it takes no handler, cache or edges of its own.
+    is_error_handler: bool = False
+    trace_policy: TracePolicy | None = None
+
+
+@dataclass(slots=True)
+class NodeDefaults:
+    """Policies for every node that does not set its own (`set_node_defaults`)."""
+
+    retry_policy: tuple[RetryPolicy, ...] = ()
+    cache_policy: CachePolicy | None = None
+    timeout: TimeoutPolicy | None = None
+    error_handler: Any = None
 
 
 @dataclass
@@ -70,6 +92,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
     waiting_edges: set[tuple[tuple[str, ...], str]] = field(default_factory=set)
     branches: dict[str, dict[str, Branch]] = field(default_factory=dict)
     _schemas: list[Any] = field(default_factory=list)
+    node_defaults: NodeDefaults = field(default_factory=NodeDefaults, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.input_schema = self.input_schema or self.state_schema
@@ -106,7 +129,18 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         destinations: dict[str, str] | Sequence[str] | None = None,
         metadata: dict[str, Any] | None = None,
         defer: bool = False,
+        timeout: float | timedelta | TimeoutPolicy | None = None,
+        error_handler: Callable[..., Any] | Runnable[Any, Any] | None = None,
+        trace_policy: TracePolicy | None = None,
     ) -> StateGraph:
+        """Add a node: a function of the state, a Runnable or a compiled graph.
+
+        `timeout` caps each attempt of an async node (a number of seconds or a timedelta
+        is a `run_timeout`); a sync node with one is refused when the graph compiles.
+        `error_handler` runs, in the same step and on the node's input, when the node
+        fails for good: its return value (an update, or a Command) stands for the
+        node's, and a parameter `error: NodeError` receives the failure. `trace_policy`
+        says what tracers record of the node's run."""
         if not isinstance(node, str):
             action = node
             node = _node_name(action)
@@ -118,8 +152,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             raise ValueError(f"Node name '{node}' is reserved.")
         if any(ch in node for ch in _RESERVED_CHARS):
             raise ValueError(f"Node name '{node}' must not contain ':' or '|'.")
-        if isinstance(retry_policy, Sequence):
-            retry_policy = retry_policy[0] if retry_policy else None
+        policy = TimeoutPolicy.coerce(timeout)
         check_engine_object(action, f"node '{node}'")
         subgraph = action if isinstance(action, CompiledGraph) else None
         if input_schema is None and subgraph is None:
@@ -127,9 +160,47 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         if input_schema is not None:
             self._add_schema(input_schema)
         dests = tuple(destinations) if destinations is not None else _command_targets(action)
+        handler = None
+        if error_handler is not None:
+            handler = f"{ERROR_HANDLER_PREFIX}{node}"
+            if handler in self.nodes:
+                raise ValueError(f"Auto-generated error handler node `{handler}` already exists.")
+            self.nodes[handler] = _handler_spec(error_handler, input_schema)
         self.nodes[node] = NodeSpec(
-            action, retry_policy, input_schema, dests, metadata, defer, subgraph, cache_policy
+            action,
+            as_policies(retry_policy),
+            input_schema,
+            dests,
+            metadata,
+            defer,
+            subgraph,
+            cache_policy,
+            policy,
+            handler,
+            trace_policy=trace_policy,
         )
+        return self
+
+    def set_node_defaults(
+        self,
+        *,
+        retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
+        cache_policy: CachePolicy | None = None,
+        error_handler: Callable[..., Any] | Runnable[Any, Any] | None = None,
+        timeout: float | timedelta | TimeoutPolicy | None = None,
+    ) -> StateGraph:
+        """Policies for every node of this graph (not its subgraphs) that does not set
+        its own, applied when the graph compiles. Error handlers take the retry and
+        timeout defaults too, but no cache and no handler of their own."""
+        defaults = self.node_defaults
+        if error_handler is not None:
+            defaults.error_handler = error_handler
+        if retry_policy is not None:
+            defaults.retry_policy = as_policies(retry_policy)
+        if cache_policy is not None:
+            defaults.cache_policy = cache_policy
+        if timeout is not None:
+            defaults.timeout = TimeoutPolicy.coerce(timeout)
         return self
 
     def add_edge(self, start_key: str | Sequence[str], end_key: str) -> StateGraph:
@@ -356,7 +427,8 @@ class _Compiler:
         b = self.b
         self.channels[START] = lambda: EphemeralValue(START)
         self.channels[TASKS] = lambda: Topic(TASKS)
-        for node in b.nodes:
+        specs = self._specs()
+        for node in specs:
             key = branch_channel(node)
             self.channels[key] = _ephemeral_factory(key)
         joins: dict[str, list[str]] = {}
@@ -368,7 +440,7 @@ class _Compiler:
             for start in starts:
                 joins.setdefault(start, []).append(key)
         nodes: dict[str, Node] = {START: self._start_node(joins.get(START, []))}
-        for node_name, spec in b.nodes.items():
+        for node_name, spec in specs.items():
             nodes[node_name] = self._node(node_name, spec, joins.get(node_name, []))
             nodes[node_name].triggers = (
                 branch_channel(node_name),
@@ -388,12 +460,39 @@ class _Compiler:
             name=name,
             builder=b,
             state_types=list(b._schemas),
-            goto=lambda goto: _destinations(_goto_list(goto), b.nodes),
+            goto=lambda goto: _destinations(_goto_list(goto), specs),
             store=store,
             cache=cache,
             context_schema=b.context_schema,
             debug=debug,
         )
+
+    def _specs(self) -> dict[str, NodeSpec]:
+        """The builder's nodes with its node defaults applied (a node's own policies
+        win), the default error handler's node among them if it has one."""
+        b, defaults = self.b, self.b.node_defaults
+        default_handler = None
+        if defaults.error_handler is not None:
+            # A node of the builder from now on, as in LangGraph (drawn with the others).
+            default_handler = DEFAULT_ERROR_HANDLER
+            known = b.nodes.get(default_handler)
+            if known is not None and not known.is_error_handler:
+                raise ValueError(
+                    f"Auto-generated default error handler node `{default_handler}` already exists."
+                )
+            b.nodes[default_handler] = _handler_spec(defaults.error_handler, None)
+        return {
+            name: dataclasses.replace(
+                spec,
+                retry_policy=spec.retry_policy or defaults.retry_policy,
+                timeout=spec.timeout or defaults.timeout,
+                cache_policy=spec.cache_policy
+                or (None if spec.is_error_handler else defaults.cache_policy),
+                error_handler=spec.error_handler
+                or (None if spec.is_error_handler else default_handler),
+            )
+            for name, spec in b.nodes.items()
+        }
 
     def _reader(self, schema: Any) -> Callable[..., Any]:
         """How a node (or a router) reads the state: `schema`'s keys, or (None) the
@@ -524,6 +623,8 @@ class _Compiler:
             runnable, is_async = None, True
         else:
             runnable, is_async = as_runnable(name, spec.fn)
+        if spec.timeout is not None and not natively_async(spec.fn):
+            raise sync_timeout_error(name)
         return Node(
             name=name,
             triggers=(branch_channel(name),),
@@ -533,10 +634,20 @@ class _Compiler:
             write=write,
             retry_policy=spec.retry_policy,
             cache_policy=spec.cache_policy,
+            timeout=spec.timeout,
+            error_handler=spec.error_handler,
+            trace_policy=spec.trace_policy,
             subgraph=spec.subgraph,
             defer=spec.defer,
             metadata=spec.metadata,
         )
+
+
+def _handler_spec(handler: Any, input_schema: Any) -> NodeSpec:
+    """An error handler as a node: no edges of its own (it routes with a Command), read
+    with its node's input schema."""
+    check_engine_object(handler, "error_handler")
+    return NodeSpec(handler, (), input_schema, None, None, is_error_handler=True)
 
 
 def _config() -> dict[str, Any]:

@@ -21,6 +21,7 @@ from pydantic import TypeAdapter, ValidationError
 from engine.checkpoint.serde import allow_schemas
 from engine.constants import CONFIG_KEY_RUNTIME
 from engine.errors import GraphInterrupt, mark_invalid_resume
+from engine.pregel.timeouts import TimedAttempt
 from engine.runtime import DEFAULT_RUNTIME, Runtime
 from engine.types import Interrupt
 
@@ -72,6 +73,8 @@ class Scratchpad:
     events: asyncio.AbstractEventLoop | None = None
     # Counts the graphs run in this task, so that each has a namespace of its own.
     graph_calls: Iterator[int] = field(default_factory=itertools.count)
+    # The clocks of the attempt running, for a task with a timeout.
+    timer: TimedAttempt | None = None
 
 
 _current: ContextVar[Scratchpad | None] = ContextVar("threadline_task", default=None)

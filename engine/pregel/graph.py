@@ -19,6 +19,7 @@ from langchain_core.runnables import Runnable
 from typing_extensions import Unpack
 
 from engine.cache.base import BaseCache
+from engine.callbacks import GraphInterruptEvent, GraphResumeEvent, graph_handlers, notify
 from engine.channels import Channel
 from engine.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, checkpoint_config
 from engine.checkpoint.ids import task_id
@@ -277,9 +278,12 @@ class CompiledGraph(Runnable[Any, Any]):
         """Run the call to its end; with callbacks, as one chain run that the tasks'
         runs nest under (what tracers and `astream_events` see)."""
         run = await _start_run(loop, input, self.get_name())
+        lifecycle = graph_handlers(loop.config.get("callbacks"))
         try:
             try:
                 await loop.load(input)
+                if lifecycle and loop.resumed:
+                    await notify(lifecycle, GraphResumeEvent(**_where(loop, run)))
                 await loop.run()
             finally:
                 await loop._finish_saving()
@@ -287,6 +291,9 @@ class CompiledGraph(Runnable[Any, Any]):
                 # A graph run inside a node is part of that node's task: its questions
                 # stop the enclosing run too, and its resume comes through that task.
                 raise GraphInterrupt(loop.interrupts)
+            if lifecycle and loop.status == "interrupted":
+                event = GraphInterruptEvent(**_where(loop, run), interrupts=tuple(loop.interrupts))
+                await notify(lifecycle, event)
         except BaseException as exc:
             if run is not None:
                 await run.on_chain_error(exc)
@@ -889,6 +896,16 @@ async def _start_run(loop: Loop, input: Any, name: str) -> AsyncCallbackManagerF
     )
     loop.config = {**config, "callbacks": run.get_child()}
     return run
+
+
+def _where(loop: Loop, run: AsyncCallbackManagerForChainRun | None) -> dict[str, Any]:
+    """A lifecycle event's fields: the call's run, where it is and at which version."""
+    return {
+        "run_id": run.run_id if run is not None else None,
+        "status": loop.stopped_at,
+        "checkpoint_id": loop.checkpoint_id,
+        "checkpoint_ns": tuple(loop.ns),
+    }
 
 
 async def _copy(loop: Loop, saved: CheckpointTuple | None, values: Any) -> dict[str, Any]:

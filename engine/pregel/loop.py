@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManager, BaseCallbackManager
 from langchain_core.messages import BaseMessage, RemoveMessage
+from langchain_core.runnables.config import merge_configs
 
 from engine.cache.base import BaseCache
+from engine.callbacks import GraphLifecycleStatus
 from engine.channels import MISSING, Channel
 from engine.checkpoint.base import (
     BaseCheckpointSaver,
@@ -31,12 +32,14 @@ from engine.checkpoint.base import (
     SaveOp,
     checkpoint_config,
 )
-from engine.checkpoint.ids import new_checkpoint_id
+from engine.checkpoint.ids import new_checkpoint_id, task_id
 from engine.constants import (
     CACHE_NS,
+    CONFIG_KEY_NODE_ERROR,
     CONFIG_KEY_READ_STATE,
     CONFIG_KEY_RUNTIME,
     ERROR,
+    ERROR_SOURCE,
     INPUT,
     INTERRUPT,
     NO_WRITES,
@@ -56,6 +59,8 @@ from engine.errors import (
     GraphInterrupt,
     GraphRecursionError,
     InvalidUpdateError,
+    NodeCancelledError,
+    NodeError,
     ParentCommand,
     is_invalid_resume,
 )
@@ -68,6 +73,7 @@ from engine.pregel.messages import (
     streaming_handlers,
 )
 from engine.pregel.node import Node, Writes
+from engine.pregel.retry import retry_delay
 from engine.pregel.runnable import RunnableCallable
 from engine.pregel.sync import outside_the_loop
 from engine.pregel.tasks import (
@@ -78,10 +84,12 @@ from engine.pregel.tasks import (
     prepare_tasks,
     task_statuses,
 )
+from engine.pregel.timeouts import TimedAttempt, sync_timeout_error
 from engine.pregel.tools import StreamToolsHandler
+from engine.pregel.traces import end_run, start_run
 from engine.runtime import ExecutionInfo, RunControl, Runtime, ServerInfo
 from engine.store.base import BaseStore
-from engine.types import Command, Durability, Interrupt
+from engine.types import Command, Durability, Interrupt, StreamWriter
 
 if TYPE_CHECKING:
     from engine.pregel.graph import CompiledGraph
@@ -209,6 +217,10 @@ class Loop:
         self.updated: set[str] | None = None
         self.pending: list[tuple[str, str, Any]] = []
         self.interrupts: list[Interrupt] = []
+        # Where an interrupted call stopped: with tasks due (a node's `interrupt()`), or
+        # at a breakpoint. And whether the call went on from a saved checkpoint.
+        self.stopped_at: GraphLifecycleStatus = "pending"
+        self.resumed = False
         self.status = "pending"
         self._saving: asyncio.Task[None] | None = None
         self._queue: list[SaveOp] = []
@@ -221,6 +233,10 @@ class Loop:
         self._observers: list[StreamMessagesHandler] = []
         self._join_stream_handlers()
         self._call_results: dict[str, Any] = {}
+        # What the step's saved writes say of its tasks, by task id.
+        self._statuses: dict[str, TaskStatus] = {}
+        # The tasks of error handlers the step ran.
+        self._handlers: list[Task] = []
         self.stop = 0
         self._null_resume: list[Any] = []
         self._exit_new_versions: dict[str, int] = {}
@@ -313,12 +329,14 @@ class Loop:
             self._fresh_channels()
         if not self.ns:
             self.resuming = saved is not None and (input is None or isinstance(input, Command))
+            self.resumed = self.resuming
         elif saved is not None:
             pending = self._has_pending_tasks()
             if self.resuming or (addressed and pending):
                 # A subgraph of a resumed call goes on from where it stopped; one that
                 # had finished hands back its state without running again.
                 input = self._resume_from_parent() if pending else None
+                self.resumed = pending
         if input is not None and not isinstance(input, Command):
             await self._apply_input(input)
             return
@@ -538,7 +556,7 @@ class Loop:
                     self.status = "done"
                     return
                 if self._should_interrupt(self.interrupt_before, tasks):
-                    self._breakpoint()
+                    self._breakpoint("interrupt_before")
                     return
                 if self.control is not None and self.control.drain_requested:
                     # A step boundary: everything so far is saved, the rest can resume.
@@ -552,28 +570,38 @@ class Loop:
                 self.pending = []
                 await self._save_checkpoint("loop", show=self.updated)
                 if self._should_interrupt(self.interrupt_after, tasks):
-                    self._breakpoint()
+                    self._breakpoint("interrupt_after")
                     return
                 self.step += 1
         finally:
             await self._finish_saving()
 
-    def _breakpoint(self) -> None:
+    def _breakpoint(self, where: Literal["interrupt_before", "interrupt_after"]) -> None:
         self._mark_interrupts_seen()
         self.status = "interrupted"
+        self.stopped_at = where
         if "updates" in self.modes:
             self.emit(self.ns, "updates", {INTERRUPT: ()})
 
     async def _run_step(self, tasks: list[Task]) -> None:
         self._restore_pending(tasks)
+        self._handlers = []
         todo = [t for t in tasks if not t.done]
+        # A failure an earlier attempt of this step saved for an error handler: the
+        # handler runs (unless it finished too), not the node again.
+        handled = [t for t in tasks if t.done and t.handled]
         for task in todo:
             self._emit_task_start(task)
-        if len(todo) == 1:
+        if len(todo) == 1 and not handled:
             await self._execute(todo[0], inline=self.inline_sync)
-        elif todo:
-            await asyncio.gather(*(self._execute(t, inline=False) for t in todo))
-        failed = [t for t in tasks if t.error is not None]
+        elif todo or handled:
+            await asyncio.gather(
+                *(self._execute(t, inline=False) for t in todo),
+                *(self._handle(t, inline=False) for t in handled),
+            )
+        # The handlers' writes are the step's, as its tasks' are.
+        tasks.extend(self._handlers)
+        failed = [t for t in tasks if t.error is not None and not t.handled]
         if failed:
             self.status = "error"
             raise failed[0].error  # type: ignore[misc]
@@ -594,18 +622,12 @@ class Loop:
     def _restore_pending(self, tasks: list[Task]) -> None:
         """Writes saved for this step mark finished tasks and carry resume answers."""
         self._call_results = {}
+        self._statuses = {}
         if not self.pending:
             return
-        statuses = task_statuses(self.pending, NULL_TASK)
+        statuses = self._statuses = task_statuses(self.pending, NULL_TASK)
         for task in tasks:
-            status = statuses.get(task.id)
-            if status is None:
-                continue
-            if status.resume is not None:
-                task.resume = status.resume
-            if status.finished:
-                task.done = True
-                task.writes = list(status.output)
+            _restore(task, statuses)
         self._null_resume = [
             v for tid, chan, v in self.pending if tid == NULL_TASK and chan == RESUME
         ]
@@ -658,8 +680,11 @@ class Loop:
                 node_first_attempt_time=time.time(),
             ),
         )
-        # A subgraph's task needs a config only for the run its callbacks are told of.
-        traced = node.runnable is not None or self.config.get("callbacks")
+        # A subgraph's task needs a config only for the run its callbacks are told of
+        # (and a timed one for the clocks its callbacks and runtime report to).
+        traced = (
+            node.runnable is not None or self.config.get("callbacks") or task.timeout is not None
+        )
         pad.config = self._task_config(task, pad.runtime) if traced else {}
         caching = node.cache_policy is not None and self.cache is not None
         cached = await self._cached(task) if caching else None
@@ -667,8 +692,11 @@ class Loop:
             task.writes = cached
             await self._task_finished(task, cached or [(NO_WRITES, None)], pad)
             return
-        attempt = 0
+        writer, callbacks = pad.writer, pad.config.get("callbacks")
+        failures = 0
         while True:
+            if task.timeout is not None:
+                self._time_attempt(task, pad, writer, callbacks)
             token = context.enter(pad)
             try:
                 output, writes = await self._attempt(task, pad, inline)
@@ -693,23 +721,19 @@ class Loop:
                 await self._task_finished(task, [(INTERRUPT, task.interrupts)], pad)
                 return
             except Exception as exc:
-                policy = node.retry_policy
-                attempt += 1
-                if (
-                    policy is not None
-                    and attempt < policy.max_attempts
-                    and policy.should_retry(exc)
-                ):
-                    await asyncio.sleep(_backoff(policy, attempt))
+                failures += 1
+                delay = retry_delay(node.retry_policy, exc, failures)
+                if delay is not None:
+                    await asyncio.sleep(delay)
                     pad.counter = 0
                     pad.pushed = []
                     pad.folded = {}
                     info = pad.runtime.execution_info
                     if info is not None:
-                        pad.runtime = pad.runtime.override(
-                            execution_info=info.patch(node_attempt=attempt + 1)
+                        runtime = pad.runtime.override(
+                            execution_info=info.patch(node_attempt=failures + 1)
                         )
-                        pad.config["configurable"][CONFIG_KEY_RUNTIME] = pad.runtime
+                        _set_runtime(pad, runtime)
                     continue
                 task.error = exc
                 exc.add_note(f"During task with name '{task.name}' and id '{task.id}'")
@@ -719,7 +743,12 @@ class Loop:
                     # The answer that did not fit is forgotten: the question stays open.
                     pad.taken.clear()
                     failed.append((RESUME, pad.resume[: max(pad.counter - 1, 0)]))
+                task.handled = node.error_handler is not None
+                if task.handled:
+                    failed.append((ERROR_SOURCE, task.name))
                 await self._task_finished(task, failed, pad)
+                if task.handled:
+                    await self._handle(task, inline=inline)
                 return
             finally:
                 context.leave(token)
@@ -729,6 +758,27 @@ class Loop:
         if caching:
             await self._cache_writes(task)
         await self._task_finished(task, writes or [(NO_WRITES, None)], pad)
+
+    async def _handle(self, failed: Task, *, inline: bool) -> None:
+        """Run the error handler of a task that failed, in the same step, on the task's
+        input; it is told the failure (`NodeError`), and its writes are the step's."""
+        name = failed.node.error_handler
+        assert name is not None and failed.error is not None
+        node = self.graph.nodes[name]
+        handler = Task(
+            task_id(self.checkpoint_id, self.ns_str, self.step, name, "error_handler", failed.id),
+            name,
+            (*failed.path[:3], "node_error_handler", False),
+            node,
+            failed.input,
+            (PUSH,),
+            timeout=node.timeout,
+            failure=NodeError(failed.name, failed.error),
+        )
+        self._handlers.append(handler)
+        _restore(handler, self._statuses)
+        if not handler.done:
+            await self._execute(handler, inline=inline)
 
     async def _attempt(
         self, task: Task, pad: context.Scratchpad, inline: bool
@@ -753,7 +803,7 @@ class Loop:
         )
         # After the step's tag, as LangGraph orders them.
         manager.add_tags(pad.config.get("tags") or [])
-        run = await manager.on_chain_start(None, task.input, name=task.name)
+        run = await start_run(manager, task.input, task.name, node.trace_policy)
         pad.config["callbacks"], pad.node_run = run.get_child("seq:step:1"), run
         pad.router_step = 2 + _code_steps(node)
         try:
@@ -765,18 +815,45 @@ class Loop:
             pad.config["callbacks"], pad.node_run = callbacks, None
         if not self.inline_sync:
             await show_output(run, output)
-        await run.on_chain_end(output)
+        await end_run(run, output, node.trace_policy)
         return output, writes
+
+    def _time_attempt(
+        self, task: Task, pad: context.Scratchpad, writer: StreamWriter, callbacks: Any
+    ) -> None:
+        """Start the clocks of a new attempt of a timed task: its stream writer, its
+        runtime's heartbeat and (under `refresh_on="auto"`) the callback events of the
+        runs under it report progress to them."""
+        assert task.timeout is not None
+        timer = pad.timer = TimedAttempt(task.name, task.timeout)
+        pad.writer = timer.guard(writer)
+        watcher = timer.watcher()
+        if watcher is not None:
+            pad.config["callbacks"] = merge_configs(
+                {"callbacks": callbacks}, {"callbacks": [watcher]}
+            )["callbacks"]
+        _set_runtime(pad, pad.runtime.override(stream_writer=pad.writer, heartbeat=timer.heartbeat))
 
     async def _output_and_writes(
         self, task: Task, pad: context.Scratchpad, inline: bool
     ) -> tuple[Any, Writes]:
+        timer = pad.timer
+        if timer is not None and self.inline_sync:
+            # A sync run calls every node's sync code, which cannot be cancelled.
+            raise sync_timeout_error(task.name)
         try:
-            output = await self._call(task, pad, inline)
+            call = self._call(task, pad, inline)
+            output = await (call if timer is None else timer.run(call))
         except ParentCommand as exc:
             # A graph run by this task (its subgraph, or one its code invoked) handed
             # control up to us: its command is this task's.
             output = dataclasses.replace(exc.command, graph=None)  # type: ignore[type-var]
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is None or current.cancelling():
+                raise  # the run is stopping this task
+            # The node's own code raised it: a failure like any other.
+            raise NodeCancelledError(task.name) from None
         writes = task.node.write(output, self.channels)
         if asyncio.iscoroutine(writes):
             writes = await writes
@@ -1100,6 +1177,8 @@ class Loop:
         # What the node would read from its edge now, for a node run by a Send (a
         # ToolNode given one tool call) that wants the graph's state too.
         conf[CONFIG_KEY_READ_STATE] = partial(task.node.read, self.channels, self.step, self.stop)
+        if task.failure is not None:
+            conf[CONFIG_KEY_NODE_ERROR] = task.failure
         config = {
             "tags": [],
             "callbacks": None,
@@ -1286,11 +1365,28 @@ def _debug(step: int, kind: str, payload: Any) -> dict[str, Any]:
     }
 
 
-def _backoff(policy: Any, attempt: int) -> float:
-    interval = min(
-        policy.max_interval, policy.initial_interval * policy.backoff_factor ** (attempt - 1)
-    )
-    return interval + (random.uniform(0, 1) if policy.jitter else 0)
+def _restore(task: Task, statuses: dict[str, TaskStatus]) -> None:
+    """What the step's saved writes say of `task`: its answers so far, and whether it
+    finished (or failed into its error handler) and with what."""
+    status = statuses.get(task.id)
+    if status is None:
+        return
+    if status.resume is not None:
+        task.resume = status.resume
+    if status.finished:
+        task.done = True
+        task.writes = list(status.output)
+    elif status.handled:
+        task.done = task.handled = True
+        task.error = restore_error(status.error)
+
+
+def _set_runtime(pad: context.Scratchpad, runtime: Runtime[Any]) -> None:
+    """Give the task a new runtime, where its node looks for it too (its config, which
+    an untraced subgraph's task has none of)."""
+    pad.runtime = runtime
+    if pad.config:
+        pad.config["configurable"][CONFIG_KEY_RUNTIME] = runtime
 
 
 def _code_steps(node: Node) -> int:

@@ -11,7 +11,7 @@ from langchain_core.runnables import Runnable, RunnableLambda, RunnableSequence
 from langchain_core.runnables.utils import get_function_nonlocals
 
 from engine.pregel.runnable import PlainLambda, RunnableCallable
-from engine.types import CachePolicy, RetryPolicy
+from engine.types import CachePolicy, RetryPolicy, TimeoutPolicy, TracePolicy
 
 if TYPE_CHECKING:
     from engine.pregel.graph import CompiledGraph
@@ -36,8 +36,15 @@ class Node:
     read: Reader
     # The writes of a finished task: state updates first, then where to go next.
     write: Callable[[Any, dict[str, Any]], Writes]
-    retry_policy: RetryPolicy | None = None
+    # Tried in order against an error: the first whose `retry_on` matches decides.
+    retry_policy: tuple[RetryPolicy, ...] = ()
     cache_policy: CachePolicy | None = None
+    # Each attempt of the node is cancelled past these limits (async nodes only).
+    timeout: TimeoutPolicy | None = None
+    # The node that takes this node's failure once its retries are spent.
+    error_handler: str | None = None
+    # What tracers record of the node's run.
+    trace_policy: TracePolicy | None = None
     subgraph: CompiledGraph | None = None
     # Hidden nodes (the input node) do not show in updates, tasks or messages streams.
     hidden: bool = False

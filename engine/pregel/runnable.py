@@ -26,7 +26,7 @@ from langchain_core.runnables.config import (
 )
 from langchain_core.runnables.utils import accepts_config, accepts_run_manager
 
-from engine.constants import CONFIG_KEY_RUNTIME
+from engine.constants import CONFIG_KEY_NODE_ERROR, CONFIG_KEY_RUNTIME
 from engine.runtime import DEFAULT_RUNTIME, Runtime
 
 __all__ = [
@@ -45,6 +45,8 @@ _INJECTED: dict[str, tuple[Any, ...] | None] = {
     "runtime": None,
     "store": (_EMPTY, "BaseStore", "Optional[BaseStore]", "BaseStore | None"),
     "writer": (_EMPTY, "StreamWriter"),
+    # An error handler's failure: only by its annotation, as "error" is a common name.
+    "error": ("NodeError",),
 }  # fmt: skip
 
 
@@ -52,10 +54,15 @@ def _asks_for(name: str, annotation: Any) -> bool:
     wanted = _INJECTED[name]
     if wanted is None or annotation in wanted:
         return True
+    from engine.errors import NodeError
     from engine.store.base import BaseStore
     from engine.types import StreamWriter
 
-    typed = {"store": (BaseStore, BaseStore | None), "writer": (StreamWriter,)}
+    typed = {
+        "store": (BaseStore, BaseStore | None),
+        "writer": (StreamWriter,),
+        "error": (NodeError,),
+    }
     return annotation in typed.get(name, ())
 
 
@@ -114,6 +121,7 @@ def _injected(names: tuple[str, ...], config: RunnableConfig) -> dict[str, Any]:
         "runtime": runtime,
         "store": runtime.store,
         "writer": runtime.stream_writer,
+        "error": (config.get("configurable") or {}).get(CONFIG_KEY_NODE_ERROR),
     }
     return {name: values[name] for name in names}
 

@@ -14,6 +14,7 @@ from engine.channels import Channel
 from engine.checkpoint.ids import pull_task_id, task_id
 from engine.constants import (
     ERROR,
+    ERROR_SOURCE,
     INTERRUPT,
     PULL,
     PUSH,
@@ -21,11 +22,11 @@ from engine.constants import (
     SCHEDULED,
     TASKS,
 )
-from engine.errors import InvalidUpdateError
+from engine.errors import InvalidUpdateError, NodeError
 from engine.pregel.node import Node, Writes
-from engine.types import Interrupt, Send
+from engine.types import Interrupt, Send, TimeoutPolicy
 
-CONTROL = frozenset({ERROR, INTERRUPT, RESUME, SCHEDULED})
+CONTROL = frozenset({ERROR, ERROR_SOURCE, INTERRUPT, RESUME, SCHEDULED})
 log = logging.getLogger(__name__)
 
 
@@ -51,6 +52,12 @@ class Task:
     # Channels the task's routers folded its writes into (copies), with those writes:
     # the barrier takes them rather than running the reducers again.
     folded: dict[str, tuple[Channel, list[Any], Channel]] | None = None
+    # The node's timeout, or the one its Send packet gave.
+    timeout: TimeoutPolicy | None = None
+    # Failed, and its node's error handler took the failure: the step goes on.
+    handled: bool = False
+    # For an error handler's task: the failure it handles.
+    failure: NodeError | None = None
 
     def sort_key(self) -> tuple[int, Any]:
         if self.path[0] == PULL:
@@ -87,7 +94,9 @@ def prepare_tasks(
                 log.warning("Ignoring a Send to unknown node %r.", packet.node)
                 continue
             tid = task_id(checkpoint_id, ns, step, packet.node, PUSH, idx)
-            tasks.append(Task(tid, packet.node, (PUSH, idx, False), node, packet.arg, (PUSH,)))
+            timeout = packet.timeout or node.timeout
+            path = (PUSH, idx, False)
+            tasks.append(Task(tid, packet.node, path, node, packet.arg, (PUSH,), timeout=timeout))
     # Nodes of a step that read the state alike (one reader per schema) read it once, and
     # each gets a shallow copy, as in LangGraph: a pydantic state is validated once a step.
     read_once: dict[int, Any] = {}
@@ -111,7 +120,9 @@ def prepare_tasks(
                 value = copy.copy(read_once[key])
             else:
                 value = read_once[key] = node.read(channels, step, stop)
-        tasks.append(Task(tid, name, (PULL, name), node, value, node.triggers))
+        tasks.append(
+            Task(tid, name, (PULL, name), node, value, node.triggers, timeout=node.timeout)
+        )
     if any(t.node.defer for t in tasks) and not all(t.node.defer for t in tasks):
         # Deferred nodes wait, still due, until nothing else is.
         tasks = [t for t in tasks if not t.node.defer]
@@ -228,6 +239,8 @@ class TaskStatus:
     interrupts: list[Interrupt] = field(default_factory=list)
     resume: list[Any] | None = None
     error: Any = None
+    # The task failed and its node's error handler took the failure.
+    handled: bool = False
 
     @property
     def finished(self) -> bool:
@@ -250,6 +263,8 @@ def task_statuses(pending: Iterable[tuple[str, str, Any]], null_task: str) -> di
             status.interrupts = list(value)
         elif chan == ERROR:
             status.error = value
+        elif chan == ERROR_SOURCE:
+            status.handled = True
         elif chan == RESUME:
             status.resume = list(value)
         elif chan not in CONTROL:

@@ -8,6 +8,7 @@ import asyncio
 import operator
 import threading
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, TypedDict
@@ -1143,6 +1144,46 @@ def case_add_messages_function_directly(ns: NS) -> Any:
         "merged": merged,
         "merged_ids": [m.id for m in merged],
         "single": [m.id for m in single],
+    }
+
+
+@case(
+    engine_bug="MessageGraph is not provided: the StateGraph has no root (non-dict) state, "
+    "whose channel, node input and output, and graph input it needs"
+)
+def case_message_graph(ns: NS) -> Any:
+    """LangGraph's deprecated MessageGraph: the whole state is a list of messages merged
+    with add_messages, so the graph takes a message or a list of them, nodes and routers
+    get the list, a node returns a message or a list, and the output is the list."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        builder = ns.MessageGraph()
+    seen: list[Any] = []
+
+    def greet(state: Any) -> Any:
+        seen.append(("greet", type(state).__name__, [m.content for m in state]))
+        return AIMessage(content="hi", id="a1")
+
+    def more(state: Any) -> Any:
+        seen.append(("more", len(state)))
+        return [AIMessage(content="x", id="a2"), ("user", "y")]
+
+    def route(state: Any) -> str:
+        seen.append(("route", [m.content for m in state]))
+        return ns.END
+
+    builder.add_node("greet", greet).add_node("more", more)
+    builder.set_entry_point("greet")
+    builder.add_edge("greet", "more").add_conditional_edges("more", route)
+    graph = builder.compile()
+    return {
+        "warnings": [(w.category.__name__, str(w.message)) for w in caught],
+        "list_input": invoke(graph, [("user", "hello")]),
+        "one_message": invoke(graph, HumanMessage(content="solo", id="h1")),
+        "stream": stream(
+            graph, [HumanMessage(content="s", id="h2")], stream_mode=["updates", "values"]
+        ),
+        "seen": seen,
     }
 
 

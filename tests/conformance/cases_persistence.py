@@ -1432,3 +1432,120 @@ def case_channels_declared_in_the_state(ns: NS) -> Any:
         "second": invoke(graph, {"log": []}, config),
         "timeline": timeline(graph, config),
     }
+
+
+@case
+def case_custom_channels_subclass_base_channel(ns: NS) -> Any:
+    """Channels a program writes itself on LangGraph's `BaseChannel` contract (made with
+    the value's type, read by `get()`, saved by `checkpoint()`, rebuilt by
+    `from_checkpoint()`): what nodes and routers see, and what the thread keeps."""
+
+    class Tally(ns.BaseChannel[int, int, int]):
+        """Adds up every write (kept in a slot)."""
+
+        __slots__ = ("total",)
+
+        def __init__(self, typ: Any = int, key: str = "") -> None:
+            super().__init__(typ, key)
+            self.total: int | None = None
+
+        @property
+        def ValueType(self) -> Any:
+            return int
+
+        @property
+        def UpdateType(self) -> Any:
+            return int
+
+        def from_checkpoint(self, checkpoint: Any) -> Any:
+            # LangGraph hands a channel the checkpoint lacks its own private MISSING.
+            restored = type(self)(self.typ, self.key)
+            restored.total = checkpoint if isinstance(checkpoint, int) else None
+            return restored
+
+        def checkpoint(self) -> Any:
+            return self.total
+
+        def update(self, values: Sequence[int]) -> bool:
+            if not values:
+                return False
+            self.total = (self.total or 0) + sum(values)
+            return True
+
+        def get(self) -> int:
+            if self.total is None:
+                raise ns.EmptyChannelError()
+            return self.total
+
+    class Flash(ns.BaseChannel[str, str, str]):
+        """Shows the last write for one step, then clears."""
+
+        def __init__(self, typ: Any = str, key: str = "") -> None:
+            super().__init__(typ, key)
+            self.shown: str | None = None
+
+        @property
+        def ValueType(self) -> Any:
+            return str
+
+        @property
+        def UpdateType(self) -> Any:
+            return str
+
+        def from_checkpoint(self, checkpoint: Any) -> Any:
+            restored = type(self)(self.typ, self.key)
+            restored.shown = checkpoint if isinstance(checkpoint, str) else None
+            return restored
+
+        def checkpoint(self) -> Any:
+            return self.shown
+
+        def update(self, values: Sequence[str]) -> bool:
+            had = self.shown is not None
+            self.shown = values[-1] if values else None
+            return bool(values) or had
+
+        def get(self) -> str:
+            if self.shown is None:
+                raise ns.EmptyChannelError()
+            return self.shown
+
+    class CustomState(TypedDict):
+        log: Annotated[list, operator.add]
+        tally: Annotated[int, Tally(int)]
+        flash: Annotated[str, Flash(str)]
+
+    routed: list[Any] = []
+
+    def looked(name: str, state: Any) -> tuple[str, Any, Any]:
+        return (name, state.get("tally"), state.get("flash"))
+
+    def start(state: Any) -> dict[str, Any]:
+        return {"log": [looked("start", state)], "tally": 1, "flash": "f"}
+
+    def route(state: Any) -> list[str]:
+        routed.append(looked("route", state))
+        return ["b", "c"]
+
+    def side(name: str) -> Node:
+        def node(state: Any) -> dict[str, Any]:
+            return {"log": [looked(name, state)], "tally": 10}
+
+        return node
+
+    def end(state: Any) -> dict[str, Any]:
+        return {"log": [looked("end", state)]}
+
+    builder = ns.StateGraph(CustomState)
+    builder.add_node("start", start).add_node("b", side("b")).add_node("c", side("c"))
+    builder.add_node("end", end).add_edge(ns.START, "start")
+    builder.add_conditional_edges("start", route, ["b", "c"])
+    builder.add_edge(["b", "c"], "end").add_edge("end", ns.END)
+    graph = builder.compile(checkpointer=ns.InMemorySaver())
+    config = thread()
+    return {
+        "first": invoke(graph, {"log": [], "tally": 5}, config),
+        "second": invoke(graph, {"log": []}, config),
+        "routed": routed,
+        "timeline": timeline(graph, config),
+    }

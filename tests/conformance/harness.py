@@ -45,11 +45,25 @@ CaseFn = Callable[[NS], Obs]
 # Each public name by the LangGraph module users import it from. Our engine offers every
 # public LangGraph module as a twin under the same path, with "engine" for "langgraph".
 API_MODULES: dict[str, tuple[str, ...]] = {
-    "langgraph.graph": ("StateGraph", "START", "END", "add_messages", "MessagesState"),
+    "langgraph.graph": (
+        "StateGraph",
+        "START",
+        "END",
+        "add_messages",
+        "MessagesState",
+        "MessageGraph",
+    ),
     "langgraph.graph.message": ("REMOVE_ALL_MESSAGES", "_messages_delta_reducer", "push_message"),
     "langgraph.graph.ui": ("push_ui_message", "delete_ui_message", "ui_message_reducer"),
     "langgraph.channels.delta": ("DeltaChannel",),
-    "langgraph.channels": ("EphemeralValue", "Topic", "UntrackedValue", "AnyValue", "LastValue"),
+    "langgraph.channels": (
+        "EphemeralValue",
+        "Topic",
+        "UntrackedValue",
+        "AnyValue",
+        "LastValue",
+        "BaseChannel",
+    ),
     "langgraph.types": (
         "Send",
         "Command",
@@ -59,6 +73,9 @@ API_MODULES: dict[str, tuple[str, ...]] = {
         "CachePolicy",
         "StreamWriter",
         "StateUpdate",
+        "TimeoutPolicy",
+        "TracePolicy",
+        "omit_payload",
     ),
     "langgraph.checkpoint.memory": ("InMemorySaver",),
     "langgraph.config": ("get_stream_writer", "get_store", "get_config"),
@@ -67,8 +84,16 @@ API_MODULES: dict[str, tuple[str, ...]] = {
     "langgraph.store.base": ("BaseStore",),
     "langgraph.store.memory": ("InMemoryStore",),
     "langgraph.cache.memory": ("InMemoryCache",),
-    "langgraph.errors": ("InvalidUpdateError", "GraphRecursionError", "GraphInterrupt"),
+    "langgraph.errors": (
+        "InvalidUpdateError",
+        "GraphRecursionError",
+        "GraphInterrupt",
+        "EmptyChannelError",
+        "NodeTimeoutError",
+        "NodeError",
+    ),
     "langgraph.func": ("entrypoint", "task"),
+    "langgraph.callbacks": ("GraphCallbackHandler",),
 }
 
 

@@ -12,6 +12,7 @@ from . import (  # noqa: F401
     cases_langchain,
     cases_nesting,
     cases_persistence,
+    cases_policies,
     cases_runtime,
     cases_streams,
 )

@@ -39,7 +39,7 @@ from engine.checkpoint.serde import (
     SerializationError,
     default_serializer,
 )
-from engine.types import Interrupt, Overwrite, Send
+from engine.types import Interrupt, Overwrite, Send, TimeoutPolicy
 from tests.message_samples import (
     OLD_CLASS_FORM,
     OLD_MSG_FORM,
@@ -111,6 +111,13 @@ tagged_scalars = (
     | st.binary(max_size=16)
     | st.decimals(allow_nan=False, allow_infinity=False)
 )
+# A Send's own timeout: none (stored as before timeouts existed), or a policy.
+send_timeouts = st.none() | st.builds(
+    TimeoutPolicy,
+    run_timeout=st.none() | st.floats(0.001, 1e6),
+    idle_timeout=st.floats(0.001, 1e6),
+    refresh_on=st.sampled_from(["auto", "heartbeat"]),
+)
 values = st.recursive(
     plain_scalars | tagged_scalars,
     lambda inner: (
@@ -120,7 +127,7 @@ values = st.recursive(
         | st.frozensets(hashables, max_size=3)
         | st.dictionaries(st.text(max_size=3) | st.just(TAG), inner, max_size=3)
         | st.dictionaries(hashables, inner, max_size=3)
-        | st.builds(Send, st.text(max_size=5), inner)
+        | st.builds(Send, st.text(max_size=5), inner, timeout=send_timeouts)
         | st.builds(Interrupt, inner, st.text(max_size=5))
     ),
     max_leaves=25,
@@ -587,7 +594,7 @@ schema_values = st.recursive(
         | st.sets(hashables, max_size=3)
         | st.dictionaries(st.text(max_size=3) | st.just(TAG), inner, max_size=3)
         | st.dictionaries(hashables, inner, max_size=3)
-        | st.builds(Send, st.text(max_size=5), inner)
+        | st.builds(Send, st.text(max_size=5), inner, timeout=send_timeouts)
         | st.builds(Interrupt, inner, st.text(max_size=5))
         | st.builds(
             Shape, st.lists(st.builds(Point, st.integers()), max_size=2), st.just(Colour.RED)

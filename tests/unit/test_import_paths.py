@@ -1,0 +1,143 @@
+"""LangGraph's older and smaller import paths have engine twins: a program that imports
+from them ports by changing `langgraph` to `engine`, and gets the same names."""
+
+import importlib
+import sys
+from importlib.metadata import version
+
+import pytest
+
+from engine import START, MessagesState, StateGraph
+from engine.channels import BaseChannel
+from engine.func import entrypoint
+
+# Each LangGraph path, with the names of it the engine offers too.
+TWINS: dict[str, tuple[str, ...]] = {
+    "langgraph.managed.is_last_step": ("IsLastStep", "RemainingSteps"),
+    "langgraph.version": ("__version__",),
+    "langgraph.warnings": (
+        "LangGraphDeprecationWarning",
+        "LangGraphDeprecatedSinceV05",
+        "LangGraphDeprecatedSinceV10",
+        "LangGraphDeprecatedSinceV11",
+    ),
+    "langgraph.pregel.types": (
+        "All",
+        "CachePolicy",
+        "PregelTask",
+        "RetryPolicy",
+        "StateSnapshot",
+        "StateUpdate",
+        "StreamMode",
+        "StreamWriter",
+        "default_retry_on",
+    ),
+    "langgraph.types": ("All", "TimeoutPolicy", "TracePolicy", "omit_payload", "default_retry_on"),
+    "langgraph.errors": ("NodeTimeoutError", "NodeCancelledError", "NodeError"),
+    "langgraph.callbacks": (
+        "GraphCallbackHandler",
+        "GraphInterruptEvent",
+        "GraphLifecycleEvent",
+        "GraphLifecycleStatus",
+        "GraphResumeEvent",
+    ),
+    "langgraph.pregel.protocol": ("PregelProtocol",),
+    "langgraph.utils.config": ("get_config", "get_store"),
+    "langgraph.utils.runnable": ("RunnableCallable",),
+    "langgraph.channels": ("BaseChannel",),
+    "langgraph.channels.base": ("BaseChannel",),
+}
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("path", sorted(TWINS))
+def test_each_path_has_an_engine_twin_with_its_names(path: str) -> None:
+    ours = importlib.import_module("engine" + path.removeprefix("langgraph"))
+    theirs = importlib.import_module(path)
+    for name in TWINS[path]:
+        assert hasattr(theirs, name), f"{path} has no {name}: the list is wrong"
+        assert hasattr(ours, name), f"engine twin of {path} lacks {name}"
+
+
+def test_the_old_managed_path_gives_the_same_values() -> None:
+    from engine.managed import IsLastStep, RemainingSteps, is_last_step
+
+    assert is_last_step.IsLastStep is IsLastStep
+    assert is_last_step.RemainingSteps is RemainingSteps
+
+
+def test_version_is_the_installed_distributions() -> None:
+    from engine.version import __version__
+
+    assert __version__ == version("threadline")
+
+
+def test_deprecation_warnings_read_as_langgraphs() -> None:
+    import langgraph.warnings as theirs
+
+    import engine.warnings as ours
+
+    for name in ("LangGraphDeprecatedSinceV05", "LangGraphDeprecatedSinceV10"):
+        mine, oracle = getattr(ours, name)("Old thing."), getattr(theirs, name)("Old thing.")
+        assert isinstance(mine, DeprecationWarning)
+        assert isinstance(mine, ours.LangGraphDeprecationWarning)
+        assert str(mine) == str(oracle)
+        assert (mine.message, mine.since, mine.expected_removal) == (
+            oracle.message,
+            oracle.since,
+            oracle.expected_removal,
+        )
+    latest = ours.LangGraphDeprecatedSinceV11("Gone soon")
+    assert (latest.since, latest.expected_removal) == ((1, 1), (3, 0))
+    assert str(latest) == "Gone soon. Deprecated in LangGraph V1.1 to be removed in V3.0."
+    custom = ours.LangGraphDeprecationWarning("x", since=(2, 3))
+    assert custom.expected_removal == (3, 0)
+
+
+def test_importing_the_old_pregel_types_path_warns() -> None:
+    from engine.warnings import LangGraphDeprecatedSinceV10
+
+    sys.modules.pop("engine.pregel.types", None)
+    with pytest.warns(LangGraphDeprecatedSinceV10, match="use 'from engine.types import"):
+        importlib.import_module("engine.pregel.types")
+
+
+def test_every_compiled_graph_is_a_pregel_protocol() -> None:
+    from engine.pregel.protocol import PregelProtocol
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("reply", lambda state: {"messages": [("ai", "hi")]})
+    builder.add_edge(START, "reply")
+
+    @entrypoint()
+    def echo(value: str) -> str:
+        return value
+
+    for graph in (builder.compile(), echo):
+        assert isinstance(graph, PregelProtocol)
+    assert not isinstance(builder, PregelProtocol)
+
+
+def test_a_base_channel_is_written_as_for_langgraph() -> None:
+    with pytest.raises(TypeError):
+        BaseChannel(int)  # type: ignore[abstract]
+    with pytest.raises(TypeError, match="defines 'value'"):
+
+        class Slotted(BaseChannel[int, int, int]):
+            __slots__ = ("value",)
+
+    class Stores(BaseChannel[int, int, int]):
+        def get(self) -> int:
+            return 1
+
+        def update(self, values: object) -> bool:
+            self.value = 2
+            return True
+
+        def from_checkpoint(self, checkpoint: object) -> "Stores":
+            return self
+
+    channel = Stores(int, "n")
+    assert (channel.typ, channel.key, channel.value) == (int, "n", 1)
+    with pytest.raises(AttributeError, match="under another name"):
+        channel.update([2])
