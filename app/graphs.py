@@ -33,6 +33,7 @@ from app.errors import Invalid, validation_problems
 from app.project import Project
 from engine import CompiledGraph, StateGraph
 from engine.checkpoint.base import BaseCheckpointSaver
+from engine.graph.schema import is_root
 
 if TYPE_CHECKING:
     from app.config import Settings
@@ -110,15 +111,28 @@ def _import(module_ref: str, base: Path) -> ModuleType:
 
 def _compiled(target: Any, path: str, saver: BaseCheckpointSaver) -> CompiledGraph:
     if isinstance(target, StateGraph):
-        return target.compile(checkpointer=saver)
+        return _keyed(target.compile(checkpointer=saver), path)
     if isinstance(target, CompiledGraph):
         if target.checkpointer not in (None, True):
             raise GraphConfigError(
                 f"Graph {path!r} was compiled with its own checkpointer; the server attaches "
                 "its own, so compile it without one (or export the builder)."
             )
-        return target.copy(checkpointer=saver)
+        return _keyed(target.copy(checkpointer=saver), path)
     raise GraphConfigError(f"{path!r} is a {type(target).__name__}, not a StateGraph.")
+
+
+def _keyed(graph: CompiledGraph, path: str) -> CompiledGraph:
+    """`graph`, if its state has keys: a thread's values, search filters and results are
+    objects, so a state kept as one value (`StateGraph(dict)`, `MessageGraph`) is
+    refused when the server starts rather than failing its threads later."""
+    if graph.builder is not None and is_root(graph.builder.state_schema):
+        raise GraphConfigError(
+            f"Graph {path!r} keeps its whole state as one value "
+            f"({graph.builder.state_schema!r}); the server serves graphs whose state has "
+            "keys: a TypedDict, dataclass or pydantic model (MessagesState for a chat)."
+        )
+    return graph
 
 
 async def _made(

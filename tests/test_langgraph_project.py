@@ -270,6 +270,7 @@ async def test_graph_files_factories_and_their_failures(tmp_path: Path) -> None:
         "async def make(config): return builder.compile()\n"
         "def broken(): raise RuntimeError('no model key')\n"
         "not_a_graph = 42\n"
+        "one_value = StateGraph(dict).add_node('echo', echo).add_edge(START, 'echo')\n"
     )
     saver = InMemorySaver()
     registry = await GraphRegistry.load(
@@ -290,6 +291,7 @@ async def test_graph_files_factories_and_their_failures(tmp_path: Path) -> None:
         ("./tl_sample_bots/bots.py:not_a_graph", "is a int, not a StateGraph"),
         ("./tl_sample_bots/nothing.py:graph", "no file"),
         ("./tl_sample_bots/bots.py:missing", "has no attribute 'missing'"),
+        ("./tl_sample_bots/bots.py:one_value", "keeps its whole state as one value"),
     ]:
         with pytest.raises(GraphConfigError, match=re.escape(problem)):
             await GraphRegistry.load({"x": spec}, saver, tmp_path)

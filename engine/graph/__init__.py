@@ -2,6 +2,15 @@
 
 from engine.constants import END, START
 from engine.graph.message import MessagesState, add_messages
+from engine.graph.message_graph import MessageGraph
 from engine.graph.state import CompiledStateGraph, StateGraph
 
-__all__ = ["END", "START", "CompiledStateGraph", "MessagesState", "StateGraph", "add_messages"]
+__all__ = [
+    "END",
+    "START",
+    "CompiledStateGraph",
+    "MessageGraph",
+    "MessagesState",
+    "StateGraph",
+    "add_messages",
+]

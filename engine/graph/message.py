@@ -304,3 +304,12 @@ def _list_item_with_id(item: Any) -> Any:
         return _as_message_with_id(item, strict=True)
     _give_id(item)
     return item
+
+
+def __getattr__(name: str) -> Any:
+    # LangGraph keeps MessageGraph here; it is a StateGraph, whose module imports this one.
+    if name == "MessageGraph":
+        from engine.graph.message_graph import MessageGraph
+
+        return MessageGraph
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,6 +1,8 @@
 """State schemas: which keys a graph has, their channels, and how nodes see them.
 
-A schema is a TypedDict, a dataclass or a pydantic model. `Annotated[T, reducer]` makes
+A schema is a TypedDict, a dataclass or a pydantic model. Any other type (`int`, `dict`,
+`Annotated[list, add_messages]`) is the type of the whole state: one key, `ROOT`, that
+nodes read and write as a value (LangGraph's root channel). `Annotated[T, reducer]` makes
 a key fold its writes with the reducer, `Annotated[T, DeltaChannel(reducer)]` fold each
 step's writes in one call, `Annotated[T, Topic(T, accumulate=True)]` (or another channel,
 or a channel class) take its writes as that channel does; any other key keeps the last
@@ -31,16 +33,23 @@ def is_object_schema(schema: Any) -> bool:
     return _is_pydantic(schema) or dataclasses.is_dataclass(schema)
 
 
+ROOT = "__root__"
+"""The one key of a state that is a value rather than a class of keys."""
+
+
+def is_root(schema: Any) -> bool:
+    """Whether the whole state is one value of type `schema`: it has no keys of its own
+    (LangGraph's rule: no annotations)."""
+    return schema is not None and schema is not Any and not hasattr(schema, "__annotations__")
+
+
 def field_types(schema: Any) -> dict[str, Any]:
-    """Each key of `schema` with its annotation, Annotated extras included."""
+    """Each key of `schema` with its annotation, Annotated extras included; a root
+    schema's one key is `ROOT`."""
     if schema is None or schema is Any:
         return {}
-    if (
-        isinstance(schema, type)
-        and issubclass(schema, dict)
-        and not hasattr(schema, "__annotations__")
-    ):
-        return {}
+    if is_root(schema):
+        return {ROOT: schema}
     try:
         hints = _type_hints(schema)
     except Exception:  # names that do not resolve (yet), or a schema that is not hashable
@@ -166,9 +175,12 @@ def coerce_input(schema: Any, values: dict[str, Any]) -> Any:
 
 
 def update_items(output: Any, keys: Any, node: str) -> list[tuple[str, Any]]:
-    """The (key, value) writes of a node's update; unknown keys are ignored."""
+    """The (key, value) writes of a node's update; unknown keys are ignored. Of a root
+    state, the update is the value written."""
     if output is None:
         return []
+    if ROOT in keys:
+        return [(ROOT, output)]
     if isinstance(output, dict):
         return [(k, v) for k, v in output.items() if k in keys]
     if is_object_schema(type(output)):

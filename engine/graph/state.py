@@ -23,9 +23,11 @@ from engine.foreign import check_engine_object
 from engine.graph.branch import Branch
 from engine.graph.message import with_message_ids
 from engine.graph.schema import (
+    ROOT,
     channels_for,
     coerce_input,
     field_types,
+    is_root,
     managed_keys,
     update_items,
 )
@@ -395,7 +397,7 @@ def _first_param_schema(fn: Callable[..., Any]) -> Any:
         hint = get_type_hints(target).get(params[0].name)
     except Exception:
         return None
-    if isinstance(hint, type) and field_types(hint):
+    if isinstance(hint, type) and not is_root(hint) and field_types(hint):
         return hint
     return None
 
@@ -465,6 +467,8 @@ class _Compiler:
             cache=cache,
             context_schema=b.context_schema,
             debug=debug,
+            # A root state is its value: the run's output and the state shown.
+            output_channel=ROOT if is_root(b.output_schema) else None,
         )
 
     def _specs(self) -> dict[str, NodeSpec]:
@@ -529,6 +533,14 @@ class _Compiler:
                 return coerce_input(target, values)
 
             return read_managed
+
+        if keys == (ROOT,):
+
+            def read_root(channels: dict[str, Channel], *_: Any) -> Any:
+                channel = channels[ROOT]
+                return channel.value if channel.is_available() else None
+
+            return read_root
 
         def read(
             channels: dict[str, Channel], step: int | None = None, stop: int | None = None

@@ -1147,10 +1147,7 @@ def case_add_messages_function_directly(ns: NS) -> Any:
     }
 
 
-@case(
-    engine_bug="MessageGraph is not provided: the StateGraph has no root (non-dict) state, "
-    "whose channel, node input and output, and graph input it needs"
-)
+@case
 def case_message_graph(ns: NS) -> Any:
     """LangGraph's deprecated MessageGraph: the whole state is a list of messages merged
     with add_messages, so the graph takes a message or a list of them, nodes and routers
@@ -1185,6 +1182,44 @@ def case_message_graph(ns: NS) -> Any:
         ),
         "seen": seen,
     }
+
+
+@case(aio=True)
+def case_root_state(ns: NS, aio: bool) -> Any:
+    """A state that is one value, not a class of keys (LangGraph's root channel): `dict`
+    as a plain value, a list with a reducer, an int; with a saver, its snapshots and
+    updates, a Command's update and a router's view."""
+    out = {}
+    for name, schema, first, node in (
+        ("dict", dict, {"a": 1}, lambda s: {"b": len(s)}),
+        ("list", Annotated[list, operator.add], [1], lambda s: [len(s)]),
+        ("int", int, 1, lambda s: s + 1),
+    ):
+        graph = (
+            ns.StateGraph(schema)
+            .add_node("n", node)
+            # A dict update in a Command is keyed updates in LangGraph, dropped by a
+            # root state (docs/langgraph-differences.md): the dict state sends none.
+            .add_node(
+                "again",
+                lambda s, name=name: ns.Command(update=None if name == "dict" else s, goto=ns.END),
+            )
+            .add_edge(ns.START, "n")
+            .add_conditional_edges("n", lambda s: "again" if s else ns.END)
+            .compile(checkpointer=ns.InMemorySaver())
+        )
+        config = {"configurable": {"thread_id": name}}
+        result = invoke(graph, first, config, aio=aio)
+        parts = stream(graph, first, {"configurable": {"thread_id": name + "2"}}, aio=aio)
+        updated = graph.update_state(config, first, as_node="n")
+        state = graph.get_state(updated)
+        out[name] = {
+            "result": result,
+            "parts": parts,
+            "state": [state.values, state.next],
+            "history": [snap.values for snap in graph.get_state_history(config)],
+        }
+    return out
 
 
 # --------------------------------------------------------------------------- get_graph
