@@ -2,6 +2,8 @@
 and writes it keeps for itself, the keys it puts into a run's config, and the tags that
 change what streams. Users see the first and the last; the rest are the engine's own."""
 
+from typing import Any
+
 __all__ = ["END", "PREVIOUS", "RETURN", "START", "TAG_HIDDEN", "TAG_NOSTREAM"]
 
 START = "__start__"
@@ -54,3 +56,21 @@ NULL_TASK = "00000000-0000-0000-0000-000000000000"
 """The task id of writes that come from no task: a run's input, `update_state`."""
 CACHE_NS = "__node__"
 """The first part of a node cache key's namespace."""
+
+
+def __getattr__(name: str) -> Any:
+    """`Send` and `Interrupt` by their old LangGraph home, deprecated: engine.types."""
+    if name in ("Send", "Interrupt"):
+        import warnings
+
+        from engine import types
+        from engine.warnings import LangGraphDeprecatedSinceV10
+
+        warnings.warn(
+            f"Importing {name} from engine.constants is deprecated. Please use "
+            f"'from engine.types import {name}' instead.",
+            LangGraphDeprecatedSinceV10,
+            stacklevel=2,
+        )
+        return getattr(types, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,11 +2,54 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from enum import Enum
+from typing import Any, Literal
 
 from engine.types import Interrupt
+from engine.warnings import LangGraphDeprecatedSinceV10
+
+# The id of a `NodeInterrupt`'s interrupt, as LangGraph gives it.
+PLACEHOLDER_INTERRUPT_ID = "placeholder-id"
+
+
+class ErrorCode(Enum):
+    """LangGraph's codes for the errors its troubleshooting pages explain (kept so that
+    programs naming them port)."""
+
+    GRAPH_RECURSION_LIMIT = "GRAPH_RECURSION_LIMIT"
+    INVALID_CONCURRENT_GRAPH_UPDATE = "INVALID_CONCURRENT_GRAPH_UPDATE"
+    INVALID_GRAPH_NODE_RETURN_VALUE = "INVALID_GRAPH_NODE_RETURN_VALUE"
+    MULTIPLE_SUBGRAPHS = "MULTIPLE_SUBGRAPHS"
+    INVALID_CHAT_HISTORY = "INVALID_CHAT_HISTORY"
+
+
+class TaskNotFound(Exception):
+    """A task named by id is not in the run (LangGraph's distributed executor raises it;
+    kept as a name)."""
+
+
+class UnknownInterruptError(Exception):
+    """A resume that does not match the pending interrupts, as LangGraph's strict resume
+    mode (its server's) names it: `reason` says how, `interrupt_ids` the ids not pending
+    and `pending_ids` those still open. The engine refuses such a resume with a
+    `RuntimeError` naming the pending ids, as LangGraph's default mode does; this class is
+    kept so that programs naming it port."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: Literal["not_pending", "empty_map", "ambiguous"],
+        interrupt_ids: Sequence[str] = (),
+        pending_ids: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.interrupt_ids = tuple(interrupt_ids)
+        self.pending_ids = tuple(pending_ids)
 
 
 class EmptyChannelError(Exception):
@@ -35,7 +78,17 @@ class GraphInterrupt(GraphBubbleUp):
 
 
 class NodeInterrupt(GraphInterrupt):
-    """Kept as a name for compatibility: a node that stops the run with a value."""
+    """LangGraph's old way for a node to stop the run with a value (deprecated: call
+    `interrupt()`). The node runs again from its start on resume, as in LangGraph, and
+    its interrupt has LangGraph's placeholder id unless given one."""
+
+    def __init__(self, value: Any, id: str | None = None) -> None:
+        warnings.warn(
+            "NodeInterrupt is deprecated. Please use `engine.types.interrupt` instead.",
+            LangGraphDeprecatedSinceV10,
+            stacklevel=2,
+        )
+        super().__init__([Interrupt(value=value, id=id or PLACEHOLDER_INTERRUPT_ID)])
 
 
 class GraphDrained(GraphBubbleUp):

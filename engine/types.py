@@ -7,13 +7,14 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, ClassVar, Generic, Literal, NamedTuple, TypedDict, TypeVar
+from typing import Any, ClassVar, Generic, Literal, NamedTuple, NotRequired, TypedDict, TypeVar
 
 from langchain_core.messages.tool import ToolOutputMixin
 from typing_extensions import TypeAliasType
 
 from engine.checkpoint.base import BaseCheckpointSaver
 from engine.constants import INTERRUPT
+from engine.warnings import LangGraphDeprecatedSinceV10, LangGraphDeprecatedSinceV11
 
 Durability = Literal["sync", "async", "exit"]
 Checkpointer = TypeAliasType("Checkpointer", BaseCheckpointSaver | bool | None)
@@ -122,6 +123,16 @@ class Interrupt:
     value: Any
     id: str = ""
     response_schema: dict[str, Any] | None = None
+
+    @property
+    def interrupt_id(self) -> str:
+        """LangGraph's old name for `id`."""
+        warnings.warn(
+            "`interrupt_id` is deprecated. Use `id` instead.",
+            LangGraphDeprecatedSinceV10,
+            stacklevel=2,
+        )
+        return self.id
 
 
 @dataclass(slots=True)
@@ -278,6 +289,79 @@ StateT = TypeVar("StateT")
 OutputT = TypeVar("OutputT")
 
 
+class TaskPayload(TypedDict):
+    """A task's start in the `tasks` stream (and a `debug` part's payload)."""
+
+    id: str
+    name: str
+    input: Any
+    triggers: list[str]
+    metadata: NotRequired[dict[str, Any]]
+
+
+class TaskResultPayload(TypedDict):
+    """A task's end in the `tasks` stream: its error (the exception), interrupts and the
+    state updates it made."""
+
+    id: str
+    name: str
+    error: BaseException | None
+    interrupts: list[dict[str, Any]]
+    result: dict[str, Any]
+
+
+class CheckpointTask(TypedDict):
+    """A task due at a checkpoint of the `checkpoints` stream: with its error, its result
+    and interrupts, or its interrupts alone, as it stands."""
+
+    id: str
+    name: str
+    error: NotRequired[str]
+    result: NotRequired[Any]
+    interrupts: NotRequired[list[dict[str, Any]]]
+    state: Any
+
+
+class CheckpointPayload(TypedDict, Generic[StateT]):
+    """A checkpoint in the `checkpoints` stream (and a `debug` part's payload)."""
+
+    config: dict[str, Any] | None
+    metadata: dict[str, Any]
+    values: StateT
+    next: list[str]
+    parent_config: dict[str, Any] | None
+    tasks: list[CheckpointTask]
+
+
+class _DebugCheckpoint(TypedDict, Generic[StateT]):
+    step: int
+    timestamp: str
+    type: Literal["checkpoint"]
+    payload: CheckpointPayload[StateT]
+
+
+class _DebugTask(TypedDict):
+    step: int
+    timestamp: str
+    type: Literal["task"]
+    payload: TaskPayload
+
+
+class _DebugTaskResult(TypedDict):
+    step: int
+    timestamp: str
+    type: Literal["task_result"]
+    payload: TaskResultPayload
+
+
+DebugPayload = TypeAliasType(
+    "DebugPayload",
+    _DebugCheckpoint[StateT] | _DebugTask | _DebugTaskResult,
+    type_params=(StateT,),
+)
+"""A part of the `debug` stream: a checkpoint, a task's start or its end, by step."""
+
+
 class ValuesStreamPart(TypedDict, Generic[OutputT]):
     """The state after a step; the interrupts that stopped the run, in a part of their own."""
 
@@ -368,6 +452,6 @@ def _warn_dict_access() -> None:
     warnings.warn(
         "Reading GraphOutput as a dict is deprecated: use .value for the output and "
         ".interrupts for the interrupts.",
-        DeprecationWarning,
+        LangGraphDeprecatedSinceV11,
         stacklevel=3,
     )

@@ -64,3 +64,16 @@ class LangGraphDeprecatedSinceV11(LangGraphDeprecationWarning):
 
     def __init__(self, message: str, *args: object) -> None:
         super().__init__(message, *args, since=(1, 1), expected_removal=(3, 0))
+
+
+def warn_renamed(
+    old: str, new: str, since: type[LangGraphDeprecationWarning], *, stacklevel: int = 3
+) -> None:
+    """Warn of a parameter still taken under the old name LangGraph deprecated."""
+    import warnings
+
+    warnings.warn(
+        f"`{old}` is deprecated and will be removed. Please use `{new}` instead.",
+        since,
+        stacklevel=stacklevel,
+    )

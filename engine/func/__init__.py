@@ -42,6 +42,7 @@ from engine.pregel.sync import running_loop
 from engine.pregel.timeouts import TimedAttempt, sync_timeout_error
 from engine.store.base import BaseStore
 from engine.types import CachePolicy, RetryPolicy, TimeoutPolicy
+from engine.warnings import LangGraphDeprecatedSinceV05, LangGraphDeprecatedSinceV10, warn_renamed
 
 __all__ = ["entrypoint", "task"]
 
@@ -230,10 +231,15 @@ def task(
     retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
     cache_policy: CachePolicy | None = None,
     timeout: float | timedelta | TimeoutPolicy | None = None,
+    retry: RetryPolicy | Sequence[RetryPolicy] | None = None,
 ) -> Any:
     """Make `func` a durable step of an entrypoint: `@task` or `@task(retry_policy=...)`.
-    `timeout` caps each attempt of an async task's call."""
+    `timeout` caps each attempt of an async task's call (`retry` is the old name of
+    `retry_policy`)."""
     policy = TimeoutPolicy.coerce(timeout)
+    if retry is not None:
+        warn_renamed("retry", "retry_policy", LangGraphDeprecatedSinceV05)
+        retry_policy = retry_policy or retry
 
     def wrap(fn: Callable[..., Any]) -> _TaskFunction:
         if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
@@ -266,7 +272,16 @@ class entrypoint(Generic[ContextT]):  # noqa: N801  (LangGraph's name, used as a
         cache_policy: CachePolicy | None = None,
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
         timeout: float | timedelta | TimeoutPolicy | None = None,
+        config_schema: type[ContextT] | None = None,
+        retry: RetryPolicy | Sequence[RetryPolicy] | None = None,
     ) -> None:
+        # `config_schema` and `retry`: LangGraph's old names of the schema and policy.
+        if config_schema is not None:
+            warn_renamed("config_schema", "context_schema", LangGraphDeprecatedSinceV10)
+            context_schema = context_schema or config_schema
+        if retry is not None:
+            warn_renamed("retry", "retry_policy", LangGraphDeprecatedSinceV05)
+            retry_policy = retry_policy or retry
         for value, where in ((checkpointer, "checkpointer"), (store, "store")):
             if value is not None:
                 check_engine_object(value, where)

@@ -8,7 +8,7 @@ import functools
 import inspect
 import logging
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from datetime import timedelta
 from typing import Any, Generic, Literal, get_args, get_origin, get_type_hints
 
@@ -39,6 +39,7 @@ from engine.pregel.timeouts import natively_async, sync_timeout_error
 from engine.store.base import BaseStore
 from engine.types import CachePolicy, Command, RetryPolicy, Send, TimeoutPolicy, TracePolicy
 from engine.typing import ContextT, InputT, OutputT, StateT
+from engine.warnings import LangGraphDeprecatedSinceV05, LangGraphDeprecatedSinceV10, warn_renamed
 
 log = logging.getLogger(__name__)
 _RESERVED_CHARS = (":", "|")
@@ -95,8 +96,20 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
     branches: dict[str, dict[str, Branch]] = field(default_factory=dict)
     _schemas: list[Any] = field(default_factory=list)
     node_defaults: NodeDefaults = field(default_factory=NodeDefaults, init=False, repr=False)
+    # LangGraph's old names for context_schema, input_schema and output_schema.
+    config_schema: InitVar[Any] = None
+    input: InitVar[Any] = None
+    output: InitVar[Any] = None
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, config_schema: Any, input: Any, output: Any) -> None:
+        for old, value, new, since in (
+            ("config_schema", config_schema, "context_schema", LangGraphDeprecatedSinceV10),
+            ("input", input, "input_schema", LangGraphDeprecatedSinceV05),
+            ("output", output, "output_schema", LangGraphDeprecatedSinceV05),
+        ):
+            if value is not None:
+                warn_renamed(old, new, since, stacklevel=4)
+                setattr(self, new, getattr(self, new) or value)
         self.input_schema = self.input_schema or self.state_schema
         self.output_schema = self.output_schema or self.state_schema
         self._channels: dict[str, Callable[[], Channel]] = {}
@@ -128,6 +141,8 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         retry_policy: RetryPolicy | Sequence[RetryPolicy] | None = None,
         cache_policy: CachePolicy | None = None,
         input_schema: Any = None,
+        retry: RetryPolicy | Sequence[RetryPolicy] | None = None,
+        input: Any = None,
         destinations: dict[str, str] | Sequence[str] | None = None,
         metadata: dict[str, Any] | None = None,
         defer: bool = False,
@@ -143,6 +158,12 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         fails for good: its return value (an update, or a Command) stands for the
         node's, and a parameter `error: NodeError` receives the failure. `trace_policy`
         says what tracers record of the node's run."""
+        if retry is not None:
+            warn_renamed("retry", "retry_policy", LangGraphDeprecatedSinceV05)
+            retry_policy = retry_policy or retry
+        if input is not None:
+            warn_renamed("input", "input_schema", LangGraphDeprecatedSinceV05)
+            input_schema = input_schema or input
         if not isinstance(node, str):
             action = node
             node = _node_name(action)

@@ -10,7 +10,6 @@ ends the loop with an apology instead of a recursion error.
 # annotations, or `NotRequired` would not be seen and `remaining_steps` would be required.
 
 import inspect
-import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from typing import (
     TYPE_CHECKING,
@@ -47,6 +46,7 @@ from engine.prebuilt.tool_node import ToolCallWithContext, ToolNode
 from engine.pregel.runnable import RunnableCallable
 from engine.runtime import Runtime
 from engine.types import Send
+from engine.warnings import LangGraphDeprecatedSinceV10, warn_renamed
 
 if TYPE_CHECKING:
     from engine.checkpoint.base import BaseCheckpointSaver
@@ -406,12 +406,7 @@ def create_react_agent(
     after a `post_model_hook`, calls always get a task each (LangGraph fails there in v1).
     """
     if (config_schema := deprecated_kwargs.pop("config_schema", None)) is not None:
-        warnings.warn(
-            "`config_schema` is deprecated and will be removed. Please use "
-            "`context_schema` instead.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        warn_renamed("config_schema", "context_schema", LangGraphDeprecatedSinceV10)
         context_schema = context_schema or config_schema
     if deprecated_kwargs:
         raise TypeError(

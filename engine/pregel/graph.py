@@ -6,6 +6,8 @@ import asyncio
 import contextlib
 import dataclasses
 import threading
+import typing
+import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, Literal, TypedDict, TypeVar
@@ -15,8 +17,8 @@ from langchain_core.callbacks.manager import (
     AsyncCallbackManager,
     AsyncCallbackManagerForChainRun,
 )
-from langchain_core.runnables import Runnable
-from typing_extensions import Unpack
+from langchain_core.runnables import Runnable, RunnableConfig
+from typing_extensions import Unpack, is_typeddict
 
 from engine.cache.base import BaseCache
 from engine.callbacks import GraphInterruptEvent, GraphResumeEvent, graph_handlers, notify
@@ -45,6 +47,7 @@ from engine.pregel.tasks import Task, TaskStatus, task_statuses
 from engine.runtime import RunControl
 from engine.store.base import BaseStore
 from engine.types import Durability, GraphOutput, PregelTask, StateSnapshot, StateUpdate
+from engine.warnings import LangGraphDeprecatedSinceV10, warn_renamed
 
 T = TypeVar("T")
 _ALL_MODES = frozenset(
@@ -63,6 +66,8 @@ class RunOptions(TypedDict, total=False):
     print_mode: str | Sequence[str]
     control: RunControl | None
     output_keys: str | Sequence[str] | None
+    # LangGraph's old name for durability: True is "async", False "exit".
+    checkpoint_during: bool | None
 
 
 class CompiledGraph(Runnable[Any, Any]):
@@ -182,6 +187,7 @@ class CompiledGraph(Runnable[Any, Any]):
         unknown = sorted(options.keys() - RunOptions.__annotations__.keys())
         if unknown:
             raise TypeError(f"Unknown option {unknown[0]!r} for a graph run.")
+        options = _durability_of_old(options)
         durability = options.get("durability")
         output_keys = self._output_keys(options.get("output_keys"))
         run_context = options.get("context")
@@ -861,6 +867,64 @@ class CompiledGraph(Runnable[Any, Any]):
         )
         return [(CACHE_NS, name) for name in names]
 
+    # Schemas.
+
+    def get_input_jsonschema(self, config: Any = None) -> dict[str, Any]:
+        """The JSON schema of what the graph takes: its builder's input schema (a
+        `StateGraph`'s), else what LangChain makes of the graph as a Runnable."""
+        if self.builder is None:
+            return super().get_input_jsonschema(config)
+        return _json_schema(self.builder.input_schema, self.get_name("Input"))
+
+    def get_output_jsonschema(self, config: Any = None) -> dict[str, Any]:
+        if self.builder is None:
+            return super().get_output_jsonschema(config)
+        return _json_schema(self.builder.output_schema, self.get_name("Output"))
+
+    def get_context_jsonschema(self) -> dict[str, Any] | None:
+        """The JSON schema of the run context (`context=`), None without a schema."""
+        schema = self.context_schema
+        if schema is None:
+            return None
+        if not (
+            is_typeddict(schema)
+            or dataclasses.is_dataclass(schema)
+            or (isinstance(schema, type) and issubclass(schema, pydantic.BaseModel))
+        ):
+            raise ValueError(
+                f"Invalid context schema type: {schema}. Must be a BaseModel, TypedDict or "
+                "dataclass."
+            )
+        return _json_schema(schema)
+
+    def config_schema(self, *, include: Sequence[str] | None = None) -> type[pydantic.BaseModel]:
+        """Deprecated, as in LangGraph: a model whose `configurable` is the context
+        schema, with the other config keys `include` names."""
+        warnings.warn(
+            "`config_schema` is deprecated. Use `get_context_jsonschema` for the relevant "
+            "schema instead.",
+            LangGraphDeprecatedSinceV10,
+            stacklevel=2,
+        )
+        hints = typing.get_type_hints(RunnableConfig)
+        fields: dict[str, Any] = {
+            name: (hints[name], None) for name in include or () if name in hints
+        }
+        fields.pop("configurable", None)
+        if self.context_schema is not None:
+            fields = {"configurable": (self.context_schema, None), **fields}
+        return pydantic.create_model(self.get_name("Config"), **fields)
+
+    def get_config_jsonschema(self, *, include: Sequence[str] | None = None) -> dict[str, Any]:
+        warnings.warn(
+            "`get_config_jsonschema` is deprecated. Use `get_context_jsonschema` instead.",
+            LangGraphDeprecatedSinceV10,
+            stacklevel=2,
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LangGraphDeprecatedSinceV10)
+            return self.config_schema(include=include).model_json_schema()
+
     # Drawing.
 
     def get_graph(self, config: Any = None, *, xray: int | bool = False) -> Any:
@@ -968,6 +1032,31 @@ def _lookup(config: dict[str, Any]) -> dict[str, Any]:
     if conf.get("checkpoint_id"):
         out["checkpoint_id"] = conf["checkpoint_id"]
     return {"configurable": out}
+
+
+def _json_schema(schema: Any, title: str | None = None) -> dict[str, Any]:
+    """A state, input or context schema's JSON schema, as pydantic writes it; a
+    dataclass state's titled as LangGraph titles it (`title`)."""
+    if isinstance(schema, type) and issubclass(schema, pydantic.BaseModel):
+        return schema.model_json_schema()
+    found = pydantic.TypeAdapter(schema).json_schema()
+    if title is not None and not is_typeddict(schema):
+        found["title"] = title
+    return found
+
+
+def _durability_of_old(options: RunOptions) -> RunOptions:
+    """`checkpoint_during`, deprecated, as the `durability` it stands for."""
+    during = options.pop("checkpoint_during", None)
+    if during is None:
+        return options
+    warn_renamed("checkpoint_during", "durability", LangGraphDeprecatedSinceV10, stacklevel=4)
+    if options.get("durability") is not None:
+        raise ValueError(
+            "Cannot use both `checkpoint_during` and `durability` parameters. Please use "
+            "`durability` instead."
+        )
+    return {**options, "durability": "async" if during else "exit"}
 
 
 def _stream_modes(stream_mode: str | Sequence[str] | None) -> tuple[bool, list[str]]:

@@ -91,9 +91,11 @@ API_MODULES: dict[str, tuple[str, ...]] = {
         "EmptyChannelError",
         "NodeTimeoutError",
         "NodeError",
+        "NodeInterrupt",
     ),
     "langgraph.func": ("entrypoint", "task"),
     "langgraph.callbacks": ("GraphCallbackHandler",),
+    "langgraph.warnings": ("LangGraphDeprecationWarning",),
 }
 
 

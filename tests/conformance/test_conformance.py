@@ -8,6 +8,7 @@ import pytest
 from . import (  # noqa: F401
     cases_core,
     cases_delta,
+    cases_deprecated,
     cases_func,
     cases_langchain,
     cases_nesting,

@@ -1,0 +1,233 @@
+"""What LangGraph 1.2 still takes under names it deprecated: older programs (and many
+tutorials) pass `input=`, `output=` and `config_schema=` to `StateGraph`, `retry=` to
+`add_node`, `checkpoint_during=` to a run, raise `NodeInterrupt`, import `Send` from
+`langgraph.constants`. Each must work as there and warn with the same class.
+
+No ``from __future__ import annotations`` here (see cases_core).
+"""
+
+import dataclasses
+import importlib
+import operator
+import warnings
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import pydantic
+from typing_extensions import TypedDict
+
+from .cases_core import LogState, note
+from .harness import NS, bump, case, error_obs, invoke
+
+
+class Question(TypedDict):
+    question: str
+
+
+class Answer(TypedDict):
+    answer: str
+
+
+class Overall(TypedDict):
+    question: str
+    answer: str
+    log: Annotated[list, operator.add]
+
+
+class Settings(TypedDict):
+    model: str
+
+
+def warned(make: Callable[[], Any]) -> dict[str, Any]:
+    """What `make` returns, and the deprecation warnings it gave (their class names)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = make()
+        except Exception as exc:  # the error is the observation
+            value = error_obs(exc)
+    return {
+        "value": value,
+        "warned": [
+            w.category.__name__ for w in caught if issubclass(w.category, DeprecationWarning)
+        ],
+    }
+
+
+@case
+def case_deprecated_schema_parameters(ns: NS) -> Any:
+    def answer(state: Any, config: Any) -> dict[str, Any]:
+        model = config["configurable"].get("model", "none")
+        return {"answer": f"{model}: {state['question']}", "log": ["answered"]}
+
+    def build() -> Any:
+        return (
+            ns.StateGraph(Overall, input=Question, output=Answer, config_schema=Settings)
+            .add_node("answer", answer)
+            .add_edge(ns.START, "answer")
+            .compile()
+        )
+
+    graph = warned(build)["value"]
+    config = {"configurable": {"model": "m1"}}
+    return {
+        "built": warned(build)["warned"],
+        "result": invoke(graph, {"question": "why?"}, config),
+        "input schema": sorted(graph.get_input_jsonschema()["properties"]),
+        "output schema": sorted(graph.get_output_jsonschema()["properties"]),
+        "context schema": sorted(graph.get_context_jsonschema()["properties"]),
+    }
+
+
+@case
+def case_deprecated_node_parameters(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+
+    def flaky(state: Any) -> dict[str, Any]:
+        if bump(calls, "flaky") < 2:
+            raise ConnectionError("once")
+        return {"log": ["flaky"]}
+
+    def reads_question(state: Question) -> dict[str, Any]:
+        return {"log": [f"saw {sorted(state)}"]}
+
+    def build() -> Any:
+        retry = ns.RetryPolicy(initial_interval=0.0, jitter=False)
+        return (
+            ns.StateGraph(Overall)
+            .add_node("flaky", flaky, retry=retry)
+            .add_node("reader", reads_question, input=Question)
+            .add_edge(ns.START, "flaky")
+            .add_edge("flaky", "reader")
+            .compile()
+        )
+
+    built = warned(build)
+    return {
+        "warned": built["warned"],
+        "result": invoke(built["value"], {"question": "q", "log": []}),
+        "calls": calls,
+    }
+
+
+@case
+def case_deprecated_functional_parameters(ns: NS) -> Any:
+    calls: dict[str, int] = {}
+
+    def make() -> Any:
+        @ns.task(retry=ns.RetryPolicy(initial_interval=0.0, jitter=False))
+        def step(x: int) -> int:
+            if bump(calls, "step") < 2:
+                raise ConnectionError("once")
+            return x + 1
+
+        @ns.entrypoint(config_schema=Settings, retry=ns.RetryPolicy(max_attempts=1))
+        def main(x: int) -> int:
+            return step(x).result()
+
+        return main
+
+    made = warned(make)
+    graph = made["value"]
+    return {
+        "warned": made["warned"],
+        "result": invoke(graph, 1),
+        "calls": calls,
+        "context schema": sorted(graph.get_context_jsonschema()["properties"]),
+    }
+
+
+@case
+def case_deprecated_run_and_names(ns: NS) -> Any:
+    graph = (
+        ns.StateGraph(LogState)
+        .add_node("a", note("a"))
+        .add_edge(ns.START, "a")
+        .compile(checkpointer=ns.InMemorySaver())
+    )
+    constants = importlib.import_module(ns.StateGraph.__module__.split(".")[0] + ".constants")
+
+    def both() -> Any:
+        return graph.invoke(
+            {"log": []},
+            {"configurable": {"thread_id": "both"}},
+            checkpoint_during=True,
+            durability="sync",
+        )
+
+    return {
+        "exit": warned(
+            lambda: graph.invoke(
+                {"log": []}, {"configurable": {"thread_id": "t"}}, checkpoint_during=False
+            )
+        ),
+        "history under exit": len(
+            list(graph.get_state_history({"configurable": {"thread_id": "t"}}))
+        ),
+        "both": warned(both),
+        "constants": warned(lambda: [constants.Send is ns.Send, constants.Interrupt("x").value]),
+        "interrupt_id": warned(lambda: ns.Interrupt(value=1, id="i").interrupt_id),
+    }
+
+
+@case(aio=True)
+def case_node_interrupt(ns: NS, aio: bool) -> Any:
+    calls: dict[str, int] = {}
+
+    def stops(state: Any) -> dict[str, Any]:
+        n = bump(calls, "stops")
+        if n < 3:
+            raise ns.NodeInterrupt(f"stop {n}")
+        return {"log": ["done"]}
+
+    graph = (
+        ns.StateGraph(LogState)
+        .add_node("stops", stops)
+        .add_edge(ns.START, "stops")
+        .compile(checkpointer=ns.InMemorySaver())
+    )
+    config = {"configurable": {"thread_id": "t"}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        first = invoke(graph, {"log": []}, config, aio=aio)
+        state = graph.get_state(config)
+        again = invoke(graph, None, config, aio=aio)
+        resumed = invoke(graph, ns.Command(resume="x"), config, aio=aio)
+    return {
+        "first": first,
+        "pending": [state.next, [t.interrupts for t in state.tasks]],
+        "again": again,
+        "resumed": resumed,
+        "calls": calls,
+        "warns": warned(lambda: ns.NodeInterrupt("v", id="mine").args)["warned"],
+    }
+
+
+class PydanticState(pydantic.BaseModel):
+    question: str
+    tries: int = 0
+
+
+@dataclasses.dataclass
+class DataState:
+    question: str
+    tries: int = 0
+
+
+@case
+def case_graph_json_schemas(ns: NS) -> Any:
+    """What `get_input_jsonschema` and its siblings give for each kind of schema."""
+    out = {}
+    for schema in (Overall, PydanticState, DataState):
+        graph = (
+            ns.StateGraph(schema, context_schema=Settings, input_schema=schema)
+            .add_node("a", lambda state: {})
+            .add_edge(ns.START, "a")
+            .compile()
+        )
+        out[schema.__name__] = {
+            "input": graph.get_input_jsonschema(),
+            "output": graph.get_output_jsonschema(),
+            "context": graph.get_context_jsonschema(),
+        }
+    return out
