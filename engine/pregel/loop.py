@@ -71,6 +71,7 @@ from engine.pregel.messages import (
     StreamMessagesHandler,
     show_output,
     streaming_handlers,
+    user_tags,
 )
 from engine.pregel.node import Node, Writes
 from engine.pregel.retry import retry_delay
@@ -1245,6 +1246,14 @@ class Loop:
             "input": task.input,
             "triggers": task.triggers if task.path[0] == PULL else (PUSH,),
         }
+        # The run's and the node's own metadata and tags, as the `messages` stream shows
+        # them, less what the task's other fields and namespace already say.
+        given = {**(self.config.get("metadata") or {}), **(task.node.metadata or {})}
+        metadata = {k: v for k, v in given.items() if k not in _TASK_BOOKKEEPING}
+        if tags := user_tags(self.config.get("tags")):
+            metadata["tags"] = tags
+        if metadata:
+            payload["metadata"] = metadata
         if "tasks" in self.modes:
             self.emit(self.ns, "tasks", payload)
         if "debug" in self.modes:
@@ -1273,7 +1282,7 @@ class Loop:
             payload = {
                 "id": task.id,
                 "name": task.name,
-                "error": None if task.error is None else repr(task.error),
+                "error": task.error,
                 "result": state_writes,
                 "interrupts": [{"value": i.value, "id": i.id} for i in task.interrupts],
             }
@@ -1363,6 +1372,23 @@ def _debug(step: int, kind: str, payload: Any) -> dict[str, Any]:
         "type": kind,
         "payload": payload,
     }
+
+
+# Metadata keys a task's start in the `tasks` stream leaves out: its id, node, step,
+# triggers, path and namespace are the payload's own fields.
+_TASK_BOOKKEEPING = frozenset(
+    {
+        "thread_id",
+        "checkpoint_id",
+        "checkpoint_ns",
+        "checkpoint_map",
+        "langgraph_step",
+        "langgraph_node",
+        "langgraph_triggers",
+        "langgraph_path",
+        "langgraph_checkpoint_ns",
+    }
+)
 
 
 def _restore(task: Task, statuses: dict[str, TaskStatus]) -> None:

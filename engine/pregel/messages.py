@@ -135,8 +135,8 @@ class StreamMessagesHandler(GraphStreamHandler):
         ns = graph_namespace(metadata, tags)
         if ns is None or metadata is None:
             return
-        user_tags = [t for t in tags or () if not t.startswith("seq:step")]
-        self.runs[run_id] = (ns, {**metadata, "tags": user_tags} if user_tags else metadata)
+        shown = user_tags(tags)
+        self.runs[run_id] = (ns, {**metadata, "tags": shown} if shown else metadata)
 
     def on_llm_new_token(
         self,
@@ -167,6 +167,12 @@ class StreamMessagesHandler(GraphStreamHandler):
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> Any:
         self.runs.pop(run_id, None)
+
+
+def user_tags(tags: list[str] | None) -> list[str]:
+    """A run's tags less the engine's own step bookkeeping (`seq:step:N`), as the
+    `messages` and `tasks` streams show them."""
+    return [t for t in tags or () if not t.startswith("seq:step")]
 
 
 def streaming_handlers(run: AsyncCallbackManagerForChainRun) -> list[_StreamingCallbackHandler]:

@@ -595,3 +595,25 @@ def case_lifecycle_callbacks(ns: NS, aio: bool) -> Any:
         head = graph.get_state({"configurable": {"thread_id": name}}).config
         out[name] = {"calls": calls, "events": events, "head": head["configurable"]}
     return out
+
+
+@case(aio=True)
+def case_failed_tasks_in_the_tasks_stream(ns: NS, aio: bool) -> Any:
+    """A failed task's end shows its error (the exception), handled or not."""
+    calls: dict[str, int] = {}
+
+    def graph(**options: Any) -> Any:
+        return (
+            ns.StateGraph(LogState)
+            .add_node("a", failing(calls), **options)
+            .add_edge(ns.START, "a")
+            .compile()
+        )
+
+    return {
+        mode: {
+            "handled": stream(graph(error_handler=note("h")), EMPTY, stream_mode=mode, aio=aio),
+            "failed": stream(graph(), EMPTY, stream_mode=mode, aio=aio),
+        }
+        for mode in ("tasks", "debug")
+    }

@@ -410,3 +410,29 @@ def case_generative_ui_messages(ns: NS) -> Any:
         "messages": [m.id for m in final["messages"]],
         "missing": _error_of(lambda: ns.ui_message_reducer([], {"type": "remove-ui", "id": "x"})),
     }
+
+
+@case(aio=True)
+def case_task_starts_carry_metadata_and_tags(ns: NS, aio: bool) -> Any:
+    """A task's start in the `tasks` and `debug` streams carries the run's and the
+    node's own metadata and the run's tags, not the engine's bookkeeping keys."""
+    inner = build(ns, LogState, {"deep": note("deep")}, [("S", "deep")])
+    graph = (
+        ns.StateGraph(LogState)
+        .add_node("a", note("a"), metadata={"kind": "first"})
+        .add_node("sub", inner)
+        .add_edge(ns.START, "a")
+        .add_edge("a", "sub")
+        .compile()
+    )
+    config = {"metadata": {"user": "u1"}, "tags": ["mine"]}
+    plain = stream(graph, {"log": []}, stream_mode="tasks", aio=aio)
+    return {
+        "plain": plain,
+        "tasks": stream(graph, {"log": []}, config, stream_mode="tasks", subgraphs=True, aio=aio),
+        "debug": [
+            part["payload"].get("metadata")
+            for part in stream(graph, {"log": []}, config, stream_mode="debug", aio=aio)["parts"]
+            if part["type"] == "task"
+        ],
+    }
