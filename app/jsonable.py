@@ -66,7 +66,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, BaseMessage):
         return value.model_dump()
     if isinstance(value, Interrupt):
-        return {"value": value.value, "id": value.id}
+        return {"value": value.value, "id": value.id, "response_schema": value.response_schema}
     if isinstance(value, Send):
         return {"node": value.node, "arg": value.arg}
     if isinstance(value, set | frozenset):

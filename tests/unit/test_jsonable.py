@@ -114,3 +114,11 @@ def test_keys_json_cannot_write_fall_back_to_text() -> None:
 
 def test_to_json_is_compact_and_keeps_unicode() -> None:
     assert to_json({"text": "héllo", "n": [1, 2]}) == '{"text":"héllo","n":[1,2]}'
+
+
+def test_an_interrupt_keeps_its_response_schema() -> None:
+    """As LangGraph's server writes an interrupt: a client can build the answer's form."""
+    asked = Interrupt(value="age?", id="i2", response_schema={"type": "integer"})
+    written = {"value": "age?", "id": "i2", "response_schema": {"type": "integer"}}
+    assert jsonable(asked) == written
+    assert json.loads(to_json({"__interrupt__": [asked]})) == {"__interrupt__": [written]}
