@@ -7,6 +7,10 @@ classes, versions and text from the engine as from LangGraph.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
+T = TypeVar("T")
+
 __all__ = [
     "LangGraphDeprecatedSinceV05",
     "LangGraphDeprecatedSinceV10",
@@ -77,3 +81,20 @@ def warn_renamed(
         since,
         stacklevel=stacklevel,
     )
+
+
+def renamed(
+    old: str,
+    given: T | None,
+    new: str,
+    value: T | None,
+    since: type[LangGraphDeprecationWarning],
+    *,
+    stacklevel: int = 4,
+) -> T | None:
+    """The value of parameter `new`: its own, else one `given` under its deprecated old
+    name (which warns, as LangGraph does)."""
+    if given is None:
+        return value
+    warn_renamed(old, new, since, stacklevel=stacklevel)
+    return given if value is None else value

@@ -42,7 +42,7 @@ from engine.pregel.sync import running_loop
 from engine.pregel.timeouts import TimedAttempt, sync_timeout_error
 from engine.store.base import BaseStore
 from engine.types import CachePolicy, RetryPolicy, TimeoutPolicy
-from engine.warnings import LangGraphDeprecatedSinceV05, LangGraphDeprecatedSinceV10, warn_renamed
+from engine.warnings import LangGraphDeprecatedSinceV05, LangGraphDeprecatedSinceV10, renamed
 
 __all__ = ["entrypoint", "task"]
 
@@ -237,9 +237,9 @@ def task(
     `timeout` caps each attempt of an async task's call (`retry` is the old name of
     `retry_policy`)."""
     policy = TimeoutPolicy.coerce(timeout)
-    if retry is not None:
-        warn_renamed("retry", "retry_policy", LangGraphDeprecatedSinceV05)
-        retry_policy = retry_policy or retry
+    retry_policy = renamed(
+        "retry", retry, "retry_policy", retry_policy, LangGraphDeprecatedSinceV05
+    )
 
     def wrap(fn: Callable[..., Any]) -> _TaskFunction:
         if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
@@ -276,12 +276,16 @@ class entrypoint(Generic[ContextT]):  # noqa: N801  (LangGraph's name, used as a
         retry: RetryPolicy | Sequence[RetryPolicy] | None = None,
     ) -> None:
         # `config_schema` and `retry`: LangGraph's old names of the schema and policy.
-        if config_schema is not None:
-            warn_renamed("config_schema", "context_schema", LangGraphDeprecatedSinceV10)
-            context_schema = context_schema or config_schema
-        if retry is not None:
-            warn_renamed("retry", "retry_policy", LangGraphDeprecatedSinceV05)
-            retry_policy = retry_policy or retry
+        context_schema = renamed(
+            "config_schema",
+            config_schema,
+            "context_schema",
+            context_schema,
+            LangGraphDeprecatedSinceV10,
+        )
+        retry_policy = renamed(
+            "retry", retry, "retry_policy", retry_policy, LangGraphDeprecatedSinceV05
+        )
         for value, where in ((checkpointer, "checkpointer"), (store, "store")):
             if value is not None:
                 check_engine_object(value, where)

@@ -39,7 +39,7 @@ from engine.pregel.timeouts import natively_async, sync_timeout_error
 from engine.store.base import BaseStore
 from engine.types import CachePolicy, Command, RetryPolicy, Send, TimeoutPolicy, TracePolicy
 from engine.typing import ContextT, InputT, OutputT, StateT
-from engine.warnings import LangGraphDeprecatedSinceV05, LangGraphDeprecatedSinceV10, warn_renamed
+from engine.warnings import LangGraphDeprecatedSinceV05, LangGraphDeprecatedSinceV10, renamed
 
 log = logging.getLogger(__name__)
 _RESERVED_CHARS = (":", "|")
@@ -102,14 +102,12 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
     output: InitVar[Any] = None
 
     def __post_init__(self, config_schema: Any, input: Any, output: Any) -> None:
-        for old, value, new, since in (
+        for old, given, new, since in (
             ("config_schema", config_schema, "context_schema", LangGraphDeprecatedSinceV10),
             ("input", input, "input_schema", LangGraphDeprecatedSinceV05),
             ("output", output, "output_schema", LangGraphDeprecatedSinceV05),
         ):
-            if value is not None:
-                warn_renamed(old, new, since, stacklevel=4)
-                setattr(self, new, getattr(self, new) or value)
+            setattr(self, new, renamed(old, given, new, getattr(self, new), since, stacklevel=5))
         self.input_schema = self.input_schema or self.state_schema
         self.output_schema = self.output_schema or self.state_schema
         self._channels: dict[str, Callable[[], Channel]] = {}
@@ -158,12 +156,12 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         fails for good: its return value (an update, or a Command) stands for the
         node's, and a parameter `error: NodeError` receives the failure. `trace_policy`
         says what tracers record of the node's run."""
-        if retry is not None:
-            warn_renamed("retry", "retry_policy", LangGraphDeprecatedSinceV05)
-            retry_policy = retry_policy or retry
-        if input is not None:
-            warn_renamed("input", "input_schema", LangGraphDeprecatedSinceV05)
-            input_schema = input_schema or input
+        retry_policy = renamed(
+            "retry", retry, "retry_policy", retry_policy, LangGraphDeprecatedSinceV05
+        )
+        input_schema = renamed(
+            "input", input, "input_schema", input_schema, LangGraphDeprecatedSinceV05
+        )
         if not isinstance(node, str):
             action = node
             node = _node_name(action)

@@ -46,7 +46,7 @@ from engine.prebuilt.tool_node import ToolCallWithContext, ToolNode
 from engine.pregel.runnable import RunnableCallable
 from engine.runtime import Runtime
 from engine.types import Send
-from engine.warnings import LangGraphDeprecatedSinceV10, warn_renamed
+from engine.warnings import LangGraphDeprecatedSinceV10, renamed
 
 if TYPE_CHECKING:
     from engine.checkpoint.base import BaseCheckpointSaver
@@ -405,9 +405,13 @@ def create_react_agent(
     call a task of its own (with `Send`), so one call's interrupt does not hold the others;
     after a `post_model_hook`, calls always get a task each (LangGraph fails there in v1).
     """
-    if (config_schema := deprecated_kwargs.pop("config_schema", None)) is not None:
-        warn_renamed("config_schema", "context_schema", LangGraphDeprecatedSinceV10)
-        context_schema = context_schema or config_schema
+    context_schema = renamed(
+        "config_schema",
+        deprecated_kwargs.pop("config_schema", None),
+        "context_schema",
+        context_schema,
+        LangGraphDeprecatedSinceV10,
+    )
     if deprecated_kwargs:
         raise TypeError(
             f"create_react_agent() got unexpected keyword arguments: {deprecated_kwargs}"

@@ -7,9 +7,7 @@ from importlib.metadata import version
 
 import pytest
 
-from engine import START, MessagesState, StateGraph
 from engine.channels import BaseChannel
-from engine.func import entrypoint
 
 # Each LangGraph path, with the names of it the engine offers too.
 TWINS: dict[str, tuple[str, ...]] = {
@@ -120,22 +118,6 @@ def test_importing_the_old_pregel_types_path_warns() -> None:
     sys.modules.pop("engine.pregel.types", None)
     with pytest.warns(LangGraphDeprecatedSinceV10, match="use 'from engine.types import"):
         importlib.import_module("engine.pregel.types")
-
-
-def test_every_compiled_graph_is_a_pregel_protocol() -> None:
-    from engine.pregel.protocol import PregelProtocol
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("reply", lambda state: {"messages": [("ai", "hi")]})
-    builder.add_edge(START, "reply")
-
-    @entrypoint()
-    def echo(value: str) -> str:
-        return value
-
-    for graph in (builder.compile(), echo):
-        assert isinstance(graph, PregelProtocol)
-    assert not isinstance(builder, PregelProtocol)
 
 
 def test_a_base_channel_is_written_as_for_langgraph() -> None:
