@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 import ormsgpack
 
 from engine.checkpoint.messages import from_fields, is_message_class, stored_fields
-from engine.types import Interrupt, Overwrite, Send, TimeoutPolicy
+from engine.types import Command, Interrupt, Overwrite, Send, TimeoutPolicy
 
 __all__ = ["FORMAT", "OPTIONS", "VERSION", "Packer", "Schema", "decode_datetime", "encode_datetime"]
 
@@ -58,6 +58,7 @@ DATETIME, DATE, TIME, TIMEDELTA = 5, 6, 7, 8
 UUID, DECIMAL, BIG_INT = 9, 10, 11
 MESSAGE, INTERRUPT, SEND, OVERWRITE = 12, 13, 14, 15
 SCHEMA = 16  # an allowed class: [its "module:qualname", its fields or value]
+COMMAND = 17  # [graph, update, resume, goto]
 
 _NATIVE = frozenset({str, int, float, bool, type(None), bytes, bytearray, memoryview})
 
@@ -117,6 +118,12 @@ def _dict(payload: list[Any]) -> dict[Any, Any]:
 # What each builtin type is stored as: (code, payload of the instance).
 
 
+def command_fields(command: Command) -> list[Any]:
+    """A Command as stored: a `Send`'s arg may be one (LangGraph's `Send(node, Command(
+    goto=...))`), and the packets of a step are saved with its checkpoint."""
+    return [command.graph, command.update, command.resume, command.goto]
+
+
 def timeout_fields(policy: TimeoutPolicy) -> list[Any]:
     """A `Send`'s own timeout as stored after its node and arg (a packet without one is
     stored as before timeouts existed)."""
@@ -146,6 +153,7 @@ _PAYLOADS: dict[type, Callable[[Any], tuple[int, Any]]] = {
         [o.node, o.arg] if o.timeout is None else [o.node, o.arg, timeout_fields(o.timeout)],
     ),
     Overwrite: lambda o: (OVERWRITE, o.value),
+    Command: lambda o: (COMMAND, command_fields(o)),
 }
 _BUILDERS: dict[int, Callable[[Any], Any]] = {
     TUPLE: tuple,
@@ -163,6 +171,7 @@ _BUILDERS: dict[int, Callable[[Any], Any]] = {
     INTERRUPT: _interrupt,
     SEND: lambda p: Send(p[0], p[1], timeout=timeout_policy(p[2]) if len(p) > 2 else None),
     OVERWRITE: Overwrite,
+    COMMAND: lambda p: Command(*p),
 }
 
 

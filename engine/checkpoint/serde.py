@@ -48,12 +48,13 @@ from engine.checkpoint.messages import (
 )
 from engine.checkpoint.packed import (
     Schema,
+    command_fields,
     decode_datetime,
     encode_datetime,
     timeout_fields,
     timeout_policy,
 )
-from engine.types import Interrupt, Overwrite, Send
+from engine.types import Command, Interrupt, Overwrite, Send
 
 __all__ = [
     "TAG",
@@ -225,6 +226,7 @@ _BUILTIN_DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "interrupt": lambda o: Interrupt(value=o["v"], id=o["id"], response_schema=o.get("rs")),
     "send": lambda o: Send(o["node"], o["v"], timeout=timeout_policy(o["t"]) if "t" in o else None),
     "overwrite": lambda o: Overwrite(o["v"]),
+    "command": lambda o: Command(*o["v"]),
     **{tag: _old_message_decoder(name) for tag, name in _OLD_MESSAGE_TAGS.items()},
 }
 
@@ -263,6 +265,7 @@ _TAGS: dict[type, Callable[[Any], Any]] = {
     Interrupt: _tag_interrupt,
     Send: _tag_send,
     Overwrite: lambda o: {TAG: "overwrite", "v": o.value},
+    Command: lambda o: {TAG: "command", "v": command_fields(o)},
 }
 
 

@@ -13,6 +13,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.runnables.graph import Graph
 
 from engine.constants import END, START
+from engine.pregel.node import find_inner_graph
 from engine.pregel.runnable import RunnableCallable
 
 if TYPE_CHECKING:
@@ -70,9 +71,12 @@ def draw(
         graph.add_edge(drawn[source], drawn[target], data, conditional)
     if xray:
         for name, spec in builder.nodes.items():
-            sub = spec.subgraph
+            # A subgraph given as the node, or one the node's code runs.
+            sub = spec.subgraph or find_inner_graph(spec.runnable)
             if sub is not None and sub.builder is not None:
-                _inline(graph, name, draw(sub.builder, xray if xray is True else int(xray) - 1))
+                depth = xray if xray is True else int(xray) - 1
+                inner = draw(sub.builder, depth, sub.interrupt_before, sub.interrupt_after)
+                _inline(graph, name, inner)
     return graph
 
 

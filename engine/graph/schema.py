@@ -38,9 +38,12 @@ ROOT = "__root__"
 
 
 def is_root(schema: Any) -> bool:
-    """Whether the whole state is one value of type `schema`: it has no keys of its own
-    (LangGraph's rule: no annotations)."""
-    return schema is not None and schema is not Any and not hasattr(schema, "__annotations__")
+    """Whether the whole state is one value: `schema` has no keys of its own (LangGraph's
+    rule: no annotations), or its one key is `ROOT` (a TypedDict of `__root__`)."""
+    if schema is None or schema is Any:
+        return False
+    annotations = getattr(schema, "__annotations__", None)
+    return annotations is None or (isinstance(annotations, dict) and list(annotations) == [ROOT])
 
 
 def field_types(schema: Any) -> dict[str, Any]:
@@ -48,7 +51,7 @@ def field_types(schema: Any) -> dict[str, Any]:
     schema's one key is `ROOT`."""
     if schema is None or schema is Any:
         return {}
-    if is_root(schema):
+    if is_root(schema) and not hasattr(schema, "__annotations__"):
         return {ROOT: schema}
     try:
         hints = _type_hints(schema)
@@ -61,7 +64,7 @@ def field_types(schema: Any) -> dict[str, Any]:
         return {name: hints.get(name, Any) for name in schema.model_fields}
     if dataclasses.is_dataclass(schema):
         return {f.name: hints.get(f.name, f.type) for f in dataclasses.fields(schema)}
-    return {k: v for k, v in hints.items() if not k.startswith("__")}
+    return {k: v for k, v in hints.items() if not k.startswith("__") or k == ROOT}
 
 
 @lru_cache(maxsize=512)
@@ -179,7 +182,7 @@ def update_items(output: Any, keys: Any, node: str) -> list[tuple[str, Any]]:
     state, the update is the value written."""
     if output is None:
         return []
-    if ROOT in keys:
+    if ROOT in keys and len(keys) == 1:
         return [(ROOT, output)]
     if isinstance(output, dict):
         return [(k, v) for k, v in output.items() if k in keys]

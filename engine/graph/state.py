@@ -68,6 +68,12 @@ class NodeSpec:
     is_error_handler: bool = False
     trace_policy: TracePolicy | None = None
 
+    @property
+    def runnable(self) -> Runnable[Any, Any]:
+        """The node's code as a Runnable, as LangGraph's node specs give it (a function
+        wrapped, its own object at `.func`)."""
+        return as_runnable(getattr(self.fn, "__name__", type(self.fn).__name__), self.fn)[0]
+
 
 @dataclass(slots=True)
 class NodeDefaults:
@@ -253,7 +259,8 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         branches = self.branches.setdefault(source, {})
         if name in branches:
             raise ValueError(f"Branch '{name}' already exists for node '{source}'.")
-        branches[name] = Branch.create(path, path_map)
+        typed = _first_param_schema(path) is not None
+        branches[name] = Branch.create(path, path_map, sees_extras=not typed)
         return self
 
     def add_sequence(self, nodes: Sequence[Callable[..., Any] | tuple[str, Any]]) -> StateGraph:
@@ -584,15 +591,23 @@ class _Compiler:
         reader = self._reader(None)
         nodes = self.b.nodes
 
-        def route(state_writes: Writes, gotos: Any, channels: dict[str, Channel]) -> Any:
+        def route(
+            state_writes: Writes,
+            gotos: Any,
+            channels: dict[str, Channel],
+            extras: dict[str, Any] | None = None,
+        ) -> Any:
             writes = list(fixed)
             if branches:
                 state = _fresh(reader, channels, state_writes)
+                # What the node returned beyond the state's keys reaches its routers
+                # (not the state), as LangGraph passes it.
+                seen = {**state, **extras} if extras and isinstance(state, dict) else state
                 pad = peek()
                 run, first = (pad.node_run, pad.router_step) if pad is not None else (None, 0)
                 config = _config()
                 results = [
-                    br.choose(state, config, run, step)
+                    br.choose(seen if br.sees_extras else state, config, run, step)
                     for step, br in enumerate(branches, start=first)
                 ]
                 if any(inspect.isawaitable(r) for r in results):
@@ -648,7 +663,10 @@ class _Compiler:
             else:
                 state_writes = update_items(output, keys, name)
             state_writes = with_message_ids(channels, state_writes)
-            return _combine(state_writes, route(state_writes, gotos, channels))
+            extras = None
+            if type(output) is dict and len(state_writes) < len(output):
+                extras = {k: v for k, v in output.items() if k not in keys}
+            return _combine(state_writes, route(state_writes, gotos, channels, extras))
 
         if spec.subgraph is not None:
             runnable, is_async = None, True

@@ -2,14 +2,15 @@
 
 `Pregel` is here for what LangGraph programs do with the name: annotate a compiled graph
 (`def build() -> Pregel`) and test for one (`isinstance(graph, Pregel)`). Building a graph
-from channels by hand, LangGraph's low-level API, is not supported: calling it says so.
+from channels by hand, LangGraph's low-level API (`Pregel(...)`, `NodeBuilder()`), is not
+supported: calling either says so.
 """
 
 from typing import Any
 
 from engine.pregel.graph import CompiledGraph
 
-__all__ = ["Pregel"]
+__all__ = ["NodeBuilder", "Pregel"]
 
 
 class _CompiledGraphName(type):
@@ -28,3 +29,8 @@ class _CompiledGraphName(type):
 
 class Pregel(metaclass=_CompiledGraphName):
     """A compiled graph, as a name: `isinstance(graph, Pregel)` holds for every one."""
+
+
+class NodeBuilder(metaclass=_CompiledGraphName):
+    """LangGraph's builder of a low-level Pregel node, as a name only: making one says
+    that graphs are built with a StateGraph here."""

@@ -30,6 +30,7 @@ from engine.constants import (
     CACHE_NS,
     CONFIG_KEY_RUNTIME,
     COPY,
+    END,
     INPUT,
     INTERRUPT,
     NO_WRITES,
@@ -790,6 +791,10 @@ class CompiledGraph(Runnable[Any, Any]):
             return await self._update_step(saver, copied, then) if then else copied
         if special == [INPUT]:
             return await _as_input(loop, saved, updates[0].values)
+        if any(u.as_node == END and u.values is None for u in updates):
+            if len(updates) > 1:
+                raise InvalidUpdateError("Cannot apply multiple updates when clearing state.")
+            return await _clear(loop, saved)
         due = loop._prepare(read=False)
         tasks: list[Task] = []
         for values, as_node, wanted_id in updates:
@@ -972,6 +977,25 @@ def _where(loop: Loop, run: AsyncCallbackManagerForChainRun | None) -> dict[str,
     }
 
 
+async def _clear(loop: Loop, saved: CheckpointTuple | None) -> dict[str, Any]:
+    """`update_state(config, None, as_node=END)`: a version where nothing is due. Its due
+    tasks count as done, with the writes of those that finished, as does a Command's
+    update saved on it; their interrupts are answered by nobody."""
+    if saved is not None:
+        loop.apply_saved_command()
+        tasks = loop._prepare(read=False)
+        statuses = task_statuses(saved.pending_writes, NULL_TASK)
+        for task in tasks:
+            status = statuses.get(task.id)
+            if status is not None and status.finished:
+                task.writes = list(status.output)
+        loop.updated = loop.apply(tasks, loop.live)
+    loop.step = loop.step if saved is not None else 0
+    await loop._save_checkpoint("update")
+    await loop._finish_saving()
+    return loop._config()
+
+
 async def _copy(loop: Loop, saved: CheckpointTuple | None, values: Any) -> dict[str, Any]:
     """`as_node="__copy__"`: a sibling of the checkpoint with its values and none of its
     writes, so that what was due there (an interrupt) is due again on the new branch.
@@ -1036,9 +1060,16 @@ def _lookup(config: dict[str, Any]) -> dict[str, Any]:
 
 def _json_schema(schema: Any, title: str | None = None) -> dict[str, Any]:
     """A state, input or context schema's JSON schema, as pydantic writes it; a
-    dataclass state's titled as LangGraph titles it (`title`)."""
+    dataclass state's, or a one-value state's, titled as LangGraph titles it (`title`)."""
+    from engine.graph.schema import ROOT, field_types
+
     if isinstance(schema, type) and issubclass(schema, pydantic.BaseModel):
         return schema.model_json_schema()
+    keys = field_types(schema)
+    if list(keys) == [ROOT]:
+        # The value's own type (a TypedDict of `__root__` names it as its one key).
+        found = pydantic.TypeAdapter(keys[ROOT]).json_schema()
+        return {**found, "default": None, "title": title or "Root"}
     found = pydantic.TypeAdapter(schema).json_schema()
     if title is not None and not is_typeddict(schema):
         found["title"] = title

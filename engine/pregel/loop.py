@@ -249,10 +249,12 @@ class Loop:
         self.on_values: Callable[[str | None], None] | None = None
         # Awaited before each step (a sync stream waits for its reader there).
         self.pause: Callable[[], Awaitable[None]] | None = None
+        # The caller's metadata, saved with each checkpoint; not the keys a graph run
+        # inside a node inherits from its task (LangGraph's do not reach its config).
         self.metadata_extra = {
             k: v
             for k, v in (config.get("metadata") or {}).items()
-            if isinstance(v, str | int | float | bool) or v is None
+            if (isinstance(v, str | int | float | bool) or v is None) and k not in _NOT_SAVED
         }
 
     # Loading and input.
@@ -581,7 +583,8 @@ class Loop:
         self._mark_interrupts_seen()
         self.status = "interrupted"
         self.stopped_at = where
-        if "updates" in self.modes:
+        # A breakpoint is shown once, by the top graph (a subgraph's stops it too).
+        if "updates" in self.modes and not self.ns:
             self.emit(self.ns, "updates", {INTERRUPT: ()})
 
     async def _run_step(self, tasks: list[Task]) -> None:
@@ -593,6 +596,12 @@ class Loop:
         handled = [t for t in tasks if t.done and t.handled]
         for task in todo:
             self._emit_task_start(task)
+        # What the tasks that finished in an earlier attempt of this step wrote is
+        # shown again, as LangGraph shows it: as cached.
+        for task in tasks:
+            if task.done and not task.handled and not task.node.hidden:
+                shown = {k: v for k, v in task.writes if k in self.graph.state_key_set}
+                self._emit_update(task, shown, cached=True)
         if len(todo) == 1 and not handled:
             await self._execute(todo[0], inline=self.inline_sync)
         elif todo or handled:
@@ -610,7 +619,9 @@ class Loop:
         if interrupted:
             self.status = "interrupted"
             self.interrupts = [i for t in interrupted for i in t.interrupts]
-            if "updates" in self.modes:
+            # Questions are shown at every level they stop; a breakpoint inside a
+            # subgraph (no questions) only by the top graph, as in LangGraph.
+            if "updates" in self.modes and (self.interrupts or not self.ns):
                 self.emit(self.ns, "updates", {INTERRUPT: tuple(self.interrupts)})
             if "values" in self.modes:
                 self._show(with_interrupts(self._shown_state(), self.interrupts))
@@ -1044,6 +1055,12 @@ class Loop:
 
     async def _finish_saving(self) -> None:
         await self._saved()
+        if self.durability == "exit" and self.status == "done" and self._forgets_its_run():
+            # Under `exit` durability a subgraph that finished leaves its state to its
+            # parent's checkpoint (its node's writes), as in LangGraph: only one that
+            # stopped, or keeps its own history (checkpointer=True), saves its own.
+            self._exit_checkpoint = None
+            self._exit_writes = []
         if self.saver is not None and self.durability == "exit" and self._exit_checkpoint:
             checkpoint, metadata, parent = self._exit_checkpoint
             parent_config = checkpoint_config(self.thread_id, self.ns_str, parent or "")
@@ -1060,6 +1077,11 @@ class Loop:
             ops = [PutWrites(self._config(), writes, tid) for tid, writes in self._exit_writes]
             self._exit_writes = []
             await self.saver.abatch(ops)
+
+    def _forgets_its_run(self) -> bool:
+        """A subgraph whose checkpoints belong to one run of its node (its namespace
+        names the task), not one that keeps its own across runs."""
+        return any(":" in part for part in self.ns)
 
     # Streaming.
 
@@ -1259,25 +1281,31 @@ class Loop:
         if "debug" in self.modes:
             self.emit(self.ns, "debug", _debug(self.step, "task", payload))
 
+    def _emit_update(self, task: Task, state_writes: dict[str, Any], *, cached: bool) -> None:
+        """The `updates` part of a task's state writes; `cached` when they were not made
+        now (the node cache's, or saved by an earlier attempt of the step)."""
+        if "updates" not in self.modes:
+            return
+        keys = self.output_keys
+        if keys is None:
+            output = self.graph.output_channel
+            shown = state_writes.get(output) if output else state_writes or None
+        elif isinstance(keys, str):
+            shown = state_writes.get(keys)
+        else:
+            shown = {k: v for k, v in state_writes.items() if k in keys} or None
+        update: dict[str, Any] = {task.name: shown}
+        if cached:
+            update["__metadata__"] = {"cached": True}
+        self.emit(self.ns, "updates", update)
+
     def _emit_task_end(self, task: Task) -> None:
         if task.node.hidden:
             return
         state_writes = {k: v for k, v in task.writes if k in self.graph.state_key_set}
         if task.error is None and not task.interrupted:
             self._emit_messages(task, state_writes)
-        if "updates" in self.modes and task.error is None and not task.interrupted:
-            keys = self.output_keys
-            if keys is None:
-                output = self.graph.output_channel
-                shown = state_writes.get(output) if output else state_writes or None
-            elif isinstance(keys, str):
-                shown = state_writes.get(keys)
-            else:
-                shown = {k: v for k, v in state_writes.items() if k in keys} or None
-            update: dict[str, Any] = {task.name: shown}
-            if task.cached:
-                update["__metadata__"] = {"cached": True}
-            self.emit(self.ns, "updates", update)
+            self._emit_update(task, state_writes, cached=task.cached)
         if {"tasks", "debug"} & self.modes:
             payload = {
                 "id": task.id,
@@ -1389,6 +1417,10 @@ _TASK_BOOKKEEPING = frozenset(
         "langgraph_checkpoint_ns",
     }
 )
+
+
+# Nor is a checkpoint's metadata, with the mark tracers know a graph's runs by.
+_NOT_SAVED = _TASK_BOOKKEEPING | {"ls_integration"}
 
 
 def _restore(task: Task, statuses: dict[str, TaskStatus]) -> None:

@@ -532,6 +532,34 @@ def case_conditional_loop_until_done(ns: NS) -> Any:
     return run_all(builder.compile(), {"x": 0, "log": []})
 
 
+@case(aio=True)
+def case_routers_see_what_the_node_returned_beyond_the_state(ns: NS, aio: bool) -> Any:
+    """A node's extra keys reach its routers, not the state; a router that reads the
+    state as a schema class of its own sees only the state."""
+    seen: list[Any] = []
+
+    def node(state: Any) -> dict[str, Any]:
+        return {"log": ["a"], "extra": "hint"}
+
+    def as_dict(state: dict) -> str:  # type: ignore[type-arg]
+        seen.append(["dict", sorted(state)])
+        return ns.END
+
+    def plain(state):  # type: ignore[no-untyped-def]
+        seen.append(["plain", sorted(state)])
+        return ns.END
+
+    def typed(state: LogState) -> str:
+        seen.append(["typed", sorted(state)])
+        return ns.END
+
+    graph = ns.StateGraph(LogState).add_node("a", node).add_edge(ns.START, "a")
+    for router in (as_dict, plain, typed):
+        graph.add_conditional_edges("a", router)
+    result = invoke(graph.compile(), {"log": []}, aio=aio)
+    return {"result": result, "seen": sorted(seen)}
+
+
 # --------------------------------------------------------------------------- Send
 
 

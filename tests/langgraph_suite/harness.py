@@ -93,6 +93,7 @@ SUITE: dict[str, list[str]] = {
         "tests/test_subgraph_persistence.py",
         "tests/test_subgraph_persistence_async.py",
         "tests/test_stream_namespaces.py",
+        "tests/test_large_cases.py",
     ],
     "langgraph-prebuilt": [
         "tests/test_tool_node.py",

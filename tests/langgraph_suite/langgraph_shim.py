@@ -23,7 +23,11 @@ from typing import Any
 # Private LangGraph modules that test files import, name by name: where the engine keeps
 # the same thing. A private name not listed here fails to import.
 PRIVATE_NAMES: dict[str, dict[str, str]] = {
-    "langgraph._internal._constants": {"CONFIG_KEY_RUNTIME": "engine.pregel.runnable"},
+    "langgraph._internal._constants": {
+        "CONFIG_KEY_RUNTIME": "engine.pregel.runnable",
+        "PULL": "engine.constants",
+        "PUSH": "engine.constants",
+    },
 }
 
 

@@ -39,7 +39,7 @@ from engine.checkpoint.serde import (
     SerializationError,
     default_serializer,
 )
-from engine.types import Interrupt, Overwrite, Send, TimeoutPolicy
+from engine.types import Command, Interrupt, Overwrite, Send, TimeoutPolicy
 from tests.message_samples import (
     OLD_CLASS_FORM,
     OLD_MSG_FORM,
@@ -128,6 +128,7 @@ values = st.recursive(
         | st.dictionaries(st.text(max_size=3) | st.just(TAG), inner, max_size=3)
         | st.dictionaries(hashables, inner, max_size=3)
         | st.builds(Send, st.text(max_size=5), inner, timeout=send_timeouts)
+        | st.builds(Command, update=inner, resume=inner, goto=st.lists(inner, max_size=2))
         | st.builds(Interrupt, inner, st.text(max_size=5))
     ),
     max_leaves=25,
@@ -595,6 +596,7 @@ schema_values = st.recursive(
         | st.dictionaries(st.text(max_size=3) | st.just(TAG), inner, max_size=3)
         | st.dictionaries(hashables, inner, max_size=3)
         | st.builds(Send, st.text(max_size=5), inner, timeout=send_timeouts)
+        | st.builds(Command, update=inner, resume=inner, goto=st.lists(inner, max_size=2))
         | st.builds(Interrupt, inner, st.text(max_size=5))
         | st.builds(
             Shape, st.lists(st.builds(Point, st.integers()), max_size=2), st.just(Colour.RED)
