@@ -249,12 +249,14 @@ class Loop:
         self.on_values: Callable[[str | None], None] | None = None
         # Awaited before each step (a sync stream waits for its reader there).
         self.pause: Callable[[], Awaitable[None]] | None = None
-        # The caller's metadata, saved with each checkpoint; not the keys a graph run
-        # inside a node inherits from its task (LangGraph's do not reach its config).
+        # The caller's metadata, saved with each checkpoint (a server's thread and run
+        # ids among it); of a subgraph's, not the keys it inherits from its node's task
+        # (LangGraph's do not reach its config).
+        skipped = _NOT_SAVED if ns else frozenset()
         self.metadata_extra = {
             k: v
             for k, v in (config.get("metadata") or {}).items()
-            if (isinstance(v, str | int | float | bool) or v is None) and k not in _NOT_SAVED
+            if (isinstance(v, str | int | float | bool) or v is None) and k not in skipped
         }
 
     # Loading and input.
