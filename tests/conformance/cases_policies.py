@@ -8,6 +8,7 @@ here (see cases_core).
 """
 
 import asyncio
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -37,6 +38,15 @@ def timeout_obs(exc: BaseException) -> dict[str, Any]:
         "idle_timeout": getattr(exc, "idle_timeout", None),
         "node": getattr(exc, "node", None),
     }
+
+
+def refused(make: Callable[[], Any]) -> Any:
+    """How making something fails, or "accepted"."""
+    try:
+        make()
+    except Exception as exc:  # the error is the observation
+        return error_obs(exc)
+    return "accepted"
 
 
 def run_timed(graph: Any, inp: Any = EMPTY, **kwargs: Any) -> Any:
@@ -240,13 +250,6 @@ def case_timeout_of_tasks_and_entrypoints(ns: NS) -> Any:
         await forever()
         return x
 
-    def refused(make: Any) -> Any:
-        try:
-            make()
-        except Exception as exc:
-            return error_obs(exc)
-        return "accepted"
-
     def sync_task() -> Any:
         return ns.task(timeout=1)(lambda x: x)
 
@@ -394,20 +397,13 @@ def case_error_handler_defaults(ns: NS) -> Any:
             .add_node("a", note("a"), error_handler=default)
         )
 
-    def outcome(build: Any) -> Any:
-        try:
-            build()
-        except Exception as exc:
-            return error_obs(exc)
-        return "built"
-
     result = invoke(graph, {"log": []})
     return {
         "result": {"log": sorted(result["log"])} if isinstance(result, dict) else result,
         "calls": calls,
         "drawn": graph.get_graph().draw_mermaid(),
-        "clash with the default": outcome(clash_default),
-        "clash with a node's own": outcome(clash_own),
+        "clash with the default": refused(clash_default),
+        "clash with a node's own": refused(clash_own),
     }
 
 
