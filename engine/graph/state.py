@@ -501,6 +501,8 @@ class _Compiler:
         """The builder's nodes with its node defaults applied (a node's own policies
         win), the default error handler's node among them if it has one."""
         b, defaults = self.b, self.b.node_defaults
+        if defaults == NodeDefaults():
+            return dict(b.nodes)  # nothing to apply: no copy of every spec per compile
         default_handler = None
         if defaults.error_handler is not None:
             # A node of the builder from now on, as in LangGraph (drawn with the others).
