@@ -429,7 +429,7 @@ class GraphOutput(Generic[OutputT]):
 
     def __getitem__(self, key: str) -> Any:
         # The v1 result was a dict; reading it as one still works, with a warning.
-        _warn_dict_access()
+        _warn_dict_access("result[key]")
         if key == INTERRUPT:
             return self.interrupts
         if isinstance(self.value, dict):
@@ -440,7 +440,7 @@ class GraphOutput(Generic[OutputT]):
             raise KeyError(key) from None
 
     def __contains__(self, key: object) -> bool:
-        _warn_dict_access()
+        _warn_dict_access("key in result")
         if key == INTERRUPT:
             return bool(self.interrupts)
         if isinstance(self.value, dict):
@@ -448,10 +448,10 @@ class GraphOutput(Generic[OutputT]):
         return isinstance(key, str) and hasattr(self.value, key)
 
 
-def _warn_dict_access() -> None:
+def _warn_dict_access(how: str) -> None:
     warnings.warn(
-        "Reading GraphOutput as a dict is deprecated: use .value for the output and "
-        ".interrupts for the interrupts.",
+        f"Accessing GraphOutput via `{how}` is deprecated: use `result.value` for the "
+        "output and `result.interrupts` for the interrupts.",
         LangGraphDeprecatedSinceV11,
         stacklevel=3,
     )

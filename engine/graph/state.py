@@ -35,6 +35,7 @@ from engine.pregel.context import current, peek
 from engine.pregel.graph import CompiledGraph
 from engine.pregel.node import Node, Writes, as_runnable
 from engine.pregel.retry import as_policies
+from engine.pregel.runnable import injected_params
 from engine.pregel.timeouts import natively_async, sync_timeout_error
 from engine.store.base import BaseStore
 from engine.types import CachePolicy, Command, RetryPolicy, Send, TimeoutPolicy, TracePolicy
@@ -181,6 +182,8 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             raise ValueError(f"Node name '{node}' must not contain ':' or '|'.")
         policy = TimeoutPolicy.coerce(timeout)
         check_engine_object(action, f"node '{node}'")
+        if inspect.isfunction(action) or inspect.ismethod(action):
+            injected_params(action)  # warns here, not at compile, of a config not handed over
         subgraph = action if isinstance(action, CompiledGraph) else None
         if input_schema is None and subgraph is None:
             input_schema = _first_param_schema(action)

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.runnables import Runnable, RunnableLambda, RunnableSequence
+from langchain_core.runnables import (
+    Runnable,
+    RunnableLambda,
+    RunnableParallel,
+    RunnableSequence,
+)
 from langchain_core.runnables.utils import get_function_nonlocals
 
 from engine.pregel.runnable import PlainLambda, RunnableCallable
@@ -99,10 +104,15 @@ def as_runnable(name: str, action: Any) -> tuple[Runnable[Any, Any], bool]:
         return action, action.afunc is not None
     if isinstance(action, Runnable):
         return action, True
+    if isinstance(action, Mapping):  # each key's Runnable run on the input, as LangChain's
+        return RunnableParallel(action), True
+    if inspect.isgeneratorfunction(action) or inspect.isasyncgenfunction(action):
+        # LangChain's lambda runs a generator and returns what it yielded last.
+        return RunnableLambda(action, name=name), True
     if not callable(action):
         raise TypeError(
-            f"Node '{name}' must be a function, a Runnable or a compiled graph, "
-            f"not {type(action).__name__}."
+            f"Node '{name}' must be a function, a Runnable, a dict of Runnables or a "
+            f"compiled graph, not {type(action).__name__}."
         )
     call = action if inspect.isfunction(action) or inspect.ismethod(action) else action.__call__
     if inspect.iscoroutinefunction(call) or inspect.iscoroutinefunction(action):

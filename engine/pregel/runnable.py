@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import warnings
 from collections.abc import Awaitable, Callable
 from contextvars import Context, copy_context
 from dataclasses import dataclass
@@ -88,13 +89,24 @@ def _injected_params(fn: Callable[..., Any]) -> tuple[str, ...]:
     except (TypeError, ValueError):
         return ()
     kinds = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return tuple(
+    wanted = tuple(
         name
         for name in _INJECTED
         if name in params
         and params[name].kind in kinds
         and _asks_for(name, params[name].annotation)
     )
+    config = params.get("config")
+    if config is not None and config.kind in kinds and "config" not in wanted:
+        # Other annotations were once given the config too: say why it no longer comes.
+        warnings.warn(
+            "The 'config' parameter should be typed as 'RunnableConfig' or "
+            f"'RunnableConfig | None', not '{config.annotation}'. As it is, "
+            f"{getattr(fn, '__qualname__', fn)!s} is not handed the run's config.",
+            UserWarning,
+            stacklevel=5,
+        )
+    return wanted
 
 
 def runtime_of(config: RunnableConfig) -> Runtime[Any]:

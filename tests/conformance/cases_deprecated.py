@@ -11,9 +11,10 @@ import importlib
 import operator
 import warnings
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Optional
 
 import pydantic
+from langchain_core.runnables import RunnableConfig
 from typing_extensions import TypedDict
 
 from .cases_core import LogState, note
@@ -231,3 +232,40 @@ def case_graph_json_schemas(ns: NS) -> Any:
             "context": graph.get_context_jsonschema(),
         }
     return out
+
+
+@case
+def case_config_parameter_typed_otherwise(ns: NS) -> Any:
+    """A `config` parameter typed other than `RunnableConfig` (or its optional) was once
+    handed the config; now it is not, and `add_node` warns of it, naming the type. A
+    node whose `config` has a default runs with the default."""
+
+    def as_dict(state: Any, config: dict = None) -> dict[str, Any]:  # type: ignore[assignment]
+        return {"log": [f"dict {config is None}"]}
+
+    def as_any(state: Any, config: Any = None) -> dict[str, Any]:
+        return {"log": [f"any {config is None}"]}
+
+    def typed(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        return {"log": [f"typed {config is None}"]}
+
+    def optional(state: Any, config: Optional[RunnableConfig]) -> dict[str, Any]:  # noqa: UP045
+        return {"log": [f"optional {config is None}"]}
+
+    def untyped(state, config):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN202
+        return {"log": [f"untyped {config is None}"]}
+
+    nodes = [as_dict, as_any, typed, optional, untyped]
+    builder = ns.StateGraph(LogState)
+    added = {}
+    for node in nodes:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            builder.add_node(node)
+        added[node.__name__] = [
+            (w.category.__name__, "should be typed as 'RunnableConfig'" in str(w.message))
+            for w in caught
+        ]
+    for before, after in zip([ns.START, *nodes], [*nodes, ns.END], strict=True):
+        builder.add_edge(getattr(before, "__name__", before), getattr(after, "__name__", after))
+    return {"added": added, "result": invoke(builder.compile(), {"log": []})}

@@ -776,3 +776,33 @@ def case_runnable_lambda_calls(ns: NS, aio: bool) -> Any:
         graph = build(ns, LogState, {name: node}, chain_edges([name]))
         runs[name] = invoke(graph, {"log": []}, {"recursion_limit": 5}, aio=aio)
     return runs
+
+
+@case(aio=True)
+def case_nodes_coerced_as_langchain_does(ns: NS, aio: bool) -> Any:
+    """What `add_node` takes beyond functions and Runnables, as LangChain coerces it: a
+    dict of Runnables (a parallel, each key's output an update of that key), a generator
+    function and an async one (the last value yielded is the update; async code under
+    `invoke` refused), each in the updates stream too."""
+
+    def counted(state: Any) -> Any:
+        yield {"log": ["first"]}
+        yield {"log": [f"last of {len(state['log'])}"]}
+
+    async def counted_async(state: Any) -> Any:
+        yield {"log": ["async first"]}
+        yield {"log": ["async last"]}
+
+    parallel = {"log": RunnableLambda(lambda s: [f"parallel {len(s['log'])}"])}
+    runs = {}
+    for name, nodes in {
+        "dict": {"parallel": parallel},
+        "generator": {"gen": counted, "parallel": parallel},
+        "async generator": {"agen": counted_async},
+    }.items():
+        graph = build(ns, LogState, nodes, chain_edges(list(nodes)))
+        runs[name] = {
+            "invoke": invoke(graph, {"log": ["in"]}, aio=aio),
+            "updates": stream(graph, {"log": ["in"]}, stream_mode="updates", aio=aio),
+        }
+    return runs

@@ -94,6 +94,8 @@ SUITE: dict[str, list[str]] = {
         "tests/test_subgraph_persistence_async.py",
         "tests/test_stream_namespaces.py",
         "tests/test_large_cases.py",
+        "tests/test_large_cases_async.py",
+        "tests/test_deprecation.py",
     ],
     "langgraph-prebuilt": [
         "tests/test_tool_node.py",
