@@ -25,6 +25,10 @@ SCHEDULED = "__scheduled__"
 ERROR_SOURCE = "__error_source_node__"
 """Saved with a failed task's error when its node's error handler takes the failure: a
 resumed step runs the handler rather than the node again."""
+CALLED_BY = "__called_by__"
+"""Saved with the outcome of a `@task` call that stopped at an interrupt: the id of the
+task that made the call. The call keeps its own answers (a resume by interrupt id finds
+the call that asked), so a call whose result is saved is never handed another's."""
 NO_WRITES = "__no_writes__"
 """Saved for a task that finished without writing anything, so a retry knows it finished."""
 

@@ -12,14 +12,21 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypedDict
 
-from engine.constants import ERROR, ERROR_SOURCE, INTERRUPT, RESUME, SCHEDULED
+from engine.constants import CALLED_BY, ERROR, ERROR_SOURCE, INTERRUPT, RESUME, SCHEDULED
 
 Config = dict[str, Any]
 Version = int
 
 # Outcome writes (a task has at most one of each) replace an earlier save of theirs, while
 # ordinary writes of a task are kept from the first save (idempotent retries).
-SPECIAL_WRITES = {ERROR: -1, SCHEDULED: -2, INTERRUPT: -3, RESUME: -4, ERROR_SOURCE: -5}
+SPECIAL_WRITES = {
+    ERROR: -1,
+    SCHEDULED: -2,
+    INTERRUPT: -3,
+    RESUME: -4,
+    ERROR_SOURCE: -5,
+    CALLED_BY: -6,
+}
 
 
 class Checkpoint(TypedDict):

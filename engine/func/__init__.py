@@ -14,8 +14,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import dataclasses
 import functools
 import inspect
+import itertools
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -29,8 +31,8 @@ from engine.cache.base import BaseCache
 from engine.channels import EphemeralValue, LastValue
 from engine.checkpoint.base import BaseCheckpointSaver
 from engine.checkpoint.ids import task_id
-from engine.constants import END, PREVIOUS, PUSH, START
-from engine.errors import GraphBubbleUp
+from engine.constants import CALLED_BY, END, INTERRUPT, PREVIOUS, PUSH, RESUME, START
+from engine.errors import GraphBubbleUp, GraphInterrupt
 from engine.foreign import check_engine_object
 from engine.pregel import context
 from engine.pregel.graph import CompiledGraph
@@ -97,7 +99,9 @@ class _TaskFunction:
             )
         index = pad.call_counter
         pad.call_counter += 1
-        call_id = task_id(pad.loop.checkpoint_id, pad.task_ns, pad.step, self.name, "call", index)
+        call_id = task_id(
+            pad.loop.checkpoint_id, context.asking_ns(pad), pad.step, self.name, "call", index
+        )
         asynchronous = _is_async(self.func)
         here = running_loop() if asynchronous else None
         if call_id in pad.call_results:
@@ -114,9 +118,27 @@ class _TaskFunction:
 
     async def _run(self, pad: context.Scratchpad, call: _Call) -> Any:
         """Call the function (a sync one runs this in its worker thread's own event
-        loop) with its retry policy, and keep the result for the task's writes."""
+        loop) with its retry policy, and keep the result for the task's writes.
+
+        The call asks its own questions: `interrupt()` in it numbers them from its own
+        first, and takes the answers saved for this call, so a call whose result was
+        saved (and is not run again) takes none of the others'."""
+        asking = dataclasses.replace(
+            pad,
+            task_id=call.id,
+            call_path="|".join(filter(None, [pad.call_path, f"{self.name}:{call.id}"])),
+            resume=list(pad.call_answers.get(call.id, ())),
+            counter=0,
+            taken=[],
+            handed_down=False,
+            call_counter=0,
+            call_writes={},
+            graph_calls=itertools.count(),
+        )
         failures = 0
         while True:
+            asking.counter = 0
+            token = context.enter(asking)
             try:
                 if pad.timer is not None:
                     pad.timer.progress()  # a task call is progress of its caller
@@ -126,14 +148,19 @@ class _TaskFunction:
                     timer = TimedAttempt(self.name, self.timeout)
                     value = await timer.run(self._attempt(pad, call, timer.watcher()))
                 break
-            except GraphBubbleUp:
+            except GraphBubbleUp as exc:
+                _stopped(pad, asking, exc)
                 raise
             except Exception as exc:
                 failures += 1
                 delay = retry_delay(self.retry_policy, exc, failures)
                 if delay is None:
+                    _stopped(pad, asking, exc)
                     raise
                 await asyncio.sleep(delay)
+            finally:
+                context.leave(token)
+        pad.call_writes.update(asking.call_writes)
         pad.finished_calls.append((call.id, value))
         loop = pad.loop
         if "updates" in loop.modes:
@@ -185,6 +212,20 @@ class _TaskFunction:
         await show_output(run, value)
         await run.on_chain_end(value)
         return value
+
+
+def _stopped(pad: context.Scratchpad, asking: context.Scratchpad, exc: BaseException) -> None:
+    """What the caller saves under the id of a call that stopped without a result: the
+    question it asked (an interrupt stops its callers too, but a resume by that
+    question's id is the call's), and the answers it took."""
+    writes: list[tuple[str, Any]] = []
+    if isinstance(exc, GraphInterrupt):
+        writes.append((INTERRUPT, list(exc.interrupts)))
+    if asking.taken or asking.handed_down:
+        writes.append((RESUME, list(asking.resume)))
+    pad.call_writes.update(asking.call_writes)
+    if writes:
+        pad.call_writes[asking.task_id] = [(CALLED_BY, pad.task_id), *writes]
 
 
 def _is_async(func: Callable[..., Any]) -> bool:

@@ -34,6 +34,11 @@ class Scratchpad:
 
     # The task's namespace: an interrupt's id is derived from it and its position.
     task_ns: str
+    # The task's id (a `@task` call's, for the code of that call).
+    task_id: str = ""
+    # In the code of a `@task` call: its place in the task ("name:id", a nested call's
+    # after its caller's, joined by "|"). Its questions and calls are numbered there.
+    call_path: str = ""
     resume: list[Any] = field(default_factory=list)
     # A resume value sent without an interrupt id; the first unanswered interrupt takes it.
     null_resume: Callable[[], Any] | None = None
@@ -50,6 +55,10 @@ class Scratchpad:
     call_results: dict[str, Any] = field(default_factory=dict)
     finished_calls: list[tuple[str, Any]] = field(default_factory=list)
     call_counter: int = 0
+    # Answers saved by calls that stopped at an interrupt, by call id; what to save
+    # under each call's id now (its question, its answers, its caller).
+    call_answers: dict[str, list[Any]] = field(default_factory=dict)
+    call_writes: dict[str, list[tuple[str, Any]]] = field(default_factory=dict)
     # Messages the node sent with `push_message`: streamed at once, written on return.
     pushed: list[tuple[str, Any]] = field(default_factory=list)
     stream_message: StreamWriter = lambda _message: None
@@ -153,7 +162,7 @@ def interrupt(value: Any, *, response_schema: type | dict[str, Any] | None = Non
     if answer is not _NO_VALUE:
         return answer if adapter is None else _validated(pad, adapter, answer)
     schema = adapter.json_schema() if adapter is not None else response_schema
-    question = Interrupt(value, interrupt_id(pad.task_ns, len(pad.resume)), schema)
+    question = Interrupt(value, interrupt_id(asking_ns(pad), len(pad.resume)), schema)
     raise GraphInterrupt((question,))
 
 
@@ -168,6 +177,12 @@ def _validated(pad: Scratchpad, adapter: TypeAdapter[Any], answer: Any) -> Any:
             pad.resume.pop()
         mark_invalid_resume(exc)
         raise
+
+
+def asking_ns(pad: Scratchpad) -> str:
+    """Where the questions and `@task` calls of the code running are numbered: the
+    task's namespace, and in a call's code, the call's place in it."""
+    return f"{pad.task_ns}|{pad.call_path}" if pad.call_path else pad.task_ns
 
 
 def interrupt_id(task_ns: str, index: int) -> str:

@@ -35,6 +35,7 @@ from engine.checkpoint.base import (
 from engine.checkpoint.ids import new_checkpoint_id, task_id
 from engine.constants import (
     CACHE_NS,
+    CALLED_BY,
     CONFIG_KEY_NODE_ERROR,
     CONFIG_KEY_READ_STATE,
     CONFIG_KEY_RUNTIME,
@@ -80,6 +81,7 @@ from engine.pregel.sync import outside_the_loop
 from engine.pregel.tasks import (
     Task,
     TaskStatus,
+    answered_by,
     apply_writes,
     new_version,
     prepare_tasks,
@@ -234,6 +236,7 @@ class Loop:
         self._observers: list[StreamMessagesHandler] = []
         self._join_stream_handlers()
         self._call_results: dict[str, Any] = {}
+        self._call_answers: dict[str, list[Any]] = {}
         # What the step's saved writes say of its tasks, by task id.
         self._statuses: dict[str, TaskStatus] = {}
         # The tasks of error handlers the step ran.
@@ -415,7 +418,9 @@ class Loop:
         if travelling:
             self.pending = [w for w in self.pending if w[1] != RESUME]
         if travelling or superseded:
-            self.pending = [w for w in self.pending if w[1] in (INTERRUPT, RESUME, ERROR)]
+            self.pending = [
+                w for w in self.pending if w[1] in (INTERRUPT, RESUME, ERROR, CALLED_BY)
+            ]
         if travelling and (saved.metadata.get("source") not in ("update", "fork") or superseded):
             self.pending = []
             await self._save_checkpoint("fork")
@@ -489,7 +494,7 @@ class Loop:
     def _resume_writes(self, resume: Any) -> list[tuple[str, str, Any]]:
         """Turn a resume into RESUME writes for the tasks whose interrupts it answers."""
         statuses = task_statuses(self.pending, NULL_TASK)
-        by_id = {i.id: tid for tid, status in statuses.items() for i in status.pending_interrupts}
+        by_id = answered_by(statuses)
         if isinstance(resume, dict) and resume and all(k in by_id for k in resume):
             self.resume_map = dict(resume)
             targets = {by_id[k]: v for k, v in resume.items()}
@@ -636,6 +641,7 @@ class Loop:
     def _restore_pending(self, tasks: list[Task]) -> None:
         """Writes saved for this step mark finished tasks and carry resume answers."""
         self._call_results = {}
+        self._call_answers = {}
         self._statuses = {}
         if not self.pending:
             return
@@ -646,6 +652,11 @@ class Loop:
             v for tid, chan, v in self.pending if tid == NULL_TASK and chan == RESUME
         ]
         self._call_results = {tid: v for tid, chan, v in self.pending if chan == RETURN}
+        self._call_answers = {
+            tid: status.resume
+            for tid, status in statuses.items()
+            if status.caller is not None and status.resume
+        }
 
     def _null_resume_taker(self) -> Callable[[], Any] | None:
         queue = self._null_resume
@@ -665,6 +676,7 @@ class Loop:
         node = task.node
         pad = context.Scratchpad(
             task_ns="|".join([*self.ns, f"{task.name}:{task.id}"]),
+            task_id=task.id,
             resume=list(task.resume),
             null_resume=self._null_resume_taker(),
             writer=self._custom_writer(task),
@@ -676,6 +688,7 @@ class Loop:
             stream_message=lambda message: self._stream_pushed(task, message),
         )
         pad.call_results = self._call_results
+        pad.call_answers = self._call_answers
         pad.runtime = Runtime(
             context=self.context,
             store=self.store,
@@ -937,6 +950,7 @@ class Loop:
             writes = [*writes, (RESUME, list(pad.resume))]
         if self.saver is not None:
             saves = [(call_id, [(RETURN, value)]) for call_id, value in pad.finished_calls]
+            saves += list(pad.call_writes.items())
             if self.untracked:
                 writes = [w for w in writes if w[0] not in self.untracked] or [(NO_WRITES, None)]
             saves.append((task.id, writes))

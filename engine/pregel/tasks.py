@@ -13,6 +13,7 @@ from typing import Any
 from engine.channels import Channel
 from engine.checkpoint.ids import pull_task_id, task_id
 from engine.constants import (
+    CALLED_BY,
     ERROR,
     ERROR_SOURCE,
     INTERRUPT,
@@ -26,7 +27,7 @@ from engine.errors import InvalidUpdateError, NodeError
 from engine.pregel.node import Node, Writes
 from engine.types import Interrupt, Send, TimeoutPolicy
 
-CONTROL = frozenset({ERROR, ERROR_SOURCE, INTERRUPT, RESUME, SCHEDULED})
+CONTROL = frozenset({CALLED_BY, ERROR, ERROR_SOURCE, INTERRUPT, RESUME, SCHEDULED})
 log = logging.getLogger(__name__)
 
 
@@ -241,6 +242,8 @@ class TaskStatus:
     error: Any = None
     # The task failed and its node's error handler took the failure.
     handled: bool = False
+    # For a `@task` call, not a task of the step: the task (or call) that made it.
+    caller: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -265,8 +268,25 @@ def task_statuses(pending: Iterable[tuple[str, str, Any]], null_task: str) -> di
             status.error = value
         elif chan == ERROR_SOURCE:
             status.handled = True
+        elif chan == CALLED_BY:
+            status.caller = value
         elif chan == RESUME:
             status.resume = list(value)
         elif chan not in CONTROL:
             status.output.append((chan, value))
     return out
+
+
+def answered_by(statuses: dict[str, TaskStatus]) -> dict[str, str]:
+    """Which task or call each pending interrupt's answer goes to: the innermost that
+    asked it, as an interrupt in a `@task` call stops its callers too."""
+
+    def depth(tid: str) -> int:
+        caller = statuses[tid].caller if tid in statuses else None
+        return 0 if caller is None else 1 + depth(caller)
+
+    by_id: dict[str, str] = {}
+    for tid in sorted(statuses, key=depth):
+        for question in statuses[tid].pending_interrupts:
+            by_id[question.id] = tid
+    return by_id

@@ -161,3 +161,50 @@ def case_sync_entrypoint_calls_an_async_task(ns: NS) -> Any:
         return add(x).result()
 
     return {"ainvoke": invoke(flow, 1, thread(), aio=True)}
+
+
+@case(aio=True, sql=True)
+def case_task_calls_keep_their_own_answers(ns: NS, aio: bool) -> Any:
+    """Each `@task` call asks its own questions: the same task called twice, each call
+    interrupting, takes one answer each (a call whose result is saved takes no other
+    call's answer); calls started together and a question of the entrypoint itself are
+    answered in the order asked; an answer by interrupt id goes to the call that asked,
+    and a task called inside a task keeps its answers too."""
+
+    @ns.task
+    def ask(text: str) -> str:
+        return f"{text}={ns.interrupt(text)}"
+
+    @ns.task
+    def ask_twice(text: str) -> str:
+        return ask(text).result() + "," + ask(text + "!").result()
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver())
+    def in_turn(first: str) -> str:
+        return ask(ask(first).result()).result()
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver())
+    def together(texts: list[str]) -> list[str]:
+        calls = [ask(text) for text in texts]
+        return [call.result() for call in calls] + [ns.interrupt("last?")]
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver())
+    def nested(text: str) -> list[str]:
+        return [ask_twice(text).result(), ns.interrupt("done?")]
+
+    def answer_by_id(out: Any) -> Any:
+        return ns.Command(resume={i.id: f"#{i.value}" for i in out["__interrupt__"]})
+
+    out: dict[str, Any] = {}
+    for name, graph, first, answers in (
+        ("in turn", in_turn, "a", ["b", "c"]),
+        ("together", together, ["x", "y"], [None, None, "3"]),
+        ("nested", nested, "n", ["p", "q", "r"]),
+    ):
+        config = thread(name)
+        steps = [invoke(graph, first, config, aio=aio)]
+        for answer in answers:
+            resume = answer_by_id(steps[-1]) if answer is None else ns.Command(resume=answer)
+            steps.append(invoke(graph, resume, config, aio=aio))
+        out[name] = steps
+    return out

@@ -20,6 +20,7 @@ from tests.pg import PostgresCluster
 from . import (  # noqa: F401
     cases_core,
     cases_delta,
+    cases_func,
     cases_langchain,
     cases_nesting,
     cases_persistence,

@@ -21,14 +21,32 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 # Private LangGraph modules that test files import, name by name: where the engine keeps
-# the same thing. A private name not listed here fails to import.
-PRIVATE_NAMES: dict[str, dict[str, str]] = {
+# the same thing, as "module" (the same name there) or "module:name". None stands for a
+# name the engine has nothing like: the file imports, and the tests that use the name
+# fail (and are listed). A private name not listed here fails to import.
+PRIVATE_NAMES: dict[str, dict[str, str | None]] = {
     "langgraph._internal._constants": {
         "CONFIG_KEY_RUNTIME": "engine.pregel.runnable",
+        "ERROR": "engine.constants",
         "PULL": "engine.constants",
         "PUSH": "engine.constants",
+        # A callback LangGraph's loop calls with each finished node's name.
+        "CONFIG_KEY_NODE_FINISHED": None,
     },
+    # The engine's one loop runs a step's tasks itself: it stands for LangGraph's loops
+    # and their runner where a test counts the live ones.
+    "langgraph.pregel._loop": {
+        "PregelLoop": "engine.pregel.loop:Loop",
+        "SyncPregelLoop": "engine.pregel.loop:Loop",
+        "AsyncPregelLoop": "engine.pregel.loop:Loop",
+    },
+    "langgraph.pregel._runner": {"PregelRunner": "engine.pregel.loop:Loop"},
 }
+
+
+class Unsupported(str):
+    """What a name the engine has nothing like (None in PRIVATE_NAMES) is imported as: a
+    config key or a value no engine code reads, named so that a failure says what it is."""
 
 
 def is_private(fullname: str) -> bool:
@@ -68,7 +86,7 @@ class PrivateNames(importlib.abc.Loader):
             module.__getattr__ = private_lookup(module.__name__, names)  # type: ignore[method-assign]
 
 
-def private_lookup(module_name: str, names: dict[str, str]) -> Callable[[str], Any]:
+def private_lookup(module_name: str, names: dict[str, str | None]) -> Callable[[str], Any]:
     """The module's `__getattr__`: each name is fetched from the engine on first use, so a
     test gets the names that exist even when another listed one is missing.
 
@@ -78,18 +96,21 @@ def private_lookup(module_name: str, names: dict[str, str]) -> Callable[[str], A
     def lookup(name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        home = names.get(name)
-        if home is None:
+        if name not in names:
             raise ImportError(
                 f"{module_name}.{name} is private to LangGraph and not in the shim's "
                 f"PRIVATE_NAMES table ({__file__})"
             )
+        home = names[name]
+        if home is None:
+            return Unsupported(f"{module_name}.{name} (not in the engine)")
+        module, _, attribute = home.partition(":")
         try:
-            return getattr(importlib.import_module(home), name)
+            return getattr(importlib.import_module(module), attribute or name)
         except (ImportError, AttributeError) as error:
             raise ImportError(
-                f"{module_name}.{name}: the shim maps it onto {home}.{name}, which is "
-                f"missing ({error})"
+                f"{module_name}.{name}: the shim maps it onto {module}.{attribute or name}, "
+                f"which is missing ({error})"
             ) from None
 
     return lookup
