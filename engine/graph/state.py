@@ -658,13 +658,17 @@ class _Compiler:
             if isinstance(output, Command):
                 state_writes = update_items(output.update, keys, name)
                 gotos = _goto_list(output.goto)
-            elif (
-                isinstance(output, list) and output and all(isinstance(o, Command) for o in output)
-            ):
+            elif isinstance(output, list | tuple) and any(isinstance(o, Command) for o in output):
+                # Several updates, each a Command or a plain one, applied in order.
                 state_writes = []
-                for command in output:
-                    state_writes += update_items(command.update, keys, name)
-                    gotos += _goto_list(command.goto)
+                for part in output:
+                    if isinstance(part, Command):
+                        if part.graph == Command.PARENT:
+                            raise ParentCommand(part)
+                        state_writes += update_items(part.update, keys, name)
+                        gotos += _goto_list(part.goto)
+                    else:
+                        state_writes += update_items(part, keys, name)
             else:
                 state_writes = update_items(output, keys, name)
             state_writes = with_message_ids(channels, state_writes)

@@ -607,8 +607,7 @@ class Loop:
         # shown again, as LangGraph shows it: as cached.
         for task in tasks:
             if task.done and not task.handled and not task.node.hidden:
-                shown = {k: v for k, v in task.writes if k in self.graph.state_key_set}
-                self._emit_update(task, shown, cached=True)
+                self._emit_update(task, self._state_writes(task), cached=True)
         if len(todo) == 1 and not handled:
             await self._execute(todo[0], inline=self.inline_sync)
         elif todo or handled:
@@ -1297,19 +1296,31 @@ class Loop:
         if "debug" in self.modes:
             self.emit(self.ns, "debug", _debug(self.step, "task", payload))
 
-    def _emit_update(self, task: Task, state_writes: dict[str, Any], *, cached: bool) -> None:
+    def _state_writes(self, task: Task) -> list[tuple[str, Any]]:
+        keys = self.graph.state_key_set
+        return [(k, v) for k, v in task.writes if k in keys]
+
+    def _emit_update(
+        self, task: Task, state_writes: list[tuple[str, Any]], *, cached: bool
+    ) -> None:
         """The `updates` part of a task's state writes; `cached` when they were not made
-        now (the node cache's, or saved by an earlier attempt of the step)."""
+        now (the node cache's, or saved by an earlier attempt of the step). A key the
+        task wrote more than once shows each write, in order, as LangGraph shows them."""
         if "updates" not in self.modes:
             return
         keys = self.output_keys
         if keys is None:
             output = self.graph.output_channel
-            shown = state_writes.get(output) if output else state_writes or None
-        elif isinstance(keys, str):
-            shown = state_writes.get(keys)
+            keys = output if output else frozenset(k for k, _ in state_writes)
+        if isinstance(keys, str):
+            values = [v for k, v in state_writes if k == keys]
+            shown = values if len(values) > 1 else next(iter(values), None)
         else:
-            shown = {k: v for k, v in state_writes.items() if k in keys} or None
+            chosen = [(k, v) for k, v in state_writes if k in keys]
+            if len({k for k, _ in chosen}) < len(chosen):
+                shown = [{k: v} for k, v in chosen]
+            else:
+                shown = dict(chosen) or None
         update: dict[str, Any] = {task.name: shown}
         if cached:
             update["__metadata__"] = {"cached": True}
@@ -1318,7 +1329,7 @@ class Loop:
     def _emit_task_end(self, task: Task) -> None:
         if task.node.hidden:
             return
-        state_writes = {k: v for k, v in task.writes if k in self.graph.state_key_set}
+        state_writes = self._state_writes(task)
         if task.error is None and not task.interrupted:
             self._emit_messages(task, state_writes)
             self._emit_update(task, state_writes, cached=task.cached)
@@ -1327,7 +1338,7 @@ class Loop:
                 "id": task.id,
                 "name": task.name,
                 "error": task.error,
-                "result": state_writes,
+                "result": _task_result(state_writes),
                 "interrupts": [{"value": i.value, "id": i.id} for i in task.interrupts],
             }
             if "tasks" in self.modes:
@@ -1349,7 +1360,7 @@ class Loop:
             handler.fresh(message, self.ns)
             emit(self.ns, "messages", (message, meta))
 
-    def _emit_messages(self, task: Task, state_writes: dict[str, Any]) -> None:
+    def _emit_messages(self, task: Task, state_writes: list[tuple[str, Any]]) -> None:
         """Messages a node wrote that no chat model streamed, each whole, once."""
         routes = self._message_routes()
         if not routes:
@@ -1362,12 +1373,21 @@ class Loop:
                     for item in value if isinstance(value, list) else (value,):
                         if isinstance(item, BaseMessage) and item.id is not None:
                             handler.mark_seen(item.id, self.ns)
-            for value in state_writes.values():
+            for _, value in state_writes:
                 for item in value if isinstance(value, list) else (value,):
                     if not isinstance(item, BaseMessage) or isinstance(item, RemoveMessage):
                         continue
                     if handler.fresh(item, self.ns):
                         emit(self.ns, "messages", (item, meta))
+
+
+def _task_result(state_writes: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A task's writes as the `tasks` stream shows them: by key, a key written more than
+    once as `{"$writes": [each value, in order]}`."""
+    values: dict[str, list[Any]] = {}
+    for key, value in state_writes:
+        values.setdefault(key, []).append(value)
+    return {k: vs[0] if len(vs) == 1 else {"$writes": vs} for k, vs in values.items()}
 
 
 def own_namespace(ns: tuple[str, ...], graph: CompiledGraph) -> tuple[str, ...]:

@@ -1250,6 +1250,52 @@ def case_root_state(ns: NS, aio: bool) -> Any:
     return out
 
 
+@case(aio=True)
+def case_node_returns_several_updates(ns: NS, aio: bool) -> Any:
+    """A node may return a list mixing Commands and plain updates, applied in order
+    (a Command in it may route), or a Command whose update writes a key twice; the
+    updates stream shows each write of a key written more than once, the tasks stream
+    gathers them under `$writes`. The same with a one-value state."""
+
+    class State(TypedDict):
+        foo: Annotated[str, operator.add]
+
+    def mixed(state: Any) -> Any:
+        return [
+            ns.Command(update={"foo": "a1"}),
+            {"foo": "a2"},
+            ns.Command(update={"foo": "a3"}, goto="twice"),
+        ]
+
+    def twice(state: Any) -> Any:
+        return ns.Command(update=[("foo", "c1"), ("foo", "c2")])
+
+    def root(state: Any) -> Any:
+        return [ns.Command(update=["a"]), ["b"]]
+
+    graph = (
+        ns.StateGraph(State)
+        .add_node("mixed", mixed)
+        .add_node("plain", lambda s: {"foo": "b"})
+        .add_node("twice", twice)
+        .add_edge(ns.START, "mixed")
+        .add_edge("mixed", "plain")
+        .compile()
+    )
+    rooted = (
+        ns.StateGraph(Annotated[list, operator.add])
+        .add_node("root", root)
+        .add_edge(ns.START, "root")
+        .compile()
+    )
+    return {
+        "result": invoke(graph, {"foo": ""}, aio=aio),
+        "stream": stream(graph, {"foo": ""}, stream_mode=["updates", "tasks"], aio=aio),
+        "root": invoke(rooted, [], aio=aio),
+        "root stream": stream(rooted, [], stream_mode="updates", aio=aio),
+    }
+
+
 # --------------------------------------------------------------------------- get_graph
 
 
