@@ -188,7 +188,13 @@ def update_items(output: Any, keys: Any, node: str) -> list[tuple[str, Any]]:
         return [(k, v) for k, v in output.items() if k in keys]
     if is_object_schema(type(output)):
         if _is_pydantic(type(output)):
-            data = {k: getattr(output, k) for k in type(output).model_fields}
+            # A None left at its None default was not set: it does not overwrite.
+            fields, given = type(output).model_fields, output.model_fields_set
+            data = {
+                k: value
+                for k, f in fields.items()
+                if (value := getattr(output, k)) is not None or f.default is not None or k in given
+            }
         else:
             data = {f.name: getattr(output, f.name) for f in dataclasses.fields(output)}
         return [(k, v) for k, v in data.items() if k in keys]

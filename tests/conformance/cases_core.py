@@ -1296,6 +1296,41 @@ def case_node_returns_several_updates(ns: NS, aio: bool) -> Any:
     }
 
 
+@case
+def case_pydantic_update_writes_what_was_set(ns: NS) -> Any:
+    """A pydantic instance returned (or in a Command) writes its values, but a None left
+    at its None default was not set and does not overwrite; one set explicitly does."""
+
+    class State(pydantic.BaseModel):
+        foo: str | None = None
+        bar: str | None = None
+        count: int | None = 0
+
+    def first(state: State) -> Any:
+        return State(foo="foo", count=None)
+
+    def second(state: State) -> Any:
+        return ns.Command(update=State(bar="bar"))
+
+    def third(state: State) -> Any:
+        return State(foo=None)
+
+    graph = (
+        ns.StateGraph(State)
+        .add_node("first", first)
+        .add_node("second", second)
+        .add_node("third", third)
+        .add_edge(ns.START, "first")
+        .add_edge("first", "second")
+        .add_edge("second", "third")
+        .compile()
+    )
+    return {
+        "result": invoke(graph, State(count=5)),
+        "updates": stream(graph, State(count=5), stream_mode="updates"),
+    }
+
+
 # --------------------------------------------------------------------------- get_graph
 
 
