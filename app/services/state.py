@@ -100,7 +100,7 @@ def _task(task: PregelTask) -> ThreadTask:
         id=task.id,
         name=task.name,
         path=jsonable(task.path),
-        error=None if task.error is None else f"{type(task.error).__name__}: {task.error}",
+        error=None if task.error is None else str(task.error),
         interrupts=jsonable(task.interrupts),
         checkpoint=Checkpoint(**where) if where else None,
         state=None if nested is None else thread_state(nested),

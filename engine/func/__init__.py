@@ -83,7 +83,7 @@ class _TaskFunction:
             )
         self.func = func
         self.signature = inspect.signature(func)
-        self.name = name or func.__name__
+        self.name = name or _name_of(func)
         self.retry_policy = retry_policy
         if timeout is not None and not _is_async(func):
             raise sync_timeout_error(self.name, kind="Task")
@@ -226,6 +226,13 @@ def _stopped(pad: context.Scratchpad, asking: context.Scratchpad, exc: BaseExcep
     pad.call_writes.update(asking.call_writes)
     if writes:
         pad.call_writes[asking.task_id] = [(CALLED_BY, pad.task_id), *writes]
+
+
+def _name_of(func: Callable[..., Any]) -> str:
+    """A task's default name: its function's (a partial's, the function it wraps)."""
+    while isinstance(func, functools.partial):
+        func = func.func
+    return getattr(func, "__name__", type(func).__name__)
 
 
 def _is_async(func: Callable[..., Any]) -> bool:

@@ -41,7 +41,7 @@ from engine.constants import (
 from engine.errors import CheckpointNotFoundError, GraphInterrupt, InvalidUpdateError
 from engine.pregel import context
 from engine.pregel.config import coerce_context, merge_configs
-from engine.pregel.loop import Loop, own_config, own_namespace, restore_error, with_interrupts
+from engine.pregel.loop import Loop, error_text, own_config, own_namespace, with_interrupts
 from engine.pregel.node import Node, Writes
 from engine.pregel.sync import iterate_sync, run_sync
 from engine.pregel.tasks import Task, TaskStatus, task_statuses
@@ -250,7 +250,7 @@ class CompiledGraph(Runnable[Any, Any]):
                 "This graph has a checkpointer: pass a thread, "
                 'config={"configurable": {"thread_id": "..."}}.'
             )
-        return Loop(
+        loop = Loop(
             self,
             config,
             emit=emit,
@@ -267,6 +267,9 @@ class CompiledGraph(Runnable[Any, Any]):
             subgraphs=subgraphs,
             output_keys=output_keys,
         )
+        # After the loop took the metadata it saves with checkpoints: these are not.
+        loop.config = _with_run_keys_in_metadata(loop.config)
+        return loop
 
     def _output_keys(self, keys: str | Sequence[str] | None) -> str | tuple[str, ...] | None:
         """A call's `output_keys`, checked: channels of the state (one, as a str)."""
@@ -479,9 +482,14 @@ class CompiledGraph(Runnable[Any, Any]):
     def stream(
         self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any
     ) -> Iterator[Any]:
+        # Parts a node makes while it runs (its custom writes, a model's tokens, its
+        # subgraphs' parts) reach the reader as they are made, as in LangGraph: its sync
+        # code then runs in a worker thread, not inline on the loop the reader waits on.
+        _, modes = _stream_modes(kwargs.get("stream_mode"))
+        live = bool(kwargs.get("subgraphs")) or not {"custom", "messages"}.isdisjoint(modes)
         return iterate_sync(
             lambda deliver, pause: self.arun(
-                input, config, deliver, _inline_sync=True, _pause=pause, **kwargs
+                input, config, deliver, _inline_sync=not live, _pause=pause, **kwargs
             )
         )
 
@@ -656,7 +664,7 @@ class CompiledGraph(Runnable[Any, Any]):
                 result = {k: v for k, v in status.output if k in self.state_key_set}
                 if self.output_channel is not None:
                     result = result.get(self.output_channel)
-            error = None if status.error is None else restore_error(status.error)
+            error = None if status.error is None else error_text(status.error)
             found = status.pending_interrupts if live else status.interrupts
             state = loop.subgraph_config(task)
             shown.append(
@@ -1088,6 +1096,28 @@ def _durability_of_old(options: RunOptions) -> RunOptions:
             "`durability` instead."
         )
     return {**options, "durability": "async" if during else "exit"}
+
+
+# Keys of a run's `configurable` that its runs' metadata carries too (unless it has its
+# own), as LangGraph copies them: tracers and the `messages` stream show where a run was.
+_RUN_KEYS = (
+    "thread_id",
+    "checkpoint_id",
+    "checkpoint_ns",
+    "task_id",
+    "run_id",
+    "assistant_id",
+    "graph_id",
+)
+
+
+def _with_run_keys_in_metadata(config: dict[str, Any]) -> dict[str, Any]:
+    configurable = config.get("configurable") or {}
+    metadata = config.get("metadata") or {}
+    carried = {
+        key: configurable[key] for key in _RUN_KEYS if configurable.get(key) and key not in metadata
+    }
+    return {**config, "metadata": {**metadata, **carried}} if carried else config
 
 
 def _stream_modes(stream_mode: str | Sequence[str] | None) -> tuple[bool, list[str]]:

@@ -108,6 +108,15 @@ class TaskFailure(Exception):
     """A task error restored from a saved error write; named like the original."""
 
 
+def error_text(saved: Any) -> str:
+    """A saved failure as a snapshot's task shows it: the exception's repr, as
+    LangGraph keeps it (`RuntimeError('Simulated failure')`)."""
+    if isinstance(saved, dict):
+        # Failures saved before the repr was kept: rebuilt from the class and message.
+        return saved.get("repr") or f"{saved.get('error', 'Error')}({saved.get('message', '')!r})"
+    return repr(saved) if isinstance(saved, BaseException) else str(saved)
+
+
 def restore_error(saved: Any) -> BaseException:
     if isinstance(saved, BaseException):
         return saved
@@ -763,7 +772,7 @@ class Loop:
                     continue
                 task.error = exc
                 exc.add_note(f"During task with name '{task.name}' and id '{task.id}'")
-                err = {"error": type(exc).__name__, "message": str(exc)}
+                err = {"error": type(exc).__name__, "message": str(exc), "repr": repr(exc)}
                 failed: Writes = [(ERROR, err)]
                 if is_invalid_resume(exc):
                     # The answer that did not fit is forgotten: the question stays open.

@@ -208,3 +208,37 @@ def case_task_calls_keep_their_own_answers(ns: NS, aio: bool) -> Any:
             steps.append(invoke(graph, resume, config, aio=aio))
         out[name] = steps
     return out
+
+
+@case
+def case_task_names(ns: NS) -> Any:
+    """A task's name in the updates stream: the one given, else its function's; a bound
+    method, a partial (the function it wraps) and a callable object are tasks too."""
+    import functools
+
+    class Greeter:
+        def greet(self, text: str) -> str:
+            return text + "|greet"
+
+        def __call__(self, text: str) -> str:
+            return text + "|called"
+
+    def tag(label: str, text: str) -> str:
+        return f"{text}|{label}"
+
+    greeter = Greeter()
+    tasks = [
+        ns.task(greeter.greet, name="custom_greet"),
+        ns.task(greeter.greet),
+        ns.task(functools.partial(tag, "plain")),
+        ns.task(functools.partial(tag, "named"), name="named_tag"),
+        ns.task(greeter, name="object"),
+    ]
+
+    @ns.entrypoint()
+    def flow(text: str) -> str:
+        for each in tasks:
+            text = each(text).result()
+        return text
+
+    return stream(flow, "", stream_mode="updates")

@@ -436,3 +436,41 @@ def case_task_starts_carry_metadata_and_tags(ns: NS, aio: bool) -> Any:
             if part["type"] == "task"
         ],
     }
+
+
+@case
+def case_run_keys_reach_messages_metadata(ns: NS) -> Any:
+    """The run's thread, checkpoint, task, run, assistant and graph ids given in its
+    `configurable` show in the `messages` metadata (unless its metadata has its own);
+    other keys (a model name, a secret) do not."""
+
+    def reply(state: Any) -> dict[str, Any]:
+        return {"messages": [AIMessage(content="hello", id="m1")]}
+
+    graph = (
+        ns.StateGraph(ns.MessagesState)
+        .add_node("reply", reply)
+        .add_edge(ns.START, "reply")
+        .compile()
+    )
+    given = {
+        "thread_id": "th-1",
+        "checkpoint_id": "ckpt-1",
+        "checkpoint_ns": "ns-1",
+        "task_id": "task-1",
+        "run_id": "run-1",
+        "assistant_id": "asst-1",
+        "graph_id": "graph-1",
+        "model": "m",
+        "api_key": "secret",
+    }
+    out = {}
+    for name, config in {
+        "configurable": {"configurable": given},
+        "own metadata": {"configurable": given, "metadata": {"assistant_id": "mine"}},
+    }.items():
+        parts = list(graph.stream({"messages": []}, config, stream_mode="messages"))
+        out[name] = [
+            {k: v for k, v in meta.items() if not k.startswith("langgraph_")} for _, meta in parts
+        ]
+    return out

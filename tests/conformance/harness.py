@@ -471,7 +471,9 @@ class Normalizer:
             "id": self.ident(task.id),
             "name": task.name,
             "path": self.path(task.path),
+            # Its class, and what it is kept as (LangGraph's snapshots give the repr).
             "error": error_class(task.error),
+            "error_kept_as": type(task.error).__name__,
             "interrupts": [self(i) for i in task.interrupts],
         }
         state = getattr(task, "state", None)

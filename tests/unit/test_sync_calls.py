@@ -4,7 +4,8 @@ call made while a sync stream is being read runs beside it, an error leaves the 
 call a working loop, a thread's loop is closed when the thread ends, and a sync node
 runs with no loop, as in LangGraph: its code may call `asyncio.run` or `invoke`. A sync
 stream turns the loop twice a part, stops its run where its reader stops reading
-(keeping the thread's loop), and raises the run's error after the parts before it."""
+(keeping the thread's loop), raises the run's error after the parts before it, and hands
+over the parts a node makes while it runs."""
 
 import asyncio
 import gc
@@ -12,8 +13,11 @@ import threading
 from typing import Any, TypedDict
 
 import pytest
+from langchain_core.messages import AIMessage
 
 from engine import END, START, StateGraph
+from engine.config import get_stream_writer
+from engine.graph.message import push_message
 from engine.pregel import sync
 
 
@@ -178,3 +182,21 @@ def test_an_error_of_a_sync_stream_reaches_its_reader_after_the_parts_before_it(
     with pytest.raises(ValueError, match="no"):
         next(parts)
     assert counter().invoke({"n": 0}) == {"n": 1}
+
+
+@pytest.mark.parametrize("mode", ["custom", "messages"])
+def test_a_sync_stream_hands_over_parts_while_their_node_runs(mode: str) -> None:
+    """With the modes a node makes parts in while it runs (and with subgraphs), its code
+    runs in a worker thread, as in LangGraph, so the reader gets each part at once: here
+    the node goes on only once its reader has its first part."""
+    read = threading.Event()
+
+    def node(state: Count) -> Count:
+        get_stream_writer()("first")
+        push_message(AIMessage("hi", id="m1"), state_key=None)
+        return {"n": int(read.wait(timeout=10))}
+
+    parts = one_node(node).stream({"n": 0}, stream_mode=[mode, "updates"])
+    assert next(parts)[0] == mode
+    read.set()
+    assert list(parts)[-1] == ("updates", {"node": {"n": 1}})
