@@ -1375,13 +1375,14 @@ class Loop:
         if not routes:
             return
         meta = self._run_metadata(task)
+        given = task.input if isinstance(task.input, dict) else getattr(task.input, "__dict__", {})
         for handler, emit in routes:
-            if isinstance(task.input, dict):
-                # What the node was given is not news, though it may return it again.
-                for value in task.input.values():
-                    for item in value if isinstance(value, list) else (value,):
-                        if isinstance(item, BaseMessage) and item.id is not None:
-                            handler.mark_seen(item.id, self.ns)
+            # What the node was given (a dict, or a pydantic or dataclass state) is not
+            # news, though it may return it again.
+            for value in given.values():
+                for item in value if isinstance(value, list) else (value,):
+                    if isinstance(item, BaseMessage) and item.id is not None:
+                        handler.mark_seen(item.id, self.ns)
             for _, value in state_writes:
                 for item in value if isinstance(value, list) else (value,):
                     if not isinstance(item, BaseMessage) or isinstance(item, RemoveMessage):

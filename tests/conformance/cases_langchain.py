@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from functools import reduce
 from typing import Annotated, Any, Literal, TypedDict
 
+import pydantic
 from langchain_core.language_models.fake_chat_models import (
     FakeListChatModel,
     FakeMessagesListChatModel,
@@ -806,3 +807,43 @@ def case_nodes_coerced_as_langchain_does(ns: NS, aio: bool) -> Any:
             "updates": stream(graph, {"log": ["in"]}, stream_mode="updates", aio=aio),
         }
     return runs
+
+
+@case(aio=True)
+def case_messages_of_a_resumed_subgraph_with_a_pydantic_state(ns: NS, aio: bool) -> Any:
+    """A subgraph that stopped at an interrupt, resumed: the messages it showed before
+    are not shown again when its node returns them, with a pydantic state as with a
+    dict (what the node was given is not news)."""
+
+    class Chat(pydantic.BaseModel):
+        messages: Annotated[list[Any], ns.add_messages] = []
+
+    def propose(state: Chat) -> Any:
+        return {"messages": [AIMessage(content="Proposal", id="proposal")]}
+
+    def approve(state: Chat) -> Any:
+        return {"messages": [HumanMessage(content=ns.interrupt("ok?"), id="answer")]}
+
+    saver = ns.InMemorySaver()
+    inner = (
+        ns.StateGraph(Chat)
+        .add_node("propose", propose)
+        .add_node("approve", approve)
+        .add_edge(ns.START, "propose")
+        .add_edge("propose", "approve")
+        .compile(checkpointer=saver)
+    )
+    outer = (
+        ns.StateGraph(Chat)
+        .add_node("inner", inner)
+        .add_node("close", lambda s: {"messages": [AIMessage(content="Done", id="done")]})
+        .add_edge(ns.START, "inner")
+        .add_edge("inner", "close")
+        .compile(checkpointer=saver)
+    )
+    config = thread()
+    first = {"messages": [HumanMessage(content="hi", id="hi")]}
+    return [
+        stream(outer, given, config, stream_mode="messages", subgraphs=True, aio=aio)
+        for given in (first, ns.Command(resume="yes"))
+    ]
