@@ -322,13 +322,22 @@ class AssistantService:
 
 
 def graph_schemas(graph: CompiledGraph) -> SubgraphSchemas:
-    """The schemas a graph's builder declares; an `@entrypoint` has no builder, and its
-    input and output are whatever its function takes and returns (null)."""
+    """The schemas a graph's builder declares; an `@entrypoint` has no builder: its input
+    and output are what its function's annotations say (LangChain's schema of a value,
+    as LangGraph gives it), and it has no state."""
     builder = graph.builder
+    if builder is None:
+        return SubgraphSchemas(
+            input_schema=graph.get_input_jsonschema(),
+            output_schema=graph.get_output_jsonschema(),
+            state_schema=None,
+            config_schema=None,
+            context_schema=json_schema(graph.context_schema),
+        )
     return SubgraphSchemas(
-        input_schema=builder and json_schema(builder.input_schema),
-        output_schema=builder and json_schema(builder.output_schema),
-        state_schema=builder and json_schema(builder.state_schema),
+        input_schema=json_schema(builder.input_schema),
+        output_schema=json_schema(builder.output_schema),
+        state_schema=json_schema(builder.state_schema),
         config_schema=None,
         context_schema=json_schema(graph.context_schema),
     )

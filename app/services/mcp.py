@@ -143,7 +143,9 @@ class McpService:
         for assistant in page:
             name = tool_name(assistant.name)
             schema = self.assistants.schemas(assistant).input_schema
-            if not name or name in seen or schema is None:
+            # A tool's arguments are an object: an input with no keys (an entrypoint's
+            # one value) makes no tool.
+            if not name or name in seen or schema is None or "properties" not in schema:
                 continue
             seen.add(name)
             tools.append(

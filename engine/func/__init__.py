@@ -21,7 +21,7 @@ import itertools
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Generic, TypeVar, get_args, get_origin
+from typing import Any, Generic, TypeVar, get_args, get_origin, get_type_hints
 
 from langchain_core.callbacks import AsyncCallbackManager, BaseCallbackHandler
 from langchain_core.runnables import RunnableConfig
@@ -402,11 +402,26 @@ class entrypoint(Generic[ContextT]):  # noqa: N801  (LangGraph's name, used as a
             cache=self.cache,
             context_schema=self.context_schema,
             output_channel=END,
+            value_types=_value_types(func),
         )
 
 
 def _no_goto(goto: Any) -> list[tuple[str, Any]]:
     raise ValueError("An entrypoint has one node: there is nowhere to go to.")
+
+
+def _value_types(func: Callable[..., Any]) -> tuple[Any, Any]:
+    """An entrypoint's input and output types: its first parameter's annotation and its
+    return annotation (of `entrypoint.final[R, S]`, R); Any where there is none."""
+    try:
+        hints = get_type_hints(func)
+    except Exception:  # an annotation that does not resolve says nothing of the type
+        hints = {}
+    first = next(iter(inspect.signature(func).parameters))
+    returned = hints.get("return", Any)
+    if get_origin(returned) is entrypoint.final:
+        returned = get_args(returned)[0]
+    return hints.get(first, Any), returned
 
 
 def _check_final_annotation(func: Callable[..., Any]) -> None:

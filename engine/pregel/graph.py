@@ -96,6 +96,7 @@ class CompiledGraph(Runnable[Any, Any]):
         cache: BaseCache | None = None,
         context_schema: Any = None,
         output_channel: str | None = None,
+        value_types: tuple[Any, Any] | None = None,
         debug: bool = False,
     ) -> None:
         # Print every run's debug parts (compile(debug=True)), unless a call says not to.
@@ -103,6 +104,9 @@ class CompiledGraph(Runnable[Any, Any]):
         self.nodes = nodes
         # A graph whose output is one channel's value, not a dict (an entrypoint's).
         self.output_channel = output_channel
+        # Its input's and output's types, for a graph that takes and gives one value (an
+        # entrypoint's, from its function's annotations): its JSON schemas follow them.
+        self.value_types = value_types
         self.store = store
         self.cache = cache
         self.context_schema = context_schema
@@ -881,6 +885,14 @@ class CompiledGraph(Runnable[Any, Any]):
         return [(CACHE_NS, name) for name in names]
 
     # Schemas.
+
+    @property
+    def InputType(self) -> Any:  # noqa: N802 (LangChain's name)
+        return super().InputType if self.value_types is None else self.value_types[0]
+
+    @property
+    def OutputType(self) -> Any:  # noqa: N802 (LangChain's name)
+        return super().OutputType if self.value_types is None else self.value_types[1]
 
     def get_input_jsonschema(self, config: Any = None) -> dict[str, Any]:
         """The JSON schema of what the graph takes: its builder's input schema (a

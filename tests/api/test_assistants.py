@@ -210,14 +210,25 @@ async def test_versions_are_kept_and_can_be_gone_back_to(server: str) -> None:
 
 
 def test_an_entrypoint_has_schemas_without_a_builder() -> None:
+    """Its input and output as its annotations say (LangGraph's server gives these);
+    no state; with no annotations, any value."""
+
     @entrypoint()
-    def flow(x: int) -> int:
+    def flow(x: list[int]) -> entrypoint.final[str, int]:
+        return entrypoint.final(value="x", save=1)
+
+    @entrypoint()
+    def untyped(x):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN202
         return x
 
-    schemas = graph_schemas(flow)
-    assert schemas.model_dump() == dict.fromkeys(
-        ("input_schema", "output_schema", "state_schema", "config_schema", "context_schema")
-    )
+    assert graph_schemas(flow).model_dump() == {
+        "input_schema": {"title": "LangGraphInput", "type": "array", "items": {"type": "integer"}},
+        "output_schema": {"title": "LangGraphOutput", "type": "string"},
+        "state_schema": None,
+        "config_schema": None,
+        "context_schema": None,
+    }
+    assert graph_schemas(untyped).model_dump()["input_schema"] == {"title": "LangGraphInput"}
 
 
 async def test_bad_requests(server: str) -> None:

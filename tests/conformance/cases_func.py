@@ -242,3 +242,26 @@ def case_task_names(ns: NS) -> Any:
         return text
 
     return stream(flow, "", stream_mode="updates")
+
+
+@case
+def case_entrypoint_json_schemas(ns: NS) -> Any:
+    """An entrypoint's input and output JSON schemas follow its function's annotations
+    (the first parameter's, the return's; `final[R, S]` gives R's), any value without."""
+
+    @ns.entrypoint()
+    def typed(numbers: list[int]) -> list[str]:
+        return [str(n) for n in numbers]
+
+    @ns.entrypoint()
+    def saving(text: str, *, previous: Any) -> ns.entrypoint.final[str, int]:
+        return ns.entrypoint.final(value=text, save=1)
+
+    @ns.entrypoint()
+    def untyped(value):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN202
+        return value
+
+    return [
+        [graph.get_input_jsonschema(), graph.get_output_jsonschema()]
+        for graph in (typed, saving, untyped)
+    ]
