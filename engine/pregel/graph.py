@@ -840,7 +840,10 @@ class CompiledGraph(Runnable[Any, Any]):
     def _last_node(self, loop: Loop, saved: CheckpointTuple | None) -> str:
         """The node an update without `as_node` stands for: the one that ran last. That
         may be the input node, on a version that took new input: the update is then
-        input too, and the graph runs from its start again."""
+        input too, and the graph runs from its start again. A graph of one node (an
+        entrypoint's) updates as that node: what it saves for its next call."""
+        if len(self.nodes) == 1:
+            return next(iter(self.nodes))
         if saved is None:
             return START
         latest: dict[str, int] = {

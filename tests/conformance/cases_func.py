@@ -265,3 +265,27 @@ def case_entrypoint_json_schemas(ns: NS) -> Any:
         [graph.get_input_jsonschema(), graph.get_output_jsonschema()]
         for graph in (typed, saving, untyped)
     ]
+
+
+@case
+def case_entrypoint_update_state_sets_previous(ns: NS) -> Any:
+    """`update_state` without `as_node` on an entrypoint's thread, before its first call
+    and between calls, stands for the entrypoint's own output: what the next call gets
+    as `previous`, and the thread's value."""
+    seen: list[Any] = []
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver())
+    def remember(given: Any, *, previous: Any) -> Any:
+        seen.append(previous)
+        return {"previous": previous, "given": given}
+
+    config = thread()
+    remember.update_state(config, {"a": "-1"})
+    first = invoke(remember, {"a": "1"}, config)
+    remember.update_state(config, {"a": "2"})
+    return {
+        "first": first,
+        "state": remember.get_state(config).values,
+        "second": invoke(remember, {"a": "3"}, config),
+        "seen": seen,
+    }
