@@ -52,6 +52,7 @@ from engine.constants import (
     RETURN,
     START,
     TAG_HIDDEN,
+    TASKS,
 )
 from engine.errors import (
     CheckpointNotFoundError,
@@ -92,7 +93,7 @@ from engine.pregel.tools import StreamToolsHandler
 from engine.pregel.traces import end_run, start_run
 from engine.runtime import ExecutionInfo, RunControl, Runtime, ServerInfo
 from engine.store.base import BaseStore
-from engine.types import Command, Durability, Interrupt, StreamWriter
+from engine.types import Command, Durability, Interrupt, Send, StreamWriter
 
 if TYPE_CHECKING:
     from engine.pregel.graph import CompiledGraph
@@ -960,7 +961,11 @@ class Loop:
             saves = [(call_id, [(RETURN, value)]) for call_id, value in pad.finished_calls]
             saves += list(pad.call_writes.items())
             if self.untracked:
-                writes = [w for w in writes if w[0] not in self.untracked] or [(NO_WRITES, None)]
+                writes = [
+                    (chan, _untracked_left_out(value, self.untracked) if chan == TASKS else value)
+                    for chan, value in writes
+                    if chan not in self.untracked
+                ] or [(NO_WRITES, None)]
             saves.append((task.id, writes))
             for tid, task_writes in saves:
                 if self.durability == "exit":
@@ -986,6 +991,8 @@ class Loop:
             value = ch.checkpoint()
             if value is not MISSING:
                 values[key] = value
+        if self.untracked and values.get(TASKS):
+            values[TASKS] = [_untracked_left_out(s, self.untracked) for s in values[TASKS]]
         return {
             "v": 1,
             "id": new_checkpoint_id(),
@@ -1389,6 +1396,17 @@ class Loop:
                         continue
                     if handler.fresh(item, self.ns):
                         emit(self.ns, "messages", (item, meta))
+
+
+def _untracked_left_out(packet: Any, untracked: frozenset[str]) -> Any:
+    """A `Send` as saved: a state it carries without its untracked values, which are
+    never saved (a resumed packet's task runs without them, as in LangGraph)."""
+    if not isinstance(packet, Send) or not isinstance(packet.arg, dict):
+        return packet
+    if untracked.isdisjoint(packet.arg):
+        return packet
+    kept = {k: v for k, v in packet.arg.items() if k not in untracked}
+    return Send(packet.node, kept, timeout=packet.timeout)
 
 
 def _task_result(state_writes: list[tuple[str, Any]]) -> dict[str, Any]:

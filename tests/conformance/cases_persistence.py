@@ -1435,6 +1435,45 @@ def case_channels_declared_in_the_state(ns: NS) -> Any:
 
 
 @case
+def case_send_carries_untracked_values(ns: NS) -> Any:
+    """A `Send` of the whole state hands its task the untracked value (one no serializer
+    takes: it holds a lock) in this run, and saves the packet without it; the history
+    of the thread reads back."""
+
+    class Resource:
+        def __init__(self, name: str) -> None:
+            self.name = name
+            self.lock = threading.Lock()
+
+    class WithResource(TypedDict):
+        log: Annotated[list, operator.add]
+        resource: Annotated[Resource, ns.UntrackedValue]
+
+    def setup(state: Any) -> dict[str, Any]:
+        return {"log": ["setup"], "resource": Resource("first")}
+
+    def use(state: Any) -> dict[str, Any]:
+        held = state.get("resource")
+        return {"log": [f"used {held.name if held else None}"], "resource": Resource("next")}
+
+    graph = (
+        ns.StateGraph(WithResource)
+        .add_node("setup", setup)
+        .add_node("use", use)
+        .add_edge(ns.START, "setup")
+        .add_conditional_edges("setup", lambda state: [ns.Send("use", state)], ["use"])
+        .compile(checkpointer=ns.InMemorySaver())
+    )
+    config = thread()
+    result = invoke(graph, {"log": []}, config)
+    return {
+        "result": {k: v for k, v in result.items() if k != "resource"},
+        "kept in memory": type(result.get("resource")).__name__,
+        "timeline": timeline(graph, config),
+    }
+
+
+@case
 def case_custom_channels_subclass_base_channel(ns: NS) -> Any:
     """Channels a program writes itself on LangGraph's `BaseChannel` contract (made with
     the value's type, read by `get()`, saved by `checkpoint()`, rebuilt by
