@@ -51,7 +51,7 @@ def check_reducer(key: str, reducer: Callable[..., Any]) -> None:
     optional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if len(positional) > 2 or len(optional) < 2:
         raise ValueError(
-            f"Reducer of key '{key}' must take exactly two positional arguments "
+            f"Invalid reducer of key '{key}': it must take exactly two positional arguments "
             f"(current value, update); {getattr(reducer, '__name__', reducer)!r} takes "
             f"{len(positional)}."
         )
@@ -79,7 +79,8 @@ class BinaryOperatorAggregate(Channel):
             if replacement is not MISSING:
                 if overwritten:
                     raise InvalidUpdateError(
-                        f"Key '{self.key}' received more than one Overwrite in one step."
+                        "Can receive only one Overwrite value per super-step: "
+                        f"key '{self.key}' received more than one."
                     )
                 self.value = replacement
                 overwritten = True

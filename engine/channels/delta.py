@@ -64,7 +64,8 @@ class DeltaChannel(Channel):
         replacements = [r for r in (_overwrite_of(v, MISSING) for v in values) if r is not MISSING]
         if len(replacements) > 1:
             raise InvalidUpdateError(
-                f"Key '{self.key}' received more than one Overwrite in one step."
+                "Can receive only one Overwrite value per super-step: "
+                f"key '{self.key}' received more than one."
             )
         if replacements:
             # As in LangGraph, an Overwrite sets the value and the step's other writes

@@ -267,6 +267,8 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         return self
 
     def add_sequence(self, nodes: Sequence[Callable[..., Any] | tuple[str, Any]]) -> StateGraph:
+        if not nodes:
+            raise ValueError("add_sequence takes at least one node.")
         previous: str | None = None
         for item in nodes:
             if isinstance(item, tuple):
@@ -338,8 +340,9 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             check_engine_object(checkpointer, "checkpointer")
             if not isinstance(checkpointer, BaseCheckpointSaver):
                 raise TypeError(
-                    "checkpointer must be an engine saver (engine.checkpoint.memory."
-                    f"InMemorySaver, engine.checkpoint.sql), not {type(checkpointer).__name__}."
+                    "Invalid checkpointer provided: it must be an engine saver (engine."
+                    "checkpoint.memory.InMemorySaver, engine.checkpoint.sql), True, False or "
+                    f"None, not {type(checkpointer).__name__}."
                 )
         if store is not None:
             check_engine_object(store, "store")

@@ -512,8 +512,9 @@ class Loop:
             open_tasks = sorted(set(by_id.values()))
             if len(open_tasks) > 1:
                 raise RuntimeError(
-                    "Several interrupts are pending: resume with a map of interrupt id to "
-                    f"value, e.g. Command(resume={{id: value}}); pending ids: {sorted(by_id)}."
+                    "When there are multiple pending interrupts, you must specify the "
+                    "interrupt id when resuming: resume with a map of interrupt id to value, "
+                    f"e.g. Command(resume={{id: value}}); pending ids: {sorted(by_id)}."
                 )
             if not open_tasks:
                 return [(NULL_TASK, RESUME, resume)]

@@ -1361,6 +1361,27 @@ def case_get_graph_with_join(ns: NS) -> Any:
 
 
 @case
+def case_refused_sequences_and_bulk_updates(ns: NS) -> Any:
+    """`add_sequence` of no nodes or of one name twice is refused; so are several
+    updates of one superstep without `as_node`, and a bulk update of nothing."""
+    graph = chain(ns, ["a", "b"], checkpointer=ns.InMemorySaver())
+    config = {"configurable": {"thread_id": "bulk"}}
+    invoke(graph, {"log": []}, config)
+
+    def bulk(supersteps: Any) -> Any:
+        return lambda: graph.bulk_update_state(config, supersteps)
+
+    unnamed = [ns.StateUpdate({"log": ["x"]}), ns.StateUpdate({"log": ["y"]})]
+    return {
+        "empty sequence": build_error(lambda: ns.StateGraph(LogState).add_sequence([])),
+        "twice": build_error(lambda: ns.StateGraph(LogState).add_sequence([("n", note("n"))] * 2)),
+        "unnamed updates": build_error(bulk([unnamed])),
+        "no supersteps": build_error(bulk([])),
+        "empty supersteps": build_error(bulk([[], []])),
+    }
+
+
+@case
 def case_node_named_as_state_key(ns: NS) -> Any:
     try:
         graph = build(ns, XLogState, {"x": note("x")}, [("S", "x")])
