@@ -60,6 +60,8 @@ NULL_TASK = "00000000-0000-0000-0000-000000000000"
 """The task id of writes that come from no task: a run's input, `update_state`."""
 CACHE_NS = "__node__"
 """The first part of a node cache key's namespace."""
+TASK_CACHE_NS = "__task__"
+"""The first part of a `@task` cache key's namespace."""
 
 
 def __getattr__(name: str) -> Any:

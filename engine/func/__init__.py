@@ -27,11 +27,20 @@ from langchain_core.callbacks import AsyncCallbackManager, BaseCallbackHandler
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs, var_child_runnable_config
 
-from engine.cache.base import BaseCache
+from engine.cache.base import BaseCache, FullKey
 from engine.channels import EphemeralValue, LastValue
 from engine.checkpoint.base import BaseCheckpointSaver
 from engine.checkpoint.ids import task_id
-from engine.constants import CALLED_BY, END, INTERRUPT, PREVIOUS, PUSH, RESUME, START
+from engine.constants import (
+    CALLED_BY,
+    END,
+    INTERRUPT,
+    PREVIOUS,
+    PUSH,
+    RESUME,
+    START,
+    TASK_CACHE_NS,
+)
 from engine.errors import GraphBubbleUp, GraphInterrupt
 from engine.foreign import check_engine_object
 from engine.pregel import context
@@ -76,11 +85,7 @@ class _TaskFunction:
         cache_policy: CachePolicy | None,
         timeout: TimeoutPolicy | None,
     ) -> None:
-        if cache_policy is not None:
-            raise NotImplementedError(
-                "task(cache_policy=...) is not supported; cache the entrypoint's nodes with "
-                "StateGraph.add_node(cache_policy=...) instead."
-            )
+        self.cache_policy = cache_policy
         self.func = func
         self.signature = inspect.signature(func)
         self.name = name or _name_of(func)
@@ -116,6 +121,21 @@ class _TaskFunction:
             return _Future.following(asyncio.run_coroutine_threadsafe(call, pad.events))
         return _Future.following(_threads.submit(run_context.run, asyncio.run, call))
 
+    def clear_cache(self, cache: BaseCache) -> None:
+        """Forget this task's cached results."""
+        cache.clear([(TASK_CACHE_NS, self.name)])
+
+    async def aclear_cache(self, cache: BaseCache) -> None:
+        await cache.aclear([(TASK_CACHE_NS, self.name)])
+
+    def _cache_key(self, pad: context.Scratchpad, call: _Call) -> FullKey | None:
+        """Where a result of the call is cached: by the task's name and its arguments'
+        key, in the graph's cache; None when the task or the graph has none."""
+        if self.cache_policy is None or pad.loop.cache is None:
+            return None
+        key = self.cache_policy.key_func(*call.args, **call.kw)
+        return ((TASK_CACHE_NS, self.name), key.hex() if isinstance(key, bytes) else str(key))
+
     async def _run(self, pad: context.Scratchpad, call: _Call) -> Any:
         """Call the function (a sync one runs this in its worker thread's own event
         loop) with its retry policy, and keep the result for the task's writes.
@@ -135,6 +155,11 @@ class _TaskFunction:
             call_writes={},
             graph_calls=itertools.count(),
         )
+        cache_key = self._cache_key(pad, call)
+        if cache_key is not None:
+            found = (await pad.loop.cache.aget([cache_key])).get(cache_key)
+            if found is not None:  # kept as [value]: a None result is cached too
+                return self._finished(pad, call, found[0], cached=True)
         failures = 0
         while True:
             asking.counter = 0
@@ -161,10 +186,19 @@ class _TaskFunction:
             finally:
                 context.leave(token)
         pad.call_writes.update(asking.call_writes)
+        if cache_key is not None:
+            await pad.loop.cache.aset({cache_key: ([value], self.cache_policy.ttl)})  # type: ignore[union-attr]
+        return self._finished(pad, call, value, cached=False)
+
+    def _finished(self, pad: context.Scratchpad, call: _Call, value: Any, *, cached: bool) -> Any:
+        """Keep the call's result for the task's writes, and show it."""
         pad.finished_calls.append((call.id, value))
         loop = pad.loop
         if "updates" in loop.modes:
-            loop.emit(loop.ns, "updates", {self.name: value})
+            update = {self.name: value}
+            if cached:
+                update["__metadata__"] = {"cached": True}
+            loop.emit(loop.ns, "updates", update)
         return value
 
     async def _attempt(
@@ -282,8 +316,9 @@ def task(
     retry: RetryPolicy | Sequence[RetryPolicy] | None = None,
 ) -> Any:
     """Make `func` a durable step of an entrypoint: `@task` or `@task(retry_policy=...)`.
-    `timeout` caps each attempt of an async task's call (`retry` is the old name of
-    `retry_policy`)."""
+    `timeout` caps each attempt of an async task's call; with `cache_policy`, a call's
+    result is kept in the entrypoint's cache by the task's name and its arguments
+    (`retry` is the old name of `retry_policy`)."""
     policy = TimeoutPolicy.coerce(timeout)
     retry_policy = renamed(
         "retry", retry, "retry_policy", retry_policy, LangGraphDeprecatedSinceV05

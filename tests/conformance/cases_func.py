@@ -289,3 +289,38 @@ def case_entrypoint_update_state_sets_previous(ns: NS) -> Any:
         "second": invoke(remember, {"a": "3"}, config),
         "seen": seen,
     }
+
+
+@case(aio=True, sql=True)
+def case_task_results_cached(ns: NS, aio: bool) -> Any:
+    """`@task(cache_policy=...)` under an entrypoint with a cache: a call with the same
+    arguments is answered from the cache (in later runs and other threads too; the
+    updates stream says so), across interrupts; `clear_cache` forgets them."""
+    calls: dict[str, int] = {}
+
+    @ns.task(cache_policy=ns.CachePolicy())
+    def double(x: int) -> int:
+        bump(calls, f"double {x}")
+        return 2 * x
+
+    cache = ns.InMemoryCache()
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver(), cache=cache)
+    def flow(xs: list[int]) -> list[Any]:
+        out: list[Any] = []
+        for x in xs:
+            out += [double(x).result(), ns.interrupt(f"after {x}?")]
+        return out
+
+    runs = {}
+    for name in ("first", "second"):
+        config = thread(name)
+        steps = [stream(flow, [1, 1, 2], config, stream_mode="updates", aio=aio)]
+        for answer in "xyz":
+            steps.append(
+                stream(flow, ns.Command(resume=answer), config, stream_mode="updates", aio=aio)
+            )
+        runs[name] = steps
+    double.clear_cache(cache)
+    runs["cleared"] = invoke(flow, [2], thread("third"), aio=aio)
+    return {"runs": runs, "calls": calls}

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from engine.cache.base import BaseCache
     from engine.checkpoint.base import BaseCheckpointSaver
     from engine.checkpoint.sql import SQLSaver
     from engine.store.base import BaseStore
@@ -144,3 +145,10 @@ def async_store() -> BaseStore:
     from engine.store.memory import InMemoryStore
 
     return InMemoryStore()
+
+
+@pytest.fixture(params=["in_memory"])
+def cache() -> BaseCache:
+    from engine.cache.memory import InMemoryCache
+
+    return InMemoryCache()
