@@ -32,3 +32,22 @@ class EphemeralValue(Channel):
             )
         self.value = values[-1]
         return True
+
+
+class HeldValue(Channel):
+    """The trigger of a deferred node: a value written stays, through steps that run
+    other tasks first, until the node starts; then it is gone."""
+
+    __slots__ = ()
+
+    def update(self, values: Sequence[Any]) -> bool:
+        if not values:
+            return False
+        self.value = values[-1]
+        return True
+
+    def consume(self) -> bool:
+        if self.value is MISSING:
+            return False
+        self.value = MISSING
+        return True

@@ -16,6 +16,7 @@ from langchain_core.runnables import Runnable
 
 from engine.cache.base import BaseCache
 from engine.channels import Channel, EphemeralValue, NamedBarrierValue, Topic
+from engine.channels.ephemeral_value import HeldValue
 from engine.checkpoint.base import BaseCheckpointSaver
 from engine.constants import END, START, TASKS
 from engine.errors import ParentCommand
@@ -462,9 +463,12 @@ class _Compiler:
         self.channels[START] = lambda: EphemeralValue(START)
         self.channels[TASKS] = lambda: Topic(TASKS)
         specs = self._specs()
-        for node in specs:
+        for node, spec in specs.items():
             key = branch_channel(node)
-            self.channels[key] = _ephemeral_factory(key)
+            held = spec.defer  # a deferred node's trigger waits for it, through other steps
+            self.channels[key] = (
+                functools.partial(HeldValue, key) if held else _ephemeral_factory(key)
+            )
         joins: dict[str, list[str]] = {}
         join_triggers: dict[str, list[str]] = {}
         for starts, end in sorted(b.waiting_edges):

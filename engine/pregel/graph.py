@@ -125,6 +125,7 @@ class CompiledGraph(Runnable[Any, Any]):
         for node in nodes.values():
             for chan in node.triggers:
                 self.trigger_to_nodes.setdefault(chan, []).append(node.name)
+        self.deferred = tuple(name for name, node in nodes.items() if node.defer)
         self._checkpointer: BaseCheckpointSaver | None | bool = None
         self.checkpointer = checkpointer
 

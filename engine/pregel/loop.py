@@ -533,6 +533,7 @@ class Loop:
             seen=self.seen,
             trigger_to_nodes=self.graph.trigger_to_nodes,
             updated=self.updated,
+            deferred=self.graph.deferred,
             checkpoint_id=self.checkpoint_id,
             ns=self.ns_str,
             step=self.step,

@@ -76,6 +76,7 @@ def prepare_tasks(
     seen: dict[str, dict[str, int]],
     trigger_to_nodes: dict[str, list[str]],
     updated: Iterable[str] | None,
+    deferred: Iterable[str] = (),
     checkpoint_id: str,
     ns: str,
     step: int,
@@ -104,7 +105,10 @@ def prepare_tasks(
     if updated is None:
         candidates: Iterable[str] = nodes
     else:
-        candidates = sorted({name for chan in updated for name in trigger_to_nodes.get(chan, ())})
+        # Nodes whose triggers the last step wrote, and deferred nodes: one left waiting
+        # then is due still, though nothing it reads changed since.
+        named = {name for chan in updated for name in trigger_to_nodes.get(chan, ())}
+        candidates = sorted(named.union(deferred))
     for name in candidates:
         node = nodes[name]
         node_seen = seen.get(name, {})

@@ -249,6 +249,31 @@ def case_deferred_node_waits_for_every_branch(ns: NS, aio: bool) -> Any:
     return {"run": run, **timeline(graph, cfg)}
 
 
+@case(aio=True, sql=True)
+def case_deferred_node_outlasts_a_longer_branch(ns: NS, aio: bool) -> Any:
+    """A deferred node whose triggers were all written while another branch goes on for
+    more steps without writing them: it runs once that branch is done, by plain edges
+    and by a waiting edge alike."""
+    out = {}
+    for joined in (False, True):
+        builder = ns.StateGraph(LogState)
+        for name in ("a", "b", "c", "c2", "c3"):
+            builder.add_node(name, note(name))
+        builder.add_node("join", note("join"), defer=True)
+        for src, dst in (("a", "b"), ("a", "c"), ("c", "c2"), ("c2", "c3")):
+            builder.add_edge(src, dst)
+        if joined:
+            builder.add_edge(["b", "c"], "join")
+        else:
+            builder.add_edge("b", "join").add_edge("c", "join")
+        builder.add_edge(ns.START, "a").add_edge("join", ns.END)
+        graph = builder.compile(checkpointer=ns.InMemorySaver())
+        cfg = thread(f"joined {joined}")
+        run = stream(graph, {"log": []}, cfg, aio=aio, unordered=True)
+        out[f"joined {joined}"] = {"run": run, **timeline(graph, cfg)}
+    return out
+
+
 @case
 def case_deferred_node_after_sends(ns: NS) -> Any:
     class FanState(TypedDict):
