@@ -41,7 +41,14 @@ from engine.constants import (
 from engine.errors import CheckpointNotFoundError, GraphInterrupt, InvalidUpdateError
 from engine.pregel import context
 from engine.pregel.config import coerce_context, merge_configs
-from engine.pregel.loop import Loop, error_text, own_config, own_namespace, with_interrupts
+from engine.pregel.loop import (
+    Loop,
+    error_text,
+    own_config,
+    own_namespace,
+    task_result,
+    with_interrupts,
+)
 from engine.pregel.node import Node, Writes
 from engine.pregel.sync import iterate_sync, run_sync
 from engine.pregel.tasks import Task, TaskStatus, task_statuses
@@ -666,7 +673,7 @@ class CompiledGraph(Runnable[Any, Any]):
             status = statuses.get(task.id, TaskStatus())
             result = None
             if status.finished:
-                result = {k: v for k, v in status.output if k in self.state_key_set}
+                result = task_result([w for w in status.output if w[0] in self.state_key_set])
                 if self.output_channel is not None:
                     result = result.get(self.output_channel)
             error = None if status.error is None else error_text(status.error)

@@ -641,7 +641,7 @@ class Loop:
             # subgraph (no questions) only by the top graph, as in LangGraph.
             if "updates" in self.modes and (self.interrupts or not self.ns):
                 self.emit(self.ns, "updates", {INTERRUPT: tuple(self.interrupts)})
-            if "values" in self.modes:
+            if "values" in self.modes and self.interrupts:
                 self._show(with_interrupts(self._shown_state(), self.interrupts))
             # The caller then sees what the finished tasks wrote, though the step stays
             # open (no checkpoint) until the interrupts are answered.
@@ -1356,7 +1356,7 @@ class Loop:
                 "id": task.id,
                 "name": task.name,
                 "error": task.error,
-                "result": _task_result(state_writes),
+                "result": task_result(state_writes),
                 "interrupts": [{"value": i.value, "id": i.id} for i in task.interrupts],
             }
             if "tasks" in self.modes:
@@ -1411,7 +1411,7 @@ def _untracked_left_out(packet: Any, untracked: frozenset[str]) -> Any:
     return Send(packet.node, kept, timeout=packet.timeout)
 
 
-def _task_result(state_writes: list[tuple[str, Any]]) -> dict[str, Any]:
+def task_result(state_writes: list[tuple[str, Any]]) -> dict[str, Any]:
     """A task's writes as the `tasks` stream shows them: by key, a key written more than
     once as `{"$writes": [each value, in order]}`."""
     values: dict[str, list[Any]] = {}

@@ -8,10 +8,11 @@ resumed level by level, replayed from a version of each level, forked with
 No ``from __future__ import annotations`` here (see cases_core).
 """
 
+import operator
 from typing import Annotated, Any, TypedDict
 
 from .cases_core import Node, build, chain_edges, note
-from .harness import NS, bump, case, history, invoke, thread
+from .harness import NS, bump, case, history, invoke, stream, thread
 
 
 def union(left: list, right: list) -> list:
@@ -280,3 +281,48 @@ def case_nested_stateful_mid_replayed(ns: NS) -> Any:
         "calls": calls,
         **timeline(graph, cfg),
     }
+
+
+@case(aio=True)
+def case_subgraph_breakpoint_beside_a_parallel_node(ns: NS, aio: bool) -> Any:
+    """A subgraph stopped at its own breakpoint while a parallel node of the parent
+    finished: the parent's output and `values` parts show that node's write and no
+    empty `__interrupt__` part; the resumed run goes on from there."""
+
+    class Inner(TypedDict):
+        my_key: Annotated[str, operator.add]
+
+    class Outer(TypedDict):
+        my_key: Annotated[str, operator.add]
+
+    inner = (
+        ns.StateGraph(Inner)
+        .add_node("i1", lambda s: {"my_key": "got here"})
+        .add_node("i2", lambda s: {"my_key": " and there"})
+        .add_edge(ns.START, "i1")
+        .add_edge("i1", "i2")
+        .compile(interrupt_before=["i2"])
+    )
+    graph = (
+        ns.StateGraph(Outer)
+        .add_node("inner", inner)
+        .add_node("side", lambda s: {"my_key": " and parallel"})
+        .add_node("last", lambda s: {"my_key": " back"})
+        .add_edge(ns.START, "inner")
+        .add_edge(ns.START, "side")
+        .add_edge(["inner", "side"], "last")
+        .compile(checkpointer=ns.InMemorySaver())
+    )
+    out = {}
+    for mode in ("values", "updates"):
+        config = thread(mode)
+        out[mode] = [
+            stream(graph, {"my_key": ""}, config, stream_mode=mode, aio=aio),
+            stream(graph, None, config, stream_mode=mode, aio=aio),
+        ]
+    config = thread("invoke")
+    out["invoke"] = [
+        invoke(graph, {"my_key": ""}, config, aio=aio),
+        invoke(graph, None, config, aio=aio),
+    ]
+    return out
