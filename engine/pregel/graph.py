@@ -844,7 +844,14 @@ class CompiledGraph(Runnable[Any, Any]):
             if candidates and saved is not None:
                 await saver.aput_writes(loop._config(), writes or [(NO_WRITES, None)], tid)
             tasks.append(Task(tid, name, (PULL, name), node, None, node.triggers, writes=writes))
-        loop.updated = loop.apply(tasks, loop.live)
+        before = loop.updated
+        applied = loop.apply(tasks, loop.live)
+        # What was due at the version updated stays due (a node stopped before by a
+        # breakpoint): the update's channels add to those that version had updated.
+        if saved is None:
+            loop.updated = applied
+        else:
+            loop.updated = None if before is None else before | applied
         loop.step = loop.step if saved is not None else 0
         await loop._save_checkpoint("update")
         await loop._finish_saving()

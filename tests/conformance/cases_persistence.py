@@ -1588,3 +1588,27 @@ def case_custom_channels_subclass_base_channel(ns: NS) -> Any:
         "routed": routed,
         "timeline": timeline(graph, config),
     }
+
+
+@case(sql=True)
+def case_update_at_a_breakpoint_keeps_the_join_due(ns: NS) -> Any:
+    """At `interrupt_before` a node a join made due, an update as the node that ran last
+    (as_node inferred) leaves the join's node due, and the resumed run runs it with the
+    updated state."""
+    builder = ns.StateGraph(LogState)
+    for name in ("a", "a2", "b", "c", "join"):
+        builder.add_node(name, note(name))
+    builder.add_edge(ns.START, "a").add_edge("a", "a2").add_edge("a2", "b")
+    builder.add_edge(ns.START, "c")
+    builder.add_edge(["b", "c"], "join").add_edge("join", ns.END)
+    graph = builder.compile(checkpointer=ns.InMemorySaver(), interrupt_before=["join"])
+    config = thread()
+    first = invoke(graph, {"log": []}, config)
+    graph.update_state(config, {"log": ["updated"]})
+    state = graph.get_state(config)
+    return {
+        "first": first,
+        "after update": [state.next, state.metadata, state.values],
+        "resumed": invoke(graph, None, config),
+        "timeline": timeline(graph, config),
+    }
