@@ -438,6 +438,7 @@ class entrypoint(Generic[ContextT]):  # noqa: N801  (LangGraph's name, used as a
             context_schema=self.context_schema,
             output_channel=END,
             value_types=_value_types(func),
+            stream_eager=True,
         )
 
 
@@ -456,6 +457,8 @@ def _value_types(func: Callable[..., Any]) -> tuple[Any, Any]:
     returned = hints.get("return", Any)
     if get_origin(returned) is entrypoint.final:
         returned = get_args(returned)[0]
+    elif returned is entrypoint.final:  # final without its types: any value
+        returned = Any
     return hints.get(first, Any), returned
 
 

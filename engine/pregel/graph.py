@@ -104,6 +104,7 @@ class CompiledGraph(Runnable[Any, Any]):
         context_schema: Any = None,
         output_channel: str | None = None,
         value_types: tuple[Any, Any] | None = None,
+        stream_eager: bool = False,
         debug: bool = False,
     ) -> None:
         # Print every run's debug parts (compile(debug=True)), unless a call says not to.
@@ -114,6 +115,9 @@ class CompiledGraph(Runnable[Any, Any]):
         # Its input's and output's types, for a graph that takes and gives one value (an
         # entrypoint's, from its function's annotations): its JSON schemas follow them.
         self.value_types = value_types
+        # Whether a sync stream hands over every part while its node runs (an
+        # entrypoint's task calls' updates), not only custom and messages parts.
+        self.stream_eager = stream_eager
         self.store = store
         self.cache = cache
         self.context_schema = context_schema
@@ -498,7 +502,11 @@ class CompiledGraph(Runnable[Any, Any]):
         # subgraphs' parts) reach the reader as they are made, as in LangGraph: its sync
         # code then runs in a worker thread, not inline on the loop the reader waits on.
         _, modes = _stream_modes(kwargs.get("stream_mode"))
-        live = bool(kwargs.get("subgraphs")) or not {"custom", "messages"}.isdisjoint(modes)
+        live = (
+            self.stream_eager
+            or bool(kwargs.get("subgraphs"))
+            or not {"custom", "messages"}.isdisjoint(modes)
+        )
         return iterate_sync(
             lambda deliver, pause: self.arun(
                 input, config, deliver, _inline_sync=not live, _pause=pause, **kwargs

@@ -261,9 +261,13 @@ def case_entrypoint_json_schemas(ns: NS) -> Any:
     def untyped(value):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN202
         return value
 
+    @ns.entrypoint()
+    def bare_final(value: int, *, previous: Any) -> ns.entrypoint.final:
+        return ns.entrypoint.final(value=value, save=value)
+
     return [
         [graph.get_input_jsonschema(), graph.get_output_jsonschema()]
-        for graph in (typed, saving, untyped)
+        for graph in (typed, saving, untyped, bare_final)
     ]
 
 

@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage
 
 from engine import END, START, StateGraph
 from engine.config import get_stream_writer
+from engine.func import entrypoint, task
 from engine.graph.message import push_message
 from engine.pregel import sync
 
@@ -200,3 +201,23 @@ def test_a_sync_stream_hands_over_parts_while_their_node_runs(mode: str) -> None
     assert next(parts)[0] == mode
     read.set()
     assert list(parts)[-1] == ("updates", {"node": {"n": 1}})
+
+
+def test_a_sync_stream_of_an_entrypoint_hands_over_each_task_update_at_once() -> None:
+    """An entrypoint streams eagerly, as in LangGraph: a task call's update reaches the
+    reader while the entrypoint goes on (here it waits for the reader to have it)."""
+    read = threading.Event()
+
+    @task
+    def first() -> str:
+        return "first"
+
+    @entrypoint()
+    def flow(given: int) -> bool:
+        first().result()
+        return read.wait(timeout=10)
+
+    parts = flow.stream(0)
+    assert next(parts) == {"first": "first"}
+    read.set()
+    assert list(parts) == [{"flow": True}]
