@@ -117,7 +117,9 @@ def _edges(builder: StateGraph) -> tuple[Edges, Edges]:
                 targets = [(t, None if k == t else k) for k, t in branch.path_map.items()]
             edges.update((source, t, data, True) for t, data in targets)
     for name, spec in builder.nodes.items():
-        edges.update((name, target, None, True) for target in spec.destinations or ())
+        ends = spec.destinations or ()
+        labels = ends if isinstance(ends, dict) else dict.fromkeys(ends)  # label by target
+        edges.update((name, target, label, True) for target, label in labels.items())
     # Only what a run can reach from START is drawn, as LangGraph draws it: a node no
     # edge leads to (an error handler, a node only a Command goes to) stands alone.
     reached = _reached(edges)

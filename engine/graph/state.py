@@ -7,7 +7,7 @@ import dataclasses
 import functools
 import inspect
 import logging
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
 from datetime import timedelta
 from typing import Any, Generic, Literal, get_args, get_origin, get_type_hints
@@ -58,7 +58,8 @@ class NodeSpec:
     fn: Any
     retry_policy: tuple[RetryPolicy, ...]
     input_schema: Any
-    destinations: tuple[str, ...] | None
+    # Where its Commands may go, for the drawing: names, or names with an edge label.
+    destinations: tuple[str, ...] | dict[str, str] | None
     metadata: dict[str, Any] | None
     defer: bool = False
     subgraph: CompiledGraph | None = None
@@ -190,7 +191,13 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             input_schema = _first_param_schema(action)
         if input_schema is not None:
             self._add_schema(input_schema)
-        dests = tuple(destinations) if destinations is not None else _command_targets(action)
+        dests = (
+            _command_targets(action)
+            if destinations is None
+            else dict(destinations)
+            if isinstance(destinations, Mapping)
+            else tuple(destinations)
+        )
         handler = None
         if error_handler is not None:
             handler = f"{ERROR_HANDLER_PREFIX}{node}"

@@ -1357,6 +1357,28 @@ def case_get_graph_with_join(ns: NS) -> Any:
     return graph_shape(graph)
 
 
+@case
+def case_get_graph_draws_node_destinations(ns: NS) -> Any:
+    """`add_node(destinations=...)` draws a node's Command targets as conditional edges:
+    a sequence of names unlabeled, a dict with each target's label."""
+    out = {}
+    for name, destinations in {
+        "names": ("b", "c"),
+        "labels": {"b": "to b", "c": "to c"},
+    }.items():
+        builder = (
+            ns.StateGraph(XLogState)
+            .add_node("a", lambda s: ns.Command(goto="c"), destinations=destinations)
+            .add_node("b", note("b"))
+            .add_node("c", note("c"))
+            .add_edge(ns.START, "a")
+        )
+        graph = builder.compile()
+        drawn = sorted((e.source, e.target, e.data, e.conditional) for e in graph.get_graph().edges)
+        out[name] = {"edges": drawn, "run": invoke(graph, {"x": 0, "log": []})}
+    return out
+
+
 # --------------------------------------------------------------------------- build errors
 
 
