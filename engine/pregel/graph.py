@@ -47,6 +47,7 @@ from engine.pregel.loop import (
     own_config,
     own_namespace,
     task_result,
+    with_checkpoint_map,
     with_interrupts,
 )
 from engine.pregel.node import Node, Writes
@@ -1082,18 +1083,6 @@ async def _as_input(loop: Loop, saved: CheckpointTuple | None, values: Any) -> d
     await loop._save_checkpoint("input")
     await loop._finish_saving()
     return loop._config()
-
-
-def with_checkpoint_map(config: dict[str, Any], metadata: dict[str, Any] | None) -> dict[str, Any]:
-    """A subgraph's checkpoint config names the versions of the graphs around it too
-    (`checkpoint_map`, by namespace), as LangGraph's do: running the top graph with it
-    then replays each graph on the way down from its version of that time."""
-    parents = (metadata or {}).get("parents")
-    if not parents:
-        return config
-    conf = config["configurable"]
-    checkpoint_map = {**parents, conf["checkpoint_ns"]: conf["checkpoint_id"]}
-    return {**config, "configurable": {**conf, "checkpoint_map": checkpoint_map}}
 
 
 def _task_id(loop: Loop, name: str, index: int = 0) -> str:

@@ -1120,11 +1120,17 @@ class Loop:
 
     def _emit_checkpoint(self, tasks: list[Task], statuses: dict[str, TaskStatus]) -> None:
         """A `checkpoints` part for the head version, its due tasks and their questions."""
+        where = {"parents": self.parents}
+        # Under `exit` durability no version of the run is saved before its end: as in
+        # LangGraph, its parts name no parent.
+        parent = None if self.durability == "exit" else self.head_parent
         payload = {
-            "config": checkpoint_config(self.thread_id, self.ns_str, self.checkpoint_id),
+            "config": with_checkpoint_map(
+                checkpoint_config(self.thread_id, self.ns_str, self.checkpoint_id), where
+            ),
             "parent_config": (
-                checkpoint_config(self.thread_id, self.ns_str, self.head_parent)
-                if self.head_parent
+                with_checkpoint_map(checkpoint_config(self.thread_id, self.ns_str, parent), where)
+                if parent
                 else None
             ),
             "values": self.graph.read_state(self.channels),
@@ -1437,6 +1443,18 @@ def own_config(config: dict[str, Any], graph: CompiledGraph) -> dict[str, Any]:
         return config
     own = "|".join(own_namespace(tuple(ns.split("|")), graph))
     return {**config, "configurable": {**conf, "checkpoint_ns": own}}
+
+
+def with_checkpoint_map(config: dict[str, Any], metadata: dict[str, Any] | None) -> dict[str, Any]:
+    """A subgraph's checkpoint config names the versions of the graphs around it too
+    (`checkpoint_map`, by namespace), as LangGraph's do: running the top graph with it
+    then replays each graph on the way down from its version of that time."""
+    parents = (metadata or {}).get("parents")
+    if not parents:
+        return config
+    conf = config["configurable"]
+    checkpoint_map = {**parents, conf["checkpoint_ns"]: conf["checkpoint_id"]}
+    return {**config, "configurable": {**conf, "checkpoint_map": checkpoint_map}}
 
 
 def with_interrupts(values: Any, interrupts: list[Interrupt]) -> dict[str, Any]:

@@ -326,3 +326,47 @@ def case_subgraph_breakpoint_beside_a_parallel_node(ns: NS, aio: bool) -> Any:
         invoke(graph, None, config, aio=aio),
     ]
     return out
+
+
+@case(aio=True)
+def case_checkpoint_parts_of_subgraphs_name_their_versions(ns: NS, aio: bool) -> Any:
+    """The `checkpoints` parts of a graph and its subgraph, by durability: a subgraph's
+    configs carry the `checkpoint_map` of the graphs around it, and under `exit`, where
+    no version of the run is saved before its end, a part names no parent (not even on
+    a second run, whose saved head's parent is the first run's)."""
+
+    class Inner(TypedDict):
+        my_key: Annotated[str, operator.add]
+
+    inner = (
+        ns.StateGraph(Inner)
+        .add_node("i1", lambda s: {"my_key": "1"})
+        .add_node("i2", lambda s: {"my_key": "2"})
+        .add_edge(ns.START, "i1")
+        .add_edge("i1", "i2")
+        .compile()
+    )
+    graph = (
+        ns.StateGraph(Inner)
+        .add_node("inner", inner)
+        .add_node("after", lambda s: {"my_key": "3"})
+        .add_edge(ns.START, "inner")
+        .add_edge("inner", "after")
+        .compile(checkpointer=ns.InMemorySaver())
+    )
+    out = {}
+    for durability in ("sync", "exit"):
+        config = thread(durability)
+        out[durability] = [
+            stream(
+                graph,
+                {"my_key": ""},
+                config,
+                stream_mode="checkpoints",
+                subgraphs=True,
+                durability=durability,
+                aio=aio,
+            )
+            for _ in range(2)
+        ]
+    return out
