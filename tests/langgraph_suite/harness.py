@@ -96,6 +96,7 @@ SUITE: dict[str, list[str]] = {
         "tests/test_large_cases.py",
         "tests/test_large_cases_async.py",
         "tests/test_deprecation.py",
+        "tests/test_pregel.py",
     ],
     "langgraph-prebuilt": [
         "tests/test_tool_node.py",
