@@ -486,10 +486,18 @@ class Loop:
             control += self.graph.goto_writes(command.goto)
         writes += [(NULL_TASK, chan, value) for chan, value in control]
         self._apply_null_writes(control)
-        for task_key, chan, value in writes:
-            self.pending.append((task_key, chan, value))
-            if self.saver is not None and self.durability != "exit":
-                await self._save(PutWrites(self._config(), [(chan, value)], task_key))
+        self.pending += writes
+        saves = [(tid, [(c, v)]) for tid, c, v in writes if tid != NULL_TASK or c == RESUME]
+        if control:
+            # Every update of the open step, in order: a saver keeps a task's writes by
+            # their place, so those of an earlier Command keep theirs.
+            updates = [(c, v) for t, c, v in self.pending if t == NULL_TASK and c != RESUME]
+            saves.append((NULL_TASK, updates))
+        if self.saver is not None and self.durability == "exit":
+            self._exit_writes += saves  # saved with the run's end, wherever it stops
+        elif self.saver is not None:
+            for tid, task_writes in saves:
+                await self._save(PutWrites(self._config(), task_writes, tid))
         self._mark_interrupts_seen()
 
     def _apply_null_writes(self, writes: Writes) -> None:

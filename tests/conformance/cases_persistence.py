@@ -1612,3 +1612,29 @@ def case_update_at_a_breakpoint_keeps_the_join_due(ns: NS) -> Any:
         "resumed": invoke(graph, None, config),
         "timeline": timeline(graph, config),
     }
+
+
+@case(aio=True, sql=True)
+def case_resumes_with_updates_in_one_step(ns: NS, aio: bool) -> Any:
+    """A node that asks three questions, answered one resume at a time, each resume
+    with an update: every answer reaches its question and every update is applied once,
+    under each durability (`exit` saves them all at each stop)."""
+
+    def ask(state: Any) -> dict[str, Any]:
+        return {"log": ["a:" + "".join(ns.interrupt(str(q)) for q in range(1, 4))]}
+
+    graph = (
+        ns.StateGraph(LogState)
+        .add_node("ask", ask)
+        .add_edge(ns.START, "ask")
+        .compile(checkpointer=ns.InMemorySaver())
+    )
+    out = {}
+    for durability in ("sync", "async", "exit"):
+        config = thread(durability)
+        steps = [invoke(graph, {"log": []}, config, durability=durability, aio=aio)]
+        for i in range(1, 4):
+            command = ns.Command(resume=str(i), update={"log": [f"u{i}"]})
+            steps.append(invoke(graph, command, config, durability=durability, aio=aio))
+        out[durability] = {"steps": steps, "state": graph.get_state(config).values}
+    return out

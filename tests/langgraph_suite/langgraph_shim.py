@@ -28,6 +28,11 @@ PRIVATE_NAMES: dict[str, dict[str, str | None]] = {
     "langgraph._internal._constants": {
         "CONFIG_KEY_RUNTIME": "engine.pregel.runnable",
         "ERROR": "engine.constants",
+        "INTERRUPT": "engine.constants",
+        "NO_WRITES": "engine.constants",
+        "NULL_TASK_ID": "engine.constants:NULL_TASK",
+        "RESUME": "engine.constants",
+        "RETURN": "engine.constants",
         "PULL": "engine.constants",
         "PUSH": "engine.constants",
         # A callback LangGraph's loop calls with each finished node's name.
@@ -41,6 +46,12 @@ PRIVATE_NAMES: dict[str, dict[str, str | None]] = {
         "AsyncPregelLoop": "engine.pregel.loop:Loop",
     },
     "langgraph.pregel._runner": {"PregelRunner": "engine.pregel.loop:Loop"},
+    # LangGraph's reader of a step's saved writes (the engine's is `task_statuses`, of
+    # another shape).
+    "langgraph.pregel._task_status": {"read_task_statuses": None},
+    # A private name of a public module: added to the engine's module in the suite's
+    # process only.
+    "langgraph.callbacks": {"_GraphCallbackManager": None},
 }
 
 
@@ -59,7 +70,7 @@ class EngineAlias(importlib.abc.Loader):
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         target = "engine" + spec.name.removeprefix("langgraph")
         try:
-            return importlib.import_module(target)
+            module = importlib.import_module(target)
         except ModuleNotFoundError as error:
             missing = error.name or ""
             if target != missing and not target.startswith(missing + "."):
@@ -69,6 +80,11 @@ class EngineAlias(importlib.abc.Loader):
                 f"which the engine does not have)",
                 name=spec.name,
             ) from None
+        lookup = private_lookup(spec.name, PRIVATE_NAMES.get(spec.name, {}))
+        for name in PRIVATE_NAMES.get(spec.name, {}):
+            if not hasattr(module, name):
+                setattr(module, name, lookup(name))
+        return module
 
     def exec_module(self, module: types.ModuleType) -> None:
         """Nothing to run: create_module returned the engine module, already executed."""
