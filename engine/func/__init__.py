@@ -31,6 +31,7 @@ from engine.cache.base import BaseCache, FullKey
 from engine.channels import EphemeralValue, LastValue
 from engine.checkpoint.base import BaseCheckpointSaver
 from engine.checkpoint.ids import task_id
+from engine.checkpoint.serde import allow_schemas
 from engine.constants import (
     CALLED_BY,
     END,
@@ -87,6 +88,8 @@ class _TaskFunction:
     ) -> None:
         self.cache_policy = cache_policy
         self.func = func
+        # The classes its annotations name, which its calls' saved results may hold.
+        self.types = list(_hints(func).values())
         self.signature = inspect.signature(func)
         self.name = name or _name_of(func)
         self.retry_policy = retry_policy
@@ -102,6 +105,8 @@ class _TaskFunction:
                 f"Task '{self.name}' was called outside of an entrypoint or graph node: "
                 "call it from inside one, or call the function directly."
             )
+        if self.types and pad.loop.saver is not None:
+            allow_schemas(pad.loop.saver, self.types)
         index = pad.call_counter
         pad.call_counter += 1
         call_id = task_id(
@@ -113,13 +118,17 @@ class _TaskFunction:
             return _done(pad.call_results[call_id], here)
         run_context = contextvars.copy_context()
         call = self._run(pad, _Call(call_id, index, args, kwargs))
+        future: Any
         if asynchronous and here is not None:
-            return here.create_task(call, context=run_context)
-        if asynchronous and pad.events is not None:
+            future = here.create_task(call, context=run_context)
+        elif asynchronous and pad.events is not None:
             # Sync code in a worker thread (a sync entrypoint under `ainvoke`): the call
             # runs on the run's event loop, where the objects it uses were made.
-            return _Future.following(asyncio.run_coroutine_threadsafe(call, pad.events))
-        return _Future.following(_threads.submit(run_context.run, asyncio.run, call))
+            future = _Future.following(asyncio.run_coroutine_threadsafe(call, pad.events))
+        else:
+            future = _Future.following(_threads.submit(run_context.run, asyncio.run, call))
+        pad.started.append(future)
+        return future
 
     def clear_cache(self, cache: BaseCache) -> None:
         """Forget this task's cached results."""
@@ -431,7 +440,8 @@ class entrypoint(Generic[ContextT]):  # noqa: N801  (LangGraph's name, used as a
             # Named as any unnamed graph is (its node has the function's name), as in LangGraph.
             name="LangGraph",
             builder=None,
-            state_types=[],
+            # The classes its annotations name are its state's: the saver restores them.
+            state_types=list(_hints(func).values()),
             goto=_no_goto,
             store=self.store,
             cache=self.cache,
@@ -446,13 +456,19 @@ def _no_goto(goto: Any) -> list[tuple[str, Any]]:
     raise ValueError("An entrypoint has one node: there is nowhere to go to.")
 
 
+def _hints(func: Callable[..., Any]) -> dict[str, Any]:
+    """A function's annotations, resolved; none where one does not resolve (it then
+    says nothing of the type)."""
+    try:
+        return get_type_hints(func)
+    except Exception:
+        return {}
+
+
 def _value_types(func: Callable[..., Any]) -> tuple[Any, Any]:
     """An entrypoint's input and output types: its first parameter's annotation and its
     return annotation (of `entrypoint.final[R, S]`, R); Any where there is none."""
-    try:
-        hints = get_type_hints(func)
-    except Exception:  # an annotation that does not resolve says nothing of the type
-        hints = {}
+    hints = _hints(func)
     first = next(iter(inspect.signature(func).parameters))
     returned = hints.get("return", Any)
     if get_origin(returned) is entrypoint.final:

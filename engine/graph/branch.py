@@ -16,9 +16,10 @@ class Branch:
     path: Callable[..., Any]
     path_map: dict[Hashable, str] | None
     takes_config: bool
-    # Whether the router also sees what its node returned outside the state's keys (one
-    # that reads the state as a schema class of its own does not), as in LangGraph.
-    sees_extras: bool = True
+    # The schema class the router is typed with: it reads those keys, as a node typed so
+    # does. An untyped router reads the state, and what its node returned outside the
+    # state's keys, as in LangGraph.
+    schema: Any = None
     # The router as a traced Runnable, made on first need (a run with callbacks).
     _traced: RunnableCallable | None = field(default=None, init=False, repr=False)
 
@@ -28,7 +29,7 @@ class Branch:
         path: Callable[..., Any],
         path_map: dict[Hashable, str] | Sequence[str] | None,
         *,
-        sees_extras: bool = True,
+        schema: Any = None,
     ) -> Branch:
         if isinstance(path_map, dict):
             mapping: dict[Hashable, str] | None = dict(path_map)
@@ -40,7 +41,7 @@ class Branch:
             takes_config = "config" in inspect.signature(path).parameters
         except (TypeError, ValueError):
             takes_config = False
-        return cls(path, mapping, takes_config, sees_extras)
+        return cls(path, mapping, takes_config, schema)
 
     def choose(self, state: Any, config: dict[str, Any], run: Any, step: int) -> Any:
         """What the router returns for `state` (an awaitable, for an async router). Inside

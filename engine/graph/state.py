@@ -270,8 +270,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         branches = self.branches.setdefault(source, {})
         if name in branches:
             raise ValueError(f"Branch '{name}' already exists for node '{source}'.")
-        typed = _first_param_schema(path) is not None
-        branches[name] = Branch.create(path, path_map, sees_extras=not typed)
+        branches[name] = Branch.create(path, path_map, schema=_first_param_schema(path))
         return self
 
     def add_sequence(self, nodes: Sequence[Callable[..., Any] | tuple[str, Any]]) -> StateGraph:
@@ -394,6 +393,8 @@ def _node_name(action: Any) -> str:
         name = action.get_name()
     else:
         name = getattr(action, "name", None) or getattr(action, "__name__", None)
+        if name is None and callable(action):  # an object with __call__: its class's
+            name = type(action).__name__
     if not name or name == "<lambda>":
         raise ValueError("Give the node a name: add_node('name', fn).")
     return str(name)
@@ -451,6 +452,11 @@ class _Compiler:
         self.channels: dict[str, Callable[[], Channel]] = dict(builder._channels)
         self.state_key_set = frozenset(self.state_keys)
         self.readers: dict[Any, Callable[..., Any]] = {}
+        # What an untyped node reads, as in LangGraph: the state schema's keys, not the
+        # channels that input, output or private schemas add (None: they are the same).
+        state = builder.state_schema
+        own = set(field_types(state)) | set(builder._managed)
+        self.untyped = None if is_root(state) or self.state_key_set <= own else state
         self.edges_from: dict[str, list[str]] = {}
         for start, end in builder.edges:
             self.edges_from.setdefault(start, []).append(end)
@@ -607,27 +613,32 @@ class _Compiler:
         fixed: Writes = [(branch_channel(t), None) for t in static if t != END]
         fixed += [(key, source) for key in joins]
         branches = list(self.b.branches.get(source, {}).values())
-        reader = self._reader(None)
+        # An untyped router reads the state as its node does (the node's schema), and
+        # what the node returned beyond that, as in LangGraph.
+        spec = self.b.nodes.get(source)
+        read_as = None if spec is None else spec.input_schema
+        reader = self._reader(read_as if read_as is not None or spec is None else self.untyped)
+        # A router typed with a schema class reads that schema's keys, as a node does.
+        own = [None if br.schema is None else self._reader(br.schema) for br in branches]
         nodes = self.b.nodes
 
         def route(
             state_writes: Writes,
             gotos: Any,
             channels: dict[str, Channel],
-            extras: dict[str, Any] | None = None,
+            returned: dict[str, Any] | None = None,
         ) -> Any:
             writes = list(fixed)
             if branches:
-                state = _fresh(reader, channels, state_writes)
-                # What the node returned beyond the state's keys reaches its routers
-                # (not the state), as LangGraph passes it.
-                seen = {**state, **extras} if extras and isinstance(state, dict) else state
+                view = _fresh(channels, state_writes)
+                state = reader(view)
+                seen = {**returned, **state} if returned and isinstance(state, dict) else state
                 pad = peek()
                 run, first = (pad.node_run, pad.router_step) if pad is not None else (None, 0)
                 config = _config()
                 results = [
-                    br.choose(seen if br.sees_extras else state, config, run, step)
-                    for step, br in enumerate(branches, start=first)
+                    br.choose(seen if read is None else read(view), config, run, step)
+                    for step, (br, read) in enumerate(zip(branches, own, strict=True), start=first)
                 ]
                 if any(inspect.isawaitable(r) for r in results):
                     return _route_async(branches, results, writes, gotos, nodes)
@@ -686,10 +697,8 @@ class _Compiler:
             else:
                 state_writes = update_items(output, keys, name)
             state_writes = with_message_ids(channels, state_writes)
-            extras = None
-            if type(output) is dict and len(state_writes) < len(output):
-                extras = {k: v for k, v in output.items() if k not in keys}
-            return _combine(state_writes, route(state_writes, gotos, channels, extras))
+            returned = output if type(output) is dict else None
+            return _combine(state_writes, route(state_writes, gotos, channels, returned))
 
         if spec.subgraph is not None:
             runnable, is_async = None, True
@@ -702,7 +711,7 @@ class _Compiler:
             triggers=(branch_channel(name),),
             runnable=runnable,
             is_async=is_async,
-            read=self._reader(spec.input_schema),
+            read=self._reader(spec.input_schema if spec.input_schema is not None else self.untyped),
             write=write,
             retry_policy=spec.retry_policy,
             cache_policy=spec.cache_policy,
@@ -753,12 +762,10 @@ async def _route_async(
     return writes
 
 
-def _fresh(
-    reader: Callable[[dict[str, Channel]], Any], channels: dict[str, Channel], writes: Writes
-) -> Any:
-    """The state as this task's own writes would leave it, for its routers."""
+def _fresh(channels: dict[str, Channel], writes: Writes) -> dict[str, Channel]:
+    """The channels as this task's own writes would leave them, for its routers."""
     if not writes:
-        return reader(channels)
+        return channels
     pending: dict[str, list[Any]] = {}
     for key, value in writes:
         pending.setdefault(key, []).append(value)
@@ -770,7 +777,7 @@ def _fresh(
         view[key] = ch
         if pad is not None:
             pad.folded[key] = (ch, values, channels[key])
-    return reader(view)
+    return view
 
 
 def _goto_list(goto: Any) -> list[Any]:

@@ -59,6 +59,9 @@ class Scratchpad:
     # under each call's id now (its question, its answers, its caller).
     call_answers: dict[str, list[Any]] = field(default_factory=dict)
     call_writes: dict[str, list[tuple[str, Any]]] = field(default_factory=dict)
+    # The futures of the calls it started: a task's end waits for them, as a step's end
+    # waits for its tasks in LangGraph, so a call left running is saved when it ends.
+    started: list[Any] = field(default_factory=list)
     # Messages the node sent with `push_message`: streamed at once, written on return.
     pushed: list[tuple[str, Any]] = field(default_factory=list)
     stream_message: StreamWriter = lambda _message: None
@@ -135,6 +138,18 @@ def next_answer(pad: Scratchpad, *, hand_down: bool = False) -> Any:
             pad.taken.append(answer)
         return answer
     return _NO_VALUE
+
+
+async def calls_settled(pad: Scratchpad) -> None:
+    """Wait for the `@task` calls the task started and did not wait for (their failures
+    are theirs: a call's caller sees one only by its result)."""
+    running = [
+        f if isinstance(f, asyncio.Future) else asyncio.wrap_future(f)
+        for f in pad.started
+        if not f.done()
+    ]
+    if running:
+        await asyncio.gather(*running, return_exceptions=True)
 
 
 def next_graph_namespace(pad: Scratchpad) -> tuple[str, ...]:

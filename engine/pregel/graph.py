@@ -10,7 +10,7 @@ import typing
 import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from typing import Any, Literal, TypedDict, TypeVar
+from typing import Annotated, Any, Literal, TypedDict, TypeVar, get_args, get_origin
 
 import pydantic
 from langchain_core.callbacks.manager import (
@@ -1111,9 +1111,39 @@ def _json_schema(schema: Any, title: str | None = None) -> dict[str, Any]:
         found = pydantic.TypeAdapter(keys[ROOT]).json_schema()
         return {**found, "default": None, "title": title or "Root"}
     found = pydantic.TypeAdapter(schema).json_schema()
+    if dataclasses.is_dataclass(schema):
+        _dataclass_defaults(schema, found, keys)
     if title is not None and not is_typeddict(schema):
         found["title"] = title
     return found
+
+
+def _dataclass_defaults(schema: Any, found: dict[str, Any], keys: dict[str, Any]) -> None:
+    """As LangGraph's schema of a dataclass state says: a field that may be None is
+    optional, None by default; a default factory's value is the field's default."""
+    properties = found.get("properties", {})
+    for f in dataclasses.fields(schema):
+        prop = properties.get(f.name)
+        if prop is None or "default" in prop:
+            continue
+        if f.default_factory is not dataclasses.MISSING:
+            with contextlib.suppress(Exception):  # a default that is not JSON: none shown
+                prop["default"] = pydantic.TypeAdapter(Any).dump_python(
+                    f.default_factory(), mode="json"
+                )
+        elif f.default is dataclasses.MISSING and _allows_none(keys.get(f.name)):
+            prop["default"] = None
+    required = [k for k in found.get("required", ()) if "default" not in properties.get(k, {})]
+    if required:
+        found["required"] = required
+    else:
+        found.pop("required", None)
+
+
+def _allows_none(hint: Any) -> bool:
+    while get_origin(hint) is Annotated:
+        hint = get_args(hint)[0]
+    return hint is None or type(None) in get_args(hint)
 
 
 def _durability_of_old(options: RunOptions) -> RunOptions:

@@ -764,6 +764,8 @@ class Loop:
             except GraphInterrupt as exc:
                 task.interrupts = list(exc.interrupts)
                 task.interrupted = True
+                if pad.started:
+                    await context.calls_settled(pad)
                 await self._task_finished(task, [(INTERRUPT, task.interrupts)], pad)
                 return
             except Exception as exc:
@@ -803,6 +805,8 @@ class Loop:
         task.folded = pad.folded or None
         if caching:
             await self._cache_writes(task)
+        if pad.started:
+            await context.calls_settled(pad)
         await self._task_finished(task, writes or [(NO_WRITES, None)], pad)
 
     async def _handle(self, failed: Task, *, inline: bool) -> None:

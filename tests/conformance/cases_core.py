@@ -1379,6 +1379,51 @@ def case_get_graph_draws_node_destinations(ns: NS) -> Any:
     return out
 
 
+@case
+def case_what_untyped_nodes_and_typed_routers_read(ns: NS) -> Any:
+    """An untyped node reads the state schema's keys, not channels that an output or a
+    private schema adds; a router typed with the state schema reads its keys only, an
+    untyped one the whole state and what the node returned beyond it. A callable object
+    as a node is named after its class."""
+
+    class Question(TypedDict):
+        question: str
+
+    class Answer(TypedDict):
+        answer: str
+        seen: Any
+
+    class Private(TypedDict):
+        secret: str
+
+    class Echo:
+        def __call__(self, state: Any) -> dict[str, Any]:
+            return {"answer": "ok", "seen": sorted(state)}
+
+    seen: list[Any] = []
+
+    def hide(state: Question) -> dict[str, Any]:
+        return {"secret": "s", "question": state["question"] + "?"}
+
+    def peek(state: Private) -> dict[str, Any]:
+        return {"answer": state["secret"], "extra": 1}
+
+    def typed(state: Question) -> str:
+        seen.append(("typed", sorted(state)))
+        return "Echo"
+
+    def untyped(state: Any) -> str:
+        seen.append(("untyped", sorted(state)))
+        return "Echo"
+
+    builder = ns.StateGraph(Question, output_schema=Answer)
+    builder.add_node(hide).add_node(peek).add_node(Echo())
+    builder.add_edge(ns.START, "hide").add_edge("hide", "peek")
+    builder.add_conditional_edges("peek", typed).add_conditional_edges("peek", untyped)
+    graph = builder.compile()
+    return {"result": invoke(graph, {"question": "q"}), "seen": seen}
+
+
 # --------------------------------------------------------------------------- build errors
 
 

@@ -269,3 +269,20 @@ def case_config_parameter_typed_otherwise(ns: NS) -> Any:
     for before, after in zip([ns.START, *nodes], [*nodes, ns.END], strict=True):
         builder.add_edge(getattr(before, "__name__", before), getattr(after, "__name__", after))
     return {"added": added, "result": invoke(builder.compile(), {"log": []})}
+
+
+@case
+def case_dataclass_state_json_schema_optional_fields(ns: NS) -> Any:
+    """A dataclass state's JSON schema: a field that may be None is not required, with
+    or without a default; one with a default is not either."""
+
+    @dataclasses.dataclass
+    class Form:
+        name: str
+        nickname: str | None
+        tagged: Annotated[float | None, "meta"]
+        age: int = 0
+        items: list[int] = dataclasses.field(default_factory=list)
+
+    graph = ns.StateGraph(Form).add_node("n", lambda s: {}).add_edge(ns.START, "n").compile()
+    return [graph.get_input_jsonschema(), graph.get_output_jsonschema()]

@@ -7,6 +7,8 @@ No ``from __future__ import annotations`` here (see cases_core).
 import asyncio
 from typing import Any
 
+import pydantic
+
 from .cases_persistence import timeline
 from .harness import NS, bump, case, invoke, stream, thread
 
@@ -328,3 +330,39 @@ def case_task_results_cached(ns: NS, aio: bool) -> Any:
     double.clear_cache(cache)
     runs["cleared"] = invoke(flow, [2], thread("third"), aio=aio)
     return {"runs": runs, "calls": calls}
+
+
+class Order(pydantic.BaseModel):
+    item: str
+    note: str | None = None
+
+
+@case(aio=True, sql=True)
+def case_pydantic_values_through_tasks_across_an_interrupt(ns: NS, aio: bool) -> Any:
+    """An entrypoint and its tasks annotated with a pydantic class: their values are
+    saved and read back as that class; a call started before an interrupt and not
+    waited for is saved when it ends, and not run again on resume."""
+    calls: dict[str, int] = {}
+
+    @ns.task
+    def prepare(order: Order) -> Order:
+        bump(calls, "prepare")
+        return Order(item=order.item + " prepared")
+
+    @ns.task
+    def finish(order: Order) -> dict[str, Any]:
+        return {"item": order.item, "note": order.note}
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver())
+    def flow(order: Order) -> Any:
+        started = prepare(order)
+        note = ns.interrupt("note?")
+        prepared = started.result()
+        return finish(Order(item=prepared.item, note=note)).result()
+
+    config = thread()
+    return {
+        "first": invoke(flow, Order(item="tea"), config, aio=aio),
+        "resumed": invoke(flow, ns.Command(resume="hot"), config, aio=aio),
+        "calls": calls,
+    }

@@ -52,6 +52,12 @@ PRIVATE_NAMES: dict[str, dict[str, str | None]] = {
     # A private name of a public module: added to the engine's module in the suite's
     # process only.
     "langgraph.callbacks": {"_GraphCallbackManager": None},
+    "langgraph.graph.state": {
+        "_get_node_name": None,
+        "_is_field_channel": None,
+        "_warn_invalid_state_schema": None,
+    },
+    "langgraph._internal._runnable": {"RunnableCallable": "engine.pregel.runnable"},
 }
 
 
