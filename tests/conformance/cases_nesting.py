@@ -283,28 +283,30 @@ def case_nested_stateful_mid_replayed(ns: NS) -> Any:
     }
 
 
+class Keyed(TypedDict):
+    my_key: Annotated[str, operator.add]
+
+
+def two_steps(ns: NS, first: str, second: str, **compile_kw: Any) -> Any:
+    """A subgraph of two nodes, i1 then i2, each adding its text to `my_key`."""
+    return (
+        ns.StateGraph(Keyed)
+        .add_node("i1", lambda s: {"my_key": first})
+        .add_node("i2", lambda s: {"my_key": second})
+        .add_edge(ns.START, "i1")
+        .add_edge("i1", "i2")
+        .compile(**compile_kw)
+    )
+
+
 @case(aio=True)
 def case_subgraph_breakpoint_beside_a_parallel_node(ns: NS, aio: bool) -> Any:
     """A subgraph stopped at its own breakpoint while a parallel node of the parent
     finished: the parent's output and `values` parts show that node's write and no
     empty `__interrupt__` part; the resumed run goes on from there."""
-
-    class Inner(TypedDict):
-        my_key: Annotated[str, operator.add]
-
-    class Outer(TypedDict):
-        my_key: Annotated[str, operator.add]
-
-    inner = (
-        ns.StateGraph(Inner)
-        .add_node("i1", lambda s: {"my_key": "got here"})
-        .add_node("i2", lambda s: {"my_key": " and there"})
-        .add_edge(ns.START, "i1")
-        .add_edge("i1", "i2")
-        .compile(interrupt_before=["i2"])
-    )
+    inner = two_steps(ns, "got here", " and there", interrupt_before=["i2"])
     graph = (
-        ns.StateGraph(Outer)
+        ns.StateGraph(Keyed)
         .add_node("inner", inner)
         .add_node("side", lambda s: {"my_key": " and parallel"})
         .add_node("last", lambda s: {"my_key": " back"})
@@ -334,20 +336,9 @@ def case_checkpoint_parts_of_subgraphs_name_their_versions(ns: NS, aio: bool) ->
     configs carry the `checkpoint_map` of the graphs around it, and under `exit`, where
     no version of the run is saved before its end, a part names no parent (not even on
     a second run, whose saved head's parent is the first run's)."""
-
-    class Inner(TypedDict):
-        my_key: Annotated[str, operator.add]
-
-    inner = (
-        ns.StateGraph(Inner)
-        .add_node("i1", lambda s: {"my_key": "1"})
-        .add_node("i2", lambda s: {"my_key": "2"})
-        .add_edge(ns.START, "i1")
-        .add_edge("i1", "i2")
-        .compile()
-    )
+    inner = two_steps(ns, "1", "2")
     graph = (
-        ns.StateGraph(Inner)
+        ns.StateGraph(Keyed)
         .add_node("inner", inner)
         .add_node("after", lambda s: {"my_key": "3"})
         .add_edge(ns.START, "inner")
