@@ -407,6 +407,7 @@ class entrypoint(Generic[ContextT]):  # noqa: N801  (LangGraph's name, used as a
         if self.timeout is not None and not _is_async(func):
             raise sync_timeout_error(name)
         runnable = _bound(func, params)
+        hints = _hints(func)
 
         def write(output: Any, _channels: dict[str, Any]) -> list[tuple[str, Any]]:
             if isinstance(output, entrypoint.final):
@@ -441,13 +442,13 @@ class entrypoint(Generic[ContextT]):  # noqa: N801  (LangGraph's name, used as a
             name="LangGraph",
             builder=None,
             # The classes its annotations name are its state's: the saver restores them.
-            state_types=list(_hints(func).values()),
+            state_types=list(hints.values()),
             goto=_no_goto,
             store=self.store,
             cache=self.cache,
             context_schema=self.context_schema,
             output_channel=END,
-            value_types=_value_types(func),
+            value_types=_value_types(func, hints),
             stream_eager=True,
         )
 
@@ -465,10 +466,9 @@ def _hints(func: Callable[..., Any]) -> dict[str, Any]:
         return {}
 
 
-def _value_types(func: Callable[..., Any]) -> tuple[Any, Any]:
+def _value_types(func: Callable[..., Any], hints: dict[str, Any]) -> tuple[Any, Any]:
     """An entrypoint's input and output types: its first parameter's annotation and its
     return annotation (of `entrypoint.final[R, S]`, R); Any where there is none."""
-    hints = _hints(func)
     first = next(iter(inspect.signature(func).parameters))
     returned = hints.get("return", Any)
     if get_origin(returned) is entrypoint.final:

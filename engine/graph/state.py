@@ -620,6 +620,7 @@ class _Compiler:
         reader = self._reader(read_as if read_as is not None or spec is None else self.untyped)
         # A router typed with a schema class reads that schema's keys, as a node does.
         own = [None if br.schema is None else self._reader(br.schema) for br in branches]
+        untyped = None in own
         nodes = self.b.nodes
 
         def route(
@@ -631,8 +632,10 @@ class _Compiler:
             writes = list(fixed)
             if branches:
                 view = _fresh(channels, state_writes)
-                state = reader(view)
-                seen = {**returned, **state} if returned and isinstance(state, dict) else state
+                seen = None
+                if untyped:
+                    state = reader(view)
+                    seen = {**returned, **state} if returned and isinstance(state, dict) else state
                 pad = peek()
                 run, first = (pad.node_run, pad.router_step) if pad is not None else (None, 0)
                 config = _config()

@@ -824,13 +824,13 @@ class CompiledGraph(Runnable[Any, Any]):
             if len(updates) > 1:
                 raise InvalidUpdateError("Cannot apply multiple updates when clearing state.")
             return await _clear(loop, saved)
-        due = loop._prepare(read=False)
-        tasks: list[Task] = []
         if len(updates) > 1 and any(u.as_node is None for u in updates):
             raise InvalidUpdateError(
                 "Several updates in one superstep: give each its as_node (which node it "
                 "stands for)."
             )
+        due = loop._prepare(read=False)
+        tasks: list[Task] = []
         for values, as_node, wanted_id in updates:
             name = as_node if as_node is not None else self._last_node(loop, saved)
             node = self.nodes.get(name)

@@ -1344,15 +1344,14 @@ class Loop:
         task wrote more than once shows each write, in order, as LangGraph shows them."""
         if "updates" not in self.modes:
             return
-        keys = self.output_keys
-        if keys is None:
-            output = self.graph.output_channel
-            keys = output if output else frozenset(k for k, _ in state_writes)
+        keys = self.graph.output_channel if self.output_keys is None else self.output_keys
         if isinstance(keys, str):
             values = [v for k, v in state_writes if k == keys]
             shown = values if len(values) > 1 else next(iter(values), None)
         else:
-            chosen = [(k, v) for k, v in state_writes if k in keys]
+            chosen = (
+                state_writes if keys is None else [(k, v) for k, v in state_writes if k in keys]
+            )
             if len({k for k, _ in chosen}) < len(chosen):
                 shown = [{k: v} for k, v in chosen]
             else:
