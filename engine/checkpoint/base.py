@@ -10,9 +10,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, TypedDict
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 from engine.constants import CALLED_BY, ERROR, ERROR_SOURCE, INTERRUPT, RESUME, SCHEDULED
+
+if TYPE_CHECKING:
+    from engine.checkpoint.serde.base import SerializerProtocol
 
 Config = dict[str, Any]
 Version = int
@@ -120,7 +123,17 @@ def matches_filter(metadata: CheckpointMetadata, filter: dict[str, Any] | None) 
 
 class BaseCheckpointSaver:
     """Subclasses implement the async methods; the sync twins call them on a private
-    event loop when none is running, which is what `invoke()` from plain code needs."""
+    event loop when none is running, which is what `invoke()` from plain code needs.
+
+    A saver of the user's own may store through `self.serde`, LangGraph's way."""
+
+    serde: SerializerProtocol
+
+    def __init__(self, *, serde: SerializerProtocol | None = None) -> None:
+        # The serializer's module imports this one's users (engine.types).
+        from engine.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+        self.serde = serde if serde is not None else JsonPlusSerializer()
 
     async def aget_tuple(self, config: Config) -> CheckpointTuple | None:
         """The checkpoint named by `checkpoint_id`, or the thread's latest."""

@@ -32,7 +32,9 @@ from engine.checkpoint.base import (
     matches_filter,
     thread_key,
 )
-from engine.checkpoint.serde import JsonSerializer, holds_repeats
+from engine.checkpoint.serde import holds_repeats
+from engine.checkpoint.serde.base import SerializerProtocol
+from engine.checkpoint.serde.jsonplus import JsonPlusSerializer, own_format
 
 
 class _Saved(NamedTuple):
@@ -82,11 +84,27 @@ class InMemorySaver(BaseCheckpointSaver):
     """
 
     def __init__(
-        self, serializer: JsonSerializer | None = None, *, check_immutable: bool = False
+        self, *, serde: SerializerProtocol | None = None, check_immutable: bool = False
     ) -> None:
-        self.serializer = serializer or JsonSerializer()
+        self.serde = serde if serde is not None else JsonPlusSerializer()
         self._threads: dict[str, _Thread] = {}
-        self._guard = _MutationGuard(self.serializer.dumps_binary) if check_immutable else None
+        self._guard = _MutationGuard(self._codec.dumps_binary) if check_immutable else None
+
+    @property
+    def serde(self) -> SerializerProtocol:
+        """The serializer: the engine's (`JsonSerializer`, `JsonPlusSerializer`) or any
+        object with LangGraph's `dumps_typed` and `loads_typed`."""
+        return self._serde
+
+    @serde.setter
+    def serde(self, serde: SerializerProtocol) -> None:
+        if not isinstance(serde, SerializerProtocol):
+            raise TypeError(
+                f"InMemorySaver's serde must have LangGraph's dumps_typed and loads_typed, "
+                f"which {type(serde).__qualname__} lacks"
+            )
+        self._serde = serde
+        self._codec = serde if own_format(serde) else _TypedCodec(serde)
 
     async def aget_tuple(self, config: Config) -> CheckpointTuple | None:
         self._check_immutable()
@@ -139,7 +157,7 @@ class InMemorySaver(BaseCheckpointSaver):
             saved = thread.checkpoints.get(cns, {}).get(checkpoint_id) if thread else None
             if thread is None or saved is None:  # deleted while the caller was iterating
                 continue
-            if filter and not matches_filter(self.serializer.loads(saved.metadata), filter):
+            if filter and not matches_filter(self._codec.loads(saved.metadata), filter):
                 continue
             yield self._load(tid, thread, cns, checkpoint_id, saved)
             if remaining is not None:
@@ -154,7 +172,7 @@ class InMemorySaver(BaseCheckpointSaver):
     ) -> Config:
         self._check_immutable()
         thread_id, ns = thread_key(config)
-        dumps = self.serializer.dumps_binary
+        dumps = self._codec.dumps_binary
         encode = self._encoder()
         checkpoint_id = checkpoint["id"]
         # Serialize everything before storing anything, so a refused value stores nothing.
@@ -214,8 +232,8 @@ class InMemorySaver(BaseCheckpointSaver):
             return []
         out = []
         for checkpoint_id, saved in thread.checkpoints.get(checkpoint_ns, {}).items():
-            metadata = self.serializer.loads(saved.metadata)
-            ts = self.serializer.loads(saved.checkpoint).get("ts")
+            metadata = self._codec.loads(saved.metadata)
+            ts = self._codec.loads(saved.checkpoint).get("ts")
             out.append(
                 VersionInfo(
                     checkpoint_id,
@@ -232,7 +250,7 @@ class InMemorySaver(BaseCheckpointSaver):
         thread = self._threads.get(str(thread_id))
         if thread is None:
             return
-        loads = self.serializer.loads
+        loads = self._codec.loads
         for ns, checkpoints in thread.checkpoints.items():
             doomed = [
                 checkpoint_id
@@ -270,8 +288,8 @@ class InMemorySaver(BaseCheckpointSaver):
         or dicts that hold the same values, is stored element by element, and each
         object is encoded once per save (all stay alive, so their ids stay theirs,
         until the save ends)."""
-        dumps = self.serializer.dumps_binary
-        dumps_sharing = self.serializer.dumps_binary_sharing
+        dumps = self._codec.dumps_binary
+        dumps_sharing = self._codec.dumps_binary_sharing
         memo: dict[int, bytes] = {}
         shared: dict[int, Any] = {}
 
@@ -293,7 +311,7 @@ class InMemorySaver(BaseCheckpointSaver):
         return encode
 
     def _decode(self, blob: Blob) -> Any:
-        loads = self.serializer.loads
+        loads = self._codec.loads
         if type(blob) is _List:
             return [loads(data) for data in blob.elements]
         return loads(blob)
@@ -301,7 +319,7 @@ class InMemorySaver(BaseCheckpointSaver):
     def _load(
         self, thread_id: str, thread: _Thread, ns: str, checkpoint_id: str, saved: _Saved
     ) -> CheckpointTuple:
-        loads, decode = self.serializer.loads, self._decode
+        loads, decode = self._codec.loads, self._decode
         checkpoint = loads(saved.checkpoint)
         blobs = thread.blobs
         values: dict[str, Any] = {}
@@ -327,11 +345,11 @@ class InMemorySaver(BaseCheckpointSaver):
         )
 
     def _retarget(self, saved: _Saved, source_thread_id: str, target_thread_id: str) -> _Saved:
-        metadata = self.serializer.loads(saved.metadata)
+        metadata = self._codec.loads(saved.metadata)
         if metadata.get("thread_id") != source_thread_id:
             return saved
         metadata["thread_id"] = target_thread_id
-        return saved._replace(metadata=self.serializer.dumps_binary(metadata))
+        return saved._replace(metadata=self._codec.dumps_binary(metadata))
 
     def _check_immutable(self) -> None:
         if self._guard is not None:
@@ -351,6 +369,25 @@ _IMMUTABLE = frozenset(
     {str, int, float, bool, type(None), bytes, Decimal, uuid.UUID}
     | {dt.datetime, dt.date, dt.time, dt.timedelta}
 )
+
+
+class _TypedCodec:
+    """Stores through a serializer of the user's own: a value as its type name, a zero
+    byte, then the serializer's bytes."""
+
+    def __init__(self, serde: SerializerProtocol) -> None:
+        self.serde = serde
+
+    def dumps_binary(self, obj: Any) -> bytes:
+        kind, data = self.serde.dumps_typed(obj)
+        return kind.encode() + b"\0" + data
+
+    def dumps_binary_sharing(self, obj: Any, shared: dict[int, Any]) -> bytes:
+        return self.dumps_binary(obj)
+
+    def loads(self, data: bytes) -> Any:
+        kind, _, blob = data.partition(b"\0")
+        return self.serde.loads_typed((kind.decode(), blob))
 
 
 class _MutationGuard:

@@ -78,6 +78,7 @@ API_MODULES: dict[str, tuple[str, ...]] = {
         "omit_payload",
     ),
     "langgraph.checkpoint.memory": ("InMemorySaver",),
+    "langgraph.checkpoint.serde.jsonplus": ("JsonPlusSerializer",),
     "langgraph.config": ("get_stream_writer", "get_store", "get_config"),
     "langgraph.runtime": ("Runtime", "get_runtime"),
     "langgraph.managed": ("RemainingSteps", "IsLastStep"),

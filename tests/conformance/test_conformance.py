@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     cases_persistence,
     cases_policies,
     cases_runtime,
+    cases_serde,
     cases_streams,
 )
 from .harness import CASES, NS, case_params, diff, observe

@@ -294,7 +294,7 @@ class Note:
 async def test_check_immutable_catches_any_change(mutate: Callable[[Any], None]) -> None:
     serializer = JsonSerializer()
     serializer.allow(Note)
-    saver = InMemorySaver(serializer, check_immutable=True)
+    saver = InMemorySaver(serde=serializer, check_immutable=True)
     shared = ([1, 2, 3], "x")
     values = {"shared": shared, "notes": {"a"}, "note": Note("n")}
     versions = {"shared": 1, "notes": 1, "note": 1}
@@ -371,7 +371,7 @@ async def test_a_refused_element_of_a_shared_list_stores_nothing(saver: InMemory
 async def test_uses_the_given_serializer() -> None:
     serializer = JsonSerializer()
     serializer.allow(Note)
-    saver = InMemorySaver(serializer, check_immutable=True)
+    saver = InMemorySaver(serde=serializer, check_immutable=True)
     await saver.aput(thread(), make_checkpoint({"n": Note("x")}, {"n": 1}), {}, {"n": 1})
     got = await saver.aget_tuple(thread())
     assert got is not None and got.checkpoint["channel_values"] == {"n": Note("x")}

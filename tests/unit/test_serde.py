@@ -246,7 +246,7 @@ def test_allowed_schema_classes_round_trip(schema_serializer: JsonSerializer) ->
 
 
 def test_unallowed_class_is_refused_when_encoding() -> None:
-    with pytest.raises(TypeError, match=r"serde_cases:Point.*serializer\.allow\(Point\)"):
+    with pytest.raises(TypeError, match=r"serde_cases:Point.*serde\.allow\(Point\)"):
         JsonSerializer().dumps({"p": Point(1)})
     with pytest.raises(TypeError, match=r"test_serde:Plain; only JSON values"):
         JsonSerializer().dumps([Plain()])
@@ -294,7 +294,7 @@ def test_only_schema_kinds_can_be_allowed() -> None:
 
 def test_unallowed_class_is_refused_when_decoding(schema_serializer: JsonSerializer) -> None:
     data = schema_serializer.dumps([Point(1)])
-    with pytest.raises(SerializationError, match=r"serde_cases:Point.*serializer\.allow"):
+    with pytest.raises(SerializationError, match=r"serde_cases:Point.*serde\.allow"):
         JsonSerializer().loads(data)
 
 
@@ -451,7 +451,7 @@ def test_a_subclass_of_a_message_class_is_a_schema_class() -> None:
     class Note(HumanMessage):
         pass
 
-    with pytest.raises(TypeError, match=r"serializer\.allow\(.*Note\)"):
+    with pytest.raises(TypeError, match=r"serde\.allow\(.*Note\)"):
         JsonSerializer().dumps([Note("x")])
     serializer = JsonSerializer()
     serializer.allow(Note)
@@ -683,7 +683,7 @@ def test_a_schema_class_not_allowed_is_refused_when_decoding_both_formats(value:
     wrapped = [value, Point(1)]
     for dumps in FORMATS.values():
         data = dumps(SCHEMA_SERIALIZER, wrapped)
-        with pytest.raises(SerializationError, match=r"serde_cases:\w+.*serializer\.allow"):
+        with pytest.raises(SerializationError, match=r"serde_cases:\w+.*serde\.allow"):
             JsonSerializer().loads(data)
 
 

@@ -74,6 +74,7 @@ from engine.checkpoint.serde import (
     default_serializer,
     holds_repeats,
 )
+from engine.checkpoint.serde.jsonplus import own_format
 from engine.checkpoint.sql.connect import create_engine, write_transaction
 from engine.checkpoint.sql.direct import direct_statements, fetch_alone, fetch_on
 from engine.checkpoint.sql.item_log import (
@@ -340,7 +341,7 @@ class SQLSaver(BaseCheckpointSaver):
         self,
         engine: AsyncEngine,
         *,
-        serializer: JsonSerializer | None = None,
+        serde: JsonSerializer | None = None,
         cache_threads: int = 256,
         cache_text: int = 64 * 1024 * 1024,
         retry_for: float = 15.0,
@@ -352,7 +353,13 @@ class SQLSaver(BaseCheckpointSaver):
         self.engine = engine
         self.reuse_objects = reuse_objects
         self.fence = fence
-        self.serializer = serializer or default_serializer
+        if serde is not None and not own_format(serde):
+            raise TypeError(
+                "SQLSaver's serde must be a JsonSerializer (or JsonPlusSerializer) of the "
+                f"engine's, not {type(serde).__qualname__}: its queries read the JSON "
+                "that serializer writes"
+            )
+        self.serde = serde or default_serializer
         # Reads need no transaction (each statement sees committed data), which saves the
         # BEGIN and ROLLBACK round trips on every read.
         self._reader = engine.execution_options(isolation_level="AUTOCOMMIT")
@@ -788,7 +795,7 @@ class SQLSaver(BaseCheckpointSaver):
 
     def _stamps(self, texts: list[str]) -> list[Prepared | Stored]:
         """Stored elements, prepared where they can be, else kept as their text."""
-        return [Stored(p) if type(p) is str else p for p in self.serializer.prepare(texts)]
+        return [Stored(p) if type(p) is str else p for p in self.serde.prepare(texts)]
 
     def _metadata(self, metadata: Any) -> CheckpointMetadata:
         return self._parse(json.dumps(metadata))  # type: ignore[no-any-return]
@@ -985,7 +992,7 @@ class SQLSaver(BaseCheckpointSaver):
         _, ns = thread_key(op.config)
         checkpoint, new_versions = op.checkpoint, op.new_versions
         parent_id = op.config["configurable"].get("checkpoint_id")
-        metadata = json.loads(self.serializer.dumps(op.metadata))
+        metadata = json.loads(self.serde.dumps(op.metadata))
         parents = metadata.get("parents")  # the enclosing graphs' checkpoints, by namespace
 
         def put(draft: _Draft) -> None:
@@ -1260,13 +1267,13 @@ class SQLSaver(BaseCheckpointSaver):
         return {c: self._dump(v) for c, v in self._parse(data).items()} if data else {}
 
     def _dump(self, value: Any) -> str:
-        return self.serializer.dumps(value).decode()
+        return self.serde.dumps(value).decode()
 
     def _dumper(self) -> Callable[[Any], str]:
         """`_dump` for the values of one save, each object dumped once: a state built by
         reducers holds the same elements in many lists, and many times in one. The
         objects stay alive, so their ids stay theirs, while the save is planned."""
-        dumps = self.serializer.dumps
+        dumps = self.serde.dumps
         memo: dict[int, str] = {}
 
         def dump(value: Any) -> str:
@@ -1282,7 +1289,7 @@ class SQLSaver(BaseCheckpointSaver):
         return dump
 
     def _parse(self, data: str) -> Any:
-        return self.serializer.loads(data)
+        return self.serde.loads(data)
 
     # Deleting, copying and pruning.
 

@@ -1,4 +1,5 @@
-"""Serialization of checkpoints and writes, with type tags and an allowlist.
+"""Serialization of checkpoints and writes, with type tags and an allowlist
+(`JsonPlusSerializer` is the same under LangGraph's name and constructor).
 
 Stored bytes may come back from a database that someone else can write to, so decoding
 never imports a module and never builds a class it was not told about: schema classes
@@ -19,9 +20,11 @@ Two formats, both read by `loads`:
 from __future__ import annotations
 
 import base64
+import copy
 import dataclasses
 import datetime as dt
 import enum
+import importlib
 import json
 import re
 import sys
@@ -29,7 +32,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 from itertools import compress
-from typing import Any, NamedTuple, get_args
+from typing import Any, Literal, NamedTuple, get_args
 
 import msgspec
 import orjson
@@ -58,6 +61,7 @@ from engine.types import Command, Interrupt, Overwrite, Send
 
 __all__ = [
     "TAG",
+    "JsonPlusSerializer",
     "JsonSerializer",
     "Prepared",
     "SerializationError",
@@ -319,6 +323,20 @@ class JsonSerializer:
             pass  # the walk encodes it, or says why it cannot be
         return _dumps(self._encode(obj)).encode()
 
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        """LangGraph's `SerializerProtocol`: `obj` in format 1, named "msgpack"."""
+        return "msgpack", self.dumps_binary(obj)
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        """Read what `dumps_typed` wrote (or "json", format 0). Another type name was
+        written by some other serializer, and is refused."""
+        kind, blob = data
+        if kind not in _TYPED_KINDS:
+            raise SerializationError(
+                f"Stored value has type {kind!r}, which this serializer does not write"
+            )
+        return self.loads(blob)
+
     def dumps_binary(self, obj: Any) -> bytes:
         """Encode `obj` in format 1 (msgpack), faster to write and read than JSON;
         raises TypeError for a type that is not allowed."""
@@ -500,7 +518,7 @@ def _schema(cls: type) -> Schema:
 
 def _refusal(cls: type) -> TypeError:
     hint = (
-        f"; if it belongs to the graph's schema, call serializer.allow({cls.__qualname__})"
+        f"; if it belongs to the graph's schema, call checkpointer.serde.allow({cls.__qualname__})"
         if _is_schema_class(cls)
         else "; only JSON values, tuples, sets, dates, UUIDs, bytes, Decimals, messages "
         "and allowed dataclasses, pydantic models and Enums can be stored"
@@ -512,12 +530,13 @@ def _not_allowed(tag: Any) -> SerializationError:
     if isinstance(tag, str) and ":" in tag:
         return SerializationError(
             f"Stored value has type {tag}, which this serializer does not allow; "
-            "call serializer.allow(cls) for the graph's schema classes"
+            "call checkpointer.serde.allow(cls) for the graph's schema classes"
         )
     return SerializationError(f"Stored value has an unknown type tag {tag!r}")
 
 
 _CONTAINERS = frozenset({dict, list})
+_TYPED_KINDS = frozenset({"msgpack", "json"})
 
 
 def holds_repeats(objects: list[Any]) -> bool:
@@ -540,14 +559,94 @@ def _is_schema_class(cls: type) -> bool:
     )
 
 
-default_serializer = JsonSerializer()
+class JsonPlusSerializer(JsonSerializer):
+    """`JsonSerializer` under LangGraph's name and constructor, so that a saver built as
+    for LangGraph (`InMemorySaver(serde=JsonPlusSerializer(...))`) runs unchanged.
+
+    Both allowlists name classes that may be restored, as classes or as (module, name)
+    tuples; a tuple's module is imported here, from the program's own configuration,
+    never from stored data. What the engine never does is refused rather than ignored:
+    pickle (`pickle_fallback=True`), restoring any class at all (an allowlist of `True`)
+    and a msgpack extension hook of the caller's."""
+
+    def __init__(
+        self,
+        *,
+        pickle_fallback: bool = False,
+        allowed_json_modules: Iterable[tuple[str, ...] | type] | Literal[True] | None = None,
+        allowed_msgpack_modules: Iterable[tuple[str, ...] | type] | Literal[True] | None = None,
+        __unpack_ext_hook__: Callable[[int, bytes], Any] | None = None,
+    ) -> None:
+        super().__init__()
+        if pickle_fallback:
+            raise ValueError(
+                "pickle_fallback=True is not supported: the engine never pickles; allow "
+                "your dataclasses, pydantic models and Enums with allowed_msgpack_modules"
+            )
+        if __unpack_ext_hook__ is not None:
+            raise ValueError(
+                "__unpack_ext_hook__ is not supported: the engine's msgpack format has no "
+                "extension types of the caller's"
+            )
+        for option, allowlist in (
+            ("allowed_json_modules", allowed_json_modules),
+            ("allowed_msgpack_modules", allowed_msgpack_modules),
+        ):
+            if allowlist is True:
+                raise ValueError(
+                    f"{option}=True is not supported: the engine restores only the classes "
+                    "it was told about; list them"
+                )
+            self.allow(*(_allowed_class(entry) for entry in allowlist or ()))
+
+    def with_msgpack_allowlist(
+        self, extra_allowlist: Iterable[tuple[str, ...] | type]
+    ) -> JsonPlusSerializer:
+        """A copy that also restores `extra_allowlist`'s classes (this one is unchanged)."""
+        clone = copy.copy(self)
+        JsonSerializer.__init__(clone)
+        clone.allow(*self._schemas, *(_allowed_class(entry) for entry in extra_allowlist))
+        return clone
+
+
+default_serializer = JsonPlusSerializer()
+
+
+def own_format(serde: Any) -> bool:
+    """Whether `serde` is a `JsonSerializer` whose typed methods are its own, so that a
+    saver may call its faster ones (`dumps_binary`, `dumps`, `prepare`) instead."""
+    cls = type(serde)
+    return (
+        isinstance(serde, JsonSerializer)
+        and cls.dumps_typed is JsonSerializer.dumps_typed
+        and cls.loads_typed is JsonSerializer.loads_typed
+    )
+
+
+def _allowed_class(entry: tuple[str, ...] | type) -> type:
+    """A class of an allowlist, given itself or as LangGraph's (module, ..., name) tuple."""
+    if isinstance(entry, type):
+        return entry
+    if (
+        not isinstance(entry, tuple)
+        or len(entry) < 2
+        or not all(isinstance(part, str) for part in entry)
+    ):
+        raise TypeError(f"An allowlist entry is a class or a (module, name) tuple, not {entry!r}")
+    *module, name = entry
+    try:
+        found = getattr(importlib.import_module(".".join(module)), name)
+    except (ImportError, AttributeError) as error:
+        raise ValueError(f"Allowlist entry {entry!r} names no class: {error}") from None
+    if not isinstance(found, type):
+        raise TypeError(f"Allowlist entry {entry!r} is not a class: {found!r}")
+    return found
 
 
 def allow_schemas(saver: Any, schemas: Iterable[Any]) -> None:
     """Let a saver's serializer restore the dataclasses, pydantic models and Enums that
     these schemas name (a graph's state, an interrupt's answer), and no others."""
-    serializer = getattr(saver, "serializer", None) or getattr(saver, "serde", None)
-    allow = getattr(serializer, "allow", None)
+    allow = getattr(getattr(saver, "serde", None), "allow", None)
     if allow is None:
         return
     seen: set[Any] = set()

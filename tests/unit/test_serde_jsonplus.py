@@ -1,0 +1,128 @@
+"""LangGraph's serializer API: `JsonPlusSerializer`'s constructor, the typed methods,
+and the `serde` that savers take."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from engine.checkpoint.base import BaseCheckpointSaver
+from engine.checkpoint.memory import InMemorySaver
+from engine.checkpoint.serde import JsonSerializer, SerializationError
+from engine.checkpoint.serde.base import SerializerProtocol
+from engine.checkpoint.serde.jsonplus import JsonPlusSerializer
+from engine.checkpoint.sql import SQLSaver
+from tests.unit.serde_cases import Colour, Point
+
+
+def round_trip(serde: SerializerProtocol, value: Any) -> Any:
+    return serde.loads_typed(serde.dumps_typed(value))
+
+
+def test_allowlists_name_classes_or_module_tuples() -> None:
+    by_class = JsonPlusSerializer(allowed_msgpack_modules=[Point])
+    by_tuple = JsonPlusSerializer(allowed_json_modules=[("tests.unit.serde_cases", "Colour")])
+    assert round_trip(by_class, {"p": Point(1, (2,))}) == {"p": Point(1, (2,))}
+    assert round_trip(by_tuple, [Colour.RED]) == [Colour.RED]
+    with pytest.raises(TypeError, match="Point"):
+        by_tuple.dumps_typed(Point(1))
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "names"),
+    [
+        ({"pickle_fallback": True}, ValueError, "never pickles"),
+        ({"allowed_msgpack_modules": True}, ValueError, "allowed_msgpack_modules=True"),
+        ({"allowed_json_modules": True}, ValueError, "allowed_json_modules=True"),
+        ({"__unpack_ext_hook__": lambda code, data: data}, ValueError, "__unpack_ext_hook__"),
+        (
+            {"allowed_msgpack_modules": [("tests.unit.serde_cases", "Nothing")]},
+            ValueError,
+            "Nothing",
+        ),
+        ({"allowed_msgpack_modules": [("no_such_module_here", "X")]}, ValueError, "no_such"),
+        ({"allowed_msgpack_modules": ["tests.unit.serde_cases"]}, TypeError, "tuple"),
+        (
+            {"allowed_msgpack_modules": [("tests.unit.serde_cases", "WHEN")]},
+            TypeError,
+            "not a class",
+        ),
+    ],
+)
+def test_what_the_engine_does_not_do_is_refused(
+    options: dict[str, Any], error: type[Exception], names: str
+) -> None:
+    with pytest.raises(error, match=names):
+        JsonPlusSerializer(**options)
+
+
+def test_with_msgpack_allowlist_is_a_copy() -> None:
+    class Strict(JsonPlusSerializer):
+        pass
+
+    base = Strict(allowed_msgpack_modules=[Colour])
+    wider = base.with_msgpack_allowlist([Point])
+    assert type(wider) is Strict
+    assert round_trip(wider, (Point(1), Colour.BLUE)) == (Point(1), Colour.BLUE)
+    with pytest.raises(TypeError, match="Point"):
+        base.dumps_typed(Point(1))
+
+
+def test_typed_methods_refuse_what_another_serializer_wrote() -> None:
+    serde = JsonSerializer()
+    assert serde.dumps_typed(None)[0] == "msgpack"
+    assert serde.loads_typed(("json", serde.dumps({"a": (1,)}))) == {"a": (1,)}
+    with pytest.raises(SerializationError, match="'pickle'"):
+        serde.loads_typed(("pickle", b"\x80\x04N."))
+
+
+class Reversing:
+    """A serializer of the user's own: the engine's bytes, reversed."""
+
+    def __init__(self) -> None:
+        self.inner = JsonSerializer()
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        kind, data = self.inner.dumps_typed(obj)
+        return "reversed-" + kind, data[::-1]
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        kind, blob = data
+        return self.inner.loads_typed((kind.removeprefix("reversed-"), blob[::-1]))
+
+
+def test_memory_saver_stores_through_any_serializer() -> None:
+    from engine.graph import START, StateGraph
+
+    saver = InMemorySaver(serde=Reversing(), check_immutable=True)
+    graph = StateGraph(dict).add_node("a", lambda s: {"n": s["n"] + 1})
+    graph = graph.add_edge(START, "a").compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t"}}
+    assert graph.invoke({"n": 1}, config) == {"n": 2}
+    assert graph.get_state(config).values == {"n": 2}
+    saver.serde = JsonPlusSerializer()  # set as LangGraph's tests do: later saves use it
+    assert graph.invoke({"n": 5}, {"configurable": {"thread_id": "u"}}) == {"n": 6}
+    with pytest.raises(TypeError, match="dumps_typed and loads_typed"):
+        InMemorySaver(serde=object())  # type: ignore[arg-type]
+
+
+def test_sql_saver_takes_the_engines_serializers_only() -> None:
+    engine = create_async_engine("sqlite+aiosqlite://")
+    assert SQLSaver(engine, serde=JsonPlusSerializer(allowed_msgpack_modules=[Point])).serde
+    for foreign in (
+        Reversing(),
+        type("Sub", (JsonPlusSerializer,), {"loads_typed": Reversing.loads_typed})(),
+    ):
+        with pytest.raises(TypeError, match="JsonSerializer"):
+            SQLSaver(engine, serde=foreign)  # type: ignore[arg-type]
+
+
+def test_a_saver_of_the_users_own_gets_a_serializer() -> None:
+    class Mine(BaseCheckpointSaver):
+        pass
+
+    assert isinstance(Mine().serde, JsonPlusSerializer)
+    given = Reversing()
+    assert Mine(serde=given).serde is given
