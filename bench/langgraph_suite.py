@@ -144,7 +144,7 @@ def our_allowlist_collector() -> Callable[..., None]:
     `allow_schemas` on the schemas and the channels' value and update types, into the
     serializer of a saver made once (LangGraph's collects into a new set)."""
     from engine.checkpoint.memory import InMemorySaver
-    from engine.checkpoint.serde import allow_schemas
+    from engine.checkpoint.serde.jsonplus import allow_schemas
 
     saver = InMemorySaver()
 

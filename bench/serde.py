@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script, the repo root is not on sys.path
     sys.path.insert(0, str(ROOT))
 
-from engine.checkpoint.serde import JsonSerializer  # noqa: E402
+from engine.checkpoint.serde.jsonplus import JsonSerializer  # noqa: E402
 
 GOAL = 1.0
 

@@ -173,7 +173,7 @@ class Overwrite:
 
 
 def _default_cache_key(*args: Any, **kwargs: Any) -> str:
-    from engine.checkpoint.serde import default_serializer
+    from engine.checkpoint.serde.jsonplus import default_serializer
 
     return hashlib.blake2b(
         default_serializer.dumps([list(args), kwargs]), digest_size=16

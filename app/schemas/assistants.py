@@ -35,6 +35,7 @@ class RunnableConfig(BaseModel):
 
     tags: list[str] | None = None
     recursion_limit: int | None = Field(default=None, ge=1)
+    max_concurrency: int | None = Field(default=None, ge=1)
     configurable: dict[str, Any] | None = None
     metadata: dict[str, Any] | None = None
 

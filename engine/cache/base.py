@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from engine.checkpoint.serde import JsonSerializer, default_serializer
+from engine.checkpoint.serde.jsonplus import JsonSerializer, default_serializer
 
 __all__ = ["BaseCache", "FullKey", "Namespace"]
 

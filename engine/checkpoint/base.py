@@ -10,15 +10,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
+from typing import Any, NamedTuple, TypedDict
 
+from engine.checkpoint.serde.base import SerializerProtocol
 from engine.constants import CALLED_BY, ERROR, ERROR_SOURCE, INTERRUPT, RESUME, SCHEDULED
-
-if TYPE_CHECKING:
-    from engine.checkpoint.serde.base import SerializerProtocol
 
 Config = dict[str, Any]
 Version = int
+ChannelVersions = dict[str, Version]  # LangGraph's name: each channel's version
 
 # Outcome writes (a task has at most one of each) replace an earlier save of theirs, while
 # ordinary writes of a task are kept from the first save (idempotent retries).
@@ -39,8 +38,8 @@ class Checkpoint(TypedDict):
     id: str
     ts: str
     channel_values: dict[str, Any]
-    channel_versions: dict[str, Version]
-    versions_seen: dict[str, dict[str, Version]]
+    channel_versions: ChannelVersions
+    versions_seen: dict[str, ChannelVersions]
     updated_channels: list[str] | None
 
 
@@ -81,7 +80,7 @@ class PutCheckpoint:
     config: Config
     checkpoint: Checkpoint
     metadata: CheckpointMetadata
-    new_versions: dict[str, Version]
+    new_versions: ChannelVersions
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +154,7 @@ class BaseCheckpointSaver:
         config: Config,
         checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
-        new_versions: dict[str, Version],
+        new_versions: ChannelVersions,
     ) -> Config:
         """Store a child of `config`'s checkpoint; `new_versions` names the channels
         whose value changed since the parent, so a saver stores only those."""
@@ -236,7 +235,7 @@ class BaseCheckpointSaver:
         config: Config,
         checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
-        new_versions: dict[str, Version],
+        new_versions: ChannelVersions,
     ) -> Config:
         return _run(self.aput(config, checkpoint, metadata, new_versions))
 

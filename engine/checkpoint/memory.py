@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 from engine.checkpoint.base import (
     SPECIAL_WRITES,
     BaseCheckpointSaver,
+    ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
@@ -32,9 +33,8 @@ from engine.checkpoint.base import (
     matches_filter,
     thread_key,
 )
-from engine.checkpoint.serde import holds_repeats
 from engine.checkpoint.serde.base import SerializerProtocol
-from engine.checkpoint.serde.jsonplus import JsonPlusSerializer, own_format
+from engine.checkpoint.serde.jsonplus import JsonPlusSerializer, holds_repeats, own_format
 
 
 class _Saved(NamedTuple):
@@ -168,7 +168,7 @@ class InMemorySaver(BaseCheckpointSaver):
         config: Config,
         checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
-        new_versions: dict[str, Version],
+        new_versions: ChannelVersions,
     ) -> Config:
         self._check_immutable()
         thread_id, ns = thread_key(config)

@@ -31,7 +31,7 @@ from engine.cache.base import BaseCache, FullKey
 from engine.channels import EphemeralValue, LastValue
 from engine.checkpoint.base import BaseCheckpointSaver
 from engine.checkpoint.ids import task_id
-from engine.checkpoint.serde import allow_schemas
+from engine.checkpoint.serde.jsonplus import allow_schemas
 from engine.constants import (
     CALLED_BY,
     END,

@@ -9,7 +9,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 
-__all__ = ["DEFAULT_RECURSION_LIMIT", "coerce_context", "merge_configs"]
+__all__ = ["DEFAULT_RECURSION_LIMIT", "coerce_context", "max_concurrency", "merge_configs"]
 
 # LangGraph's default: effectively unbounded, so callers set their own limit (the server does).
 DEFAULT_RECURSION_LIMIT = 10007
@@ -31,6 +31,17 @@ def merge_configs(config: RunnableConfig | dict[str, Any] | None) -> dict[str, A
         elif value is not None or key not in merged:
             merged[key] = value
     return merged
+
+
+def max_concurrency(config: dict[str, Any]) -> int | None:
+    """The config's `max_concurrency`: how many of a step's tasks may run at once (None
+    for no limit). Anything but a positive int is refused, not ignored."""
+    limit = config.get("max_concurrency")
+    if limit is None:
+        return None
+    if type(limit) is not int or limit < 1:
+        raise ValueError(f"max_concurrency must be a positive int or None, not {limit!r}")
+    return limit
 
 
 def coerce_context(schema: Any, context: Any) -> Any:

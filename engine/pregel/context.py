@@ -18,7 +18,7 @@ from langchain_core.messages import convert_to_messages
 from langchain_core.runnables.config import var_child_runnable_config
 from pydantic import TypeAdapter, ValidationError
 
-from engine.checkpoint.serde import allow_schemas
+from engine.checkpoint.serde.jsonplus import allow_schemas
 from engine.constants import CONFIG_KEY_RUNTIME
 from engine.errors import GraphInterrupt, mark_invalid_resume
 from engine.pregel.timeouts import TimedAttempt

@@ -25,7 +25,7 @@ from engine.callbacks import GraphInterruptEvent, GraphResumeEvent, graph_handle
 from engine.channels import Channel
 from engine.checkpoint.base import BaseCheckpointSaver, CheckpointTuple, checkpoint_config
 from engine.checkpoint.ids import task_id
-from engine.checkpoint.serde import allow_schemas
+from engine.checkpoint.serde.jsonplus import allow_schemas
 from engine.constants import (
     CACHE_NS,
     CONFIG_KEY_RUNTIME,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
@@ -68,6 +68,7 @@ from engine.errors import (
 )
 from engine.pregel import context
 from engine.pregel.chains import NodeChain, added_up, steps_of
+from engine.pregel.config import max_concurrency
 from engine.pregel.messages import (
     GraphStreamHandler,
     StreamMessagesHandler,
@@ -194,6 +195,9 @@ class Loop:
         # those of their own questions (shared with the subgraphs).
         self.resume_map: dict[str, Any] = resume_map if resume_map is not None else {}
         self.config = config
+        limit = max_concurrency(config)
+        # Bounds how many of a step's tasks run at once (a fan-out of Sends, say).
+        self._gate = asyncio.Semaphore(limit) if limit is not None else None
         self.context = context
         self.store = store
         self.cache = cache
@@ -632,8 +636,8 @@ class Loop:
             await self._execute(todo[0], inline=self.inline_sync)
         elif todo or handled:
             await asyncio.gather(
-                *(self._execute(t, inline=False) for t in todo),
-                *(self._handle(t, inline=False) for t in handled),
+                *(self._gated(self._execute(t, inline=False)) for t in todo),
+                *(self._gated(self._handle(t, inline=False)) for t in handled),
             )
         # The handlers' writes are the step's, as its tasks' are.
         tasks.extend(self._handlers)
@@ -656,6 +660,12 @@ class Loop:
             finished = [t for t in tasks if not t.interrupted]
             if finished:
                 self._emit_values(self.apply(finished, set()))
+
+    async def _gated(self, job: Coroutine[Any, Any, None]) -> None:
+        if self._gate is None:
+            return await job
+        async with self._gate:
+            return await job
 
     def _restore_pending(self, tasks: list[Task]) -> None:
         """Writes saved for this step mark finished tasks and carry resume answers."""

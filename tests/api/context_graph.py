@@ -35,6 +35,7 @@ async def remember(state: Notes, runtime: Runtime[Context], config: RunnableConf
     user = configurable["langgraph_auth_user"]
     value: dict[str, Any] = {key: configurable[key] for key in IDS}
     value.update(style=runtime.context.style, identity=user.identity)
+    value.update(tags=config.get("tags"), max_concurrency=config.get("max_concurrency"))
     assert runtime.store is not None
     namespace = ("memories", runtime.context.user_name)
     await runtime.store.aput(namespace, "last", value, ttl=runtime.context.remember_for)

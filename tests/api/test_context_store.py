@@ -40,11 +40,17 @@ def as_user(url: str, user: str) -> LangGraphClient:
 
 async def test_a_graph_reads_the_context_and_writes_its_users_store(url: str) -> None:
     alice, bob = as_user(url, "alice"), as_user(url, "bob")
-    assistant = await alice.assistants.create(GRAPH, context={"style": "terse"})
+    assistant = await alice.assistants.create(
+        GRAPH, context={"style": "terse"}, config={"tags": ["a"], "max_concurrency": 4}
+    )
     thread_id = await new_thread(alice)
 
     values = await alice.runs.wait(
-        thread_id, assistant["assistant_id"], input={"notes": []}, context={"user_name": "ally"}
+        thread_id,
+        assistant["assistant_id"],
+        input={"notes": []},
+        context={"user_name": "ally"},
+        config={"tags": ["r", "a"], "max_concurrency": 2},
     )
 
     # The run's context over the assistant's, as the graph's dataclass.
@@ -60,6 +66,9 @@ async def test_a_graph_reads_the_context_and_writes_its_users_store(url: str) ->
         "langgraph_auth_user_id": "alice",
         "style": "terse",
         "identity": "alice",
+        # The assistant's tags, then the run's; the run's limit over the assistant's.
+        "tags": ["a", "r"],
+        "max_concurrency": 2,
     }
     # Bob's graph runs write and read Bob's items only.
     assert (await bob.store.search_items(["memories"]))["items"] == []
@@ -68,6 +77,18 @@ async def test_a_graph_reads_the_context_and_writes_its_users_store(url: str) ->
     assert bobs["notes"] == ["bo/plain/bob", "remembered ['bo']"]
     found = (await alice.store.search_items(["memories"]))["items"]
     assert [item["namespace"] for item in found] == [["memories", "ally"]]
+
+
+async def test_a_bad_max_concurrency_is_refused(url: str) -> None:
+    alice = as_user(url, "alice")
+    thread_id = await new_thread(alice)
+    for bad in (0, -1, "many"):
+        with pytest.raises(UnprocessableEntityError) as refused:
+            await alice.runs.create(
+                thread_id, GRAPH, input={"notes": []}, config={"max_concurrency": bad}
+            )
+        assert "max_concurrency" in refused.value.response.text
+    assert await alice.runs.list(thread_id) == []
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from sqlalchemy.dialects import postgresql
 
 from engine import END, START, MessagesState, StateGraph
 from engine.checkpoint.base import PutWrites, checkpoint_config
-from engine.checkpoint.serde import SerializationError, default_serializer
+from engine.checkpoint.serde.jsonplus import SerializationError, default_serializer
 from engine.checkpoint.sql.models import save_table, thread_table
 from engine.checkpoint.sql.records import Record, decode, encode
 from engine.checkpoint.sql.saver import _CATCH_UP, DIGEST_EVERY, SQLSaver, ThreadDeletedError

@@ -353,3 +353,39 @@ def case_cache_key_function_and_saved_thread(ns: NS) -> Any:
     cfg = thread()
     runs = [invoke(graph, {"x": x, "log": []}, cfg) for x in (1, 3, 2)]
     return {"runs": runs, "calls": calls, **timeline(graph, cfg)}
+
+
+@case
+def case_max_concurrency_bounds_a_fan_out(ns: NS) -> Any:
+    """`max_concurrency` in the config: at most that many of a step's tasks (here a
+    fan-out of Sends) run at once, in a graph and in the subgraph it runs; without it,
+    all of them."""
+    import asyncio
+
+    running = {"now": 0, "most": 0}
+
+    async def work(state: Any) -> dict[str, Any]:
+        running["now"] += 1
+        running["most"] = max(running["most"], running["now"])
+        for _ in range(5):  # let the other tasks start, if they may
+            await asyncio.sleep(0)
+        running["now"] -= 1
+        return {"log": [state["item"]]}
+
+    inner = (
+        ns.StateGraph(LogState)
+        .add_node("work", work)
+        .add_conditional_edges(
+            ns.START, lambda s: [ns.Send("work", {"item": i}) for i in range(12)]
+        )
+        .compile()
+    )
+    outer = ns.StateGraph(LogState).add_node("inner", inner).add_edge(ns.START, "inner").compile()
+    out = {}
+    for label, graph in (("graph", inner), ("subgraph", outer)):
+        for limit in (None, 1, 4):
+            running["most"] = 0
+            config = {"max_concurrency": limit} if limit else {}
+            result = invoke(graph, {"log": []}, config, aio=True)
+            out[f"{label} {limit}"] = {"result": result, "most at once": running["most"]}
+    return out

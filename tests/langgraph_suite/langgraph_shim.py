@@ -46,9 +46,14 @@ PRIVATE_NAMES: dict[str, dict[str, str | None]] = {
         "AsyncPregelLoop": "engine.pregel.loop:Loop",
     },
     "langgraph.pregel._runner": {"PregelRunner": "engine.pregel.loop:Loop"},
+    # The queue LangGraph's async loop waits on for finished tasks.
+    "langgraph._internal._queue": {"AsyncQueue": None},
     # LangGraph's reader of a step's saved writes (the engine's is `task_statuses`, of
     # another shape).
     "langgraph.pregel._task_status": {"read_task_statuses": None},
+    # LangGraph's pickled dict on disk for InMemorySaver(factory=...), which the engine
+    # does not provide (docs/langgraph-differences.md); the test helpers import it.
+    "langgraph.checkpoint.memory": {"PersistentDict": None},
     # A private name of a public module: added to the engine's module in the suite's
     # process only.
     "langgraph.callbacks": {"_GraphCallbackManager": None},

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from app.api.sse import parse_last_event_id
 from app.errors import Invalid
 from app.limits import MAX_EVENT_ID
-from engine.checkpoint.serde import TAG, JsonSerializer, SerializationError
+from engine.checkpoint.serde.jsonplus import TAG, JsonSerializer, SerializationError
 from tests.security.conftest import budget
 
 FUZZ = budget(300)

@@ -20,7 +20,7 @@ from typing import Any
 import pydantic
 from langchain_core.documents import Document
 
-from engine.checkpoint.serde import TAG, JsonSerializer
+from engine.checkpoint.serde.jsonplus import TAG, JsonSerializer
 from engine.types import Interrupt, Overwrite, Send
 from tests.message_samples import sample_messages
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from engine.checkpoint.serde import Prepared, default_serializer
+from engine.checkpoint.serde.jsonplus import Prepared, default_serializer
 from engine.checkpoint.sql.journal import Held, Stored
 
 

@@ -3,7 +3,7 @@ still need preparing."""
 
 from dataclasses import replace
 
-from engine.checkpoint.serde import Prepared
+from engine.checkpoint.serde.jsonplus import Prepared
 from engine.checkpoint.sql.item_log import (
     UNPREPARED,
     at_positions,

@@ -13,7 +13,7 @@ import pytest
 from engine.checkpoint.base import Checkpoint, CheckpointMetadata, Config, checkpoint_config
 from engine.checkpoint.ids import new_checkpoint_id
 from engine.checkpoint.memory import InMemorySaver
-from engine.checkpoint.serde import JsonSerializer
+from engine.checkpoint.serde.jsonplus import JsonSerializer
 from engine.constants import ERROR, INTERRUPT, RESUME
 from engine.types import Interrupt
 

@@ -32,7 +32,7 @@ from langchain_core.messages import (
 
 from engine.checkpoint import packed
 from engine.checkpoint.messages import blueprint
-from engine.checkpoint.serde import (
+from engine.checkpoint.serde.jsonplus import (
     TAG,
     JsonSerializer,
     Prepared,

@@ -10,9 +10,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from engine.checkpoint.base import BaseCheckpointSaver
 from engine.checkpoint.memory import InMemorySaver
-from engine.checkpoint.serde import JsonSerializer, SerializationError
 from engine.checkpoint.serde.base import SerializerProtocol
-from engine.checkpoint.serde.jsonplus import JsonPlusSerializer
+from engine.checkpoint.serde.jsonplus import JsonPlusSerializer, JsonSerializer, SerializationError
 from engine.checkpoint.sql import SQLSaver
 from tests.unit.serde_cases import Colour, Point
 

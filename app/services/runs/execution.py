@@ -236,9 +236,13 @@ class RunExecutor:
         if kwargs.get("checkpoint_id"):
             configurable["checkpoint_id"] = kwargs["checkpoint_id"]
         limit = given.get("recursion_limit") or base.get("recursion_limit")
+        tags = [*(base.get("tags") or ()), *(given.get("tags") or ())]
+        concurrency = given.get("max_concurrency") or base.get("max_concurrency")
         return {
             "configurable": configurable,
             "recursion_limit": int(limit or self.settings.recursion_limit),
+            **({"tags": list(dict.fromkeys(tags))} if tags else {}),
+            **({"max_concurrency": concurrency} if concurrency else {}),
             "metadata": {
                 **(run.metadata_ or {}),
                 "run_id": run.run_id,

@@ -20,7 +20,7 @@ from itertools import repeat
 from operator import attrgetter
 from typing import Any, NamedTuple
 
-from engine.checkpoint.serde import Prepared
+from engine.checkpoint.serde.jsonplus import Prepared
 from engine.checkpoint.sql.item_log import Chunks, Segments, joined, merge, pieces, version_runs
 from engine.checkpoint.sql.records import CheckpointEntry, JsonText, Record, decode, references
 from engine.constants import INTERRUPT

@@ -54,6 +54,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from engine.checkpoint.base import (
     SPECIAL_WRITES,
     BaseCheckpointSaver,
+    ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
@@ -61,20 +62,19 @@ from engine.checkpoint.base import (
     PutCheckpoint,
     PutWrites,
     SaveOp,
-    Version,
     VersionInfo,
     checkpoint_config,
     matches_filter,
     thread_key,
 )
-from engine.checkpoint.serde import (
+from engine.checkpoint.serde.jsonplus import (
     TAG,
     JsonSerializer,
     Prepared,
     default_serializer,
     holds_repeats,
+    own_format,
 )
-from engine.checkpoint.serde.jsonplus import own_format
 from engine.checkpoint.sql.connect import create_engine, write_transaction
 from engine.checkpoint.sql.direct import direct_statements, fetch_alone, fetch_on
 from engine.checkpoint.sql.item_log import (
@@ -817,7 +817,7 @@ class SQLSaver(BaseCheckpointSaver):
         config: Config,
         checkpoint: Checkpoint,
         metadata: CheckpointMetadata,
-        new_versions: dict[str, Version],
+        new_versions: ChannelVersions,
     ) -> Config:
         await self.abatch([PutCheckpoint(config, checkpoint, metadata, new_versions)])
         thread_id, ns = thread_key(config)
@@ -1069,7 +1069,7 @@ class SQLSaver(BaseCheckpointSaver):
         draft: _Draft,
         ns: str,
         checkpoint: Checkpoint,
-        new_versions: dict[str, Version],
+        new_versions: ChannelVersions,
         parent: Known | None,
         parents: Mapping[str, Any],
     ) -> Known:
