@@ -57,6 +57,7 @@ from engine.constants import (
 from engine.errors import (
     CheckpointNotFoundError,
     EmptyInputError,
+    GraphBubbleUp,
     GraphDrained,
     GraphInterrupt,
     GraphRecursionError,
@@ -635,9 +636,12 @@ class Loop:
         if len(todo) == 1 and not handled:
             await self._execute(todo[0], inline=self.inline_sync)
         elif todo or handled:
-            await asyncio.gather(
-                *(self._gated(self._execute(t, inline=False)) for t in todo),
-                *(self._gated(self._handle(t, inline=False)) for t in handled),
+            await self._run_together(
+                [
+                    *((t, self._execute(t, inline=False)) for t in todo),
+                    *((t, self._handle(t, inline=False)) for t in handled),
+                ],
+                tasks,
             )
         # The handlers' writes are the step's, as its tasks' are.
         tasks.extend(self._handlers)
@@ -660,6 +664,47 @@ class Loop:
             finished = [t for t in tasks if not t.interrupted]
             if finished:
                 self._emit_values(self.apply(finished, set()))
+
+    async def _run_together(
+        self, jobs: list[tuple[Task, Coroutine[Any, Any, None]]], tasks: list[Task]
+    ) -> None:
+        """Run a step's tasks at once. In an async run, the first failure cancels the
+        tasks still running on the event loop (they run again when the thread resumes),
+        as in LangGraph; sync code in worker threads cannot be stopped, and is waited
+        for. A question or a command for the parent graph lets the others finish. An
+        exception a task raised rather than recorded is raised once all have stopped."""
+        running = [asyncio.ensure_future(self._gated(job)) for _, job in jobs]
+        stoppable = {
+            future
+            for future, (task, _) in zip(running, jobs, strict=True)
+            if not self.inline_sync and (task.node.is_async or task.node.subgraph is not None)
+        }
+        try:
+            waiting = set(running)
+            while waiting:
+                _, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                if waiting & stoppable and self._step_failed(running, tasks):
+                    for future in waiting & stoppable:
+                        future.cancel()
+        finally:
+            for future in running:  # the step itself was cancelled
+                future.cancel()
+        for future in running:
+            if not future.cancelled() and future.exception() is not None:
+                raise future.exception()  # type: ignore[misc]
+
+    def _step_failed(self, running: list[asyncio.Future[None]], tasks: list[Task]) -> bool:
+        """Whether a task of the step failed in a way that stops the others: not by a
+        question, a command for the parent graph, or an answer its question refused
+        (the other answered tasks finish, so none does its side effects twice)."""
+        raised = [f.exception() for f in running if f.done() and not f.cancelled()]
+        recorded = [t.error for t in (*tasks, *self._handlers) if not t.handled]
+        return any(
+            error is not None
+            and not isinstance(error, GraphBubbleUp)
+            and not is_invalid_resume(error)
+            for error in (*raised, *recorded)
+        )
 
     async def _gated(self, job: Coroutine[Any, Any, None]) -> None:
         if self._gate is None:

@@ -1638,3 +1638,54 @@ def case_resumes_with_updates_in_one_step(ns: NS, aio: bool) -> Any:
             steps.append(invoke(graph, command, config, durability=durability, aio=aio))
         out[durability] = {"steps": steps, "state": graph.get_state(config).values}
     return out
+
+
+@case
+def case_a_failure_cancels_the_tasks_still_running(ns: NS) -> Any:
+    """Parallel async nodes: one fails while another still waits. The waiting one is
+    cancelled (the run does not wait for it), the one that finished keeps its writes,
+    and a resume runs the failed and the cancelled nodes again, not the finished one."""
+    import asyncio
+
+    seen = {"cancelled": 0, "fast": 0, "failures": 0}
+
+    async def slow(state: Any) -> dict[str, Any]:
+        if seen["failures"] > 1:  # the resume: nothing is failing any more
+            return {"log": ["slow"]}
+        try:
+            await asyncio.wait_for(asyncio.Event().wait(), 5)
+        except asyncio.CancelledError:
+            seen["cancelled"] += 1
+            raise
+        return {"log": ["slow waited"]}
+
+    async def fast(state: Any) -> dict[str, Any]:
+        seen["fast"] += 1
+        return {"log": ["fast"]}
+
+    async def bad(state: Any) -> dict[str, Any]:
+        for _ in range(3):  # after `fast` has finished and `slow` has started waiting
+            await asyncio.sleep(0)
+        seen["failures"] += 1
+        if seen["failures"] == 1:
+            raise ValueError("bad")
+        return {"log": ["bad"]}
+
+    graph = build(
+        ns,
+        LogState,
+        {"slow": slow, "fast": fast, "bad": bad},
+        [("S", "slow"), ("S", "fast"), ("S", "bad")],
+        checkpointer=ns.InMemorySaver(),
+    )
+    config = thread()
+    failed = invoke(graph, {"log": []}, config, aio=True)
+    state = graph.get_state(config)
+    after_failure = {**seen, "next": sorted(state.next)}
+    seen["failures"] += 1
+    return {
+        "failed": failed,
+        "after failure": after_failure,
+        "resumed": invoke(graph, None, config, aio=True),
+        "after resume": dict(seen),
+    }
