@@ -110,6 +110,9 @@ class CompiledGraph(Runnable[Any, Any]):
     ) -> None:
         # Print every run's debug parts (compile(debug=True)), unless a call says not to.
         self.debug = debug
+        # Seconds a step of a run may take (None: no limit), set on the compiled graph as
+        # LangGraph's attribute is: a slower step raises TimeoutError.
+        self.step_timeout: float | None = None
         self.nodes = nodes
         # A graph whose output is one channel's value, not a dict (an entrypoint's).
         self.output_channel = output_channel

@@ -633,7 +633,7 @@ class Loop:
         for task in tasks:
             if task.done and not task.handled and not task.node.hidden:
                 self._emit_update(task, self._state_writes(task), cached=True)
-        if len(todo) == 1 and not handled:
+        if len(todo) == 1 and not handled and self.graph.step_timeout is None:
             await self._execute(todo[0], inline=self.inline_sync)
         elif todo or handled:
             await self._run_together(
@@ -672,17 +672,41 @@ class Loop:
         tasks still running on the event loop (they run again when the thread resumes),
         as in LangGraph; sync code in worker threads cannot be stopped, and is waited
         for. A question or a command for the parent graph lets the others finish. An
-        exception a task raised rather than recorded is raised once all have stopped."""
+        exception a task raised rather than recorded is raised once all have stopped.
+
+        A step that outlasts the graph's `step_timeout` raises TimeoutError, as in
+        LangGraph: its unfinished tasks are cancelled (sync code in a thread runs on,
+        unwaited) and run again on resume; what the finished ones wrote is kept."""
         running = [asyncio.ensure_future(self._gated(job)) for _, job in jobs]
         stoppable = {
             future
             for future, (task, _) in zip(running, jobs, strict=True)
             if not self.inline_sync and (task.node.is_async or task.node.subgraph is not None)
         }
+        clock = asyncio.get_running_loop()
+        limit = self.graph.step_timeout
+        deadline = None if limit is None else clock.time() + limit
         try:
             waiting = set(running)
             while waiting:
-                _, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                timeout = None if deadline is None else max(deadline - clock.time(), 0)
+                _, waiting = await asyncio.wait(
+                    waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+                )
+                if waiting and deadline is not None and clock.time() >= deadline:
+                    unfinished = sorted(
+                        task.name
+                        for future, (task, _) in zip(running, jobs, strict=True)
+                        if future in waiting
+                    )
+                    for future in waiting:
+                        future.cancel()
+                    await asyncio.wait(waiting)
+                    self.status = "error"
+                    raise TimeoutError(
+                        f"Timed out: a step of {self.graph.name!r} took longer than its "
+                        f"step_timeout ({limit} s); still running: {', '.join(unfinished)}"
+                    )
                 if waiting & stoppable and self._step_failed(running, tasks):
                     for future in waiting & stoppable:
                         future.cancel()

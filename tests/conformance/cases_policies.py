@@ -613,3 +613,50 @@ def case_failed_tasks_in_the_tasks_stream(ns: NS, aio: bool) -> Any:
         }
         for mode in ("tasks", "debug")
     }
+
+
+@case
+def case_step_timeout_of_a_compiled_graph(ns: NS) -> Any:
+    """`graph.step_timeout` (an attribute of the compiled graph): a step that outlasts
+    it raises TimeoutError, the task still running is cancelled, and the one that
+    finished keeps its writes, so a resume without the limit runs only the other."""
+    seen = {"cancelled": 0, "quick": 0, "released": False}
+
+    async def stuck(state: Any) -> dict[str, Any]:
+        if seen["released"]:
+            return {"log": ["stuck, at last"]}
+        try:
+            await forever()
+        except asyncio.CancelledError:
+            seen["cancelled"] += 1
+            raise
+        return EMPTY
+
+    async def quick(state: Any) -> dict[str, Any]:
+        seen["quick"] += 1
+        return {"log": ["quick"]}
+
+    graph = (
+        ns.StateGraph(LogState)
+        .add_node("stuck", stuck)
+        .add_node("quick", quick)
+        .add_edge(ns.START, "stuck")
+        .add_edge(ns.START, "quick")
+        .compile(checkpointer=ns.InMemorySaver())
+    )
+    graph.step_timeout = 0.05
+    config = {"configurable": {"thread_id": "1"}}
+    timed_out = invoke(graph, EMPTY, config, aio=True)
+    parts = stream(graph, EMPTY, {"configurable": {"thread_id": "2"}}, aio=True)
+    after = dict(seen)
+    graph.step_timeout = None
+    seen["released"] = True
+    return {
+        # The class only: LangGraph's has no message, the engine's says which step.
+        "timed out": timed_out["error"],
+        "streamed": parts,
+        "after": after,
+        "next": graph.get_state(config).next,
+        "resumed": invoke(graph, None, config, aio=True),
+        "quick ran": seen["quick"],
+    }
