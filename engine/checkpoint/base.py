@@ -8,7 +8,7 @@ not complete. Every method is async first; the sync twins exist for `invoke()` c
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypedDict
 
@@ -214,8 +214,13 @@ class BaseCheckpointSaver:
 
     # Sync twins.
 
+    def _sync(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        """Run one of the async methods for its sync twin: on a private event loop, as
+        none may be running here (a saver that never waits says otherwise)."""
+        return _run(coro)
+
     def get_tuple(self, config: Config) -> CheckpointTuple | None:
-        return _run(self.aget_tuple(config))
+        return self._sync(self.aget_tuple(config))
 
     def list(
         self,
@@ -228,7 +233,7 @@ class BaseCheckpointSaver:
         async def collect() -> list[CheckpointTuple]:
             return [t async for t in self.alist(config, filter=filter, before=before, limit=limit)]
 
-        return iter(_run(collect()))
+        return iter(self._sync(collect()))
 
     def put(
         self,
@@ -237,18 +242,18 @@ class BaseCheckpointSaver:
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Config:
-        return _run(self.aput(config, checkpoint, metadata, new_versions))
+        return self._sync(self.aput(config, checkpoint, metadata, new_versions))
 
     def put_writes(
         self, config: Config, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
     ) -> None:
-        _run(self.aput_writes(config, writes, task_id, task_path))
+        self._sync(self.aput_writes(config, writes, task_id, task_path))
 
     def delete_thread(self, thread_id: str) -> None:
-        _run(self.adelete_thread(thread_id))
+        self._sync(self.adelete_thread(thread_id))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        _run(self.acopy_thread(source_thread_id, target_thread_id))
+        self._sync(self.acopy_thread(source_thread_id, target_thread_id))
 
 
 def _run(coro: Any) -> Any:

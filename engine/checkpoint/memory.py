@@ -10,9 +10,10 @@ same elements in many lists, and each of them many times).
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from itertools import chain
@@ -105,6 +106,24 @@ class InMemorySaver(BaseCheckpointSaver):
             )
         self._serde = serde
         self._codec = serde if own_format(serde) else _TypedCodec(serde)
+
+    def _sync(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        """Inside an event loop (a notebook's, an async test's) the sync twins work too,
+        as with LangGraph's in-memory saver: nothing this saver does ever waits, so the
+        async method runs to its end at once."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return super()._sync(coro)
+        try:
+            coro.send(None)
+        except StopIteration as done:
+            return done.value
+        coro.close()
+        raise RuntimeError(
+            f"{type(self).__name__}'s async method waited, so its sync twin cannot run "
+            "inside an event loop; use the async one"
+        )
 
     async def aget_tuple(self, config: Config) -> CheckpointTuple | None:
         self._check_immutable()

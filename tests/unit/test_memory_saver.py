@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime as dt
 import re
@@ -402,3 +403,21 @@ def test_sync_twins() -> None:
     saver.delete_thread("t")
     assert saver.get_tuple(thread()) is None
     assert saver.get_tuple(thread("u")) is not None
+
+
+async def test_sync_twins_inside_an_event_loop() -> None:
+    """As with LangGraph's in-memory saver, a notebook's or an async test's sync calls
+    work: nothing the saver does waits. A subclass whose method waits is told why not."""
+    saver = InMemorySaver(check_immutable=True)
+    saver.put(thread(), make_checkpoint({"a": 1}, {"a": 1}), {}, {"a": 1})
+    got = saver.get_tuple(thread())
+    assert got is not None and got.checkpoint["channel_values"] == {"a": 1}
+    assert len(list(saver.list(thread()))) == 1
+
+    class Waits(InMemorySaver):
+        async def aget_tuple(self, config: Any) -> Any:
+            await asyncio.sleep(0)
+            return await super().aget_tuple(config)
+
+    with pytest.raises(RuntimeError, match="Waits's async method waited"):
+        Waits().get_tuple(thread())
