@@ -97,6 +97,7 @@ SUITE: dict[str, list[str]] = {
         "tests/test_large_cases_async.py",
         "tests/test_deprecation.py",
         "tests/test_pregel.py",
+        "tests/test_pregel_async.py",
         "tests/test_interrupt_state.py",
         "tests/test_graph_callbacks.py",
         "tests/test_state.py",

@@ -34,6 +34,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(AsyncioOnly(), "suite-asyncio-only")
     path = config.getoption("suite_report")
     if path:
         config.pluginmanager.register(OutcomeLog(Path(path)), "suite-outcome-log")
@@ -80,9 +81,14 @@ def failure_message(report: pytest.TestReport | pytest.CollectReport) -> str:
     return first[:300]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
+class AsyncioOnly:
+    """Runs the async tests on asyncio alone, under their own ids (`test[memory]`, as
+    their snapshots are named): registered once anyio's plugin is, so that this fixture,
+    not anyio's parametrized one, is the one tests get."""
+
+    @pytest.fixture
+    def anyio_backend(self) -> str:
+        return "asyncio"
 
 
 @pytest.fixture(params=["sync", "async", "exit"])
