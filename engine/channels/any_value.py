@@ -4,11 +4,13 @@ ephemeral value that takes several writes."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from engine.channels.ephemeral_value import EphemeralValue
 
 
 class AnyValue(EphemeralValue):
     __slots__ = ()
 
-    def __init__(self, key: str = "") -> None:
-        super().__init__(key, guard=False)
+    def __init__(self, typ: Any = None, key: str = "") -> None:
+        super().__init__(typ, guard=False, key=key)

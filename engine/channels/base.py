@@ -40,7 +40,8 @@ class Channel:
     # Whether its value and the writes to it are saved (an untracked value's are not).
     kept: ClassVar[bool] = True
 
-    def __init__(self, key: str = "") -> None:
+    def __init__(self, typ: Any = None, key: str = "") -> None:
+        # LangGraph's channels take their value's type first; the engine keeps none.
         self.key = key
         self.value: Any = MISSING
 

@@ -60,9 +60,9 @@ def check_reducer(key: str, reducer: Callable[..., Any]) -> None:
 class BinaryOperatorAggregate(Channel):
     __slots__ = ("reducer",)
 
-    def __init__(self, key: str, typ: Any, reducer: Callable[[Any, Any], Any]) -> None:
-        super().__init__(key)
-        self.reducer = reducer
+    def __init__(self, typ: Any, operator: Callable[[Any, Any], Any], *, key: str = "") -> None:
+        super().__init__(typ, key)
+        self.reducer = operator
         self.value = initial_value(typ)
 
     def update(self, values: Sequence[Any]) -> bool:

@@ -13,7 +13,7 @@ class EphemeralValue(Channel):
     __slots__ = ("guard",)
     fades = True
 
-    def __init__(self, key: str = "", guard: bool = True) -> None:
+    def __init__(self, typ: Any = None, guard: bool = True, *, key: str = "") -> None:
         # Channel.__init__'s two fields set here: every run makes one of these a node,
         # and the call to the base class was a third of the cost.
         self.key = key

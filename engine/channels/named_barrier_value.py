@@ -12,8 +12,8 @@ from engine.errors import EmptyChannelError, InvalidUpdateError
 class NamedBarrierValue(Channel):
     __slots__ = ("names",)
 
-    def __init__(self, key: str, names: Iterable[str]) -> None:
-        super().__init__(key)
+    def __init__(self, typ: Any, names: Iterable[str], *, key: str = "") -> None:
+        super().__init__(typ, key)
         self.names = frozenset(names)
         self.value = frozenset()
 

@@ -12,8 +12,8 @@ class Topic(Channel):
     __slots__ = ("accumulate",)
     fades = True
 
-    def __init__(self, key: str = "", accumulate: bool = False) -> None:
-        super().__init__(key)
+    def __init__(self, typ: Any = None, accumulate: bool = False, *, key: str = "") -> None:
+        super().__init__(typ, key)
         self.accumulate = accumulate
 
     def update(self, values: Sequence[Any]) -> bool:

@@ -15,8 +15,8 @@ class UntrackedValue(Channel):
     __slots__ = ("guard",)
     kept = False
 
-    def __init__(self, key: str = "", guard: bool = True) -> None:
-        super().__init__(key)
+    def __init__(self, typ: Any = None, guard: bool = True, *, key: str = "") -> None:
+        super().__init__(typ, key)
         self.guard = guard
 
     def update(self, values: Sequence[Any]) -> bool:

@@ -428,9 +428,9 @@ class entrypoint(Generic[ContextT]):  # noqa: N801  (LangGraph's name, used as a
         return CompiledGraph(
             nodes={name: node},
             channels={
-                START: lambda: EphemeralValue(START),
-                END: lambda: LastValue(END),
-                PREVIOUS: lambda: LastValue(PREVIOUS),
+                START: lambda: EphemeralValue(key=START),
+                END: lambda: LastValue(key=END),
+                PREVIOUS: lambda: LastValue(key=PREVIOUS),
             },
             state_keys=(END, PREVIOUS),
             input_keys=(START,),

@@ -96,12 +96,9 @@ def _channel_of(annotation: Any) -> Channel | type[Channel] | None:
 
 
 def _declared_channel(template: Channel | type[Channel], key: str) -> Channel:
-    """A fresh channel for `key` like the declared one. LangGraph's channels take the
-    value's type first (`Topic(str, accumulate=True)`), where ours take the key: the type
-    a declared channel was made with is dropped here, its options kept."""
-    if isinstance(template, type):
-        return template(key)
-    channel = template.copy()
+    """A fresh channel for `key` like the declared one: a channel class is made with no
+    value type (the engine keeps none), a channel is copied with its options."""
+    channel = template(None) if isinstance(template, type) else template.copy()
     channel.key = key
     return channel
 
@@ -144,11 +141,11 @@ def managed_keys(schema: Any) -> dict[str, type[ManagedValue[Any]]]:
 
 
 def _last_value_factory(key: str) -> Callable[[], Channel]:
-    return lambda: LastValue(key)
+    return lambda: LastValue(key=key)
 
 
 def _aggregate_factory(key: str, typ: Any, reducer: Callable[..., Any]) -> Callable[[], Channel]:
-    return lambda: BinaryOperatorAggregate(key, typ, reducer)
+    return lambda: BinaryOperatorAggregate(typ, reducer, key=key)
 
 
 def defaults_of(schema: Any) -> dict[str, Any]:

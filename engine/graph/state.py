@@ -473,8 +473,8 @@ class _Compiler:
         debug: bool,
     ) -> CompiledGraph:
         b = self.b
-        self.channels[START] = lambda: EphemeralValue(START)
-        self.channels[TASKS] = lambda: Topic(TASKS)
+        self.channels[START] = lambda: EphemeralValue(key=START)
+        self.channels[TASKS] = lambda: Topic(key=TASKS)
         specs = self._specs()
         for node, spec in specs.items():
             key = branch_channel(node)
@@ -813,4 +813,4 @@ def _ephemeral_factory(key: str) -> Callable[[], Channel]:
 
 
 def _barrier_factory(key: str, names: tuple[str, ...]) -> Callable[[], Channel]:
-    return functools.partial(NamedBarrierValue, key, names)
+    return functools.partial(NamedBarrierValue, None, names, key=key)

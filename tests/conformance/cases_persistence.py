@@ -1403,20 +1403,22 @@ def case_channels_declared_in_the_state(ns: NS) -> Any:
         handle: Annotated[str, ns.UntrackedValue(str)]
         agreed: Annotated[str, ns.AnyValue(str)]
         last: Annotated[int, ns.LastValue(int)]
+        total: Annotated[int, ns.BinaryOperatorAggregate(int, operator.add)]
 
     def start(state: Any) -> dict[str, Any]:
-        seen = {k: state.get(k) for k in ("flash", "feed", "handle", "agreed", "last")}
-        return {"log": [("start", seen)], "flash": "f", "feed": ["a"], "handle": "h", "last": 1}
+        seen = {k: state.get(k) for k in ("flash", "feed", "handle", "agreed", "last", "total")}
+        written = {"flash": "f", "feed": ["a"], "handle": "h", "last": 1, "total": 2}
+        return {"log": [("start", seen)], **written}
 
     def side(name: str) -> Node:
         def node(state: Any) -> dict[str, Any]:
             seen = {k: state.get(k) for k in ("flash", "feed", "handle")}
-            return {"log": [(name, seen)], "feed": name, "agreed": "same"}
+            return {"log": [(name, seen)], "feed": name, "agreed": "same", "total": 3}
 
         return node
 
     def end(state: Any) -> dict[str, Any]:
-        seen = {k: state.get(k) for k in ("flash", "feed", "handle", "agreed", "last")}
+        seen = {k: state.get(k) for k in ("flash", "feed", "handle", "agreed", "last", "total")}
         return {"log": [("end", seen)]}
 
     graph = build(

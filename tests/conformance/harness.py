@@ -63,6 +63,7 @@ API_MODULES: dict[str, tuple[str, ...]] = {
         "AnyValue",
         "LastValue",
         "BaseChannel",
+        "BinaryOperatorAggregate",
     ),
     "langgraph.types": (
         "Send",
