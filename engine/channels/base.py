@@ -31,7 +31,7 @@ class Channel:
     what bumps the channel's version and so wakes the nodes that listen to it.
     """
 
-    __slots__ = ("key", "value")
+    __slots__ = ("key", "value", "typ")
 
     # Whether a step that writes nothing to it may still change it (an ephemeral value
     # empties): the loop hands such channels, while they hold a value, each step's
@@ -41,9 +41,11 @@ class Channel:
     kept: ClassVar[bool] = True
 
     def __init__(self, typ: Any = None, key: str = "") -> None:
-        # LangGraph's channels take their value's type first; the engine keeps none.
+        # LangGraph's channels take their value's type first: the engine checks no
+        # value against it, a low-level graph's JSON schemas show it.
         self.key = key
         self.value: Any = MISSING
+        self.typ = typ
 
     def get(self) -> Any:
         if self.value is MISSING:
@@ -65,6 +67,16 @@ class Channel:
 
     def restore(self, value: Any) -> None:
         self.value = value
+
+    @property
+    def ValueType(self) -> Any:  # noqa: N802 (LangGraph's name)
+        """The type of what the channel holds (Any when it was made without one)."""
+        return Any if self.typ is None else self.typ
+
+    @property
+    def UpdateType(self) -> Any:  # noqa: N802 (LangGraph's name)
+        """The type of a write to the channel."""
+        return self.ValueType
 
     def copy(self) -> Channel:
         new = object.__new__(type(self))

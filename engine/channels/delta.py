@@ -31,7 +31,7 @@ class DeltaChannel(Channel):
     changes nothing here, since the value itself is what is saved.
     """
 
-    __slots__ = ("reducer", "typ", "snapshot_frequency")
+    __slots__ = ("reducer", "snapshot_frequency")
 
     def __init__(
         self,

@@ -18,6 +18,7 @@ class EphemeralValue(Channel):
         # and the call to the base class was a third of the cost.
         self.key = key
         self.value = MISSING
+        self.typ = typ
         self.guard = guard
 
     def update(self, values: Sequence[Any]) -> bool:

@@ -16,6 +16,15 @@ class Topic(Channel):
         super().__init__(typ, key)
         self.accumulate = accumulate
 
+    @property
+    def ValueType(self) -> Any:  # noqa: N802 (LangGraph's name)
+        return Sequence[Any if self.typ is None else self.typ]  # type: ignore[index]
+
+    @property
+    def UpdateType(self) -> Any:  # noqa: N802 (LangGraph's name)
+        item = Any if self.typ is None else self.typ
+        return item | list[item]  # type: ignore[valid-type]
+
     def update(self, values: Sequence[Any]) -> bool:
         old = self.value if self.value is not MISSING else []
         kept = old if self.accumulate else []

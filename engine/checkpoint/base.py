@@ -212,7 +212,15 @@ class BaseCheckpointSaver:
     def get_next_version(self, current: Version | None, channel: str | None = None) -> Version:
         return (current or 0) + 1
 
+    async def aget(self, config: Config) -> Checkpoint | None:
+        """The checkpoint alone (no metadata, no pending writes), as LangGraph's `aget`."""
+        saved = await self.aget_tuple(config)
+        return None if saved is None else saved.checkpoint
+
     # Sync twins.
+
+    def get(self, config: Config) -> Checkpoint | None:
+        return self._sync(self.aget(config))
 
     def _sync(self, coro: Coroutine[Any, Any, Any]) -> Any:
         """Run one of the async methods for its sync twin: on a private event loop, as

@@ -95,7 +95,7 @@ def _channel_of(annotation: Any) -> Channel | type[Channel] | None:
     return None
 
 
-def _declared_channel(template: Channel | type[Channel], key: str) -> Channel:
+def declared_channel(template: Channel | type[Channel], key: str) -> Channel:
     """A fresh channel for `key` like the declared one: a channel class is made with no
     value type (the engine keeps none), a channel is copied with its options."""
     channel = template(None) if isinstance(template, type) else template.copy()
@@ -121,7 +121,7 @@ def channels_for(schema: Any) -> dict[str, Callable[[], Channel]]:
             factories[key] = partial(declared.bound, key, annotation)
             factories[key]()  # a type with no empty value fails here, not at the first run
         elif declared is not None:
-            factories[key] = partial(_declared_channel, declared, key)
+            factories[key] = partial(declared_channel, declared, key)
         elif reducer is None:
             factories[key] = _last_value_factory(key)
         else:

@@ -85,6 +85,9 @@ class CompiledGraph(Runnable[Any, Any]):
     It is a LangChain Runnable, as LangGraph's compiled graphs are: it composes with
     other Runnables and can be a node, a tool's body or a chain's step."""
 
+    # What `stream()` shows when no mode is named.
+    stream_mode: str = "updates"
+
     def __init__(
         self,
         *,
@@ -160,6 +163,14 @@ class CompiledGraph(Runnable[Any, Any]):
 
     def goto_writes(self, goto: Any) -> Writes:
         return self._goto(goto)
+
+    def call_output(self, loop: Loop) -> Any:
+        """What `invoke` returns once the call stopped."""
+        return loop.output()
+
+    def input_writes(self, input: Any) -> Writes:
+        """What a run's input writes: the input node's channel, which it reads."""
+        return [(START, input)]
 
     def read_output(self, channels: dict[str, Channel]) -> Any:
         if self.output_channel is not None:
@@ -363,7 +374,7 @@ class CompiledGraph(Runnable[Any, Any]):
             # What the last values part showed, and every interrupt the parts carried.
             value = chunks[-1]["data"] if chunks else None
             return GraphOutput(value, tuple(i for part in chunks for i in part["interrupts"]))
-        values = loop.output()
+        values = self.call_output(loop)
         if loop.status == "interrupted" and loop.interrupts:
             return {
                 **with_interrupts(values, loop.interrupts),
@@ -461,7 +472,7 @@ class CompiledGraph(Runnable[Any, Any]):
 
         Returns the thread's state when the run ended at END, built from memory (what
         `aget_state` would read back); None when it stopped anywhere else."""
-        single, modes = _stream_modes(stream_mode)
+        single, modes = _stream_modes(stream_mode or self.stream_mode)
         owner = asyncio.get_running_loop()
         home = threading.get_ident()
 
@@ -505,7 +516,7 @@ class CompiledGraph(Runnable[Any, Any]):
         # Parts a node makes while it runs (its custom writes, a model's tokens, its
         # subgraphs' parts) reach the reader as they are made, as in LangGraph: its sync
         # code then runs in a worker thread, not inline on the loop the reader waits on.
-        _, modes = _stream_modes(kwargs.get("stream_mode"))
+        _, modes = _stream_modes(kwargs.get("stream_mode") or self.stream_mode)
         live = (
             self.stream_eager
             or bool(kwargs.get("subgraphs"))
@@ -1079,7 +1090,7 @@ async def _copy(loop: Loop, saved: CheckpointTuple | None, values: Any) -> dict[
 async def _as_input(loop: Loop, saved: CheckpointTuple | None, values: Any) -> dict[str, Any]:
     """`as_node="__input__"`: the values as if sent as the input of a run, which starts
     from them when the thread is next run with no input."""
-    feed = Task(NULL_TASK, INPUT, (INPUT,), None, None, (), writes=[(START, values)])  # type: ignore[arg-type]
+    feed = Task(NULL_TASK, INPUT, (INPUT,), None, None, (), writes=loop.graph.input_writes(values))  # type: ignore[arg-type]
     loop.pending = []
     loop.updated = loop.apply([feed], loop.live)
     loop.step = loop.step if saved is not None else -1
@@ -1188,7 +1199,7 @@ def _with_run_keys_in_metadata(config: dict[str, Any]) -> dict[str, Any]:
 def _stream_modes(stream_mode: str | Sequence[str] | None) -> tuple[bool, list[str]]:
     """Whether one mode was asked for (parts are then bare payloads), and the modes."""
     single = isinstance(stream_mode, str) or stream_mode is None
-    modes = [stream_mode or "updates"] if single else list(stream_mode)  # type: ignore[list-item]
+    modes = [stream_mode] if single else list(stream_mode)  # type: ignore[list-item]
     unknown = [m for m in modes if m not in _ALL_MODES]
     if unknown:
         raise ValueError(f"Unknown stream mode {unknown[0]!r}; known: {sorted(_ALL_MODES)}.")

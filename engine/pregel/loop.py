@@ -50,7 +50,6 @@ from engine.constants import (
     PUSH,
     RESUME,
     RETURN,
-    START,
     TAG_HIDDEN,
     TASKS,
 )
@@ -239,6 +238,9 @@ class Loop:
         # at a breakpoint. And whether the call went on from a saved checkpoint.
         self.stopped_at: GraphLifecycleStatus = "pending"
         self.resumed = False
+        # Whether a step of this call changed an output channel (a low-level graph's
+        # call returns None when none did).
+        self.output_updated = False
         self.status = "pending"
         self._saving: asyncio.Task[None] | None = None
         self._queue: list[SaveOp] = []
@@ -467,7 +469,8 @@ class Loop:
         # Tasks left unfinished by an earlier call are dropped: new input starts anew. A
         # thread with no versions yet has none (and looking meant asking every node).
         dropped = self._prepare(read=False) if self.versions else []
-        feed = Task(NULL_TASK, INPUT, (INPUT,), None, None, (), writes=[(START, input)])  # type: ignore[arg-type]
+        writes = self.graph.input_writes(input)
+        feed = Task(NULL_TASK, INPUT, (INPUT,), None, None, (), writes=writes)  # type: ignore[arg-type]
         self.pending = []
         self.updated = self.apply([*dropped, feed], self.live)
         self.step = self.step if self.checkpoint_id else -1
@@ -602,6 +605,8 @@ class Loop:
                 if self.status == "interrupted":
                     return
                 self.updated = self.apply(tasks, self.live)
+                if not self.output_updated:
+                    self.output_updated = not self.updated.isdisjoint(self.graph.output_keys)
                 self.pending = []
                 await self._save_checkpoint("loop", show=self.updated)
                 if self._should_interrupt(self.interrupt_after, tasks):

@@ -78,6 +78,7 @@ API_MODULES: dict[str, tuple[str, ...]] = {
         "TracePolicy",
         "omit_payload",
     ),
+    "langgraph.pregel": ("Pregel", "NodeBuilder"),
     "langgraph.checkpoint.memory": ("InMemorySaver",),
     "langgraph.checkpoint.serde.jsonplus": ("JsonPlusSerializer",),
     "langgraph.config": ("get_stream_writer", "get_store", "get_config"),

@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     cases_nesting,
     cases_persistence,
     cases_policies,
+    cases_pregel,
     cases_runtime,
     cases_serde,
     cases_streams,

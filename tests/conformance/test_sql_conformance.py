@@ -24,6 +24,7 @@ from . import (  # noqa: F401
     cases_langchain,
     cases_nesting,
     cases_persistence,
+    cases_pregel,
     cases_runtime,
 )
 from .harness import CASES, NS, ON_SQL, case_params, diff, observe

@@ -1,0 +1,104 @@
+"""LangGraph's low-level API: graphs built from channels by hand with `NodeBuilder` and
+`Pregel(...)`. What a run returns and streams, what a thread saves, and how it resumes
+after a breakpoint and an update. No ``from __future__ import annotations`` here (see
+cases_core).
+"""
+
+import operator
+from typing import Any
+
+from .harness import NS, case, history, invoke, stream, thread
+
+
+def two_processes(ns: NS, **options: Any) -> Any:
+    """input -> one (+1) -> inbox -> two (+1) -> output, one value per channel."""
+    one = ns.NodeBuilder().subscribe_only("input").do(lambda x: x + 1).write_to("inbox")
+    two = ns.NodeBuilder().subscribe_only("inbox").do(lambda x: x + 1).write_to("output")
+    return ns.Pregel(
+        nodes={"one": one, "two": two},
+        channels={
+            "input": ns.LastValue(int),
+            "inbox": ns.LastValue(int),
+            "output": ns.LastValue(int),
+        },
+        input_channels="input",
+        output_channels="output",
+        **options,
+    )
+
+
+@case(aio=True)
+def case_pregel_two_processes(ns: NS, aio: bool) -> Any:
+    """A chain of two nodes: the output, every stream mode's parts (the default is
+    `values`, of every channel), the JSON schemas from the channels' types, and the
+    recursion limit."""
+    graph = two_processes(ns)
+    return {
+        "output": invoke(graph, 2, aio=aio),
+        "default stream": stream(graph, 2, aio=aio),
+        "updates": stream(graph, 2, stream_mode="updates", aio=aio),
+        "tasks": stream(graph, 2, stream_mode=["tasks", "values"], aio=aio),
+        "limited": invoke(graph, 2, {"recursion_limit": 1}, aio=aio),
+        "input schema": graph.get_input_jsonschema(),
+        "output schema": graph.get_output_jsonschema(),
+        "is a Pregel": isinstance(
+            ns.StateGraph(dict).add_node("n", len).add_edge(ns.START, "n").compile(), ns.Pregel
+        ),
+    }
+
+
+@case(aio=True)
+def case_pregel_reads_and_writes(ns: NS, aio: bool) -> Any:
+    """Nodes that wake on several channels and read one more, write a mapped value and a
+    constant beside their output, chain two steps with `do`, and fold writes in a Topic
+    and a BinaryOperatorAggregate; input and output as dicts of channels."""
+    fan = (
+        ns.NodeBuilder()
+        .subscribe_to("a", "b")
+        .read_from("c")
+        .do(lambda d: sorted(d.items()))
+        .do(len)
+        .write_to("count", doubled=lambda n: n * 2, note="fanned")
+    )
+    collect = ns.NodeBuilder().subscribe_only("count").do(lambda n: [n, n + 1]).write_to("seen")
+    add = ns.NodeBuilder().subscribe_only("doubled").do(lambda n: n).write_to("total")
+    graph = ns.Pregel(
+        nodes={"fan": fan, "collect": collect, "add": add},
+        channels={
+            "a": ns.LastValue(int),
+            "b": ns.LastValue(int),
+            "c": ns.LastValue(int),
+            "count": ns.LastValue(int),
+            "doubled": ns.LastValue(int),
+            "note": ns.LastValue(str),
+            "seen": ns.Topic(int, accumulate=True),
+            "total": ns.BinaryOperatorAggregate(int, operator.add),
+        },
+        input_channels=["a", "b", "c"],
+        output_channels=["count", "note", "seen", "total"],
+        stream_channels=["count", "total"],
+    )
+    return {
+        "only a": invoke(graph, {"a": 1}, aio=aio),
+        "all": invoke(graph, {"a": 1, "b": 2, "c": 3}, aio=aio),
+        "values": stream(graph, {"a": 1, "c": 3}, stream_mode="values", aio=aio),
+        "input schema": graph.get_input_jsonschema(),
+    }
+
+
+@case(aio=True, sql=True)
+def case_pregel_breakpoint_update_and_resume(ns: NS, aio: bool) -> Any:
+    """With a checkpointer and a breakpoint after the first node: the call stopped there
+    returns None, the snapshot and history show the channels, a resume finishes, new
+    input starts over, and an update as the first node is what the second one reads."""
+    graph = two_processes(ns, checkpointer=ns.InMemorySaver(), interrupt_after_nodes=["one"])
+    config = thread()
+    out = {"stopped": invoke(graph, 2, config, aio=aio)}
+    out["at the breakpoint"] = graph.get_state(config)
+    out["resumed"] = invoke(graph, None, config, aio=aio)
+    out["again"] = invoke(graph, 20, config, aio=aio)
+    graph.update_state(config, 25, as_node="one")
+    out["after the update"] = graph.get_state(config)
+    out["finished"] = invoke(graph, None, config, aio=aio)
+    out["history"] = history(graph, config)
+    return out
