@@ -472,7 +472,7 @@ class CompiledGraph(Runnable[Any, Any]):
 
         Returns the thread's state when the run ended at END, built from memory (what
         `aget_state` would read back); None when it stopped anywhere else."""
-        single, modes = _stream_modes(stream_mode or self.stream_mode)
+        single, modes = _stream_modes(self.stream_mode if stream_mode is None else stream_mode)
         owner = asyncio.get_running_loop()
         home = threading.get_ident()
 
@@ -516,7 +516,8 @@ class CompiledGraph(Runnable[Any, Any]):
         # Parts a node makes while it runs (its custom writes, a model's tokens, its
         # subgraphs' parts) reach the reader as they are made, as in LangGraph: its sync
         # code then runs in a worker thread, not inline on the loop the reader waits on.
-        _, modes = _stream_modes(kwargs.get("stream_mode") or self.stream_mode)
+        asked = kwargs.get("stream_mode")
+        _, modes = _stream_modes(self.stream_mode if asked is None else asked)
         live = (
             self.stream_eager
             or bool(kwargs.get("subgraphs"))
@@ -1196,9 +1197,9 @@ def _with_run_keys_in_metadata(config: dict[str, Any]) -> dict[str, Any]:
     return {**config, "metadata": {**metadata, **carried}} if carried else config
 
 
-def _stream_modes(stream_mode: str | Sequence[str] | None) -> tuple[bool, list[str]]:
+def _stream_modes(stream_mode: str | Sequence[str]) -> tuple[bool, list[str]]:
     """Whether one mode was asked for (parts are then bare payloads), and the modes."""
-    single = isinstance(stream_mode, str) or stream_mode is None
+    single = isinstance(stream_mode, str)
     modes = [stream_mode] if single else list(stream_mode)  # type: ignore[list-item]
     unknown = [m for m in modes if m not in _ALL_MODES]
     if unknown:

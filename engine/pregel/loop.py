@@ -7,8 +7,10 @@ where writes are folded into the channels and a checkpoint is saved.
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import dataclasses
+import re
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -120,12 +122,31 @@ def error_text(saved: Any) -> str:
 
 
 def restore_error(saved: Any) -> BaseException:
+    """The failure a saved error write stands for: its repr (as LangGraph saves it), or
+    the dict of class, message and repr that earlier versions saved."""
     if isinstance(saved, BaseException):
         return saved
     if isinstance(saved, dict):
-        cls = type(str(saved.get("error", "Error")), (TaskFailure,), {})
-        return cls(saved.get("message", ""))
-    return TaskFailure(str(saved))
+        name, message = str(saved.get("error", "Error")), str(saved.get("message", ""))
+    else:
+        name, message = _parse_repr(str(saved))
+    return type(name, (TaskFailure,), {})(message)
+
+
+def _parse_repr(text: str) -> tuple[str, str]:
+    """The class name and message of an exception's repr (`ValueError('bad')`)."""
+    match = _REPR.fullmatch(text.strip())
+    if match is None:
+        return "TaskFailure", text
+    name, args = match.groups()
+    try:
+        value = ast.literal_eval(args) if args else ""
+    except (ValueError, SyntaxError):
+        return name, args
+    return name, value if isinstance(value, str) else str(value)
+
+
+_REPR = re.compile(r"([A-Za-z_]\w*)\((.*)\)", re.DOTALL)
 
 
 @dataclass(slots=True)
@@ -869,8 +890,7 @@ class Loop:
                     continue
                 task.error = exc
                 exc.add_note(f"During task with name '{task.name}' and id '{task.id}'")
-                err = {"error": type(exc).__name__, "message": str(exc), "repr": repr(exc)}
-                failed: Writes = [(ERROR, err)]
+                failed: Writes = [(ERROR, repr(exc))]
                 if is_invalid_resume(exc):
                     # The answer that did not fit is forgotten: the question stays open.
                     pad.taken.clear()

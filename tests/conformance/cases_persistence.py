@@ -1691,3 +1691,29 @@ def case_a_failure_cancels_the_tasks_still_running(ns: NS) -> Any:
         "resumed": invoke(graph, None, config, aio=True),
         "after resume": dict(seen),
     }
+
+
+@case(sql=True)
+def case_a_failure_is_saved_as_its_repr(ns: NS) -> Any:
+    """A failed task's saved write is its exception's repr, beside what the task that
+    finished wrote; the snapshot's task shows that repr too."""
+
+    def bad(state: Any) -> dict[str, Any]:
+        raise ValueError("bad input")
+
+    saver = ns.InMemorySaver()
+    graph = build(
+        ns,
+        LogState,
+        {"ok": note("ok"), "bad": bad},
+        [("S", "ok"), ("S", "bad")],
+        checkpointer=saver,
+    )
+    config = thread()
+    failed = invoke(graph, {"log": []}, config)
+    saved = saver.get_tuple(config)
+    return {
+        "failed": failed,
+        "pending writes": sorted((chan, repr(value)) for _, chan, value in saved.pending_writes),
+        "task errors": sorted((t.name, t.error) for t in graph.get_state(config).tasks),
+    }
