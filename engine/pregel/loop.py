@@ -704,38 +704,37 @@ class Loop:
         LangGraph: its unfinished tasks are cancelled (sync code in a thread runs on,
         unwaited) and run again on resume; what the finished ones wrote is kept."""
         running = [asyncio.ensure_future(self._gated(job)) for _, job in jobs]
-        stoppable = {
+        stoppable = [
             future
             for future, (task, _) in zip(running, jobs, strict=True)
             if not self.inline_sync and (task.node.is_async or task.node.subgraph is not None)
-        }
-        clock = asyncio.get_running_loop()
+        ]
+
+        def stop_the_others(task: Task, future: asyncio.Future[None]) -> None:
+            if not future.cancelled() and self._stops_the_step(future.exception(), task):
+                for other in stoppable:
+                    other.cancel()  # one that is done already stays as it is
+
+        if stoppable:
+            for future, (task, _) in zip(running, jobs, strict=True):
+                future.add_done_callback(partial(stop_the_others, task))
         limit = self.graph.step_timeout
-        deadline = None if limit is None else clock.time() + limit
         try:
-            waiting = set(running)
-            while waiting:
-                timeout = None if deadline is None else max(deadline - clock.time(), 0)
-                _, waiting = await asyncio.wait(
-                    waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            _, waiting = await asyncio.wait(running, timeout=limit)
+            if waiting:
+                unfinished = sorted(
+                    task.name
+                    for future, (task, _) in zip(running, jobs, strict=True)
+                    if future in waiting
                 )
-                if waiting and deadline is not None and clock.time() >= deadline:
-                    unfinished = sorted(
-                        task.name
-                        for future, (task, _) in zip(running, jobs, strict=True)
-                        if future in waiting
-                    )
-                    for future in waiting:
-                        future.cancel()
-                    await asyncio.wait(waiting)
-                    self.status = "error"
-                    raise TimeoutError(
-                        f"Timed out: a step of {self.graph.name!r} took longer than its "
-                        f"step_timeout ({limit} s); still running: {', '.join(unfinished)}"
-                    )
-                if waiting & stoppable and self._step_failed(running, tasks):
-                    for future in waiting & stoppable:
-                        future.cancel()
+                for future in waiting:
+                    future.cancel()
+                await asyncio.wait(waiting)
+                self.status = "error"
+                raise TimeoutError(
+                    f"Timed out: a step of {self.graph.name!r} took longer than its "
+                    f"step_timeout ({limit} s); still running: {', '.join(unfinished)}"
+                )
         finally:
             for future in running:  # the step itself was cancelled
                 future.cancel()
@@ -743,17 +742,17 @@ class Loop:
             if not future.cancelled() and future.exception() is not None:
                 raise future.exception()  # type: ignore[misc]
 
-    def _step_failed(self, running: list[asyncio.Future[None]], tasks: list[Task]) -> bool:
-        """Whether a task of the step failed in a way that stops the others: not by a
+    def _stops_the_step(self, raised: BaseException | None, task: Task) -> bool:
+        """Whether a task that ended failed in a way that stops the others: not by a
         question, a command for the parent graph, or an answer its question refused
-        (the other answered tasks finish, so none does its side effects twice)."""
-        raised = [f.exception() for f in running if f.done() and not f.cancelled()]
-        recorded = [t.error for t in (*tasks, *self._handlers) if not t.handled]
+        (the other answered tasks finish, so none does its side effects twice); a
+        failure its error handler took counts only if the handler failed."""
+        recorded = [task.error] if not task.handled else [h.error for h in self._handlers]
         return any(
             error is not None
             and not isinstance(error, GraphBubbleUp)
             and not is_invalid_resume(error)
-            for error in (*raised, *recorded)
+            for error in (raised, *recorded)
         )
 
     async def _gated(self, job: Coroutine[Any, Any, None]) -> None:
