@@ -211,10 +211,13 @@ class Pregel(CompiledGraph, metaclass=_AnyCompiledGraph):
             LangGraphDeprecatedSinceV10,
         )
         channels = dict(channels or {})
-        built = {
-            name: node.build() if isinstance(node, NodeBuilder) else node
-            for name, node in nodes.items()
-        }
+        built = {name: _built(name, node) for name, node in nodes.items()}
+        for key, channel in channels.items():
+            if not isinstance(channel, Channel):
+                raise TypeError(
+                    f"Channel '{key}' is a {type(channel).__name__}, not a channel "
+                    "(LastValue(int), Topic(str), ...)"
+                )
         defaults = (retry_policy,) if isinstance(retry_policy, RetryPolicy) else tuple(retry_policy)
         shown = _names(stream_channels) if stream_channels is not None else tuple(channels)
         self._input_channels = input_channels
@@ -284,6 +287,17 @@ class Pregel(CompiledGraph, metaclass=_AnyCompiledGraph):
                 f"a dict of them, not {type(input).__name__}"
             )
         return [(key, value) for key, value in input.items() if key in self._input_channels]
+
+
+def _built(name: str, node: Any) -> PregelNode:
+    if isinstance(node, NodeBuilder):
+        return node.build()
+    if isinstance(node, PregelNode):
+        return node
+    raise TypeError(
+        f"Node '{name}' is a {type(node).__name__}: a Pregel graph's nodes are made with "
+        "NodeBuilder() (subscribe_only(...).do(...).write_to(...))"
+    )
 
 
 def _names(given: str | Sequence[str]) -> tuple[str, ...]:

@@ -51,6 +51,14 @@ def test_a_graph_built_by_hand_that_names_what_does_not_exist_is_refused(
         pregel(nodes, **{"output_channels": "b", **options})
 
 
+def test_nodes_and_channels_of_other_kinds_are_refused() -> None:
+    with pytest.raises(TypeError, match="Node 'n' is a builtin_function_or_method: .*NodeBuilder"):
+        pregel({"n": len}, output_channels="b")  # type: ignore[dict-item]
+    node = NodeBuilder().subscribe_only("a").do(len)
+    with pytest.raises(TypeError, match="Channel 'a' is a type, not a channel"):
+        Pregel(nodes={"n": node}, channels={"a": int}, input_channels="a", output_channels="a")  # type: ignore[dict-item]
+
+
 def test_subscriptions_that_cannot_mix_are_refused() -> None:
     with pytest.raises(ValueError, match="single channel"):
         NodeBuilder().subscribe_only("a").subscribe_to("b")
