@@ -32,7 +32,7 @@ def test_allowlists_name_classes_or_module_tuples() -> None:
 @pytest.mark.parametrize(
     ("options", "error", "names"),
     [
-        ({"pickle_fallback": True}, ValueError, "never pickles"),
+        ({"pickle_fallback": True}, TypeError, "pickle_fallback"),
         ({"allowed_msgpack_modules": True}, ValueError, "allowed_msgpack_modules=True"),
         ({"allowed_json_modules": True}, ValueError, "allowed_json_modules=True"),
         ({"__unpack_ext_hook__": lambda code, data: data}, ValueError, "__unpack_ext_hook__"),

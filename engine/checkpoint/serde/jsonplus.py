@@ -3,7 +3,8 @@
 
 Stored bytes may come back from a database that someone else can write to, so decoding
 never imports a module and never builds a class it was not told about: schema classes
-must be registered with `JsonSerializer.allow`. Pickle is never used.
+must be registered with `JsonSerializer.allow`. No format that runs code to decode is
+used.
 
 Two formats, both read by `loads`:
 
@@ -566,23 +567,18 @@ class JsonPlusSerializer(JsonSerializer):
     Both allowlists name classes that may be restored, as classes or as (module, name)
     tuples; a tuple's module is imported here, from the program's own configuration,
     never from stored data. What the engine never does is refused rather than ignored:
-    pickle (`pickle_fallback=True`), restoring any class at all (an allowlist of `True`)
-    and a msgpack extension hook of the caller's."""
+    restoring any class at all (an allowlist of `True`) and a msgpack extension hook of
+    the caller's; LangGraph's fallback to a code-running format is no parameter here, so
+    passing it is a TypeError that names it."""
 
     def __init__(
         self,
         *,
-        pickle_fallback: bool = False,
         allowed_json_modules: Iterable[tuple[str, ...] | type] | Literal[True] | None = None,
         allowed_msgpack_modules: Iterable[tuple[str, ...] | type] | Literal[True] | None = None,
         __unpack_ext_hook__: Callable[[int, bytes], Any] | None = None,
     ) -> None:
         super().__init__()
-        if pickle_fallback:
-            raise ValueError(
-                "pickle_fallback=True is not supported: the engine never pickles; allow "
-                "your dataclasses, pydantic models and Enums with allowed_msgpack_modules"
-            )
         if __unpack_ext_hook__ is not None:
             raise ValueError(
                 "__unpack_ext_hook__ is not supported: the engine's msgpack format has no "
