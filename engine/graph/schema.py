@@ -97,7 +97,7 @@ def _channel_of(annotation: Any) -> Channel | type[Channel] | None:
 
 def declared_channel(template: Channel | type[Channel], key: str) -> Channel:
     """A fresh channel for `key` like the declared one: a channel class is made with no
-    value type (the engine keeps none), a channel is copied with its options."""
+    value type, a channel is copied with its type and options."""
     channel = template(None) if isinstance(template, type) else template.copy()
     channel.key = key
     return channel

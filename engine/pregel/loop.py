@@ -141,7 +141,7 @@ def _parse_repr(text: str) -> tuple[str, str]:
     name, args = match.groups()
     try:
         value = ast.literal_eval(args) if args else ""
-    except (ValueError, SyntaxError):
+    except Exception:  # stored text that is no literal (or too deep): shown as it is
         return name, args
     return name, value if isinstance(value, str) else str(value)
 
@@ -703,10 +703,10 @@ class Loop:
         A step that outlasts the graph's `step_timeout` raises TimeoutError, as in
         LangGraph: its unfinished tasks are cancelled (sync code in a thread runs on,
         unwaited) and run again on resume; what the finished ones wrote is kept."""
-        running = [asyncio.ensure_future(self._gated(job)) for _, job in jobs]
+        running = {asyncio.ensure_future(self._gated(job)): task for task, job in jobs}
         stoppable = [
             future
-            for future, (task, _) in zip(running, jobs, strict=True)
+            for future, task in running.items()
             if not self.inline_sync and (task.node.is_async or task.node.subgraph is not None)
         ]
 
@@ -716,17 +716,13 @@ class Loop:
                     other.cancel()  # one that is done already stays as it is
 
         if stoppable:
-            for future, (task, _) in zip(running, jobs, strict=True):
+            for future, task in running.items():
                 future.add_done_callback(partial(stop_the_others, task))
         limit = self.graph.step_timeout
         try:
             _, waiting = await asyncio.wait(running, timeout=limit)
             if waiting:
-                unfinished = sorted(
-                    task.name
-                    for future, (task, _) in zip(running, jobs, strict=True)
-                    if future in waiting
-                )
+                unfinished = sorted(running[future].name for future in waiting)
                 for future in waiting:
                     future.cancel()
                 await asyncio.wait(waiting)

@@ -37,23 +37,18 @@ _PASSTHROUGH = object()
 
 
 @dataclass(frozen=True, slots=True)
-class ChannelWriteEntry:
-    """One write of a node's output: to `channel`, the output itself, a constant
-    `value`, or what `mapper` makes of the output; `skip_none` leaves a None out."""
+class _Write:
+    """One write of a node's output to `channel`: the output itself, a constant
+    `value`, or what `mapper` makes of the output."""
 
     channel: str
     value: Any = _PASSTHROUGH
-    skip_none: bool = False
     mapper: Callable[[Any], Any] | None = None
 
-    def write(self, output: Any) -> list[tuple[str, Any]]:
+    def write(self, output: Any) -> tuple[str, Any]:
         if self.mapper is not None:
-            value = self.mapper(output)
-        elif self.value is _PASSTHROUGH:
-            value = output
-        else:
-            value = self.value
-        return [] if value is None and self.skip_none else [(self.channel, value)]
+            return self.channel, self.mapper(output)
+        return self.channel, output if self.value is _PASSTHROUGH else self.value
 
 
 @dataclass(slots=True)
@@ -64,7 +59,7 @@ class PregelNode:
     channels: str | list[str]
     triggers: list[str]
     bound: Runnable[Any, Any] | None = None
-    writers: list[ChannelWriteEntry] = field(default_factory=list)
+    writers: list[_Write] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     retry_policy: tuple[RetryPolicy, ...] = ()
@@ -113,20 +108,17 @@ class NodeBuilder:
         self._node.bound = runnable if bound is None else RunnableSequence(bound, runnable)
         return self
 
-    def write_to(self, *channels: str | ChannelWriteEntry, **kwargs: Any) -> Self:
+    def write_to(self, *channels: str, **kwargs: Any) -> Self:
         """Write the output to each of `channels`; `name=value` writes a constant, or
         what a function (or Runnable) makes of the output, to channel `name`."""
-        for channel in channels:
-            if not isinstance(channel, ChannelWriteEntry):
-                channel = ChannelWriteEntry(channel)
-            self._node.writers.append(channel)
+        self._node.writers.extend(_Write(channel) for channel in channels)
         for name, value in kwargs.items():
             if isinstance(value, Runnable):
-                entry = ChannelWriteEntry(name, mapper=value.invoke)
+                entry = _Write(name, mapper=value.invoke)
             elif callable(value):
-                entry = ChannelWriteEntry(name, mapper=value)
+                entry = _Write(name, mapper=value)
             else:
-                entry = ChannelWriteEntry(name, value=value)
+                entry = _Write(name, value=value)
             self._node.writers.append(entry)
         return self
 
@@ -367,9 +359,9 @@ def _reader(channels: str | list[str]) -> Callable[[dict[str, Channel], int, int
     }
 
 
-def _writer(entries: list[ChannelWriteEntry]) -> Callable[[Any, dict[str, Any]], Writes]:
+def _writer(entries: list[_Write]) -> Callable[[Any, dict[str, Any]], Writes]:
     def write(output: Any, _channels: dict[str, Any]) -> Writes:
-        return [w for entry in entries for w in entry.write(output)]
+        return [entry.write(output) for entry in entries]
 
     return write
 
