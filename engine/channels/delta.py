@@ -8,10 +8,10 @@ new elements of a list (docs/storage.md), which is the saving LangGraph's design
 from __future__ import annotations
 
 import copy
-import typing
 from collections.abc import Callable, Sequence
-from typing import Any, get_args, get_origin
+from typing import Any
 
+from engine._annotations import unwrapped
 from engine.channels.base import MISSING, Channel
 from engine.channels.binop import _overwrite_of, initial_value
 from engine.errors import InvalidUpdateError
@@ -84,9 +84,7 @@ class DeltaChannel(Channel):
 
 def _value_type(annotation: Any) -> Any:
     """The class the value is an instance of: `list` for `list[AnyMessage]`."""
-    while get_origin(annotation) in (typing.Annotated, typing.Required, typing.NotRequired):
-        annotation = get_args(annotation)[0]
-    return annotation
+    return unwrapped(annotation)[0]
 
 
 def _empty(typ: Any) -> Any:

@@ -12,11 +12,11 @@ value written.
 from __future__ import annotations
 
 import dataclasses
-import typing
 from collections.abc import Callable
 from functools import lru_cache, partial
-from typing import Any, get_args, get_origin, get_type_hints
+from typing import Any, get_type_hints
 
+from engine._annotations import unwrapped
 from engine.channels import BinaryOperatorAggregate, Channel, LastValue
 from engine.channels.binop import check_reducer
 from engine.channels.delta import DeltaChannel
@@ -76,22 +76,20 @@ def _type_hints(schema: Any) -> dict[str, Any]:
 
 
 def reducer_of(annotation: Any) -> Callable[[Any, Any], Any] | None:
-    if get_origin(annotation) is typing.Annotated:
-        for meta in reversed(annotation.__metadata__):
-            if callable(meta) and not isinstance(meta, type):
-                return meta
+    for meta in reversed(unwrapped(annotation)[1]):
+        if callable(meta) and not isinstance(meta, type):
+            return meta
     return None
 
 
 def _channel_of(annotation: Any) -> Channel | type[Channel] | None:
     """A channel (or channel class) an `Annotated` key declares as its own; a
     `DeltaChannel` only made, as it needs its reducer."""
-    if get_origin(annotation) is typing.Annotated:
-        for meta in annotation.__metadata__:
-            if isinstance(meta, Channel) or (
-                isinstance(meta, type) and issubclass(meta, Channel) and meta is not DeltaChannel
-            ):
-                return meta
+    for meta in unwrapped(annotation)[1]:
+        if isinstance(meta, Channel) or (
+            isinstance(meta, type) and issubclass(meta, Channel) and meta is not DeltaChannel
+        ):
+            return meta
     return None
 
 
@@ -101,12 +99,6 @@ def declared_channel(template: Channel | type[Channel], key: str) -> Channel:
     channel = template(None) if isinstance(template, type) else template.copy()
     channel.key = key
     return channel
-
-
-def _base_type(annotation: Any) -> Any:
-    if get_origin(annotation) is typing.Annotated:
-        return get_args(annotation)[0]
-    return annotation
 
 
 def channels_for(schema: Any) -> dict[str, Callable[[], Channel]]:
@@ -126,7 +118,7 @@ def channels_for(schema: Any) -> dict[str, Callable[[], Channel]]:
             factories[key] = _last_value_factory(key)
         else:
             check_reducer(key, reducer)
-            factories[key] = _aggregate_factory(key, _base_type(annotation), reducer)
+            factories[key] = _aggregate_factory(key, unwrapped(annotation)[0], reducer)
     return factories
 
 

@@ -129,6 +129,12 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         """State keys the loop fills in per task (`RemainingSteps`, `IsLastStep`)."""
         return self._managed
 
+    @property
+    def channels(self) -> dict[str, Channel]:
+        """The state's channels by key, empty, as LangGraph's builder shows them: to look
+        at. A compiled graph's runs make their own."""
+        return {key: make() for key, make in self._channels.items()}
+
     def _add_schema(self, schema: Any) -> None:
         if schema is None or schema in self._schemas:
             return

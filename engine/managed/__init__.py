@@ -6,8 +6,9 @@ recursion limit leaves it, so an agent can wrap up instead of failing at the lim
 
 from __future__ import annotations
 
-import typing
-from typing import Annotated, Any, Generic, TypeVar, get_args, get_origin
+from typing import Annotated, Any, Generic, TypeVar
+
+from engine._annotations import unwrapped
 
 __all__ = [
     "IsLastStep",
@@ -48,10 +49,7 @@ IsLastStep = Annotated[bool, IsLastStepManager]
 
 def managed_of(annotation: Any) -> type[ManagedValue[Any]] | None:
     """The manager of a `RemainingSteps`-like annotation (also under NotRequired)."""
-    while get_origin(annotation) in (typing.NotRequired, typing.Required):
-        annotation = get_args(annotation)[0]
-    if get_origin(annotation) is Annotated:
-        for meta in annotation.__metadata__:
-            if isinstance(meta, type) and issubclass(meta, ManagedValue):
-                return meta
+    for meta in unwrapped(annotation)[1]:
+        if isinstance(meta, type) and issubclass(meta, ManagedValue):
+            return meta
     return None

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import threading
 import typing
 import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from typing import Annotated, Any, Literal, TypedDict, TypeVar, get_args, get_origin
+from typing import Any, Literal, TypedDict, TypeVar, get_args
 
 import pydantic
 from langchain_core.callbacks.manager import (
@@ -20,6 +21,7 @@ from langchain_core.callbacks.manager import (
 from langchain_core.runnables import Runnable, RunnableConfig
 from typing_extensions import Unpack, is_typeddict
 
+from engine._annotations import unwrapped
 from engine.cache.base import BaseCache
 from engine.callbacks import GraphInterruptEvent, GraphResumeEvent, graph_handlers, notify
 from engine.channels import Channel
@@ -128,7 +130,8 @@ class CompiledGraph(Runnable[Any, Any]):
         self.store = store
         self.cache = cache
         self.context_schema = context_schema
-        self.channels = channels
+        # What makes each of a run's channels, fresh: every run has its own.
+        self.channel_makers = channels
         self.state_keys = state_keys
         self.state_key_set = frozenset(state_keys)
         self.input_keys = input_keys
@@ -171,6 +174,12 @@ class CompiledGraph(Runnable[Any, Any]):
     def input_writes(self, input: Any) -> Writes:
         """What a run's input writes: the input node's channel, which it reads."""
         return [(START, input)]
+
+    @functools.cached_property
+    def channels(self) -> dict[str, Channel]:
+        """The graph's channels, empty, as LangGraph's compiled graphs show them: to look
+        at (their kinds, their types). A run never uses these: it makes its own."""
+        return {key: make() for key, make in self.channel_makers.items()}
 
     def read_output(self, channels: dict[str, Channel]) -> Any:
         if self.output_channel is not None:
@@ -1156,8 +1165,7 @@ def _dataclass_defaults(schema: Any, found: dict[str, Any], keys: dict[str, Any]
 
 
 def _allows_none(hint: Any) -> bool:
-    while get_origin(hint) is Annotated:
-        hint = get_args(hint)[0]
+    hint = unwrapped(hint)[0]
     return hint is None or type(None) in get_args(hint)
 
 

@@ -303,7 +303,7 @@ class Loop:
     # Loading and input.
 
     def _fresh_channels(self) -> None:
-        self.channels = {key: make() for key, make in self.graph.channels.items()}
+        self.channels = {key: make() for key, make in self.graph.channel_makers.items()}
         self.untracked = frozenset(k for k, ch in self.channels.items() if not ch.kept)
 
     def _restore(self, saved: CheckpointTuple, *, null_writes: bool = True) -> None:

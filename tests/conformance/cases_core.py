@@ -11,7 +11,7 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, NotRequired, Required, TypedDict
 
 import pydantic
 from langchain_core.messages import (
@@ -324,6 +324,25 @@ def case_reducer_custom_functions(ns: NS) -> Any:
         [("S", "a"), ("S", "b"), ("S", "c")],
     )
     return run_all(graph, {"best": 5, "tags": {"in": 1}}, parallel=True)
+
+
+@case
+def case_reducers_under_required_and_not_required(ns: NS) -> Any:
+    """A reducer keeps folding when the key is wrapped in `Required` or `NotRequired`
+    (outside or inside `Annotated`); a compiled graph's `channels` show it."""
+
+    class S(TypedDict, total=False):
+        a: Required[Annotated[list, operator.add]]
+        b: NotRequired[Annotated[list, operator.add]]
+        c: Annotated[NotRequired[list], operator.add]
+        e: NotRequired[Annotated[int, ns.BinaryOperatorAggregate(int, operator.add)]]
+
+    def writer(value: int) -> Node:
+        return lambda state: {"a": [value], "b": [value], "c": [value], "e": 1}
+
+    graph = build(ns, S, {"x": writer(1), "y": writer(2)}, [("S", "x"), ("S", "y")])
+    kinds = {key: type(graph.channels[key]).__name__ for key in "abce"}
+    return {"kinds": kinds, **run_all(graph, {"a": [0], "b": [0], "c": [0], "e": 5}, parallel=True)}
 
 
 @case
