@@ -138,6 +138,14 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
     def _add_schema(self, schema: Any) -> None:
         if schema is None or schema in self._schemas:
             return
+        if not isinstance(schema, type) and not get_args(schema):
+            # LangGraph warns and goes on with a state of no keys, where every write is
+            # dropped; a value (a dict, a model instance) is a mistake to name at once.
+            raise TypeError(
+                f"Invalid state schema: {schema!r} is a {type(schema).__name__}, not a "
+                "type. Give a class (TypedDict, dataclass, pydantic model) or "
+                "Annotated[type, reducer]."
+            )
         self._schemas.append(schema)
         for key, factory in channels_for(schema).items():
             self._channels.setdefault(key, factory)
