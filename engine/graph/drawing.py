@@ -102,7 +102,7 @@ Edges = list[tuple[str, str, Any, bool]]
 
 def _edges(builder: StateGraph) -> tuple[Edges, Edges]:
     """The builder's edges sorted by source and target, and the edges to END of nodes
-    with nowhere to go (LangGraph draws those last)."""
+    with nowhere to go, sorted by node (LangGraph draws those last)."""
     edges: set[tuple[str, str, Any, bool]] = set()
     for start, end in builder.edges:
         edges.add((start, end, None, False))
@@ -129,7 +129,7 @@ def _edges(builder: StateGraph) -> tuple[Edges, Edges]:
     sources = {source for source, *_ in edges}
     ends = [
         (name, END, None, False)
-        for name in builder.nodes
+        for name in sorted(builder.nodes)
         if name in reached and name not in sources
     ]
     return sorted(edges, key=lambda e: (e[0], e[1])), ends

@@ -502,6 +502,29 @@ def case_get_graph_labels_and_end_edges(ns: NS) -> Any:
     return {"mermaid": graph.get_graph().draw_mermaid(), "entrypoint": entrypoint_drawing(ns)}
 
 
+@case()
+def case_get_graph_ends_in_name_order(ns: NS) -> Any:
+    """Nodes with nowhere to go get their edges to END in the order of their names, not
+    of their adding, at every level of an xray drawing."""
+    sub = ns.StateGraph(LogState)
+    for name in ("slow", "fast"):
+        sub.add_node(name, note(name))
+    sub.add_conditional_edges(ns.START, lambda s: "fast", ["slow", "fast"])
+    builder = ns.StateGraph(LogState)
+    for name in ("up", "other", "down"):
+        builder.add_node(name, note(name))
+    builder.add_node("inner", sub.compile())
+    builder.add_edge(ns.START, "up")
+    builder.add_edge("up", "other")
+    builder.add_edge("up", "down")
+    builder.add_edge("up", "inner")
+    graph = builder.compile()
+    return {
+        "mermaid": graph.get_graph().draw_mermaid(),
+        "xray": [[e.source, e.target] for e in graph.get_graph(xray=True).edges],
+    }
+
+
 def entrypoint_drawing(ns: NS) -> Any:
     @ns.entrypoint()
     def workflow(value: str) -> str:
