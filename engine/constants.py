@@ -50,6 +50,9 @@ COPY = "__copy__"
 
 CONFIG_KEY_RUNTIME = "__pregel_runtime"
 """Where a node's config carries the run's `Runtime` (context, store, stream writer)."""
+CONFIG_KEY_NODE_FINISHED = "__pregel_node_finished"
+"""Where a run's config may carry a function told the name of each node that finishes
+(every level; not a node that fails or is interrupted, nor a hidden one)."""
 CONFIG_KEY_NODE_ERROR = "__pregel_node_error"
 """Where an error handler's config carries the `NodeError` it handles."""
 CONFIG_KEY_READ_STATE = "__pregel_read_state"

@@ -6,11 +6,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.db.models import AssistantRow, AssistantVersionRow
 from app.limits import MAX_NAMES, MAX_VERSION, Filter, Key, Metadata, Offset, PageSize
 from app.schemas.common import OnConflict, RequestModel, SortOrder
+
+# Keys of a run's `configurable` where the engine keeps its own objects.
+ENGINE_KEY_PREFIX = "__pregel_"
 
 AssistantSortBy = Literal["assistant_id", "graph_id", "name", "created_at", "updated_at"]
 AssistantField = Literal[
@@ -38,6 +41,19 @@ class RunnableConfig(BaseModel):
     max_concurrency: int | None = Field(default=None, ge=1)
     configurable: dict[str, Any] | None = None
     metadata: dict[str, Any] | None = None
+
+    @field_validator("configurable")
+    @classmethod
+    def _no_engine_keys(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        # The engine passes its own objects (the runtime, callbacks) under these keys;
+        # JSON cannot be one, and a run would fail on it or use it wrongly.
+        reserved = sorted(k for k in value or () if k.startswith(ENGINE_KEY_PREFIX))
+        if reserved:
+            raise ValueError(
+                f"configurable keys starting with {ENGINE_KEY_PREFIX!r} are the engine's "
+                f"own and cannot be set: {reserved}"
+            )
+        return value
 
 
 class AssistantCreate(RequestModel):

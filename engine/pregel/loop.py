@@ -39,6 +39,7 @@ from engine.constants import (
     CACHE_NS,
     CALLED_BY,
     CONFIG_KEY_NODE_ERROR,
+    CONFIG_KEY_NODE_FINISHED,
     CONFIG_KEY_READ_STATE,
     CONFIG_KEY_RUNTIME,
     ERROR,
@@ -224,6 +225,14 @@ class Loop:
         self.cache = cache
         self.control = control
         self.server_info = _server_info(config.get("configurable") or {})
+        # Told the name of each node that finishes (not one that fails or asks), at every
+        # level: how a host follows a run's progress without streaming it.
+        self.node_finished = (config.get("configurable") or {}).get(CONFIG_KEY_NODE_FINISHED)
+        if self.node_finished is not None and not callable(self.node_finished):
+            raise TypeError(
+                f"configurable[{CONFIG_KEY_NODE_FINISHED!r}] must be a function taking a "
+                f"node's name, not a {type(self.node_finished).__name__}"
+            )
         self.emit = emit
         self.modes = modes
         self.saver = checkpointer
@@ -906,6 +915,8 @@ class Loop:
             await self._cache_writes(task)
         if pad.started:
             await context.calls_settled(pad)
+        if self.node_finished is not None and not task.node.hidden:
+            self.node_finished(task.name)
         await self._task_finished(task, writes or [(NO_WRITES, None)], pad)
 
     async def _handle(self, failed: Task, *, inline: bool) -> None:

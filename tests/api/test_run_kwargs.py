@@ -102,3 +102,23 @@ async def test_checkpoint_during_is_the_older_name_of_durability(server: str) ->
         lengths[expected] = len(await api.threads.get_history(thread_id, limit=100))
     # Only the end is saved without checkpoints during the run.
     assert lengths["exit"] == 1 < lengths["async"] == lengths["sync"]
+
+
+async def test_the_engines_own_configurable_keys_are_refused(server: str) -> None:
+    """`__pregel_*` keys carry the engine's objects (a node-finished callback, the
+    runtime): from JSON they are refused with 422 naming them, for runs, crons and
+    assistants, and nothing is written."""
+    api = client(server)
+    thread_id = await new_thread(api)
+    config = {"configurable": {"user": "ann", "__pregel_node_finished": "x"}}
+    async with httpx.AsyncClient(base_url=server) as http:
+        for path, body in [
+            (f"/threads/{thread_id}/runs/wait", {"assistant_id": "echo", "input": said("hi")}),
+            (f"/threads/{thread_id}/runs", {"assistant_id": "echo", "input": said("hi")}),
+            (f"/threads/{thread_id}/runs/crons", {"assistant_id": "echo", "schedule": "* * * * *"}),
+            ("/assistants", {"graph_id": "echo"}),
+        ]:
+            refused = await http.post(path, json={**body, "config": config})
+            assert refused.status_code == 422, (path, refused.text)
+            assert "__pregel_node_finished" in refused.text
+    assert await api.runs.list(thread_id) == []

@@ -119,6 +119,21 @@ def case_nested_interrupts_resumed(ns: NS, aio: bool) -> Any:
     }
 
 
+@case(aio=True)
+def case_nested_node_finished_callback(ns: NS, aio: bool) -> Any:
+    """A run's config may carry a function (LangGraph's `__pregel_node_finished` key)
+    told each node that finishes, at every level: not one interrupted, nor the input."""
+    calls: dict[str, int] = {}
+    graph, finished = nested(ns, calls), []
+    cfg = thread()
+    cfg["configurable"]["__pregel_node_finished"] = finished.append
+    out = []
+    for command in (None, ns.Command(resume="t"), ns.Command(resume="m"), ns.Command(resume="l")):
+        out.append(invoke(graph, {"log": []} if command is None else command, cfg, aio=aio))
+        out.append(list(finished))
+    return out
+
+
 @case(sql=True)
 def case_nested_read_by_namespace(ns: NS) -> Any:
     calls: dict[str, int] = {}

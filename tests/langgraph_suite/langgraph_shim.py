@@ -35,8 +35,7 @@ PRIVATE_NAMES: dict[str, dict[str, str | None]] = {
         "RETURN": "engine.constants",
         "PULL": "engine.constants",
         "PUSH": "engine.constants",
-        # A callback LangGraph's loop calls with each finished node's name.
-        "CONFIG_KEY_NODE_FINISHED": None,
+        "CONFIG_KEY_NODE_FINISHED": "engine.constants",
     },
     # The engine's one loop runs a step's tasks itself: it stands for LangGraph's loops
     # and their runner where a test counts the live ones.
