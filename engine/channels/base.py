@@ -68,6 +68,20 @@ class Channel:
     def restore(self, value: Any) -> None:
         self.value = value
 
+    def empty_value(self) -> Any:
+        """What the channel holds before any write: MISSING, or an empty value to fold
+        writes into."""
+        return MISSING
+
+    def from_checkpoint(self, checkpoint: Any) -> Self:
+        """A new channel of this kind and options, holding what `checkpoint()` returned
+        (MISSING: empty): LangGraph's way of making a channel for a run."""
+        new = self.copy()
+        new.value = new.empty_value()
+        if checkpoint is not MISSING:
+            new.restore(checkpoint)
+        return new
+
     @property
     def ValueType(self) -> Any:  # noqa: N802 (LangGraph's name)
         """The type of what the channel holds (Any when it was made without one)."""
@@ -78,7 +92,7 @@ class Channel:
         """The type of a write to the channel."""
         return self.ValueType
 
-    def copy(self) -> Channel:
+    def copy(self) -> Self:
         new = object.__new__(type(self))
         for cls in type(self).__mro__:
             for slot in getattr(cls, "__slots__", ()):

@@ -65,6 +65,9 @@ class BinaryOperatorAggregate(Channel):
         self.reducer = operator
         self.value = initial_value(typ)
 
+    def empty_value(self) -> Any:
+        return initial_value(self.typ)
+
     def update(self, values: Sequence[Any]) -> bool:
         if not values:
             return False

@@ -81,6 +81,9 @@ class DeltaChannel(Channel):
     def restore(self, value: Any) -> None:
         self.value = self.typ() if value is None else value
 
+    def empty_value(self) -> Any:
+        return self.typ()
+
 
 def _value_type(annotation: Any) -> Any:
     """The class the value is an instance of: `list` for `list[AnyMessage]`."""

@@ -47,3 +47,6 @@ class NamedBarrierValue(Channel):
 
     def restore(self, value: Any) -> None:
         self.value = frozenset(value)
+
+    def empty_value(self) -> Any:
+        return frozenset()

@@ -101,6 +101,7 @@ SUITE: dict[str, list[str]] = {
         "tests/test_interrupt_state.py",
         "tests/test_graph_callbacks.py",
         "tests/test_state.py",
+        "tests/test_channels.py",
     ],
     "langgraph-prebuilt": [
         "tests/test_tool_node.py",

@@ -36,6 +36,8 @@ PRIVATE_NAMES: dict[str, dict[str, str | None]] = {
         "PULL": "engine.constants",
         "PUSH": "engine.constants",
         "CONFIG_KEY_NODE_FINISHED": "engine.constants",
+        # The key of the dict form an Overwrite takes once it crossed JSON.
+        "OVERWRITE": None,
     },
     # The engine's one loop runs a step's tasks itself: it stands for LangGraph's loops
     # and their runner where a test counts the live ones.
@@ -60,8 +62,15 @@ PRIVATE_NAMES: dict[str, dict[str, str | None]] = {
         "_get_node_name": None,
         "_is_field_channel": None,
         "_warn_invalid_state_schema": None,
+        "_get_channel": None,
     },
     "langgraph._internal._runnable": {"RunnableCallable": "engine.pregel.runnable"},
+    "langgraph._internal._typing": {"MISSING": "engine.channels.base"},
+    # A DeltaChannel's saved snapshot: the engine saves the channel's value instead.
+    "langgraph.checkpoint.serde.types": {"_DeltaSnapshot": None},
+    # LangGraph's reader of an Overwrite in its dict forms (the engine's is its own).
+    "langgraph.channels.binop": {"_get_overwrite": None},
+    "langgraph.pregel._checkpoint": {"delta_channels_to_snapshot": None},
 }
 
 

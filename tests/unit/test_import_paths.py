@@ -19,6 +19,15 @@ TWINS: dict[str, tuple[str, ...]] = {
     "langgraph.utils.runnable": ("RunnableCallable",),
     "langgraph.channels": ("BaseChannel",),
     "langgraph.channels.base": ("BaseChannel",),
+    "langgraph.checkpoint.serde.types": (
+        "ERROR",
+        "INTERRUPT",
+        "RESUME",
+        "SCHEDULED",
+        "TASKS",
+        "ChannelProtocol",
+        "SendProtocol",
+    ),
 }
 
 
