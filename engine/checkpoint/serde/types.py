@@ -6,17 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, Self, TypeVar, runtime_checkable
 
-from engine.constants import ERROR, INTERRUPT, RESUME, SCHEDULED, TASKS
-
-__all__ = [
-    "ERROR",
-    "INTERRUPT",
-    "RESUME",
-    "SCHEDULED",
-    "TASKS",
-    "ChannelProtocol",
-    "SendProtocol",
-]
+# LangGraph's names of the channels of saved writes.
+from engine.constants import ERROR, INTERRUPT, RESUME, SCHEDULED, TASKS  # noqa: F401
 
 Value = TypeVar("Value", covariant=True)
 Update = TypeVar("Update", contravariant=True)
