@@ -9,7 +9,13 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import var_child_runnable_config
 
-__all__ = ["DEFAULT_RECURSION_LIMIT", "coerce_context", "max_concurrency", "merge_configs"]
+__all__ = [
+    "DEFAULT_RECURSION_LIMIT",
+    "coerce_context",
+    "max_concurrency",
+    "merge_configs",
+    "recursion_limit",
+]
 
 # LangGraph's default: effectively unbounded, so callers set their own limit (the server does).
 DEFAULT_RECURSION_LIMIT = 10007
@@ -31,6 +37,15 @@ def merge_configs(config: RunnableConfig | dict[str, Any] | None) -> dict[str, A
         elif value is not None or key not in merged:
             merged[key] = value
     return merged
+
+
+def recursion_limit(config: dict[str, Any]) -> int:
+    """The config's `recursion_limit`: how many steps a call may take. Anything but a
+    positive int is refused before the run, as LangGraph refuses it."""
+    limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
+    if type(limit) is not int or limit < 1:
+        raise ValueError(f"recursion_limit must be a positive int, not {limit!r}")
+    return limit
 
 
 def max_concurrency(config: dict[str, Any]) -> int | None:

@@ -71,7 +71,7 @@ from engine.errors import (
 )
 from engine.pregel import context
 from engine.pregel.chains import NodeChain, added_up, steps_of
-from engine.pregel.config import max_concurrency
+from engine.pregel.config import max_concurrency, recursion_limit
 from engine.pregel.messages import (
     GraphStreamHandler,
     StreamMessagesHandler,
@@ -217,6 +217,7 @@ class Loop:
         # those of their own questions (shared with the subgraphs).
         self.resume_map: dict[str, Any] = resume_map if resume_map is not None else {}
         self.config = config
+        recursion_limit(config)  # a bad one fails the call before anything runs
         limit = max_concurrency(config)
         # Bounds how many of a step's tasks run at once (a fan-out of Sends, say).
         self._gate = asyncio.Semaphore(limit) if limit is not None else None
@@ -583,7 +584,7 @@ class Loop:
             checkpoint_id=self.checkpoint_id,
             ns=self.ns_str,
             step=self.step,
-            stop=self.stop or self.step + int(self.config.get("recursion_limit", 25)),
+            stop=self.stop or self.step + recursion_limit(self.config),
             read=read,
         )
 
@@ -605,7 +606,7 @@ class Loop:
 
     async def run(self) -> None:
         """Run steps until the graph is done; raises on errors and the step limit."""
-        limit = int(self.config["recursion_limit"])
+        limit = recursion_limit(self.config)
         stop = self.step + limit
         try:
             while True:
