@@ -186,6 +186,11 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             "input", input, "input_schema", input_schema, LangGraphDeprecatedSinceV05
         )
         if not isinstance(node, str):
+            if not callable(node) and not isinstance(node, Runnable | dict):
+                raise TypeError(
+                    f"add_node takes a node's name (a str) and its function, or the "
+                    f"function alone, not {node!r} ({type(node).__name__})."
+                )
             action = node
             node = _node_name(action)
         if action is None:

@@ -1,5 +1,6 @@
-"""A state schema must be a type: a value in its place is refused when the builder is
-made, naming it (LangGraph warns and runs with a state that drops every write)."""
+"""What a builder is given is checked where it is given, naming it: a state schema must be
+a type (LangGraph warns and runs with a state that drops every write), and a node's name
+a str."""
 
 import operator
 from dataclasses import dataclass
@@ -37,3 +38,9 @@ def test_a_value_is_refused_as_a_schema(schema: Any) -> None:
 @pytest.mark.parametrize("schema", [dict, Model, Data, Annotated[list, operator.add], Any])
 def test_types_are_schemas(schema: Any) -> None:
     StateGraph(schema)
+
+
+@pytest.mark.parametrize("name", [5, None, 2.5])
+def test_a_node_name_that_is_no_str_is_refused(name: Any) -> None:
+    with pytest.raises(TypeError, match="add_node takes a node's name"):
+        StateGraph(Model).add_node(name, lambda state: {})
