@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
     from engine.store.base import BaseStore
 
-__all__ = ["DEFAULT_RUNTIME", "ExecutionInfo", "RunControl", "Runtime", "ServerInfo", "get_runtime"]
+__all__ = [
+    "DEFAULT_RUNTIME",
+    "BaseUser",
+    "ExecutionInfo",
+    "RunControl",
+    "Runtime",
+    "ServerInfo",
+    "get_runtime",
+]
 
 ContextT = TypeVar("ContextT")
 
@@ -39,13 +47,33 @@ class ExecutionInfo:
         return replace(self, **overrides)
 
 
+@runtime_checkable
+class BaseUser(Protocol):
+    """The user a server runs a graph for, read as attributes or as keys
+    (`user.identity`, `user["identity"]`), as LangGraph's servers hand it over."""
+
+    @property
+    def identity(self) -> str: ...
+
+    @property
+    def display_name(self) -> str: ...
+
+    @property
+    def is_authenticated(self) -> bool: ...
+
+    @property
+    def permissions(self) -> Sequence[str]: ...
+
+    def __getitem__(self, key: str) -> Any: ...
+
+
 @dataclass(frozen=True, slots=True)
 class ServerInfo:
     """Which assistant and graph the server runs, and for whom (None outside a server)."""
 
     assistant_id: str
     graph_id: str
-    user: Any = None
+    user: BaseUser | None = None
 
 
 class RunControl:

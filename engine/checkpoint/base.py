@@ -8,15 +8,19 @@ not complete. Every method is async first; the sync twins exist for `invoke()` c
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, TypedDict
+from datetime import UTC, datetime
+from typing import Any, NamedTuple, TypedDict, cast
 
+from engine.checkpoint.ids import new_checkpoint_id
 from engine.checkpoint.serde.base import SerializerProtocol
 from engine.constants import CALLED_BY, ERROR, ERROR_SOURCE, INTERRUPT, RESUME, SCHEDULED
 
 Config = dict[str, Any]
 Version = int
+# The format of the engine's checkpoints (their `v`).
+LATEST_VERSION = 1
 ChannelVersions = dict[str, Version]  # LangGraph's name: each channel's version
 
 # Outcome writes (a task has at most one of each) replace an earlier save of theirs, while
@@ -29,6 +33,8 @@ SPECIAL_WRITES = {
     ERROR_SOURCE: -5,
     CALLED_BY: -6,
 }
+# LangGraph's name for it: where a saver files a task's outcome write among its writes.
+WRITES_IDX_MAP = SPECIAL_WRITES
 
 
 class Checkpoint(TypedDict):
@@ -114,6 +120,124 @@ def checkpoint_config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) ->
             "checkpoint_id": checkpoint_id,
         }
     }
+
+
+def empty_checkpoint() -> Checkpoint:
+    """A checkpoint of no values: the parent of a thread's first, for a saver's own tests
+    and tools, as LangGraph's helper of the same name."""
+    return {
+        "v": LATEST_VERSION,
+        "id": new_checkpoint_id(),
+        "ts": datetime.now(UTC).isoformat(),
+        "channel_values": {},
+        "channel_versions": {},
+        "versions_seen": {},
+        "updated_channels": None,
+    }
+
+
+def copy_checkpoint(checkpoint: Checkpoint) -> Checkpoint:
+    """A copy whose dicts (values, versions, versions seen) can change apart from the
+    original's; the values themselves are shared."""
+    return {
+        **checkpoint,
+        "channel_values": dict(checkpoint["channel_values"]),
+        "channel_versions": dict(checkpoint["channel_versions"]),
+        "versions_seen": {k: dict(v) for k, v in checkpoint["versions_seen"].items()},
+    }
+
+
+def create_checkpoint(
+    checkpoint: Checkpoint, channels: Mapping[str, Any] | None, step: int, *, id: str | None = None
+) -> Checkpoint:
+    """The next checkpoint after `checkpoint`: its versions, a new id and time, and the
+    values `channels` hold (those with a version; an empty one is left out), else the
+    values `checkpoint` has. `step` is LangGraph's argument, which the id does not need."""
+    from engine.channels.base import MISSING
+    from engine.errors import EmptyChannelError
+
+    values = dict(checkpoint["channel_values"])
+    if channels is not None:
+        values = {}
+        for key, channel in channels.items():
+            if key not in checkpoint["channel_versions"]:
+                continue
+            try:
+                value = channel.checkpoint()
+            except EmptyChannelError:
+                continue
+            if value is not MISSING:
+                values[key] = value
+    return {
+        **copy_checkpoint(checkpoint),
+        "v": LATEST_VERSION,
+        "id": id or new_checkpoint_id(),
+        "ts": datetime.now(UTC).isoformat(),
+        "channel_values": values,
+    }
+
+
+def get_checkpoint_id(config: Config) -> str | None:
+    """The checkpoint id a config names, if any."""
+    return (config.get("configurable") or {}).get("checkpoint_id")
+
+
+# What LangGraph's savers never copy from a run's config into its checkpoints' metadata.
+_NOT_METADATA = frozenset(
+    {
+        "thread_id",
+        "checkpoint_id",
+        "checkpoint_ns",
+        "checkpoint_map",
+        "langgraph_step",
+        "langgraph_node",
+        "langgraph_triggers",
+        "langgraph_path",
+        "langgraph_checkpoint_ns",
+    }
+)
+
+
+def get_checkpoint_metadata(config: Config, metadata: CheckpointMetadata) -> CheckpointMetadata:
+    """`metadata` with the plain values (str, int, float, bool) of the config's `metadata`
+    and `configurable` it does not have, NUL characters removed from strings: what
+    LangGraph's savers store. The engine's own savers store the run's metadata only
+    (docs/langgraph-differences.md); this is for a saver of the user's own."""
+
+    def clean(value: Any) -> Any:
+        return value.replace("\x00", "") if isinstance(value, str) else value
+
+    merged: dict[str, Any] = {key: clean(value) for key, value in metadata.items()}
+    for source in (config.get("metadata"), config.get("configurable")):
+        for key, value in (source or {}).items():
+            if key in merged or key in _NOT_METADATA or key.startswith("__"):
+                continue
+            if isinstance(value, str | int | float | bool):
+                merged[key] = clean(value)
+    return cast(CheckpointMetadata, merged)
+
+
+def get_serializable_checkpoint_metadata(
+    config: Config, metadata: CheckpointMetadata
+) -> CheckpointMetadata:
+    """`get_checkpoint_metadata` without the old `writes` key."""
+    merged = cast(dict[str, Any], get_checkpoint_metadata(config, metadata))
+    merged.pop("writes", None)
+    return cast(CheckpointMetadata, merged)
+
+
+def writes_sort_key(task_path: str, task_id: str = "", idx: int = 0) -> tuple[str, str, int]:
+    """The order a step's writes are applied in: by task path, task id, then index."""
+    return (task_path, task_id, idx)
+
+
+def __getattr__(name: str) -> Any:
+    # LangGraph's path to the error, made on first use: engine.errors imports this module.
+    if name == "EmptyChannelError":
+        from engine.errors import EmptyChannelError
+
+        return EmptyChannelError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def matches_filter(metadata: CheckpointMetadata, filter: dict[str, Any] | None) -> bool:

@@ -26,6 +26,7 @@ from engine.cache.base import BaseCache
 from engine.callbacks import GraphLifecycleStatus
 from engine.channels import MISSING, Channel
 from engine.checkpoint.base import (
+    LATEST_VERSION,
     BaseCheckpointSaver,
     Checkpoint,
     CheckpointTuple,
@@ -1119,7 +1120,7 @@ class Loop:
         if self.untracked and values.get(TASKS):
             values[TASKS] = [_untracked_left_out(s, self.untracked) for s in values[TASKS]]
         return {
-            "v": 1,
+            "v": LATEST_VERSION,
             "id": new_checkpoint_id(),
             "ts": datetime.now(UTC).isoformat(),
             "channel_values": values,

@@ -13,9 +13,12 @@ from datetime import datetime
 from enum import Enum
 from typing import Any, Literal, NamedTuple, Protocol, TypedDict, cast
 
+from langchain_core.embeddings import Embeddings
+
 __all__ = [
     "AEmbeddingsFunc",
     "BaseStore",
+    "Embeddings",
     "EmbeddingsFunc",
     "EmbeddingsModel",
     "GetOp",
