@@ -41,7 +41,8 @@ def draw(
     interrupt_after: Sequence[str] = (),
 ) -> Graph:
     """START, the nodes in the order they were added, END; edges sorted as LangGraph
-    sorts them, conditional ones (branches, `Command` destinations) marked. A node's
+    sorts them, conditional ones (branches, `Command` destinations, a deferred node's
+    place after the others) marked. A node's
     label shows its metadata and, as LangGraph's does, whether it is deferred, where the
     graph stops for it (`__interrupt`) and a tool node's tools. With `xray` (True: every
     level; a number: that many levels), a subgraph's node is replaced by the subgraph's
@@ -120,6 +121,7 @@ def _edges(builder: StateGraph) -> tuple[Edges, Edges]:
         ends = spec.destinations or ()
         labels = ends if isinstance(ends, dict) else dict.fromkeys(ends)  # label by target
         edges.update((name, target, label, True) for target, label in labels.items())
+    edges.update(_after_the_others(builder, edges))
     # Only what a run can reach from START is drawn, as LangGraph draws it: a node no
     # edge leads to (an error handler, a node only a Command goes to) stands alone.
     reached = _reached(edges)
@@ -133,6 +135,47 @@ def _edges(builder: StateGraph) -> tuple[Edges, Edges]:
         if name in reached and name not in sources
     ]
     return sorted(edges, key=lambda e: (e[0], e[1])), ends
+
+
+def _after_the_others(builder: StateGraph, edges: set[tuple[str, str, Any, bool]]) -> Edges:
+    """Dotted edges to each deferred node from the nodes it runs after, as LangGraph draws
+    them: a dry run of the edges (every branch taken, a join once all its sources ran)
+    holds a deferred node until nothing else is left, and a deferred node that no node of
+    the step before it leads to is drawn as following that step's nodes."""
+    deferred = {name for name, spec in builder.nodes.items() if spec.defer}
+    if not deferred:
+        return []
+    joins = [(frozenset(starts), end) for starts, end in sorted(builder.waiting_edges)]
+    joined = {(start, end) for starts, end in joins for start in starts}
+    drawn = {(source, target) for source, target, *_ in edges}
+    targets: dict[str, set[str]] = {}
+    for source, target in drawn - (joined - builder.edges):
+        targets.setdefault(source, set()).add(target)
+    found: set[tuple[str, str]] = set()
+    step, held = {START}, set[str]()
+    barriers = [frozenset[str]() for _ in joins]
+    seen: set[Any] = set()
+    while step:
+        following = {target for node in step for target in targets.get(node, ())}
+        for i, (starts, end) in enumerate(joins):
+            barriers[i] |= starts & step
+            if barriers[i] == starts:
+                following.add(end)
+                barriers[i] = frozenset()
+        following.discard(END)
+        held |= following & deferred
+        following -= deferred
+        if not following and held:
+            for node in held:
+                if not any((source, node) in drawn for source in step):
+                    found.update((source, node) for source in step if source != START)
+            following, held = held, set()
+        state = (frozenset(following), frozenset(held), tuple(barriers))
+        if state in seen:  # a loop: every state it can reach was drawn
+            break
+        seen.add(state)
+        step = following
+    return [(source, target, None, True) for source, target in found]
 
 
 def _reached(edges: set[tuple[str, str, Any, bool]]) -> set[str]:

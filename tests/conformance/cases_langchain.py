@@ -525,6 +525,47 @@ def case_get_graph_ends_in_name_order(ns: NS) -> Any:
     }
 
 
+@case()
+def case_get_graph_deferred_nodes(ns: NS) -> Any:
+    """A deferred node is drawn with dotted edges from the nodes it runs after when no
+    edge of theirs leads to it: a longer branch, a loop, a join, two deferred nodes."""
+
+    def drawing(edges: list[tuple[Any, str]], deferred: set[str], branch: Any = None) -> str:
+        builder = ns.StateGraph(LogState)
+        names = {target for _, target in edges}
+        names.update(
+            n for source, _ in edges for n in ([source] if isinstance(source, str) else source)
+        )
+        for name in sorted(names - {ns.START, ns.END}):
+            builder.add_node(name, note(name), defer=name in deferred)
+        for source, target in edges:
+            builder.add_edge(source, target)
+        if branch is not None:
+            builder.add_conditional_edges(*branch)
+        return builder.compile().get_graph().draw_mermaid(with_styles=False)
+
+    S, E = ns.START, ns.END
+    return {
+        "longer_branch": drawing(
+            [(S, "a"), ("a", "b"), ("b", "c"), ("a", "d"), ("b", "z"), ("d", "z"), ("z", E)],
+            {"z"},
+        ),
+        "join": drawing(
+            [(S, "a"), (S, "b"), ("a", "a2"), ("a2", "a3"), (["a", "b"], "z"), ("z", E)], {"z"}
+        ),
+        "loop": drawing(
+            [(S, "a"), (S, "b"), ("b", "z"), ("z", E)],
+            {"z"},
+            ("a", lambda s: "a" if len(s["log"]) < 3 else "z", ["a", "z"]),
+        ),
+        "two_deferred": drawing(
+            [(S, "a"), ("a", "b"), ("b", "c"), ("a", "y"), ("a", "z"), ("y", E), ("z", E)],
+            {"y", "z"},
+        ),
+        "none_needed": drawing([(S, "a"), (S, "b"), ("a", "z"), ("b", "z"), ("z", E)], {"z"}),
+    }
+
+
 def entrypoint_drawing(ns: NS) -> Any:
     @ns.entrypoint()
     def workflow(value: str) -> str:
