@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple, TypedDict, cast
 
 from engine.checkpoint.ids import new_checkpoint_id
-from engine.checkpoint.serde.base import SerializerProtocol
+from engine.checkpoint.serde.base import SerializerProtocol, maybe_add_typed_methods
 from engine.constants import CALLED_BY, ERROR, ERROR_SOURCE, INTERRUPT, RESUME, SCHEDULED
 
 Config = dict[str, Any]
@@ -256,7 +256,7 @@ class BaseCheckpointSaver:
         # The serializer's module imports this one's users (engine.types).
         from engine.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-        self.serde = serde if serde is not None else JsonPlusSerializer()
+        self.serde = maybe_add_typed_methods(serde) if serde is not None else JsonPlusSerializer()
 
     async def aget_tuple(self, config: Config) -> CheckpointTuple | None:
         """The checkpoint named by `checkpoint_id`, or the thread's latest."""

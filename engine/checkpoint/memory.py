@@ -34,7 +34,7 @@ from engine.checkpoint.base import (
     matches_filter,
     thread_key,
 )
-from engine.checkpoint.serde.base import SerializerProtocol
+from engine.checkpoint.serde.base import SerializerProtocol, maybe_add_typed_methods
 from engine.checkpoint.serde.jsonplus import JsonPlusSerializer, holds_repeats, own_format
 
 
@@ -94,15 +94,17 @@ class InMemorySaver(BaseCheckpointSaver):
     @property
     def serde(self) -> SerializerProtocol:
         """The serializer: the engine's (`JsonSerializer`, `JsonPlusSerializer`) or any
-        object with LangGraph's `dumps_typed` and `loads_typed`."""
+        object with LangGraph's `dumps_typed` and `loads_typed`; one with only `dumps`
+        and `loads` is wrapped (`SerializerCompat`), as LangGraph's savers wrap it."""
         return self._serde
 
     @serde.setter
     def serde(self, serde: SerializerProtocol) -> None:
+        serde = maybe_add_typed_methods(serde)
         if not isinstance(serde, SerializerProtocol):
             raise TypeError(
-                f"InMemorySaver's serde must have LangGraph's dumps_typed and loads_typed, "
-                f"which {type(serde).__qualname__} lacks"
+                f"InMemorySaver's serde must have LangGraph's dumps_typed and loads_typed "
+                f"(or dumps and loads), which {type(serde).__qualname__} lacks"
             )
         self._serde = serde
         self._codec = serde if own_format(serde) else _TypedCodec(serde)

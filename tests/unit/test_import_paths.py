@@ -31,6 +31,12 @@ TWINS: dict[str, tuple[str, ...]] = {
         "writes_sort_key",
     ),
     "langgraph.runtime": ("BaseUser", "ServerInfo", "Runtime"),
+    "langgraph.checkpoint.serde.base": (
+        "SerializerProtocol",
+        "UntypedSerializerProtocol",
+        "SerializerCompat",
+        "maybe_add_typed_methods",
+    ),
     "langgraph.store.base": ("Embeddings",),
     "langgraph.checkpoint.serde.types": (
         "ERROR",

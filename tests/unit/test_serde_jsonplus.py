@@ -125,3 +125,40 @@ def test_a_saver_of_the_users_own_gets_a_serializer() -> None:
     assert isinstance(Mine().serde, JsonPlusSerializer)
     given = Reversing()
     assert Mine(serde=given).serde is given
+
+
+class Untyped:
+    """A serializer of LangGraph's older kind: `dumps` and `loads` only."""
+
+    def dumps(self, obj: Any) -> bytes:
+        return repr(obj).encode()
+
+    def loads(self, data: bytes) -> Any:
+        import ast
+
+        return ast.literal_eval(data.decode())
+
+
+def test_an_untyped_serializer_is_wrapped_as_langgraphs_savers_wrap_it() -> None:
+    from engine.checkpoint.serde.base import SerializerCompat, maybe_add_typed_methods
+    from engine.graph import START, StateGraph
+
+    wrapped = maybe_add_typed_methods(Untyped())
+    assert isinstance(wrapped, SerializerCompat)
+    assert wrapped.dumps_typed({"a": 1}) == ("dict", b"{'a': 1}")
+    assert round_trip(wrapped, [1, "x"]) == [1, "x"]
+    typed = JsonPlusSerializer()
+    assert maybe_add_typed_methods(typed) is typed
+
+    saver = InMemorySaver(serde=Untyped())
+    assert isinstance(saver.serde, SerializerCompat)
+    graph = StateGraph(dict).add_node("a", lambda s: {"n": s["n"] + 1})
+    graph = graph.add_edge(START, "a").compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "t"}}
+    assert graph.invoke({"n": 1}, config) == {"n": 2}
+    assert graph.get_state(config).values == {"n": 2}
+
+    class Mine(BaseCheckpointSaver):
+        pass
+
+    assert isinstance(Mine(serde=Untyped()).serde, SerializerCompat)  # type: ignore[arg-type]
