@@ -149,7 +149,8 @@ class BaseChannel(Channel, Generic[Value, Update, Saved], metaclass=ABCMeta):
     def from_checkpoint(self, checkpoint: Saved | Any) -> Self: ...
 
     def finish(self) -> bool:
-        """LangGraph's hook for a run about to end; the engine does not call it."""
+        """Told when a step wakes no node, so the run would end there (as LangGraph tells
+        it): True if that changed the channel, which may then wake the nodes that read it."""
         return False
 
     def restore(self, value: Any) -> None:

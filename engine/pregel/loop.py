@@ -24,7 +24,7 @@ from langchain_core.runnables.config import merge_configs
 
 from engine.cache.base import BaseCache
 from engine.callbacks import GraphLifecycleStatus
-from engine.channels import MISSING, Channel
+from engine.channels import MISSING, BaseChannel, Channel
 from engine.checkpoint.base import (
     LATEST_VERSION,
     BaseCheckpointSaver,
@@ -251,6 +251,7 @@ class Loop:
         conf = config.get("configurable", {})
         self.thread_id = str(conf.get("thread_id", ""))
         self.channels: dict[str, Channel] = {}
+        self._finishing: list[str] = []
         self.versions: dict[str, int] = {}
         self.max_version = 0
         self.seen: dict[str, dict[str, int]] = {}
@@ -316,6 +317,23 @@ class Loop:
     def _fresh_channels(self) -> None:
         self.channels = {key: make() for key, make in self.graph.channel_makers.items()}
         self.untracked = frozenset(k for k, ch in self.channels.items() if not ch.kept)
+        # Channels of the user's own with LangGraph's `finish` hook.
+        self._finishing = [
+            key
+            for key, ch in self.channels.items()
+            if isinstance(ch, BaseChannel) and type(ch).finish is not BaseChannel.finish
+        ]
+
+    def _finish_channels(self) -> None:
+        """The step just applied wakes no node, so the run would end: each channel of the
+        user's own is told (`finish()`, as LangGraph tells it); one that changes gets the
+        step's version and, if it holds a value now, may wake the nodes that read it."""
+        for key in self._finishing:
+            channel = self.channels[key]
+            if channel.finish():
+                self.versions[key] = self.max_version
+                if channel.is_available():
+                    self.updated.add(key)
 
     def _restore(self, saved: CheckpointTuple, *, null_writes: bool = True) -> None:
         cp = saved.checkpoint
@@ -637,6 +655,8 @@ class Loop:
                 if self.status == "interrupted":
                     return
                 self.updated = self.apply(tasks, self.live)
+                if self._finishing and self.updated.isdisjoint(self.graph.trigger_to_nodes):
+                    self._finish_channels()
                 if not self.output_updated:
                     self.output_updated = not self.updated.isdisjoint(self.graph.output_keys)
                 self.pending = []

@@ -102,3 +102,99 @@ def case_pregel_breakpoint_update_and_resume(ns: NS, aio: bool) -> Any:
     out["finished"] = invoke(graph, None, config, aio=aio)
     out["history"] = history(graph, config)
     return out
+
+
+def after_finish_channel(ns: NS) -> Any:
+    """A channel of the user's own that shows its last value only once the run would
+    end (LangGraph's `finish` hook): what a deferred step is made of."""
+
+    class AfterFinish(ns.BaseChannel):
+        __slots__ = ("held", "done")
+
+        def __init__(self, typ: Any, key: str = "") -> None:
+            super().__init__(typ, key)
+            self.held: Any = None
+            self.done = False
+
+        @property
+        def ValueType(self) -> Any:  # noqa: N802 (LangGraph's name)
+            return self.typ
+
+        @property
+        def UpdateType(self) -> Any:  # noqa: N802 (LangGraph's name)
+            return self.typ
+
+        def get(self) -> Any:
+            if not self.done or self.held is None:
+                raise ns.EmptyChannelError()
+            return self.held
+
+        def is_available(self) -> bool:
+            return self.done and self.held is not None
+
+        def update(self, values: Any) -> bool:
+            if not values:
+                return False
+            self.held, self.done = values[-1], False
+            return True
+
+        def finish(self) -> bool:
+            if self.done or self.held is None:
+                return False
+            self.done = True
+            return True
+
+        def consume(self) -> bool:
+            if self.done:
+                self.held, self.done = None, False
+                return True
+            return False
+
+        def checkpoint(self) -> Any:
+            return (self.held, self.done)
+
+        def from_checkpoint(self, checkpoint: Any) -> Any:
+            new = type(self)(self.typ, self.key)
+            if isinstance(checkpoint, list | tuple):
+                new.held, new.done = checkpoint
+            return new
+
+    return AfterFinish
+
+
+@case(aio=True, sql=True)
+def case_pregel_a_channel_told_the_run_would_end(ns: NS, aio: bool) -> Any:
+    """`finish()` is called when a step wakes no node: the channel that changes wakes its
+    reader, which runs last, after the longer branch."""
+    after_finish = after_finish_channel(ns)
+    start = ns.NodeBuilder().subscribe_only("input").write_to("short", "long")
+    short = ns.NodeBuilder().subscribe_only("short").do(lambda x: f"short {x}").write_to("late")
+    long1 = ns.NodeBuilder().subscribe_only("long").do(lambda x: f"long {x}").write_to("long2")
+    long2 = ns.NodeBuilder().subscribe_only("long2").do(lambda x: f"{x}!").write_to("log")
+    last = ns.NodeBuilder().subscribe_only("late").do(lambda x: f"last after {x}")
+    graph = ns.Pregel(
+        nodes={
+            "start": start,
+            "short": short,
+            "long1": long1,
+            "long2": long2,
+            "last": last.write_to("log"),
+        },
+        channels={
+            "input": ns.LastValue(int),
+            "short": ns.LastValue(int),
+            "long": ns.LastValue(int),
+            "long2": ns.LastValue(str),
+            "late": after_finish(str),
+            "log": ns.Topic(str, accumulate=True),
+        },
+        input_channels="input",
+        output_channels="log",
+        checkpointer=ns.InMemorySaver(),
+    )
+    config = thread()
+    return {
+        "log": invoke(graph, 1, config, aio=aio),
+        "updates": stream(graph, 2, thread("t2"), stream_mode="updates", aio=aio),
+        "history": [sorted(snapshot.next) for snapshot in history(graph, config)],
+    }
