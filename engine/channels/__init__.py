@@ -5,8 +5,8 @@ from engine.channels.base import MISSING, BaseChannel, Channel
 from engine.channels.binop import BinaryOperatorAggregate
 from engine.channels.delta import DeltaChannel
 from engine.channels.ephemeral_value import EphemeralValue
-from engine.channels.last_value import LastValue
-from engine.channels.named_barrier_value import NamedBarrierValue
+from engine.channels.last_value import LastValue, LastValueAfterFinish
+from engine.channels.named_barrier_value import NamedBarrierValue, NamedBarrierValueAfterFinish
 from engine.channels.topic import Topic
 from engine.channels.untracked_value import UntrackedValue
 
@@ -19,7 +19,9 @@ __all__ = [
     "DeltaChannel",
     "EphemeralValue",
     "LastValue",
+    "LastValueAfterFinish",
     "NamedBarrierValue",
+    "NamedBarrierValueAfterFinish",
     "Topic",
     "UntrackedValue",
 ]

@@ -62,6 +62,11 @@ class Channel:
         """Called when a task that this channel triggered starts; True if that changed it."""
         return False
 
+    def finish(self) -> bool:
+        """Told when a step wakes no node, so the run would end there (as LangGraph tells
+        it): True if that changed the channel, which may then wake the nodes that read it."""
+        return False
+
     def checkpoint(self) -> Any:
         return self.value
 
@@ -147,11 +152,6 @@ class BaseChannel(Channel, Generic[Value, Update, Saved], metaclass=ABCMeta):
 
     @abstractmethod
     def from_checkpoint(self, checkpoint: Saved | Any) -> Self: ...
-
-    def finish(self) -> bool:
-        """Told when a step wakes no node, so the run would end there (as LangGraph tells
-        it): True if that changed the channel, which may then wake the nodes that read it."""
-        return False
 
     def restore(self, value: Any) -> None:
         # The engine restores a channel in place: take what from_checkpoint built.

@@ -1,4 +1,5 @@
-"""NamedBarrierValue: a join that opens when every named source has written."""
+"""NamedBarrierValue: a join that opens when every named source has written;
+NamedBarrierValueAfterFinish: one that opens only once the run would end as well."""
 
 from __future__ import annotations
 
@@ -50,3 +51,41 @@ class NamedBarrierValue(Channel):
 
     def empty_value(self) -> Any:
         return frozenset()
+
+
+class NamedBarrierValueAfterFinish(NamedBarrierValue):
+    """A join that opens once every named source has written and the run would end
+    (`finish()`): how LangGraph's low-level graphs defer a node that waits on several."""
+
+    __slots__ = ("finished",)
+
+    def __init__(self, typ: Any, names: Iterable[str], *, key: str = "") -> None:
+        super().__init__(typ, names, key=key)
+        self.finished = False
+
+    def get(self) -> Any:
+        if not self.finished:
+            raise EmptyChannelError(self.key)
+        return super().get()
+
+    def is_available(self) -> bool:
+        return self.finished and super().is_available()
+
+    def finish(self) -> bool:
+        if self.finished or self.value != self.names:
+            return False
+        self.finished = True
+        return True
+
+    def consume(self) -> bool:
+        if not self.finished:
+            return False
+        self.finished = False
+        return super().consume()
+
+    def checkpoint(self) -> Any:
+        return (sorted(self.value), self.finished)
+
+    def restore(self, value: Any) -> None:
+        seen, self.finished = value
+        self.value = frozenset(seen)

@@ -24,7 +24,7 @@ from langchain_core.runnables.config import merge_configs
 
 from engine.cache.base import BaseCache
 from engine.callbacks import GraphLifecycleStatus
-from engine.channels import MISSING, BaseChannel, Channel
+from engine.channels import MISSING, Channel
 from engine.checkpoint.base import (
     LATEST_VERSION,
     BaseCheckpointSaver,
@@ -317,17 +317,15 @@ class Loop:
     def _fresh_channels(self) -> None:
         self.channels = {key: make() for key, make in self.graph.channel_makers.items()}
         self.untracked = frozenset(k for k, ch in self.channels.items() if not ch.kept)
-        # Channels of the user's own with LangGraph's `finish` hook.
+        # Channels with LangGraph's `finish` hook: those that wait for the run's end.
         self._finishing = [
-            key
-            for key, ch in self.channels.items()
-            if isinstance(ch, BaseChannel) and type(ch).finish is not BaseChannel.finish
+            key for key, ch in self.channels.items() if type(ch).finish is not Channel.finish
         ]
 
     def _finish_channels(self) -> None:
-        """The step just applied wakes no node, so the run would end: each channel of the
-        user's own is told (`finish()`, as LangGraph tells it); one that changes gets the
-        step's version and, if it holds a value now, may wake the nodes that read it."""
+        """The step just applied wakes no node, so the run would end: each channel with a
+        `finish` hook is told, as LangGraph tells it; one that changes gets the step's
+        version and, if it holds a value now, may wake the nodes that read it."""
         for key in self._finishing:
             channel = self.channels[key]
             if channel.finish():

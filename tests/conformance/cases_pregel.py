@@ -162,17 +162,15 @@ def after_finish_channel(ns: NS) -> Any:
     return AfterFinish
 
 
-@case(aio=True, sql=True)
-def case_pregel_a_channel_told_the_run_would_end(ns: NS, aio: bool) -> Any:
-    """`finish()` is called when a step wakes no node: the channel that changes wakes its
-    reader, which runs last, after the longer branch."""
-    after_finish = after_finish_channel(ns)
+def runs_last(ns: NS, late: Any) -> Any:
+    """start -> short -> `late` -> last, beside start -> long1 -> long2: `last` wakes only
+    once `late` shows its value, when the run would otherwise end."""
     start = ns.NodeBuilder().subscribe_only("input").write_to("short", "long")
     short = ns.NodeBuilder().subscribe_only("short").do(lambda x: f"short {x}").write_to("late")
     long1 = ns.NodeBuilder().subscribe_only("long").do(lambda x: f"long {x}").write_to("long2")
     long2 = ns.NodeBuilder().subscribe_only("long2").do(lambda x: f"{x}!").write_to("log")
     last = ns.NodeBuilder().subscribe_only("late").do(lambda x: f"last after {x}")
-    graph = ns.Pregel(
+    return ns.Pregel(
         nodes={
             "start": start,
             "short": short,
@@ -185,16 +183,57 @@ def case_pregel_a_channel_told_the_run_would_end(ns: NS, aio: bool) -> Any:
             "short": ns.LastValue(int),
             "long": ns.LastValue(int),
             "long2": ns.LastValue(str),
-            "late": after_finish(str),
+            "late": late,
             "log": ns.Topic(str, accumulate=True),
         },
         input_channels="input",
         output_channels="log",
         checkpointer=ns.InMemorySaver(),
     )
-    config = thread()
+
+
+def ran_last(graph: Any, aio: bool, name: str) -> dict[str, Any]:
+    """Two runs on thread `name` (the second one after the first one's end) and one on
+    another, streamed."""
+    config = thread(name)
     return {
         "log": invoke(graph, 1, config, aio=aio),
-        "updates": stream(graph, 2, thread("t2"), stream_mode="updates", aio=aio),
+        "updates": stream(
+            graph, 2, thread(name + "-other"), stream_mode="updates", aio=aio, unordered=True
+        ),
         "history": [sorted(snapshot.next) for snapshot in history(graph, config)],
+        "again": invoke(graph, 3, config, aio=aio),
+    }
+
+
+@case(aio=True, sql=True)
+def case_pregel_a_channel_told_the_run_would_end(ns: NS, aio: bool) -> Any:
+    """`finish()` of a channel of the user's own is called when a step wakes no node: the
+    channel that changes wakes its reader, which runs last, after the longer branch."""
+    return ran_last(runs_last(ns, after_finish_channel(ns)(str)), aio, "custom")
+
+
+@case(aio=True, sql=True)
+def case_pregel_after_finish_channels(ns: NS, aio: bool) -> Any:
+    """LangGraph's own channels that wait for the run's end: a last value, and a join of
+    two sources that opens once both wrote and nothing else is left."""
+    joined = ns.NodeBuilder().subscribe_only("join").do(lambda _: "joined").write_to("log")
+    a = ns.NodeBuilder().subscribe_only("input").do(lambda x: "a").write_to("join", "log")
+    b = ns.NodeBuilder().subscribe_only("input").do(lambda x: "b").write_to("mid")
+    b2 = ns.NodeBuilder().subscribe_only("mid").do(lambda x: "b2").write_to("join", "log")
+    join = ns.Pregel(
+        nodes={"a": a, "b": b, "b2": b2, "joined": joined},
+        channels={
+            "input": ns.LastValue(int),
+            "mid": ns.LastValue(str),
+            "join": ns.NamedBarrierValueAfterFinish(str, {"a", "b2"}),
+            "log": ns.Topic(str, accumulate=True),
+        },
+        input_channels="input",
+        output_channels="log",
+        checkpointer=ns.InMemorySaver(),
+    )
+    return {
+        "last value": ran_last(runs_last(ns, ns.LastValueAfterFinish(str)), aio, "last"),
+        "join": ran_last(join, aio, "join"),
     }

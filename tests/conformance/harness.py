@@ -62,6 +62,8 @@ API_MODULES: dict[str, tuple[str, ...]] = {
         "UntrackedValue",
         "AnyValue",
         "LastValue",
+        "LastValueAfterFinish",
+        "NamedBarrierValueAfterFinish",
         "BaseChannel",
         "BinaryOperatorAggregate",
     ),
