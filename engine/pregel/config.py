@@ -42,7 +42,9 @@ def merge_configs(config: RunnableConfig | dict[str, Any] | None) -> dict[str, A
 def recursion_limit(config: dict[str, Any]) -> int:
     """The config's `recursion_limit`: how many steps a call may take. Anything but a
     positive int is refused before the run, as LangGraph refuses it."""
-    limit = config.get("recursion_limit", DEFAULT_RECURSION_LIMIT)
+    limit = config.get("recursion_limit")
+    if limit is None:
+        return DEFAULT_RECURSION_LIMIT
     if type(limit) is not int or limit < 1:
         raise ValueError(f"recursion_limit must be a positive int, not {limit!r}")
     return limit
