@@ -182,8 +182,9 @@ def get_checkpoint_id(config: Config) -> str | None:
     return (config.get("configurable") or {}).get("checkpoint_id")
 
 
-# What LangGraph's savers never copy from a run's config into its checkpoints' metadata.
-_NOT_METADATA = frozenset(
+# What LangGraph's savers never copy from a run's config into its checkpoints' metadata
+# (the thread's coordinates, and what LangGraph puts in each task's metadata).
+EXCLUDED_METADATA_KEYS = frozenset(
     {
         "thread_id",
         "checkpoint_id",
@@ -210,7 +211,7 @@ def get_checkpoint_metadata(config: Config, metadata: CheckpointMetadata) -> Che
     merged: dict[str, Any] = {key: clean(value) for key, value in metadata.items()}
     for source in (config.get("metadata"), config.get("configurable")):
         for key, value in (source or {}).items():
-            if key in merged or key in _NOT_METADATA or key.startswith("__"):
+            if key in merged or key in EXCLUDED_METADATA_KEYS or key.startswith("__"):
                 continue
             if isinstance(value, str | int | float | bool):
                 merged[key] = clean(value)

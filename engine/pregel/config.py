@@ -40,25 +40,24 @@ def merge_configs(config: RunnableConfig | dict[str, Any] | None) -> dict[str, A
 
 
 def recursion_limit(config: dict[str, Any]) -> int:
-    """The config's `recursion_limit`: how many steps a call may take. Anything but a
-    positive int is refused before the run, as LangGraph refuses it."""
-    limit = config.get("recursion_limit")
-    if limit is None:
-        return DEFAULT_RECURSION_LIMIT
-    if type(limit) is not int or limit < 1:
-        raise ValueError(f"recursion_limit must be a positive int, not {limit!r}")
-    return limit
+    """The config's `recursion_limit`: how many steps a call may take (LangGraph's
+    default when unset). Anything but a positive int is refused before the run, as
+    LangGraph refuses it."""
+    limit = _positive_int(config, "recursion_limit")
+    return DEFAULT_RECURSION_LIMIT if limit is None else limit
 
 
 def max_concurrency(config: dict[str, Any]) -> int | None:
     """The config's `max_concurrency`: how many of a step's tasks may run at once (None
     for no limit). Anything but a positive int is refused, not ignored."""
-    limit = config.get("max_concurrency")
-    if limit is None:
-        return None
-    if type(limit) is not int or limit < 1:
-        raise ValueError(f"max_concurrency must be a positive int or None, not {limit!r}")
-    return limit
+    return _positive_int(config, "max_concurrency")
+
+
+def _positive_int(config: dict[str, Any], key: str) -> int | None:
+    value = config.get(key)
+    if value is not None and (type(value) is not int or value < 1):
+        raise ValueError(f"{key} must be a positive int or None, not {value!r}")
+    return value
 
 
 def coerce_context(schema: Any, context: Any) -> Any:

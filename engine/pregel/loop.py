@@ -26,6 +26,7 @@ from engine.cache.base import BaseCache
 from engine.callbacks import GraphLifecycleStatus
 from engine.channels import MISSING, Channel
 from engine.checkpoint.base import (
+    EXCLUDED_METADATA_KEYS,
     LATEST_VERSION,
     BaseCheckpointSaver,
     Checkpoint,
@@ -1629,19 +1630,7 @@ def _debug(step: int, kind: str, payload: Any) -> dict[str, Any]:
 
 # Metadata keys a task's start in the `tasks` stream leaves out: its id, node, step,
 # triggers, path and namespace are the payload's own fields.
-_TASK_BOOKKEEPING = frozenset(
-    {
-        "thread_id",
-        "checkpoint_id",
-        "checkpoint_ns",
-        "checkpoint_map",
-        "langgraph_step",
-        "langgraph_node",
-        "langgraph_triggers",
-        "langgraph_path",
-        "langgraph_checkpoint_ns",
-    }
-)
+_TASK_BOOKKEEPING = EXCLUDED_METADATA_KEYS
 
 
 # Nor is a checkpoint's metadata, with the mark tracers know a graph's runs by.
