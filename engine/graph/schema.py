@@ -17,7 +17,7 @@ from functools import lru_cache, partial
 from typing import Any, get_type_hints
 
 from engine._annotations import unwrapped
-from engine.channels import BinaryOperatorAggregate, Channel, LastValue
+from engine.channels import MISSING, BinaryOperatorAggregate, Channel, LastValue
 from engine.channels.binop import check_reducer
 from engine.channels.delta import DeltaChannel
 from engine.errors import InvalidUpdateError
@@ -95,8 +95,9 @@ def _channel_of(annotation: Any) -> Channel | type[Channel] | None:
 
 def declared_channel(template: Channel | type[Channel], key: str) -> Channel:
     """A fresh channel for `key` like the declared one: a channel class is made with no
-    value type, a channel is copied with its type and options."""
-    channel = template(None) if isinstance(template, type) else template.copy()
+    value type, a channel is made empty with its type and options (`from_checkpoint`, as
+    LangGraph makes a run's channels), so no run shares a value with the template."""
+    channel = template(None) if isinstance(template, type) else template.from_checkpoint(MISSING)
     channel.key = key
     return channel
 

@@ -346,6 +346,18 @@ def case_reducers_under_required_and_not_required(ns: NS) -> Any:
 
 
 @case
+def case_a_declared_channel_starts_empty_in_every_run(ns: NS) -> Any:
+    """A channel declared in the state is the template of each run's own: a reducer that
+    extends the value in place never reaches the template or another run."""
+
+    class S(TypedDict):
+        log: Annotated[list, ns.BinaryOperatorAggregate(list, operator.iadd)]
+
+    graph = build(ns, S, {"a": lambda state: {"log": ["x"]}}, [("S", "a")])
+    return [invoke(graph, {"log": []}), invoke(graph, {"log": ["in"]}), invoke(graph, {})]
+
+
+@case
 def case_parallel_writers_reducer_order(ns: NS) -> Any:
     def slow(name: str, delay: float) -> Node:
         def node(state: Any) -> dict[str, Any]:
