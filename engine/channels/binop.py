@@ -63,7 +63,7 @@ class BinaryOperatorAggregate(Channel):
     def __init__(self, typ: Any, operator: Callable[[Any, Any], Any], *, key: str = "") -> None:
         super().__init__(typ, key)
         self.reducer = operator
-        self.value = initial_value(typ)
+        self.value = self.empty_value()
 
     def empty_value(self) -> Any:
         return initial_value(self.typ)

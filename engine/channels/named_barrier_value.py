@@ -16,7 +16,7 @@ class NamedBarrierValue(Channel):
     def __init__(self, typ: Any, names: Iterable[str], *, key: str = "") -> None:
         super().__init__(typ, key)
         self.names = frozenset(names)
-        self.value = frozenset()
+        self.value = self.empty_value()
 
     def get(self) -> Any:
         if self.value != self.names:

@@ -156,9 +156,8 @@ def create_checkpoint(
     from engine.channels.base import MISSING
     from engine.errors import EmptyChannelError
 
-    values = dict(checkpoint["channel_values"])
+    values = {} if channels is not None else dict(checkpoint["channel_values"])
     if channels is not None:
-        values = {}
         for key, channel in channels.items():
             if key not in checkpoint["channel_versions"]:
                 continue

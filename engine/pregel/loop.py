@@ -219,7 +219,8 @@ class Loop:
         # those of their own questions (shared with the subgraphs).
         self.resume_map: dict[str, Any] = resume_map if resume_map is not None else {}
         self.config = config
-        recursion_limit(config)  # a bad one fails the call before anything runs
+        # Checked here: a bad one fails the call before anything runs.
+        self.recursion_limit = recursion_limit(config)
         limit = max_concurrency(config)
         # Bounds how many of a step's tasks run at once (a fan-out of Sends, say).
         self._gate = asyncio.Semaphore(limit) if limit is not None else None
@@ -602,7 +603,7 @@ class Loop:
             checkpoint_id=self.checkpoint_id,
             ns=self.ns_str,
             step=self.step,
-            stop=self.stop or self.step + recursion_limit(self.config),
+            stop=self.stop or self.step + self.recursion_limit,
             read=read,
         )
 
@@ -624,7 +625,7 @@ class Loop:
 
     async def run(self) -> None:
         """Run steps until the graph is done; raises on errors and the step limit."""
-        limit = recursion_limit(self.config)
+        limit = self.recursion_limit
         stop = self.step + limit
         try:
             while True:
