@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any, get_type_hints
 
 from engine._annotations import unwrapped
+from engine._weak_cache import weakly_cached
 from engine.channels import MISSING, BinaryOperatorAggregate, Channel, LastValue
 from engine.channels.binop import check_reducer
 from engine.channels.delta import DeltaChannel
@@ -67,7 +68,7 @@ def field_types(schema: Any) -> dict[str, Any]:
     return {k: v for k, v in hints.items() if not k.startswith("__") or k == ROOT}
 
 
-@lru_cache(maxsize=512)
+@weakly_cached
 def _type_hints(schema: Any) -> dict[str, Any]:
     """A schema's resolved annotations, worked out once (a failure is not kept): every
     compile of a graph reads them for each of its schemas, and resolving them was a third

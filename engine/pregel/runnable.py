@@ -14,7 +14,6 @@ import warnings
 from collections.abc import Awaitable, Callable
 from contextvars import Context, copy_context
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from langchain_core.callbacks.manager import AsyncCallbackManager, CallbackManager
@@ -27,6 +26,7 @@ from langchain_core.runnables.config import (
 )
 from langchain_core.runnables.utils import accepts_config, accepts_run_manager
 
+from engine._weak_cache import weakly_cached
 from engine.constants import CONFIG_KEY_NODE_ERROR, CONFIG_KEY_RUNTIME
 from engine.runtime import DEFAULT_RUNTIME, Runtime
 
@@ -70,15 +70,12 @@ def _asks_for(name: str, annotation: Any) -> bool:
 def injected_params(fn: Callable[..., Any]) -> tuple[str, ...]:
     """Which of config/runtime/store/writer `fn` asks for by a parameter of that name
     (and, but for `runtime`, an annotation of that kind or none). Worked out once per
-    function: every compile wraps each node again, and reading a signature was a third
-    of a small graph's compile."""
-    try:
-        return _cached_injected_params(fn)
-    except TypeError:  # a callable object that is not hashable
-        return _injected_params(fn)
+    function (a method's, once for its class): every compile wraps each node again, and
+    reading a signature was a third of a small graph's compile."""
+    return _cached_injected_params(getattr(fn, "__func__", fn))
 
 
-@lru_cache(maxsize=1024)
+@weakly_cached
 def _cached_injected_params(fn: Callable[..., Any]) -> tuple[str, ...]:
     return _injected_params(fn)
 
@@ -104,7 +101,7 @@ def _injected_params(fn: Callable[..., Any]) -> tuple[str, ...]:
             f"'RunnableConfig | None', not '{config.annotation}'. As it is, "
             f"{getattr(fn, '__qualname__', fn)!s} is not handed the run's config.",
             UserWarning,
-            stacklevel=5,
+            stacklevel=6,
         )
     return wanted
 

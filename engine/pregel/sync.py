@@ -28,7 +28,7 @@ class _Loop:
     """A thread's loop for its sync calls; closed when the thread ends (its locals go)."""
 
     def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
+        self.loop = _new_loop()
         self.busy = False
 
     def __del__(self) -> None:
@@ -49,7 +49,7 @@ def _sync_loop() -> Iterator[asyncio.AbstractEventLoop]:
     if kept is None or kept.loop.is_closed():
         kept = _here.kept = _Loop()
     if kept.busy:
-        loop = asyncio.new_event_loop()
+        loop = _new_loop()
         try:
             yield loop
         finally:
@@ -70,6 +70,13 @@ def _sync_loop() -> Iterator[asyncio.AbstractEventLoop]:
         raise
     finally:
         kept.busy = False
+
+
+def _new_loop() -> asyncio.AbstractEventLoop:
+    """A loop made in an empty context: it keeps the context it was made in (its wake-up
+    handle's), and a thread's kept loop made during a run, inside a node, would keep
+    that run's loop and state alive as long as the thread."""
+    return contextvars.Context().run(asyncio.new_event_loop)
 
 
 def _cancel_leftovers(loop: asyncio.AbstractEventLoop) -> None:

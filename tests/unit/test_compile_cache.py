@@ -1,10 +1,13 @@
 """A graph compiled again reuses what was worked out of its schemas and node functions
 (their resolved annotations, the parameters a node asks to be given), and works out
 anew what cannot be kept: names that do not resolve yet, callables that are not
-hashable."""
+hashable. What is kept goes with its function or schema: a graph factory's closures
+and classes are not held after their graphs."""
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections import Counter
 from typing import Any, TypedDict
 
@@ -86,3 +89,50 @@ def test_a_node_that_is_not_hashable_is_given_what_it_asks_for() -> None:
         assert graph.invoke({"text": "hi"}, {"configurable": {"mark": mark}}) == {
             "text": "hi" + mark
         }
+
+
+def test_what_is_kept_goes_with_its_function_and_schema() -> None:
+    def factory(mark: str) -> Any:
+        class State(TypedDict):
+            text: str
+
+        def sign(state: State, config: RunnableConfig) -> dict[str, Any]:
+            return {"text": state["text"] + mark}
+
+        graph = StateGraph(State).add_node("sign", sign).add_edge(START, "sign").compile()
+        return graph, weakref.ref(sign), weakref.ref(State)
+
+    graph, sign, state = factory("!")
+    assert graph.invoke({"text": "hi"}) == {"text": "hi!"}
+    del graph
+    gc.collect()
+    assert sign() is None
+    assert state() is None
+
+
+def test_a_method_is_read_once_for_its_class(monkeypatch: pytest.MonkeyPatch) -> None:
+    read: Counter[Any] = Counter()
+    params = runnable._injected_params
+
+    def counting_params(fn: Any) -> Any:
+        read[fn] += 1
+        return params(fn)
+
+    monkeypatch.setattr(runnable, "_injected_params", counting_params)
+
+    class State(TypedDict):
+        text: str
+
+    class Signer:
+        def __init__(self, mark: str) -> None:
+            self.mark = mark
+
+        def sign(self, state: State, config: RunnableConfig) -> dict[str, Any]:
+            return {"text": state["text"] + self.mark + config["configurable"]["end"]}
+
+    for mark in "!?":
+        node = Signer(mark).sign
+        graph = StateGraph(State).add_node("sign", node).add_edge(START, "sign").compile()
+        config = {"configurable": {"end": "."}}
+        assert graph.invoke({"text": "hi"}, config) == {"text": f"hi{mark}."}
+    assert read[Signer.sign] == 1

@@ -1,15 +1,18 @@
 """Sync calls of a graph run on a loop that the calling thread keeps for its next sync
 call (engine/pregel/sync.py): each call still ends with nothing of its own running, a
 call made while a sync stream is being read runs beside it, an error leaves the next
-call a working loop, a thread's loop is closed when the thread ends, and a sync node
+call a working loop, a thread's loop is closed when the thread ends and holds nothing
+of the call that made it (no run outlives its stream), and a sync node
 runs with no loop, as in LangGraph: its code may call `asyncio.run` or `invoke`. A sync
 stream turns the loop twice a part, stops its run where its reader stops reading
 (keeping the thread's loop), raises the run's error after the parts before it, and hands
 over the parts a node makes while it runs."""
 
 import asyncio
+import contextvars
 import gc
 import threading
+import weakref
 from typing import Any, TypedDict
 
 import pytest
@@ -20,6 +23,7 @@ from engine.config import get_stream_writer
 from engine.func import entrypoint, task
 from engine.graph.message import push_message
 from engine.pregel import sync
+from engine.pregel.loop import Loop
 
 
 class Count(TypedDict):
@@ -99,6 +103,50 @@ def test_a_threads_loop_is_closed_when_the_thread_ends() -> None:
     gc.collect()
     assert len({id(loop) for loop in loops}) == 3
     assert all(loop.is_closed() for loop in loops)
+
+
+class Held:
+    """A value a context holds, whose end a weak reference sees."""
+
+
+def test_a_threads_loop_keeps_nothing_of_the_call_that_made_it() -> None:
+    # A worker thread's first sync call may come from a node's code, inside a run: the
+    # loop it keeps must not hold that run's context (and so the run) for the thread.
+    var: contextvars.ContextVar[Held] = contextvars.ContextVar("held")
+    graph = counter()
+    seen: list[weakref.ref[Held]] = []
+    made, checked = threading.Event(), threading.Event()
+
+    def call() -> None:
+        held = Held()
+        seen.append(weakref.ref(held))
+        token = var.set(held)
+        graph.invoke({"n": 0})
+        var.reset(token)
+        del held
+        made.set()
+        checked.wait()
+
+    thread = threading.Thread(target=contextvars.Context().run, args=(call,))
+    thread.start()
+    made.wait()
+    gc.collect()
+    try:
+        assert seen[0]() is None
+    finally:
+        checked.set()
+        thread.join()
+
+
+def test_a_sync_stream_keeps_no_run_of_a_graph_its_node_invoked() -> None:
+    inner = counter()
+
+    def node(state: Count) -> Count:
+        return {"n": inner.invoke(state)["n"]}
+
+    assert list(one_node(node).stream({"n": 0})) == [{"node": {"n": 1}}]
+    gc.collect()
+    assert not [obj for obj in gc.get_objects() if isinstance(obj, Loop)]
 
 
 def test_a_sync_node_may_run_async_code_and_invoke_graphs_in_its_thread() -> None:
