@@ -14,6 +14,8 @@ setup(
         f"{MIGRATIONS}.versions",
         f"{MIGRATIONS}.checkpoint",
         f"{MIGRATIONS}.checkpoint.versions",
+        f"{MIGRATIONS}.store",
+        f"{MIGRATIONS}.store.versions",
     ],
     package_dir={MIGRATIONS: "alembic"},
 )

@@ -245,6 +245,14 @@ def test_the_wheel_the_image_builds_migrates_a_database(tmp_path: Path) -> None:
         text=True,
     ).stdout.split()
     assert all(Path(path).is_relative_to(tmp_path / "venv") for path in where), where
+    # The engine's SQL store finds its migration scripts in the wheel too.
+    store = (
+        "from engine.store.sqlite import SqliteStore\n"
+        "with SqliteStore.from_conn_string('store.db') as store:\n"
+        "    store.put(('a',), 'k', {'v': 1})\n"
+        "    assert store.get(('a',), 'k').value == {'v': 1}\n"
+    )
+    subprocess.run([python, "-c", store], cwd=tmp_path, env=environment, check=True)
 
     database = tmp_path / "data" / "threadline.db"
     subprocess.run(

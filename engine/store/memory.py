@@ -14,20 +14,19 @@ import asyncio
 import copy
 import inspect
 import math
-import operator
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from engine.store._rules import check_page, check_put, matches, namespace_matches
 from engine.store.base import (
     BaseStore,
     GetOp,
     IndexConfig,
     Item,
     ListNamespacesOp,
-    MatchCondition,
     Op,
     PutOp,
     Result,
@@ -143,7 +142,7 @@ class InMemoryStore(BaseStore):
                     stored = self._data.get(op.namespace, {}).get(op.key)
                     plan.results.append(stored.item() if stored else None)
                 elif isinstance(op, SearchOp):
-                    _check_page(op.limit, op.offset)
+                    check_page(op.limit, op.offset)
                     ranked = bool(op.query and self._index)
                     plan.searches.append((len(plan.results), op, self._candidates(op, ranked)))
                     plan.results.append(None)
@@ -178,19 +177,19 @@ class InMemoryStore(BaseStore):
             for stored in items.values():
                 if len(found) == stop:
                     return found
-                if not op.filter or _matches(stored.value, op.filter):
+                if not op.filter or matches(stored.value, op.filter):
                     found.append(stored)
         return found
 
     def _namespaces(self, op: ListNamespacesOp) -> list[Namespace]:
         if op.max_depth is not None and op.max_depth < 1:
             raise ValueError(f"max_depth must be at least 1, got {op.max_depth}.")
-        _check_page(op.limit, op.offset)
+        check_page(op.limit, op.offset)
         conditions = op.match_conditions or ()
         found = {
             namespace[: op.max_depth] if op.max_depth is not None else namespace
             for namespace in self._data
-            if all(_namespace_matches(condition, namespace) for condition in conditions)
+            if all(namespace_matches(condition, namespace) for condition in conditions)
         }
         return sorted(found)[op.offset : op.offset + op.limit]
 
@@ -354,83 +353,9 @@ def _cosine(query: list[float], norm: float, vector: Vector) -> float:
     return sum(a * b for a, b in zip(query, numbers, strict=True)) / (norm * vector_norm)
 
 
-def _namespace_matches(condition: MatchCondition, namespace: Namespace) -> bool:
-    path = condition.path
-    if condition.match_type == "prefix":
-        labels = namespace[: len(path)]
-    elif condition.match_type == "suffix":
-        labels = namespace[len(namespace) - len(path) :] if len(path) <= len(namespace) else ()
-    else:
-        raise ValueError(f"Unsupported match type: {condition.match_type!r}")
-    return len(labels) == len(path) and all(
-        want in ("*", label) for want, label in zip(path, labels, strict=True)
-    )
-
-
-def _matches(value: Any, expected: Any) -> bool:
-    """Whether a value passes a filter: a dict of fields, each a value to equal, a dict of
-    operators ({"$gt": 3}), or a nested filter for a nested object or list."""
-    if isinstance(expected, dict):
-        if any(key.startswith("$") for key in expected):
-            return all(_apply(value, op, argument) for op, argument in expected.items())
-        return isinstance(value, dict) and all(
-            _matches(value.get(key), want) for key, want in expected.items()
-        )
-    if isinstance(expected, list | tuple):
-        return (
-            isinstance(value, list | tuple)
-            and len(value) == len(expected)
-            and all(_matches(got, want) for got, want in zip(value, expected, strict=True))
-        )
-    return bool(value == expected)
-
-
-_ORDER = {"$gt": operator.gt, "$gte": operator.ge, "$lt": operator.lt, "$lte": operator.le}
-
-
-def _apply(value: Any, op: str, argument: Any) -> bool:
-    """One filter operator. Order operators compare numbers (or numeric strings, as
-    LangGraph's float conversion does); a field that holds none does not match."""
-    if op == "$eq":
-        return bool(value == argument)
-    if op == "$ne":
-        return bool(value != argument)
-    if op not in _ORDER:
-        raise ValueError(
-            f"Unsupported operator: {op}. Filters take $eq, $ne, $gt, $gte, $lt and $lte."
-        )
-    bound = _number(argument)
-    if bound is None:
-        raise ValueError(f"Filter operator {op} needs a number, got {argument!r}.")
-    number = _number(value)
-    return number is not None and _ORDER[op](number, bound)
-
-
-def _number(value: Any) -> float | None:
-    if value is None:
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def _check_page(limit: int, offset: int) -> None:
-    if limit < 0 or offset < 0:
-        raise ValueError(f"limit and offset cannot be negative, got {limit} and {offset}.")
-
-
 def _check_put(op: PutOp) -> None:
     if op.ttl is not None:
         raise NotImplementedError(
             "TTL is not supported by InMemoryStore: its items never expire. Use ttl=None."
         )
-    if op.value is not None and not isinstance(op.value, Mapping):
-        raise TypeError(f"A store value must be a dict, got {type(op.value).__name__}.")
-    if op.index not in (None, False) and (
-        not isinstance(op.index, list | tuple)
-        or not all(isinstance(path, str) for path in op.index)
-    ):
-        raise TypeError(f"index must be False, None or a list of paths, got {op.index!r}.")
-    for path in op.index or ():
-        tokenize_path(path)
+    check_put(op)

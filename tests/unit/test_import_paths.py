@@ -38,6 +38,9 @@ TWINS: dict[str, tuple[str, ...]] = {
         "maybe_add_typed_methods",
     ),
     "langgraph.store.base": ("Embeddings",),
+    "langgraph.store.postgres": ("PostgresStore", "AsyncPostgresStore", "PoolConfig"),
+    "langgraph.store.postgres.base": ("PostgresStore", "PoolConfig"),
+    "langgraph.store.postgres.aio": ("AsyncPostgresStore",),
     "langgraph.checkpoint.serde.types": (
         "ERROR",
         "INTERRUPT",
