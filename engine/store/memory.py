@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import inspect
-import math
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from engine.store._index import Index, Vector, rank, with_norm
 from engine.store._rules import check_page, check_put, matches, namespace_matches
 from engine.store.base import (
     BaseStore,
@@ -33,15 +32,12 @@ from engine.store.base import (
     SearchItem,
     SearchOp,
     TTLConfig,
-    get_text_at_path,
-    tokenize_path,
     validate_op_namespace,
 )
 
 __all__ = ["InMemoryStore"]
 
 Namespace = tuple[str, ...]
-Vector = tuple[list[float], float]  # the numbers and their norm, computed once per put
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +103,7 @@ class InMemoryStore(BaseStore):
             )
         # Public as in LangGraph: callers check it to know whether `query` ranks.
         self.index_config: IndexConfig | None = cast(IndexConfig, dict(index)) if index else None
-        self._index = _Index(index) if index else None
+        self._index = Index(index, type(self).__name__) if index else None
         self._data: dict[Namespace, dict[str, _Stored]] = {}
         self._lock = threading.Lock()
 
@@ -201,13 +197,13 @@ class InMemoryStore(BaseStore):
             page = slice(op.offset, op.offset + op.limit)
             ranked: list[tuple[_Stored, float | None]]
             if op.query in queries:
-                ranked = _rank(queries[op.query], candidates)[page]
+                ranked = rank(queries[op.query], candidates, _vectors)[page]
             else:
                 ranked = [(stored, None) for stored in candidates[page]]
             plan.results[position] = [stored.search_item(score) for stored, score in ranked]
         item_vectors: dict[tuple[Namespace, str], list[Vector]] = {}
         for owners, numbers in zip(plan.texts.values(), vectors, strict=True):
-            vector = (numbers, math.sqrt(sum(x * x for x in numbers)))
+            vector = with_norm(numbers)
             for owner in owners:
                 item_vectors.setdefault(owner, []).append(vector)
         now = datetime.now(UTC)
@@ -236,121 +232,8 @@ class InMemoryStore(BaseStore):
         )
 
 
-class _Index:
-    """The store's semantic index: which fields to embed and how to call the model."""
-
-    def __init__(self, config: IndexConfig) -> None:
-        unknown = set(config) - {"dims", "embed", "fields"}
-        if unknown:
-            raise ValueError(
-                f"InMemoryStore index does not support {sorted(unknown)}: it takes dims, "
-                "embed and fields (and always ranks by cosine similarity)."
-            )
-        if "embed" not in config:
-            raise ValueError("An index needs `embed`: an embeddings model or function.")
-        embed = config["embed"]
-        if isinstance(embed, str):
-            raise NotImplementedError(
-                f"Embeddings named by a string ({embed!r}) are not supported: pass an "
-                "embeddings model (with embed_documents and embed_query) or a function."
-            )
-        if not hasattr(embed, "embed_documents") and not callable(embed):
-            raise TypeError(
-                "index embed must be an embeddings model (with embed_documents and "
-                f"embed_query) or a function of a list of texts, got {type(embed).__name__}."
-            )
-        fields = config.get("fields") or ["$"]
-        if not isinstance(fields, list | tuple) or not all(isinstance(f, str) for f in fields):
-            raise TypeError(f"index fields must be a list of paths, got {fields!r}.")
-        for path in fields:
-            tokenize_path(path)  # a malformed path fails here, not at the first put
-        self.fields = list(fields)
-        self.dims = config.get("dims")
-        # An object with embed_documents is a model; anything else callable is a function.
-        self._model: Any = embed if hasattr(embed, "embed_documents") else None
-        self._func: Any = None if self._model is not None else embed
-        self._is_async = self._func is not None and (
-            inspect.iscoroutinefunction(embed)
-            or inspect.iscoroutinefunction(getattr(embed, "__call__", None))  # noqa: B004
-        )
-
-    def texts(self, op: PutOp) -> list[str]:
-        """What a put embeds: the text at each path of its own index or the store's."""
-        if op.value is None or op.index is False:
-            return []
-        paths = self.fields if op.index is None else op.index
-        return [text for path in paths for text in get_text_at_path(op.value, path)]
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        if self._model is not None:
-            return self._checked(self._model.embed_documents(texts), len(texts))
-        if self._is_async:
-            raise TypeError(
-                "The index embed function is async: use the store's async methods "
-                "(aput, asearch, abatch), or give a sync function."
-            )
-        return self._checked(self._func(texts), len(texts))
-
-    def embed_query(self, text: str) -> list[float]:
-        if self._model is not None:
-            return self._checked([self._model.embed_query(text)], 1)[0]
-        return self.embed_documents([text])[0]
-
-    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        if self._model is not None:
-            if hasattr(self._model, "aembed_documents"):
-                vectors = await self._model.aembed_documents(texts)
-            else:
-                vectors = await asyncio.to_thread(self._model.embed_documents, texts)
-        elif self._is_async:
-            vectors = await self._func(texts)
-        else:
-            vectors = await asyncio.to_thread(self._func, texts)
-        return self._checked(vectors, len(texts))
-
-    async def aembed_query(self, text: str) -> list[float]:
-        if self._model is None:
-            return (await self.aembed_documents([text]))[0]
-        if hasattr(self._model, "aembed_query"):
-            vector = await self._model.aembed_query(text)
-        else:
-            vector = await asyncio.to_thread(self._model.embed_query, text)
-        return self._checked([vector], 1)[0]
-
-    def _checked(self, vectors: Sequence[Sequence[float]], count: int) -> list[list[float]]:
-        """Plain float lists (a model may return arrays), one per text, of `dims` numbers."""
-        if len(vectors) != count:
-            raise ValueError(f"The embeddings returned {len(vectors)} vectors for {count} texts.")
-        result = [[float(x) for x in vector] for vector in vectors]
-        for vector in result:
-            if self.dims is not None and len(vector) != self.dims:
-                raise ValueError(
-                    f"The embeddings returned a vector of {len(vector)} numbers; "
-                    f"the index expects dims={self.dims}."
-                )
-        return result
-
-
-def _rank(query: list[float], candidates: list[_Stored]) -> list[tuple[_Stored, float | None]]:
-    """Items with vectors by their best cosine similarity, highest first (ties keep store
-    order), then the items without vectors, unscored."""
-    norm = math.sqrt(sum(x * x for x in query))
-    scored: list[tuple[_Stored, float | None]] = []
-    unscored: list[tuple[_Stored, float | None]] = []
-    for stored in candidates:
-        if stored.vectors:
-            scored.append((stored, max(_cosine(query, norm, vector) for vector in stored.vectors)))
-        else:
-            unscored.append((stored, None))
-    scored.sort(key=lambda pair: -cast(float, pair[1]))
-    return scored + unscored
-
-
-def _cosine(query: list[float], norm: float, vector: Vector) -> float:
-    numbers, vector_norm = vector
-    if not norm or not vector_norm:
-        return 0.0
-    return sum(a * b for a, b in zip(query, numbers, strict=True)) / (norm * vector_norm)
+def _vectors(stored: _Stored) -> list[Vector]:
+    return stored.vectors
 
 
 def _check_put(op: PutOp) -> None:

@@ -14,6 +14,7 @@ from typing import Any, TypedDict
 
 import pytest
 from langgraph.store import base as langgraph_ops
+from langgraph.store.memory import InMemoryStore as LangGraphMemoryStore
 from langgraph.store.postgres import PostgresStore as LangGraphPostgresStore
 from sqlalchemy import inspect
 
@@ -31,6 +32,7 @@ from engine.store.sqlite import SqliteStore
 from engine.store.sqlite.aio import AsyncSqliteStore
 from tests.helpers import eventually
 from tests.pg import create_database
+from tests.unit.test_store import INDEXED, aletters, letters
 
 
 def script(store: BaseStore, ops: Any = engine_ops) -> list[Any]:
@@ -151,6 +153,62 @@ class _Synced(BaseStore):
 def sqlite_store(tmp_path: Path) -> Iterator[SqliteStore]:
     with SqliteStore.from_conn_string(str(tmp_path / "store.db")) as store:
         yield store
+
+
+def ranked(found: list[Any]) -> list[tuple[float | None, str]]:
+    """Scores best first, each with its item's key; items of equal score (or none) in the
+    order of their keys, as the stores order ties each their own way. The SQL store keeps
+    float32 vectors, as pgvector does."""
+    return sorted(
+        ((None if r.score is None else round(r.score, 5), r.key) for r in found),
+        key=lambda pair: (pair[0] is None, -(pair[0] or 0), pair[1]),
+    )
+
+
+@pytest.mark.parametrize("fields", [None, ["text"], ["tags[*]"], ["text", "info.c"]])
+def test_semantic_search_ranks_as_langgraphs_store(
+    fields: list[str] | None, tmp_path: Path, store_url: str
+) -> None:
+    index: Any = {"dims": 5, "embed": letters, "fields": fields}
+    theirs = LangGraphMemoryStore(index=index)
+    with (
+        SqliteStore.from_conn_string(str(tmp_path / "s.db"), index=index) as sqlite,
+        PostgresStore.from_conn_string(store_url, index=index) as postgres,
+    ):
+        postgres.setup()
+        for store in (theirs, sqlite, postgres):
+            for namespace, key, value in INDEXED:
+                store.put(namespace, key, value)
+            store.put(("mem", "b"), "6", {"text": "eeee"}, index=False)
+            store.put(("mem", "b"), "7", {"text": "xx", "other": "ooo"}, index=["other"])
+        for query in ["banana", "ooo", "eee", "u"]:
+            expected = ranked(theirs.search(("mem",), query=query, limit=20))
+            for ours in (sqlite, postgres):
+                assert ranked(ours.search(("mem",), query=query, limit=20)) == expected
+                page = ours.search(("mem",), query=query, limit=2, offset=1)
+                assert ranked(page) == ranked(ours.search(("mem",), query=query, limit=20)[1:3])
+                assert [r.key for r in ours.search(("mem", "a"), query=query)] == [
+                    r.key for r in ours.search(("mem",), query=query, limit=20) if r.key in "12"
+                ]
+
+
+def test_async_embeddings_and_a_search_without_query(tmp_path: Path) -> None:
+    async def run() -> None:
+        index: Any = {"dims": 5, "embed": aletters, "fields": ["text"]}
+        async with AsyncSqliteStore.from_conn_string(str(tmp_path / "s.db"), index=index) as s:
+            await s.aput(("m",), "a", {"text": "aaaa"})
+            await s.aput(("m",), "e", {"text": "eeee"})
+            best = await s.asearch(("m",), query="eeee", limit=1)
+            assert [(r.key, round(r.score or 0, 5)) for r in best] == [("e", 1.0)]
+            plain = await s.asearch(("m",))
+            assert [(r.key, r.score) for r in plain] == [("e", None), ("a", None)]
+        with (
+            SqliteStore.from_conn_string(str(tmp_path / "s.db"), index=index) as sync,
+            pytest.raises(TypeError, match="embed function is async"),
+        ):
+            sync.search(("m",), query="eeee")
+
+    asyncio.run(run())
 
 
 def test_items_keep_their_created_at_and_values_read_back_as_json(
@@ -285,12 +343,17 @@ def test_a_bad_op_fails_its_batch_before_anything_is_written(sqlite_store: Sqlit
 
 def test_options_it_does_not_support_are_refused(tmp_path: Path, store_url: str) -> None:
     path = str(tmp_path / "s.db")
-    index = {"dims": 2, "embed": lambda texts: [[1.0, 0.0] for _ in texts]}
-    with (
-        pytest.raises(NotImplementedError, match="no semantic index"),
-        SqliteStore.from_conn_string(path, index=index),  # type: ignore[arg-type]
-    ):
-        pass
+    for index, error, match in [
+        ({"dims": 5, "embed": letters, "distance_type": "l2"}, NotImplementedError, "cosine"),
+        ({"dims": 5, "embed": letters, "ann_index_config": {}}, NotImplementedError, "pgvector"),
+        ({"embed": letters}, ValueError, "needs dims"),
+        ({"dims": 5, "embed": letters, "other": 1}, ValueError, r"support \['other'\]"),
+    ]:
+        with (
+            pytest.raises(error, match=match),
+            SqliteStore.from_conn_string(path, index=index),  # type: ignore[arg-type]
+        ):
+            pass
     with (
         pytest.raises(NotImplementedError, match="pipeline= and pool_config="),
         PostgresStore.from_conn_string(store_url, pipeline=True),

@@ -28,6 +28,7 @@ def upgrade() -> None:
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("ttl_minutes", sa.Float(), nullable=True),
         sa.Column("expires_at", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("vectors", sa.LargeBinary(), nullable=True),
         sa.PrimaryKeyConstraint("prefix", "key", name="pk_engine_store_items"),
     )
     op.create_index(

@@ -6,12 +6,16 @@ It behaves as the in-memory store does (the same checks, filters and pagination)
 LangGraph's database stores' order: a search gives the last updated items first, and a
 batch's reads see the store as it was before its puts, which land last, the last put to
 a key winning. Items may have a time to live (`ttl`, in minutes): reads skip an expired
-item at once, `sweep_ttl()` deletes them. There is no semantic index: `index=...` is
-refused, and a search's `query` does not rank (as in LangGraph stores without one).
+item at once, `sweep_ttl()` deletes them. With a semantic index (`index=`, as
+LangGraph's: `dims`, `embed`, `fields`) a put embeds the indexed texts and a search with a
+`query` ranks the items under its prefix by cosine similarity, here in Python (no
+pgvector), best first; without one a `query` does not rank.
 """
 
 from __future__ import annotations
 
+import array
+import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -25,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from engine.checkpoint.sql.connect import create_engine, write_transaction
 from engine.checkpoint.sql.migrations import upgrade
 from engine.pregel.sync import run_sync
+from engine.store._index import Index, Vector, rank, with_norm
 from engine.store._rules import check_page, check_put, matches, namespace_matches
 from engine.store.base import (
     BaseStore,
@@ -46,7 +51,16 @@ __all__ = ["SQLStore"]
 
 Namespace = tuple[str, ...]
 _ITEMS = store_items.c
-_COLUMNS = (_ITEMS.prefix, _ITEMS.key, _ITEMS.value, _ITEMS.created_at, _ITEMS.updated_at)
+_COLUMNS = (
+    _ITEMS.prefix,
+    _ITEMS.key,
+    _ITEMS.value,
+    _ITEMS.created_at,
+    _ITEMS.updated_at,
+    _ITEMS.ttl_minutes,
+)
+# The index options of LangGraph's Postgres store this one reads itself.
+_POSTGRES_INDEX_OPTIONS = frozenset({"distance_type", "ann_index_config"})
 # A sweep deletes expired items this many at a time, so no transaction grows large.
 _SWEEP_BATCH = 5000
 
@@ -59,6 +73,9 @@ class _Batch:
     puts: dict[tuple[Namespace, str], PutOp] = field(default_factory=dict)
     values: dict[tuple[Namespace, str], str] = field(default_factory=dict)
     size: int = 0
+    # With an index: each query's vector, and each put's vectors, packed.
+    queries: dict[str, list[float]] = field(default_factory=dict)
+    vectors: dict[tuple[Namespace, str], bytes] = field(default_factory=dict)
 
 
 class SQLStore(BaseStore):
@@ -78,14 +95,9 @@ class SQLStore(BaseStore):
         ttl: TTLConfig | None = None,
         owns_engine: bool = False,
     ) -> None:
-        if index is not None:
-            raise NotImplementedError(
-                f"{type(self).__name__} has no semantic index (index=...): its searches "
-                "filter and page but do not rank by a query. InMemoryStore(index=...) "
-                "ranks by embeddings."
-            )
         self.engine = engine
-        self.index_config: IndexConfig | None = None
+        self.index_config: IndexConfig | None = dict(index) if index else None  # type: ignore[assignment]
+        self._index = _index(index, type(self).__name__) if index else None
         self.ttl_config = _checked_ttl(ttl)
         self._owns_engine = owns_engine
         self._insert: Any = (
@@ -113,18 +125,57 @@ class SQLStore(BaseStore):
             await self.engine.dispose()
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        ops = list(ops)
-        return run_sync(lambda: self.abatch(ops))
+        """Run `ops`; the embeddings are called as sync code."""
+        batch = _check(ops)
+        if self._index:
+            for query in _queries(batch):
+                batch.queries[query] = self._index.embed_query(query)
+            texts = self._texts(batch)
+            if texts:
+                self._pack(batch, texts, self._index.embed_documents(list(texts)))
+        return run_sync(lambda: self._run(batch))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         batch = _check(ops)
+        if self._index:
+            queries = _queries(batch)
+            embedded = await asyncio.gather(*map(self._index.aembed_query, queries))
+            batch.queries = dict(zip(queries, embedded, strict=True))
+            texts = self._texts(batch)
+            if texts:
+                self._pack(batch, texts, await self._index.aembed_documents(list(texts)))
+        return await self._run(batch)
+
+    def _texts(self, batch: _Batch) -> dict[str, list[tuple[Namespace, str]]]:
+        """Each text the batch's puts embed, with the items it belongs to (a text shared
+        by items is embedded once)."""
+        assert self._index is not None
+        texts: dict[str, list[tuple[Namespace, str]]] = {}
+        for where, op in batch.puts.items():
+            for text in self._index.texts(op):
+                texts.setdefault(text, []).append(where)
+        return texts
+
+    def _pack(
+        self,
+        batch: _Batch,
+        texts: dict[str, list[tuple[Namespace, str]]],
+        vectors: list[list[float]],
+    ) -> None:
+        packed: dict[tuple[Namespace, str], array.array[float]] = {}
+        for owners, numbers in zip(texts.values(), vectors, strict=True):
+            for owner in owners:
+                packed.setdefault(owner, array.array("f")).extend(numbers)
+        batch.vectors = {owner: numbers.tobytes() for owner, numbers in packed.items()}
+
+    async def _run(self, batch: _Batch) -> list[Result]:
         results: list[Result] = [None] * batch.size
         stamp = datetime.now(UTC)
         renewed: list[Row[Any]] = []
         if batch.reads:
             async with self.engine.connect() as conn:
                 for position, op in batch.reads:
-                    results[position] = await self._read(conn, op, stamp, renewed)
+                    results[position] = await self._read(conn, op, stamp, batch, renewed)
         if batch.puts or renewed:
             async with write_transaction(self.engine) as conn:
                 await self._renew(conn, renewed, stamp)
@@ -153,10 +204,11 @@ class SQLStore(BaseStore):
         conn: AsyncConnection,
         op: GetOp | SearchOp | ListNamespacesOp,
         stamp: datetime,
+        batch: _Batch,
         renewed: list[Row[Any]],
     ) -> Result:
         if isinstance(op, GetOp):
-            query = select(*_COLUMNS, _ITEMS.ttl_minutes).where(
+            query = select(*_COLUMNS).where(
                 _ITEMS.prefix == _joined(op.namespace), _ITEMS.key == op.key, _live(stamp)
             )
             row = (await conn.execute(query)).first()
@@ -166,38 +218,58 @@ class SQLStore(BaseStore):
                 renewed.append(row)
             return Item(**_fields(row))
         if isinstance(op, SearchOp):
-            rows = await self._search(conn, op, stamp)
+            found = await self._search(conn, op, stamp, batch.queries.get(op.query or ""))
             if op.refresh_ttl:
-                renewed.extend(row for row in rows if row.ttl_minutes)
-            return [SearchItem(**_fields(row), score=None) for row in rows]
+                renewed.extend(row for row, _ in found if row.ttl_minutes)
+            return [SearchItem(**_fields(row), score=score) for row, score in found]
         return await self._namespaces(conn, op, stamp)
 
-    async def _search(self, conn: AsyncConnection, op: SearchOp, stamp: datetime) -> list[Any]:
-        """The page of live items under the prefix that pass the filter, last updated
-        first. A filter is applied here, as the in-memory store applies it, to the items
-        in that order, but for one rule of LangGraph's database stores: an item without a
-        field the filter names does not match (`{"a": {"$ne": 1}}` skips items without
-        "a"). Without a filter the database pages."""
-        query = select(*_COLUMNS, _ITEMS.ttl_minutes).where(_live(stamp))
+    async def _search(
+        self, conn: AsyncConnection, op: SearchOp, stamp: datetime, query: list[float] | None
+    ) -> list[tuple[Any, float | None]]:
+        """The page of live items under the prefix that pass the filter: ranked by their
+        similarity to the query's vector when there is one, else last updated first.
+
+        A filter is applied here, as the in-memory store applies it, but for one rule of
+        LangGraph's database stores: an item without a field the filter names does not
+        match (`{"a": {"$ne": 1}}` skips items without "a"). Without a filter or a query
+        the database pages."""
+        columns = (*_COLUMNS, _ITEMS.vectors) if query else _COLUMNS
+        statement = select(*columns).where(_live(stamp))
         if op.namespace_prefix:
-            query = query.where(_under(op.namespace_prefix))
-        query = query.order_by(_ITEMS.updated_at.desc(), _ITEMS.prefix, _ITEMS.key)
-        if not op.filter:
-            page = query.limit(op.limit).offset(op.offset)
-            return list(await conn.execute(page))
+            statement = statement.where(_under(op.namespace_prefix))
+        statement = statement.order_by(_ITEMS.updated_at.desc(), _ITEMS.prefix, _ITEMS.key)
+        if not op.filter and not query:
+            page = statement.limit(op.limit).offset(op.offset)
+            return [(row, None) for row in await conn.execute(page)]
         kept: list[Any] = []
-        end = op.offset + op.limit
-        result = await conn.stream(query)
+        end = None if query else op.offset + op.limit
+        result = await conn.stream(statement)
         try:
             async for row in result:
                 if len(kept) == end:
                     break
-                value = orjson.loads(row.value)
-                if all(key in value for key in op.filter) and matches(value, op.filter):
-                    kept.append(row)
+                if op.filter:
+                    value = orjson.loads(row.value)
+                    if not all(key in value for key in op.filter) or not matches(value, op.filter):
+                        continue
+                kept.append(row)
         finally:
             await result.close()
-        return kept[op.offset :]
+        page = slice(op.offset, op.offset + op.limit)
+        if query:
+            return rank(query, kept, self._unpacked)[page]
+        return [(row, None) for row in kept[page]]
+
+    def _unpacked(self, row: Any) -> list[Vector]:
+        """A row's vectors, with their norms; none when they were made for other `dims`."""
+        if not row.vectors:
+            return []
+        numbers = array.array("f", row.vectors).tolist()
+        dims = self._index.dims if self._index and self._index.dims else len(numbers)
+        if len(numbers) % dims:
+            return []
+        return [with_norm(numbers[at : at + dims]) for at in range(0, len(numbers), dims)]
 
     async def _namespaces(
         self, conn: AsyncConnection, op: ListNamespacesOp, stamp: datetime
@@ -241,6 +313,7 @@ class SQLStore(BaseStore):
                 updated_at=stamp,
                 ttl_minutes=op.ttl,
                 expires_at=expires,
+                vectors=batch.vectors.get((namespace, key)),
             )
             new = statement.excluded
             await conn.execute(
@@ -251,9 +324,37 @@ class SQLStore(BaseStore):
                         "updated_at": new.updated_at,
                         "ttl_minutes": new.ttl_minutes,
                         "expires_at": new.expires_at,
+                        "vectors": new.vectors,
                     },
                 )
             )
+
+
+def _index(config: IndexConfig, store: str) -> Index:
+    """An index as LangGraph's Postgres store takes it, ranking by cosine similarity."""
+    options: dict[str, Any] = dict(config)
+    distance = options.get("distance_type", "cosine")
+    if distance != "cosine":
+        raise NotImplementedError(
+            f"{store} ranks by cosine similarity only; distance_type={distance!r} is not supported."
+        )
+    if options.get("ann_index_config") is not None:
+        raise NotImplementedError(
+            f"{store} compares a query with every item under the prefix (there is no "
+            "pgvector index to tune): leave ann_index_config out."
+        )
+    if not isinstance(options.get("dims"), int) or options["dims"] < 1:
+        raise ValueError(
+            f"{store} index needs dims, the length of a vector, got {options.get('dims')!r}."
+        )
+    return Index(config, store, also=_POSTGRES_INDEX_OPTIONS)
+
+
+def _queries(batch: _Batch) -> list[str]:
+    """The queries of the batch's searches, each once."""
+    return list(
+        dict.fromkeys(op.query for _, op in batch.reads if isinstance(op, SearchOp) and op.query)
+    )
 
 
 def _check(ops: Iterable[Op]) -> _Batch:

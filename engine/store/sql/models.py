@@ -8,7 +8,7 @@ An item is a row keyed by its namespace, the labels joined with "." (a label hol
 
 from __future__ import annotations
 
-from sqlalchemy import Column, DateTime, Float, MetaData, Table, Text
+from sqlalchemy import Column, DateTime, Float, LargeBinary, MetaData, Table, Text
 
 from engine.checkpoint.sql.migrations import MigrationHistory
 
@@ -32,6 +32,9 @@ store_items = Table(
     # once, a sweep deletes it later; a read that refreshes moves `expires_at` on.
     Column("ttl_minutes", Float),
     Column("expires_at", DateTime(timezone=True), index=True),
+    # With a semantic index: the embeddings of the item's indexed texts, float32 each,
+    # one after another (`dims` numbers a vector).
+    Column("vectors", LargeBinary),
 )
 
 STORE = MigrationHistory(
