@@ -74,6 +74,14 @@ def script(store: BaseStore, ops: Any = engine_ops) -> list[Any]:
     seen.append(store.list_namespaces(max_depth=1))
     seen.append(store.list_namespaces(limit=2, offset=1))
     seen.append(store.list_namespaces(prefix=("nobody",)))
+    # LIKE's own characters in labels are matched as themselves.
+    store.put(("100%", "x_y"), "k", {"v": 1})
+    store.put(("100x", "xzy"), "k", {"v": 2})
+    seen.append(items(store.search(("100%",))))
+    seen.append(items(store.search(("100%", "x_y"))))
+    seen.append(store.list_namespaces(prefix=("100%",)))
+    store.delete(("100%", "x_y"), "k")
+    store.delete(("100x", "xzy"), "k")
     # A batch's reads see the store as it was before its puts; the last put to a key wins.
     results = store.batch(
         [
@@ -231,7 +239,7 @@ def test_items_keep_their_created_at_and_values_read_back_as_json(
 
 def test_items_expire_and_a_read_gives_them_their_time_again(tmp_path: Path) -> None:
     async def run() -> None:
-        ttl = {"default_ttl": 0.005, "refresh_on_read": True}
+        ttl = {"default_ttl": 0.005, "refresh_on_read": True, "omit_expired": True}
         async with AsyncSqliteStore.from_conn_string(str(tmp_path / "s.db"), ttl=ttl) as store:
             await store.aput(("t",), "short", {"v": 1})  # the default: 0.3 s
             await store.aput(("t",), "kept", {"v": 2}, ttl=None)
@@ -250,9 +258,25 @@ def test_items_expire_and_a_read_gives_them_their_time_again(tmp_path: Path) -> 
     asyncio.run(run())
 
 
+def test_without_omit_expired_an_expired_item_is_read_until_swept(tmp_path: Path) -> None:
+    # LangGraph's default: omitting expired items is a TTL config option.
+    with SqliteStore.from_conn_string(str(tmp_path / "s.db")) as store:
+        store.put(("t",), "k", {"v": 1}, ttl=0.001)
+
+        async def expired() -> bool:
+            return bool(_rows(tmp_path / "s.db", "expires_at < CURRENT_TIMESTAMP"))
+
+        asyncio.run(eventually(expired, "the item's time to run out"))
+        assert store.get(("t",), "k", refresh_ttl=False) is not None
+        assert store.list_namespaces() == [("t",)]
+        assert store.sweep_ttl() == 1
+        assert store.get(("t",), "k") is None and store.list_namespaces() == []
+
+
 def test_a_refreshed_item_outlives_one_left_alone(tmp_path: Path) -> None:
     async def run() -> None:
-        async with AsyncSqliteStore.from_conn_string(str(tmp_path / "s.db")) as store:
+        ttl = {"omit_expired": True}
+        async with AsyncSqliteStore.from_conn_string(str(tmp_path / "s.db"), ttl=ttl) as store:
             await store.aput(("t",), "read", {"v": 1}, ttl=0.01)
             await store.aput(("t",), "unread", {"v": 2}, ttl=0.01)
 
@@ -280,9 +304,9 @@ def test_the_sweeper_deletes_expired_items_until_stopped(tmp_path: Path) -> None
         assert finished.result(timeout=10) is None
 
 
-def _rows(path: Path) -> list[Any]:
+def _rows(path: Path, where: str = "true") -> list[Any]:
     with sqlite3.connect(path) as conn:
-        return conn.execute("SELECT key FROM engine_store_items").fetchall()
+        return conn.execute(f"SELECT key FROM engine_store_items WHERE {where}").fetchall()
 
 
 class Visits(TypedDict):

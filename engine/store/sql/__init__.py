@@ -5,11 +5,12 @@
 It behaves as the in-memory store does (the same checks, filters and pagination), with
 LangGraph's database stores' order: a search gives the last updated items first, and a
 batch's reads see the store as it was before its puts, which land last, the last put to
-a key winning. Items may have a time to live (`ttl`, in minutes): reads skip an expired
-item at once, `sweep_ttl()` deletes them. With a semantic index (`index=`, as
-LangGraph's: `dims`, `embed`, `fields`) a put embeds the indexed texts and a search with a
-`query` ranks the items under its prefix by cosine similarity, here in Python (no
-pgvector), best first; without one a `query` does not rank.
+a key winning. Items may have a time to live (`ttl`, in minutes): `sweep_ttl()` (or the
+sweeper) deletes expired items, and with `omit_expired` in the TTL config reads skip
+them at once (as in LangGraph, they are read until swept otherwise). With a semantic
+index (`index=`, as LangGraph's: `dims`, `embed`, `fields`) a put embeds the indexed
+texts and a search with a `query` ranks the items under its prefix by cosine similarity,
+here in Python (no pgvector), best first; without one a `query` does not rank.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
-from sqlalchemy import ColumnElement, Row, delete, or_, select, tuple_, update
+from sqlalchemy import ColumnElement, Row, delete, or_, select, true, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -182,6 +183,11 @@ class SQLStore(BaseStore):
                 await self._write(conn, batch, stamp)
         return results
 
+    def _shown(self, stamp: datetime) -> ColumnElement[bool]:
+        """The items reads return: with `omit_expired`, those whose time has not run
+        out; else, as in LangGraph, every item until a sweep deletes it."""
+        return _live(stamp) if (self.ttl_config or {}).get("omit_expired") else _ALL
+
     async def asweep_ttl(self) -> int:
         """Delete the items whose time to live ran out; how many."""
         removed = 0
@@ -209,7 +215,7 @@ class SQLStore(BaseStore):
     ) -> Result:
         if isinstance(op, GetOp):
             query = select(*_COLUMNS).where(
-                _ITEMS.prefix == _joined(op.namespace), _ITEMS.key == op.key, _live(stamp)
+                _ITEMS.prefix == _joined(op.namespace), _ITEMS.key == op.key, self._shown(stamp)
             )
             row = (await conn.execute(query)).first()
             if row is None:
@@ -235,7 +241,7 @@ class SQLStore(BaseStore):
         match (`{"a": {"$ne": 1}}` skips items without "a"). Without a filter or a query
         the database pages."""
         columns = (*_COLUMNS, _ITEMS.vectors) if query else _COLUMNS
-        statement = select(*columns).where(_live(stamp))
+        statement = select(*columns).where(self._shown(stamp))
         if op.namespace_prefix:
             statement = statement.where(_under(op.namespace_prefix))
         statement = statement.order_by(_ITEMS.updated_at.desc(), _ITEMS.prefix, _ITEMS.key)
@@ -274,7 +280,7 @@ class SQLStore(BaseStore):
     async def _namespaces(
         self, conn: AsyncConnection, op: ListNamespacesOp, stamp: datetime
     ) -> list[Namespace]:
-        query = select(_ITEMS.prefix).where(_live(stamp)).distinct()
+        query = select(_ITEMS.prefix).where(self._shown(stamp)).distinct()
         conditions = op.match_conditions or ()
         for condition in conditions:
             literal = _literal_head(condition.path) if condition.match_type == "prefix" else ()
@@ -411,7 +417,7 @@ def _jsonable(value: Any) -> Any:
 def _checked_ttl(ttl: TTLConfig | None) -> TTLConfig | None:
     if ttl is None:
         return None
-    known = {"default_ttl", "refresh_on_read", "sweep_interval_minutes"}
+    known = {"default_ttl", "refresh_on_read", "omit_expired", "sweep_interval_minutes"}
     unknown = set(ttl) - known
     if unknown:
         raise ValueError(
@@ -441,6 +447,9 @@ def _joined(namespace: Namespace) -> str:
 
 def _live(stamp: datetime) -> ColumnElement[bool]:
     return or_(_ITEMS.expires_at.is_(None), _ITEMS.expires_at > stamp)
+
+
+_ALL: ColumnElement[bool] = true()
 
 
 def _under(prefix: Namespace) -> ColumnElement[bool]:

@@ -28,8 +28,8 @@ store_items = Table(
     Column("value", Text, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
-    # An item put with a ttl (minutes) is gone once `expires_at` passes: reads skip it at
-    # once, a sweep deletes it later; a read that refreshes moves `expires_at` on.
+    # An item put with a ttl (minutes) expires when `expires_at` passes: a sweep deletes
+    # it (reads skip it before, with omit_expired); a read that refreshes moves it on.
     Column("ttl_minutes", Float),
     Column("expires_at", DateTime(timezone=True), index=True),
     # With a semantic index: the embeddings of the item's indexed texts, float32 each,
