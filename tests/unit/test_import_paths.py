@@ -57,6 +57,7 @@ TWINS: dict[str, tuple[str, ...]] = {
 # (private to LangGraph's runtime, or of its low-level API).
 EVERY_NAME_BUT: dict[str, frozenset[str]] = {
     "langgraph.warnings": frozenset(),
+    "langgraph.pregel.remote": frozenset(),
     "langgraph.errors": frozenset(),
     "langgraph.types": frozenset({"PregelExecutableTask", "ensure_valid_checkpointer"}),
     "langgraph.pregel.types": frozenset({"PregelExecutableTask"}),
