@@ -143,15 +143,12 @@ class RemoteGraph(PregelProtocol):
         params: dict[str, Any] | None = None,
     ) -> StateSnapshot:
         """The thread's state, at the checkpoint the config names or its latest."""
-        merged = self._merged(config)
-        state = self._sync().threads.get_state(
-            thread_id=_thread_id(merged),
-            checkpoint=_checkpoint(merged),
-            subgraphs=subgraphs,
-            headers=headers,
-            params=params,
+        threads = self._sync().threads
+        return _snapshot(
+            threads.get_state(
+                **self._at(config), subgraphs=subgraphs, headers=headers, params=params
+            )
         )
-        return _snapshot(state)
 
     async def aget_state(
         self,
@@ -161,15 +158,12 @@ class RemoteGraph(PregelProtocol):
         headers: dict[str, str] | None = None,
         params: dict[str, Any] | None = None,
     ) -> StateSnapshot:
-        merged = self._merged(config)
-        state = await self._async().threads.get_state(
-            thread_id=_thread_id(merged),
-            checkpoint=_checkpoint(merged),
-            subgraphs=subgraphs,
-            headers=headers,
-            params=params,
+        threads = self._async().threads
+        return _snapshot(
+            await threads.get_state(
+                **self._at(config), subgraphs=subgraphs, headers=headers, params=params
+            )
         )
-        return _snapshot(state)
 
     def get_state_history(
         self,
@@ -182,13 +176,11 @@ class RemoteGraph(PregelProtocol):
         params: dict[str, Any] | None = None,
     ) -> Iterator[StateSnapshot]:
         """The thread's states, newest first (10 unless `limit` says)."""
-        merged = self._merged(config)
         states = self._sync().threads.get_history(
-            thread_id=_thread_id(merged),
+            **self._at(config),
             limit=limit or 10,
             before=_checkpoint(before),
             metadata=filter,
-            checkpoint=_checkpoint(merged),
             headers=headers,
             params=params,
         )
@@ -205,13 +197,11 @@ class RemoteGraph(PregelProtocol):
         headers: dict[str, str] | None = None,
         params: dict[str, Any] | None = None,
     ) -> AsyncIterator[StateSnapshot]:
-        merged = self._merged(config)
         states = await self._async().threads.get_history(
-            thread_id=_thread_id(merged),
+            **self._at(config),
             limit=limit or 10,
             before=_checkpoint(before),
             metadata=filter,
-            checkpoint=_checkpoint(merged),
             headers=headers,
             params=params,
         )
@@ -228,14 +218,8 @@ class RemoteGraph(PregelProtocol):
         params: dict[str, Any] | None = None,
     ) -> RunnableConfig:
         """A new version of the thread with `values` written (as `as_node`); its config."""
-        merged = self._merged(config)
         answer = self._sync().threads.update_state(
-            thread_id=_thread_id(merged),
-            values=values,
-            as_node=as_node,
-            checkpoint=_checkpoint(merged),
-            headers=headers,
-            params=params,
+            **self._at(config), values=values, as_node=as_node, headers=headers, params=params
         )
         return _config(answer["checkpoint"])
 
@@ -248,14 +232,8 @@ class RemoteGraph(PregelProtocol):
         headers: dict[str, str] | None = None,
         params: dict[str, Any] | None = None,
     ) -> RunnableConfig:
-        merged = self._merged(config)
         answer = await self._async().threads.update_state(
-            thread_id=_thread_id(merged),
-            values=values,
-            as_node=as_node,
-            checkpoint=_checkpoint(merged),
-            headers=headers,
-            params=params,
+            **self._at(config), values=values, as_node=as_node, headers=headers, params=params
         )
         return _config(answer["checkpoint"])
 
@@ -379,6 +357,11 @@ class RemoteGraph(PregelProtocol):
 
     def _merged(self, config: RunnableConfig | None) -> dict[str, Any]:
         return dict(merge_configs(self.config, config))
+
+    def _at(self, config: RunnableConfig) -> dict[str, Any]:
+        """The thread and checkpoint the config (over this graph's) names."""
+        merged = self._merged(config)
+        return {"thread_id": _thread_id(merged), "checkpoint": _checkpoint(merged)}
 
     def _run_request(
         self,

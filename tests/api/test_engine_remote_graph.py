@@ -6,10 +6,9 @@ the local run; with the SDK's clients instead of its own; and its errors."""
 from __future__ import annotations
 
 import asyncio
-import operator
 import uuid
 from collections.abc import Callable
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import httpx
 import pytest
@@ -25,16 +24,7 @@ from engine.checkpoint.memory import InMemorySaver
 from engine.graph import START, StateGraph
 from engine.pregel.remote import RemoteException, RemoteGraph
 from engine.types import Command
-
-
-class AskState(TypedDict, total=False):
-    question: str
-    answers: Annotated[list[str], operator.add]
-
-
-def thread(url: str) -> dict[str, Any]:
-    created = get_sync_client(url=url).threads.create()
-    return {"configurable": {"thread_id": created["thread_id"]}}
+from tests.api.test_remote_graph import AskState, thread
 
 
 def contents(values: dict[str, Any]) -> list[str]:
@@ -150,15 +140,10 @@ def test_v2_parts_and_output(server: str) -> None:
     assert [(p["type"], p["ns"]) for p in parts] == [(p["type"], p["ns"]) for p in expected]
 
 
-class Asked(TypedDict, total=False):
-    question: str
-    answers: Annotated[list[str], operator.add]
-
-
 def as_a_node(remote: Any, builder: Any, start: str, saver: Any, command: Any) -> list[Any]:
     """A local graph whose node is the remote `asker`: its interrupt stops the local run,
     the remote parts show in the local stream under the node's namespace."""
-    local = builder(Asked).add_node("remote", remote).add_edge(start, "remote")
+    local = builder(AskState).add_node("remote", remote).add_edge(start, "remote")
     graph = local.compile(checkpointer=saver)
     mine = {"configurable": {"thread_id": str(uuid.uuid4())}}
     seen: list[Any] = []

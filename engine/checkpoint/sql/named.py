@@ -45,16 +45,22 @@ def postgres_url(conn_string: str) -> str:
     return conn_string
 
 
+def refuse_connections(owner: object, engine: Any) -> None:
+    """A saver or store of LangGraph's name made from a connection object (`sqlite3`,
+    `psycopg`, ...): refused, naming `from_conn_string`, as it keeps a pool of its own."""
+    if not isinstance(engine, AsyncEngine):
+        name = type(owner).__name__
+        raise TypeError(
+            f"{name} keeps a pool of its own connections: make it with "
+            f"{name}.from_conn_string(...) rather than from a {type(engine).__name__}."
+        )
+
+
 class NamedSaver(SQLSaver):
     """A `SQLSaver` made from a connection string by `from_conn_string`."""
 
     def __init__(self, engine: Any, **options: Any) -> None:
-        if not isinstance(engine, AsyncEngine):
-            raise TypeError(
-                f"{type(self).__name__} keeps a pool of its own connections: make it with "
-                f"{type(self).__name__}.from_conn_string(...) rather than from a "
-                f"{type(engine).__name__}."
-            )
+        refuse_connections(self, engine)
         super().__init__(engine, **options)
 
 

@@ -17,9 +17,8 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, Self
 
-from sqlalchemy.ext.asyncio import AsyncEngine
-
 from engine.checkpoint.sql.connect import create_engine
+from engine.checkpoint.sql.named import refuse_connections
 from engine.pregel.sync import run_sync
 from engine.store.base import IndexConfig, TTLConfig
 from engine.store.sql import SQLStore
@@ -34,12 +33,7 @@ class NamedStore(SQLStore):
     """A `SQLStore` made from a connection string by `from_conn_string`."""
 
     def __init__(self, engine: Any, **options: Any) -> None:
-        if not isinstance(engine, AsyncEngine):
-            raise TypeError(
-                f"{type(self).__name__} keeps a pool of its own connections: make it with "
-                f"{type(self).__name__}.from_conn_string(...) rather than from a "
-                f"{type(engine).__name__}."
-            )
+        refuse_connections(self, engine)
         super().__init__(engine, **options)
 
     def _sweep_minutes(self, given: float | None) -> float:
