@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -85,6 +86,11 @@ class Node:
     def bound(self) -> Runnable[Any, Any] | None:
         """The node's own code, as LangGraph's compiled nodes expose it."""
         return self.runnable
+
+    def copy(self, update: Mapping[str, Any]) -> Node:
+        """This node with the fields `update` names changed, as LangGraph's compiled
+        nodes copy; an unknown field is a TypeError."""
+        return dataclasses.replace(self, **update)
 
     def invoke(self, input: Any, config: Any = None) -> Any:
         """Run the node's code alone (outside a graph run), as LangGraph's nodes allow."""

@@ -189,6 +189,21 @@ def case_sync_node_runs_without_an_event_loop(ns: NS) -> Any:
     return {"run": run_all(graph, {"x": 0, "log": []}), "in the caller's thread": seen}
 
 
+@case
+def case_a_compiled_node_copies(ns: NS) -> Any:
+    """A compiled graph's node copies with some of its fields changed (LangGraph's
+    `PregelNode.copy`); the copy runs the same code, the original keeps its fields."""
+    graph = build(ns, XLogState, {"a": lambda state: {"x": state["x"] + 1}}, [("S", "a")])
+    node = graph.nodes["a"]
+    same, marked = node.copy({}), node.copy({"metadata": {"mark": 1}})
+    return {
+        "same runs": same.invoke({"x": 1, "log": []}),
+        "marked": (marked.metadata, node.metadata),
+        "kinds": type(same) is type(node) and same is not node,
+        "unknown field": build_error(lambda: node.copy({"no_such_field": 1})),
+    }
+
+
 @case(aio=True)
 def case_output_keys(ns: NS, aio: bool) -> Any:
     """A call's `output_keys` (a list, or one key as a str) shape its output, its values
