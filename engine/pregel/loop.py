@@ -710,10 +710,16 @@ class Loop:
         if interrupted:
             self.status = "interrupted"
             self.interrupts = [i for t in interrupted for i in t.interrupts]
-            # Questions are shown at every level they stop; a breakpoint inside a
-            # subgraph (no questions) only by the top graph, as in LangGraph.
-            if "updates" in self.modes and (self.interrupts or not self.ns):
-                self.emit(self.ns, "updates", {INTERRUPT: tuple(self.interrupts)})
+            # Questions are shown at every level they stop, a part for each task that
+            # asked; a breakpoint inside a subgraph (no questions) only by the top
+            # graph, as in LangGraph.
+            if "updates" in self.modes:
+                if self.interrupts:
+                    for task in interrupted:
+                        if task.interrupts:
+                            self.emit(self.ns, "updates", {INTERRUPT: tuple(task.interrupts)})
+                elif not self.ns:
+                    self.emit(self.ns, "updates", {INTERRUPT: ()})
             if "values" in self.modes and self.interrupts:
                 self._show(with_interrupts(self._shown_state(), self.interrupts))
             # The caller then sees what the finished tasks wrote, though the step stays

@@ -387,6 +387,19 @@ def case_parallel_interrupts_resumed_together(ns: NS) -> Any:
     return {"first": first, "second": second, "calls": calls, **timeline(graph, cfg)}
 
 
+@case(aio=True, sql=True)
+def case_parallel_interrupts_stream_an_update_each(ns: NS, aio: bool) -> Any:
+    """Parallel tasks that ask show their questions in an `updates` part each, as they
+    stop; resumed one by one, the task that finished is shown again, as cached."""
+    calls: dict[str, int] = {}
+    graph, cfg = parallel_askers(ns, calls), thread()
+    parts = [stream(graph, {"log": []}, cfg, aio=aio, unordered=True)]
+    for question in ("q?", "p?"):
+        answer = ns.Command(resume={pending_ids(graph, cfg)[question]: f"ans {question}"})
+        parts.append(stream(graph, answer, cfg, aio=aio, unordered=True))
+    return {"parts": parts, "calls": calls}
+
+
 @case
 def case_parallel_interrupt_ids_distinct_and_stable(ns: NS) -> Any:
     calls: dict[str, int] = {}
