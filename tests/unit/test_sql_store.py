@@ -362,7 +362,20 @@ def test_a_bad_op_fails_its_batch_before_anything_is_written(sqlite_store: Sqlit
         sqlite_store.batch([good, SearchOp(("a",), limit=-1)])
     with pytest.raises(TypeError, match="must be a dict"):
         sqlite_store.batch([good, PutOp(("a",), "bad", ["not", "a", "dict"])])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="NUL"):
+        sqlite_store.batch([good, PutOp(("a",), "k\x00", {"v": 1})])
+    with pytest.raises(ValueError, match="take 2,049 bytes"):
+        sqlite_store.batch([good, PutOp(("a",), "é" * 1024, {"v": 1})])
     assert sqlite_store.search(("a",)) == []
+
+
+def test_the_longest_namespace_and_key_fit_postgresql(store_url: str) -> None:
+    with PostgresStore.from_conn_string(store_url) as store:
+        store.setup()
+        namespace = ("n" * 500, "m" * 499)  # 1,000 bytes joined
+        key = "".join(f"{i:04x}" for i in range(262))[:1048]  # 2,048 bytes in all
+        store.put(namespace, key, {"v": 1})
+        assert store.get(namespace, key) is not None
 
 
 def test_options_it_does_not_support_are_refused(tmp_path: Path, store_url: str) -> None:

@@ -62,6 +62,9 @@ _COLUMNS = (
 )
 # The index options of LangGraph's Postgres store this one reads itself.
 _POSTGRES_INDEX_OPTIONS = frozenset({"distance_type", "ann_index_config"})
+# The most bytes a namespace (joined) and a key take together: PostgreSQL's B-tree index
+# entries end near 2,700 bytes, and the primary key's entry holds both.
+MAX_ADDRESS_BYTES = 2048
 # A sweep deletes expired items this many at a time, so no transaction grows large.
 _SWEEP_BATCH = 5000
 
@@ -369,8 +372,11 @@ def _check(ops: Iterable[Op]) -> _Batch:
     for position, op in enumerate(ops):
         batch.size += 1
         validate_op_namespace(op)
+        if isinstance(op, GetOp | PutOp) and "\x00" in op.key:
+            raise ValueError(f"A key cannot hold a NUL character: {op.key!r}.")
         if isinstance(op, PutOp):
             check_put(op)
+            _check_size(op)
             if op.ttl is not None and (
                 isinstance(op.ttl, bool) or not isinstance(op.ttl, int | float) or op.ttl <= 0
             ):
@@ -392,6 +398,17 @@ def _check(ops: Iterable[Op]) -> _Batch:
         else:
             raise ValueError(f"Unknown operation type: {type(op).__name__}")
     return batch
+
+
+def _check_size(op: PutOp) -> None:
+    """A namespace and key the primary key's index can hold (PostgreSQL's index entries
+    end near 2.7 kB): refused before the batch writes, naming the limit."""
+    size = len(_joined(op.namespace).encode()) + len(op.key.encode())
+    if size > MAX_ADDRESS_BYTES:
+        raise ValueError(
+            f"The namespace and key of an item take {size:,} bytes (UTF-8) together; at "
+            f"most {MAX_ADDRESS_BYTES:,}."
+        )
 
 
 def _dumps(value: Any, op: PutOp) -> str:
