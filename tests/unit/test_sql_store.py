@@ -352,6 +352,26 @@ def test_a_graph_remembers_across_runs_and_reopenings(tmp_path: Path, store_url:
     assert asyncio.run(run()) == [3, 4]
 
 
+def test_a_sync_node_uses_an_async_store_of_an_async_run(tmp_path: Path, store_url: str) -> None:
+    """Sync nodes of an async run run in worker threads: their sync calls are handed to
+    the loop the store's connections belong to. On that loop's own thread they would
+    block it, and are refused, naming the async methods."""
+    builder = StateGraph(Visits).add_node("remember", remember).add_edge(START, "remember")
+
+    async def run(opened: Any) -> list[int]:
+        async with opened as store:
+            await store.setup()
+            graph = builder.compile(store=store)
+            counts = [(await graph.ainvoke({"user": "cy", "count": 0}))["count"] for _ in "ab"]
+            with pytest.raises(RuntimeError, match="call its async methods"):
+                store.get(("visits",), "cy")
+            return counts
+
+    assert asyncio.run(run(AsyncPostgresStore.from_conn_string(store_url))) == [1, 2]
+    sqlite = AsyncSqliteStore.from_conn_string(str(tmp_path / "s.db"))
+    assert asyncio.run(run(sqlite)) == [1, 2]
+
+
 def test_a_bad_op_fails_its_batch_before_anything_is_written(sqlite_store: SqliteStore) -> None:
     good = PutOp(("a",), "good", {"v": 1})
     with pytest.raises(TypeError, match=r"item 'bad' in namespace \('a',\) is not JSON"):

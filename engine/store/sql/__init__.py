@@ -26,10 +26,11 @@ import orjson
 from sqlalchemy import ColumnElement, Row, delete, or_, select, true, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.pool import NullPool
 
 from engine.checkpoint.sql.connect import create_engine, write_transaction
 from engine.checkpoint.sql.migrations import upgrade
-from engine.pregel.sync import run_sync
+from engine.pregel.sync import run_sync, running_loop
 from engine.store._index import Index, Vector, rank, with_norm
 from engine.store._rules import check_page, check_put, matches, namespace_matches
 from engine.store.base import (
@@ -86,7 +87,9 @@ class SQLStore(BaseStore):
     """A store in the tables `setup()` makes (`engine_store_items`), on an async engine.
 
     Async code calls the `a` methods; sync code the others, each of which runs the async
-    one to completion (as the SQL saver's sync methods do).
+    one to completion (as the SQL saver's sync methods do). A store on a pooled engine
+    (the `aio` stores') hands a sync call from another thread to the event loop its
+    connections belong to, and refuses one made on that loop, which it would block.
     """
 
     supports_ttl = True
@@ -104,6 +107,10 @@ class SQLStore(BaseStore):
         self._index = _index(index, type(self).__name__) if index else None
         self.ttl_config = _checked_ttl(ttl)
         self._owns_engine = owns_engine
+        # A pooled engine's connections belong to the event loop that first used them:
+        # sync calls from other threads are handed to that loop (`batch`).
+        self._pooled = not isinstance(engine.sync_engine.pool, NullPool)
+        self._home = running_loop() if self._pooled else None
         self._insert: Any = (
             postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
         )
@@ -137,7 +144,16 @@ class SQLStore(BaseStore):
             texts = self._texts(batch)
             if texts:
                 self._pack(batch, texts, self._index.embed_documents(list(texts)))
-        return run_sync(lambda: self._run(batch))
+        home = self._home
+        if home is None or home.is_closed():
+            return run_sync(lambda: self._run(batch))
+        if running_loop() is home:
+            raise RuntimeError(
+                f"{type(self).__name__}'s sync methods would block the event loop its "
+                "connections belong to: in async code, call its async methods (aget, aput, "
+                "asearch, ...)."
+            )
+        return asyncio.run_coroutine_threadsafe(self._run(batch), home).result()
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         batch = _check(ops)
@@ -173,6 +189,8 @@ class SQLStore(BaseStore):
         batch.vectors = {owner: numbers.tobytes() for owner, numbers in packed.items()}
 
     async def _run(self, batch: _Batch) -> list[Result]:
+        if self._pooled and self._home is None:
+            self._home = asyncio.get_running_loop()
         results: list[Result] = [None] * batch.size
         stamp = datetime.now(UTC)
         renewed: list[Row[Any]] = []
