@@ -285,6 +285,7 @@ class CompiledGraph(Runnable[Any, Any]):
                 loop._messages.watch(child_ns, subgraphs)
             return loop
         _refuse_stateful_root(self)
+        _refuse_other_loops(saver, store)
         if saver is not None and "thread_id" not in config.get("configurable", {}):
             raise ValueError(
                 "This graph has a checkpointer: pass a thread, "
@@ -1278,6 +1279,23 @@ def _inherited(parent: Loop, pad: context.Scratchpad, graph: CompiledGraph) -> d
         "control": parent.control,
         "outer_ns": parent.outer_ns or pad.task_ns,
     }
+
+
+def _refuse_other_loops(*parts: Any) -> None:
+    """A saver or store whose connections belong to another event loop (LangGraph's
+    `aio` savers and stores, opened there) would fail this run's statements in the
+    driver, leaving the connections broken: refused before the run, naming what to do."""
+    here = asyncio.get_running_loop()
+    for part in parts:
+        home = getattr(part, "home_loop", None)
+        if home is not None and home is not here and not home.is_closed():
+            name = type(part).__name__
+            twin = f", or {name.removeprefix('Async')} in sync code" if name[:5] == "Async" else ""
+            raise RuntimeError(
+                f"{name} belongs to the event loop it was opened on: run the graph there "
+                "with ainvoke/astream (invoke and stream run it on an event loop of their "
+                f"own){twin}."
+            )
 
 
 def _refuse_stateful_root(graph: CompiledGraph) -> None:

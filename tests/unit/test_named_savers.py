@@ -5,6 +5,7 @@ the database is opened again (not for `:memory:`)."""
 
 from __future__ import annotations
 
+import asyncio
 import operator
 import sqlite3
 import uuid
@@ -80,3 +81,25 @@ def test_connections_and_dsns_are_refused_naming_what_to_do(tmp_path: Path) -> N
         PostgresSaver.from_conn_string("host=localhost dbname=x"),
     ):
         pass
+
+
+def test_an_async_saver_refuses_a_run_on_another_loop(postgres_url: str, tmp_path: Path) -> None:
+    """An `aio` saver's connections belong to the loop it opened on: a sync `invoke` (a
+    loop of its own) is refused before it runs, naming what to do, and the saver still
+    works on its loop."""
+    config = thread()
+
+    async def run(opened: Any, twin: str) -> Any:
+        async with opened as saver:
+            await saver.setup()
+            graph = BUILDER.compile(checkpointer=saver)
+            with pytest.raises(RuntimeError, match=f"ainvoke/astream .*, or {twin} in sync"):
+                graph.invoke({"log": []}, config)
+            with pytest.raises(RuntimeError, match="belongs to the event loop"):
+                await asyncio.to_thread(graph.invoke, {"log": []}, config)
+            return await graph.ainvoke({"log": []}, config)
+
+    postgres = AsyncPostgresSaver.from_conn_string(postgres_url)
+    assert asyncio.run(run(postgres, "PostgresSaver")) == {"log": ["a"]}
+    sqlite = AsyncSqliteSaver.from_conn_string(str(tmp_path / "c.db"))
+    assert asyncio.run(run(sqlite, "SqliteSaver")) == {"log": ["a"]}

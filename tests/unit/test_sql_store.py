@@ -355,7 +355,8 @@ def test_a_graph_remembers_across_runs_and_reopenings(tmp_path: Path, store_url:
 def test_a_sync_node_uses_an_async_store_of_an_async_run(tmp_path: Path, store_url: str) -> None:
     """Sync nodes of an async run run in worker threads: their sync calls are handed to
     the loop the store's connections belong to. On that loop's own thread they would
-    block it, and are refused, naming the async methods."""
+    block it, and are refused, naming the async methods; so is a sync `invoke`, whose
+    loop is its own."""
     builder = StateGraph(Visits).add_node("remember", remember).add_edge(START, "remember")
 
     async def run(opened: Any) -> list[int]:
@@ -365,6 +366,8 @@ def test_a_sync_node_uses_an_async_store_of_an_async_run(tmp_path: Path, store_u
             counts = [(await graph.ainvoke({"user": "cy", "count": 0}))["count"] for _ in "ab"]
             with pytest.raises(RuntimeError, match="call its async methods"):
                 store.get(("visits",), "cy")
+            with pytest.raises(RuntimeError, match="belongs to the event loop it was opened"):
+                graph.invoke({"user": "cy", "count": 0})
             return counts
 
     assert asyncio.run(run(AsyncPostgresStore.from_conn_string(store_url))) == [1, 2]

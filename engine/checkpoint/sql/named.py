@@ -10,6 +10,7 @@ of its own."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import tempfile
 from collections.abc import AsyncIterator, Iterator
@@ -82,10 +83,16 @@ class SyncNamedSaver(NamedSaver):
 
 
 class AsyncNamedSaver(NamedSaver):
+    """For async code: its pooled connections belong to the event loop it opens on (its
+    `home_loop`); a run on another loop (a sync `invoke`) is refused."""
+
+    home_loop: asyncio.AbstractEventLoop | None = None
+
     @classmethod
     @contextlib.asynccontextmanager
     async def opened(cls, url: str) -> AsyncIterator[Self]:
         saver = cls(create_engine(url), owns_engine=True)
+        saver.home_loop = asyncio.get_running_loop()
         try:
             yield saver
         finally:

@@ -110,7 +110,7 @@ class SQLStore(BaseStore):
         # A pooled engine's connections belong to the event loop that first used them:
         # sync calls from other threads are handed to that loop (`batch`).
         self._pooled = not isinstance(engine.sync_engine.pool, NullPool)
-        self._home = running_loop() if self._pooled else None
+        self.home_loop = running_loop() if self._pooled else None
         self._insert: Any = (
             postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert
         )
@@ -144,7 +144,7 @@ class SQLStore(BaseStore):
             texts = self._texts(batch)
             if texts:
                 self._pack(batch, texts, self._index.embed_documents(list(texts)))
-        home = self._home
+        home = self.home_loop
         if home is None or home.is_closed():
             return run_sync(lambda: self._run(batch))
         if running_loop() is home:
@@ -189,8 +189,8 @@ class SQLStore(BaseStore):
         batch.vectors = {owner: numbers.tobytes() for owner, numbers in packed.items()}
 
     async def _run(self, batch: _Batch) -> list[Result]:
-        if self._pooled and self._home is None:
-            self._home = asyncio.get_running_loop()
+        if self._pooled and self.home_loop is None:
+            self.home_loop = asyncio.get_running_loop()
         results: list[Result] = [None] * batch.size
         stamp = datetime.now(UTC)
         renewed: list[Row[Any]] = []
