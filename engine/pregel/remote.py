@@ -355,6 +355,19 @@ class RemoteGraph(PregelProtocol):
             last = part
         return _output(last, version)
 
+    async def astream_events(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        """Not offered, as with LangGraph's for v1 and v2 (its v3 is experimental)."""
+        raise NotImplementedError(
+            "RemoteGraph.astream_events is not implemented: use astream() with the stream "
+            "modes you need (messages, updates, values, ...)."
+        )
+
+    def stream_events(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(
+            "RemoteGraph.stream_events is not implemented: use stream() with the stream "
+            "modes you need (messages, updates, values, ...)."
+        )
+
     def _merged(self, config: RunnableConfig | None) -> dict[str, Any]:
         return dict(merge_configs(self.config, config))
 

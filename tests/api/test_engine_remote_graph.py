@@ -189,3 +189,5 @@ def test_errors_name_what_is_wrong(server: str) -> None:
         RemoteGraph("looping", url=server).invoke({"n": 0}, {"recursion_limit": 3})
     with pytest.raises(NotImplementedError, match="update_state for each"):
         remote.bulk_update_state({}, [])
+    with pytest.raises(NotImplementedError, match=r"use astream\(\)"):
+        asyncio.run(remote.astream_events({"question": "?"}, version="v2"))
