@@ -21,6 +21,16 @@ from engine.checkpoint.sql.connect import create_engine, normalize_url
         ("postgresql+asyncpg://db/app", "postgresql+asyncpg://db/app"),
         ("sqlite:///./data/threadline.db", "sqlite+aiosqlite:///./data/threadline.db"),
         ("sqlite+aiosqlite:///x.db", "sqlite+aiosqlite:///x.db"),
+        # libpq's option names, as LangGraph's docs write them, become asyncpg's.
+        (
+            "postgresql://db/app?sslmode=disable&connect_timeout=5",
+            "postgresql+asyncpg://db/app?ssl=disable&timeout=5",
+        ),
+        ("postgresql+asyncpg://db/app?sslmode=require", "postgresql+asyncpg://db/app?ssl=require"),
+        (
+            "postgresql+psycopg://db/app?sslmode=disable",
+            "postgresql+psycopg://db/app?sslmode=disable",
+        ),
     ],
 )
 def test_normalize_url(given: str, expected: str) -> None:

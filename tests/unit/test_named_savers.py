@@ -57,7 +57,8 @@ async def test_async_sqlite_saver(tmp_path: Path) -> None:
 
 
 def test_postgres_savers(postgres_url: str) -> None:
-    config = thread()
+    # As LangGraph's guides write the URL: libpq's `sslmode` is asyncpg's `ssl`.
+    config, postgres_url = thread(), f"{postgres_url}?sslmode=disable"
     with PostgresSaver.from_conn_string(postgres_url) as saver:
         saver.setup()
         graph = BUILDER.compile(checkpointer=saver)

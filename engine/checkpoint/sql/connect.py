@@ -54,10 +54,27 @@ def normalize_url(url: str | URL) -> URL:
     """
     parsed = make_url(url)
     if parsed.drivername in _ASYNC_DRIVERS:
-        return parsed.set(drivername=_ASYNC_DRIVERS[parsed.drivername])
+        parsed = parsed.set(drivername=_ASYNC_DRIVERS[parsed.drivername])
+    if parsed.drivername == "postgresql+asyncpg":
+        return _asyncpg_options(parsed)
     if parsed.drivername == "sqlite":
         return parsed.set(drivername="sqlite+aiosqlite")
     return parsed
+
+
+def _asyncpg_options(url: URL) -> URL:
+    """libpq's names of the options asyncpg takes under names of its own, so that a URL
+    written for psycopg or LangGraph's savers (`?sslmode=disable`) works: `sslmode` is
+    asyncpg's `ssl` (same values), `connect_timeout` its `timeout`."""
+    query = dict(url.query)
+    for libpq, asyncpg in _ASYNCPG_NAMES.items():
+        if libpq in query:
+            value = query.pop(libpq)
+            query.setdefault(asyncpg, value)
+    return url.set(query=query) if query != dict(url.query) else url
+
+
+_ASYNCPG_NAMES = {"sslmode": "ssl", "connect_timeout": "timeout"}
 
 
 # The default separators add two bytes per key to every stored JSON column; built once,
