@@ -1,7 +1,8 @@
 """LangGraph's SQLite and Postgres savers by their names (`engine.checkpoint.sqlite`,
 `.sqlite.aio`, `.postgres`, `.postgres.aio`): made with `from_conn_string` as a context
-manager, set up, used by a graph's sync and async calls, and what they saved is there when
-the database is opened again (not for `:memory:`)."""
+manager or from a connection of their drivers, set up, used by a graph's sync and async
+calls, and what they saved is there when the database is opened again (not for
+`:memory:`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import uuid
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
+import psycopg
 import pytest
+from psycopg_pool import ConnectionPool
 
 from engine.checkpoint.postgres import PostgresSaver
 from engine.checkpoint.postgres.aio import AsyncPostgresSaver
@@ -74,9 +77,41 @@ def test_postgres_savers(postgres_url: str) -> None:
     assert run_sync(again) == {"log": ["a", "a"]}
 
 
-def test_connections_and_dsns_are_refused_naming_what_to_do(tmp_path: Path) -> None:
-    with pytest.raises(TypeError, match=r"SqliteSaver.from_conn_string\(\.\.\.\)"):
-        SqliteSaver(sqlite3.connect(tmp_path / "x.db"))
+def test_made_from_a_connection_as_langgraphs_are(tmp_path: Path, postgres_url: str) -> None:
+    """`SqliteSaver(sqlite3.connect(path))` and `PostgresSaver(psycopg connection or
+    pool)`, as LangGraph's guides make them: the saver opens the same database with
+    connections of its own (the SQLite one with its tables made), and leaves the given
+    connection open to its owner."""
+    path, config = tmp_path / "checkpoints.db", thread()
+    connection = sqlite3.connect(path, check_same_thread=False)
+    graph = BUILDER.compile(checkpointer=SqliteSaver(connection))
+    assert graph.invoke({"log": []}, config) == {"log": ["a"]}
+    assert connection.execute("SELECT count(*) FROM checkpoint_threads").fetchone() == (1,)
+    with SqliteSaver.from_conn_string(str(path)) as saver:
+        assert BUILDER.compile(checkpointer=saver).get_state(config).values == {"log": ["a"]}
+
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        saver = PostgresSaver(conn)
+        saver.setup()
+        graph = BUILDER.compile(checkpointer=saver)
+        assert graph.invoke({"log": []}, config) == {"log": ["a"]}
+    with ConnectionPool(postgres_url, kwargs={"autocommit": True}, open=True) as pool:
+        graph = BUILDER.compile(checkpointer=PostgresSaver(pool))
+        assert graph.invoke({"log": []}, config) == {"log": ["a", "a"]}
+
+    async def from_an_async_connection() -> Any:
+        async with await psycopg.AsyncConnection.connect(postgres_url) as conn:
+            graph = BUILDER.compile(checkpointer=AsyncPostgresSaver(conn))
+            return await graph.ainvoke({"log": []}, config)
+
+    assert asyncio.run(from_an_async_connection()) == {"log": ["a", "a", "a"]}
+
+
+def test_connections_it_cannot_reopen_and_dsns_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match=r"cannot reopen .*SqliteSaver.from_conn_string"):
+        SqliteSaver(sqlite3.connect(":memory:"))
+    with pytest.raises(TypeError, match=r"cannot reopen a str"):
+        SqliteSaver(str(tmp_path / "x.db"))
     with (
         pytest.raises(ValueError, match="as a URL"),
         PostgresSaver.from_conn_string("host=localhost dbname=x"),

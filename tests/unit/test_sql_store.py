@@ -425,7 +425,10 @@ def test_options_it_does_not_support_are_refused(tmp_path: Path, store_url: str)
     ):
         pass
     with pytest.raises(TypeError, match=r"SqliteStore.from_conn_string\(\.\.\.\)"):
-        SqliteStore(sqlite3.connect(path))
+        SqliteStore(sqlite3.connect(":memory:"))
+    made = SqliteStore(sqlite3.connect(path))  # as LangGraph's: the same file, set up
+    made.put(("a",), "k", {"v": 1})
+    assert made.get(("a",), "k") is not None
     with (
         pytest.raises(ValueError, match="as a URL"),
         PostgresStore.from_conn_string("host=localhost dbname=x"),

@@ -4,19 +4,21 @@ the port: `from_conn_string(...)` as a context manager that opens and closes the
 and `setup()`, sync for the sync savers and async for the `aio` ones. The tables are the
 SQL saver's own (docs/storage.md): a database LangGraph's savers wrote is not read.
 
-Each saver is made from a connection string; a connection object (`sqlite3`,
-`aiosqlite`, `psycopg`) is refused, naming `from_conn_string`, as the saver keeps a pool
-of its own."""
+Each saver is made from a connection string, or, as LangGraph's are, from a connection
+of their drivers (`sqlite3`, `psycopg`, a `psycopg_pool` pool): it opens the same
+database with connections of its own (`engine_of`)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import sqlite3
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any, Self
 
+import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from engine.checkpoint.sql.connect import create_engine
@@ -46,23 +48,65 @@ def postgres_url(conn_string: str) -> str:
     return conn_string
 
 
-def refuse_connections(owner: object, engine: Any) -> None:
-    """A saver or store of LangGraph's name made from a connection object (`sqlite3`,
-    `psycopg`, ...): refused, naming `from_conn_string`, as it keeps a pool of its own."""
-    if not isinstance(engine, AsyncEngine):
+def engine_of(owner: object, given: Any) -> tuple[AsyncEngine, bool]:
+    """The engine a saver or store of LangGraph's name runs on, and whether it made it.
+
+    LangGraph's take a connection of their driver (`SqliteSaver(sqlite3.connect(...))`,
+    `PostgresSaver(psycopg_connection_or_pool)`); these keep connections of their own,
+    so they open the same database themselves, a connection per call (the one given is
+    left to its owner). A connection that cannot be reopened (an in-memory SQLite, an
+    aiosqlite one) is refused, naming `from_conn_string`."""
+    if isinstance(given, AsyncEngine):
+        return given, False
+    url = _url_of(given)
+    if url is None:
         name = type(owner).__name__
         raise TypeError(
-            f"{name} keeps a pool of its own connections: make it with "
-            f"{name}.from_conn_string(...) rather than from a {type(engine).__name__}."
+            f"{name} keeps connections of its own and cannot reopen a "
+            f"{type(given).__name__}: make it with {name}.from_conn_string(...)."
         )
+    return create_engine(url, pool_per_call=True), True
+
+
+def _url_of(connection: Any) -> str | None:
+    """The URL of the database a sqlite3 or psycopg connection (or pool) is open on."""
+    if isinstance(connection, sqlite3.Connection):
+        files = connection.execute("PRAGMA database_list").fetchall()
+        path = next((file for _, name, file in files if name == "main"), "")
+        return f"sqlite:///{Path(path)}" if path else None
+    if type(connection).__module__.split(".")[0] not in ("psycopg", "psycopg_pool"):
+        return None
+    info = getattr(connection, "info", None)
+    if info is not None:
+        fields = {"host": info.host, "port": info.port, "dbname": info.dbname}
+        fields |= {"user": info.user, "password": info.password}
+    else:  # a pool: its connection string and keyword arguments
+        from psycopg.conninfo import conninfo_to_dict
+
+        fields = dict(conninfo_to_dict(connection.conninfo, **connection.kwargs))
+    host = str(fields.get("host") or "")
+    url = sa.URL.create(
+        "postgresql",
+        username=fields.get("user") or None,
+        password=fields.get("password") or None,
+        host=None if host.startswith("/") else host or None,
+        port=int(fields["port"]) if fields.get("port") else None,
+        database=fields.get("dbname") or None,
+        query={"host": host} if host.startswith("/") else {},
+    )
+    return url.render_as_string(hide_password=False)
 
 
 class NamedSaver(SQLSaver):
-    """A `SQLSaver` made from a connection string by `from_conn_string`."""
+    """A `SQLSaver` made from a connection string by `from_conn_string`, or from a
+    connection of LangGraph's kinds (see `engine_of`)."""
 
     def __init__(self, engine: Any, **options: Any) -> None:
-        refuse_connections(self, engine)
-        super().__init__(engine, **options)
+        engine, made = engine_of(self, engine)
+        super().__init__(engine, **{"owns_engine": made, **options})
+        if made and engine.dialect.name == "sqlite":
+            # As LangGraph's SQLite saver made on a connection, it needs no setup() call.
+            run_sync(lambda: SQLSaver.setup(self))
 
 
 class SyncNamedSaver(NamedSaver):

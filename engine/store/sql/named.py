@@ -4,8 +4,9 @@ that opens and closes it, with `setup()` and a TTL sweeper, sync for the sync st
 async for the `aio` ones. The table is the SQL store's own (`engine_store_items`): a
 database LangGraph's stores wrote is not read.
 
-A store is made from a connection string; a connection object is refused, naming
-`from_conn_string`, as the store keeps a pool of its own."""
+A store is made from a connection string, or from a connection of LangGraph's kinds
+(`sqlite3`, `psycopg`), whose database it opens with connections of its own
+(`engine.checkpoint.sql.named.engine_of`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any, Self
 
 from engine.checkpoint.sql.connect import create_engine
-from engine.checkpoint.sql.named import refuse_connections
+from engine.checkpoint.sql.named import engine_of
 from engine.pregel.sync import run_sync
 from engine.store.base import IndexConfig, TTLConfig
 from engine.store.sql import SQLStore
@@ -33,8 +34,11 @@ class NamedStore(SQLStore):
     """A `SQLStore` made from a connection string by `from_conn_string`."""
 
     def __init__(self, engine: Any, **options: Any) -> None:
-        refuse_connections(self, engine)
-        super().__init__(engine, **options)
+        engine, made = engine_of(self, engine)
+        super().__init__(engine, **{"owns_engine": made, **options})
+        if made and engine.dialect.name == "sqlite":
+            # As LangGraph's SQLite store made on a connection, it needs no setup() call.
+            run_sync(lambda: SQLStore.setup(self))
 
     def _sweep_minutes(self, given: float | None) -> float:
         minutes = given or (self.ttl_config or {}).get("sweep_interval_minutes")
