@@ -424,9 +424,20 @@ def indexed(config: Any) -> InMemoryStore:
     return InMemoryStore(index=config)
 
 
+def test_embeddings_named_by_a_string_are_made_by_langchain(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from langchain_openai import OpenAIEmbeddings
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-used")
+    index: Any = {"dims": 3, "embed": "openai:text-embedding-3-small"}
+    assert isinstance(LangGraphStore(index=index).embeddings, OpenAIEmbeddings)
+    assert isinstance(InMemoryStore(index=index)._index._model, OpenAIEmbeddings)  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="provider"):
+        InMemoryStore(index={"dims": 3, "embed": "no-such-provider:model"})
+
+
 def test_index_config_errors() -> None:
-    with pytest.raises(NotImplementedError, match="named by a string"):
-        InMemoryStore(index={"dims": 3, "embed": "openai:text-embedding-3-small"})
     with pytest.raises(ValueError, match=r"does not support \['distance_type'\]"):
         indexed({"dims": 5, "embed": letters, "distance_type": "l2"})
     with pytest.raises(ValueError, match="needs `embed`"):
