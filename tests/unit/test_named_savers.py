@@ -15,10 +15,12 @@ from typing import Annotated, Any, TypedDict
 
 import psycopg
 import pytest
+import sqlalchemy as sa
 from psycopg_pool import ConnectionPool
 
 from engine.checkpoint.postgres import PostgresSaver
 from engine.checkpoint.postgres.aio import AsyncPostgresSaver
+from engine.checkpoint.serde.jsonplus import JsonPlusSerializer
 from engine.checkpoint.sqlite import SqliteSaver
 from engine.checkpoint.sqlite.aio import AsyncSqliteSaver
 from engine.graph import START, StateGraph
@@ -107,16 +109,47 @@ def test_made_from_a_connection_as_langgraphs_are(tmp_path: Path, postgres_url: 
     assert asyncio.run(from_an_async_connection()) == {"log": ["a", "a", "a"]}
 
 
-def test_connections_it_cannot_reopen_and_dsns_are_refused(tmp_path: Path) -> None:
+def test_a_libpq_string_names_the_database_as_a_url_does(postgres_url: str) -> None:
+    url = sa.make_url(postgres_url)
+    dsn = f"host={url.host} port={url.port} dbname={url.database} user={url.username}"
+    config = thread()
+    with PostgresSaver.from_conn_string(f"{dsn} sslmode=disable connect_timeout=5") as saver:
+        saver.setup()
+        graph = BUILDER.compile(checkpointer=saver)
+        assert graph.invoke({"log": []}, config) == {"log": ["a"]}
+
+    async def again() -> Any:
+        serde = JsonPlusSerializer()
+        async with AsyncPostgresSaver.from_conn_string(dsn, serde=serde) as saver:
+            assert saver.serde is serde
+            return await BUILDER.compile(checkpointer=saver).ainvoke({"log": []}, config)
+
+    assert asyncio.run(again()) == {"log": ["a", "a"]}
+
+
+def test_what_it_cannot_take_is_refused_naming_it(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match=r"cannot reopen .*SqliteSaver.from_conn_string"):
         SqliteSaver(sqlite3.connect(":memory:"))
     with pytest.raises(TypeError, match=r"cannot reopen a str"):
         SqliteSaver(str(tmp_path / "x.db"))
+    for conn_string, error, match in [
+        ("not a connection string", ValueError, "as a URL .* or as libpq's key=value"),
+        ("host=db application_name=x", ValueError, r"option\(s\) \['application_name'\]"),
+    ]:
+        with pytest.raises(error, match=match), PostgresSaver.from_conn_string(conn_string):
+            pass
     with (
-        pytest.raises(ValueError, match="as a URL"),
-        PostgresSaver.from_conn_string("host=localhost dbname=x"),
+        pytest.raises(NotImplementedError, match="pipeline=True tunes"),
+        PostgresSaver.from_conn_string("postgresql://db/x", pipeline=True),
     ):
         pass
+
+    async def foreign_serde() -> None:
+        async with AsyncPostgresSaver.from_conn_string("postgresql://db/x", serde=object()):  # type: ignore[arg-type]
+            pass
+
+    with pytest.raises(TypeError, match="serde must be a JsonSerializer"):
+        asyncio.run(foreign_serde())
 
 
 def test_an_async_saver_refuses_a_run_on_another_loop(postgres_url: str, tmp_path: Path) -> None:

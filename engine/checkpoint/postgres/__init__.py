@@ -14,7 +14,9 @@ __all__ = ["PostgresSaver"]
 class PostgresSaver(SyncNamedSaver):
     @classmethod
     @contextlib.contextmanager
-    def from_conn_string(cls, conn_string: str) -> Iterator[PostgresSaver]:
-        """A saver on the database the URL names, for the block."""
-        with cls.opened(postgres_url(conn_string)) as saver:
+    def from_conn_string(
+        cls, conn_string: str, *, pipeline: bool = False
+    ) -> Iterator[PostgresSaver]:
+        """A saver on the database the URL (or libpq string) names, for the block."""
+        with cls.opened(postgres_url(conn_string, pipeline=pipeline)) as saver:
             yield saver

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 
+from engine.checkpoint.serde.jsonplus import JsonSerializer
 from engine.checkpoint.sql.named import AsyncNamedSaver, postgres_url
 
 __all__ = ["AsyncPostgresSaver"]
@@ -14,7 +15,14 @@ __all__ = ["AsyncPostgresSaver"]
 class AsyncPostgresSaver(AsyncNamedSaver):
     @classmethod
     @contextlib.asynccontextmanager
-    async def from_conn_string(cls, conn_string: str) -> AsyncIterator[AsyncPostgresSaver]:
-        """A saver on the database the URL names, for the block."""
-        async with cls.opened(postgres_url(conn_string)) as saver:
+    async def from_conn_string(
+        cls,
+        conn_string: str,
+        *,
+        pipeline: bool = False,
+        serde: JsonSerializer | None = None,
+    ) -> AsyncIterator[AsyncPostgresSaver]:
+        """A saver on the database the URL (or libpq string) names, for the block."""
+        url = postgres_url(conn_string, pipeline=pipeline)
+        async with cls.opened(url, serde=serde) as saver:
             yield saver

@@ -125,6 +125,16 @@ def create_engine(
             pool_timeout=pool_timeout,
             pool_recycle=pool_recycle,
         )
+    if parsed.drivername == "postgresql+asyncpg" and "timeout" in parsed.query:
+        # asyncpg takes its connect timeout as a number, which a URL's query is not.
+        seconds = parsed.query["timeout"]
+        try:
+            options["connect_args"] = {"timeout": float(str(seconds))}
+        except ValueError:
+            raise ValueError(
+                f"The URL's connect timeout must be seconds, not {seconds!r}."
+            ) from None
+        parsed = parsed.difference_update_query(["timeout"])
     engine = create_async_engine(parsed, **options)
     _ping_when_idle(engine)
     if is_sqlite:

@@ -38,14 +38,30 @@ def sqlite_url(conn_string: str) -> Iterator[str]:
         yield f"sqlite:///{Path(folder) / 'checkpoints.db'}"
 
 
-def postgres_url(conn_string: str) -> str:
-    """`postgresql://...` (or `postgres://`) as given; a `key=value` DSN is refused."""
-    if not conn_string.startswith(("postgresql://", "postgres://")):
-        raise ValueError(
-            "Give the database as a URL (postgresql://user:password@host:5432/db); "
-            f"{conn_string[:40]!r} is not one."
+def postgres_url(conn_string: str, *, pipeline: bool = False) -> str:
+    """The URL of the database a connection string names: `postgresql://...` (or
+    `postgres://`) as given, a libpq `key=value` string (as psycopg takes) as a URL.
+
+    `pipeline` is LangGraph's option of its psycopg connection: these keep connections
+    of their own, so it is refused when set."""
+    if pipeline:
+        raise NotImplementedError(
+            "pipeline=True tunes LangGraph's psycopg connection; this one keeps "
+            "connections of its own and batches its statements itself: leave it out."
         )
-    return conn_string
+    if conn_string.startswith(("postgresql://", "postgres://")):
+        return conn_string
+    from psycopg import ProgrammingError
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        fields = conninfo_to_dict(conn_string)
+    except ProgrammingError:
+        raise ValueError(
+            "Give the database as a URL (postgresql://user:password@host:5432/db) or as "
+            f"libpq's key=value pairs; {conn_string[:40]!r} is neither."
+        ) from None
+    return _postgres_url(fields)
 
 
 def engine_of(owner: object, given: Any) -> tuple[AsyncEngine, bool]:
@@ -83,8 +99,28 @@ def _url_of(connection: Any) -> str | None:
     else:  # a pool: its connection string and keyword arguments
         from psycopg.conninfo import conninfo_to_dict
 
-        fields = dict(conninfo_to_dict(connection.conninfo, **connection.kwargs))
+        fields = dict(conninfo_to_dict(connection.conninfo))
+        fields |= {k: v for k, v in connection.kwargs.items() if k in _ADDRESS + _KEPT_OPTIONS}
+    return _postgres_url(fields)
+
+
+_ADDRESS = ("host", "port", "dbname", "user", "password")
+# libpq options a URL carries on, besides the address: asyncpg takes these (the first
+# two under its own names, engine.checkpoint.sql.connect).
+_KEPT_OPTIONS = ("sslmode", "connect_timeout", "target_session_attrs")
+
+
+def _postgres_url(fields: dict[str, Any]) -> str:
+    """A `postgresql://` URL of libpq's connection fields (a socket folder as `host`);
+    an option the URL cannot carry is refused, naming it."""
+    unknown = sorted(set(fields) - {*_ADDRESS, *_KEPT_OPTIONS})
+    if unknown:
+        raise ValueError(
+            f"libpq option(s) {unknown} cannot be used here; the options taken are "
+            f"{list(_KEPT_OPTIONS)}."
+        )
     host = str(fields.get("host") or "")
+    query = {key: str(fields[key]) for key in _KEPT_OPTIONS if fields.get(key)}
     url = sa.URL.create(
         "postgresql",
         username=fields.get("user") or None,
@@ -92,7 +128,7 @@ def _url_of(connection: Any) -> str | None:
         host=None if host.startswith("/") else host or None,
         port=int(fields["port"]) if fields.get("port") else None,
         database=fields.get("dbname") or None,
-        query={"host": host} if host.startswith("/") else {},
+        query={"host": host, **query} if host.startswith("/") else query,
     )
     return url.render_as_string(hide_password=False)
 
@@ -118,8 +154,8 @@ class SyncNamedSaver(NamedSaver):
 
     @classmethod
     @contextlib.contextmanager
-    def opened(cls, url: str) -> Iterator[Self]:
-        saver = cls(create_engine(url, pool_per_call=True), owns_engine=True)
+    def opened(cls, url: str, **options: Any) -> Iterator[Self]:
+        saver = cls(create_engine(url, pool_per_call=True), owns_engine=True, **options)
         try:
             yield saver
         finally:
@@ -134,8 +170,8 @@ class AsyncNamedSaver(NamedSaver):
 
     @classmethod
     @contextlib.asynccontextmanager
-    async def opened(cls, url: str) -> AsyncIterator[Self]:
-        saver = cls(create_engine(url), owns_engine=True)
+    async def opened(cls, url: str, **options: Any) -> AsyncIterator[Self]:
+        saver = cls(create_engine(url), owns_engine=True, **options)
         saver.home_loop = asyncio.get_running_loop()
         try:
             yield saver

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 from engine.checkpoint.sql.named import postgres_url
 from engine.store.base import IndexConfig, TTLConfig
-from engine.store.postgres.base import PoolConfig, refuse_psycopg_options
+from engine.store.postgres.base import PoolConfig, refuse_pool_config
 from engine.store.sql.named import AsyncNamedStore
 
 __all__ = ["AsyncPostgresStore"]
@@ -27,6 +27,7 @@ class AsyncPostgresStore(AsyncNamedStore):
         ttl: TTLConfig | None = None,
     ) -> AsyncIterator[AsyncPostgresStore]:
         """A store on the database the URL names, for the block."""
-        refuse_psycopg_options(pipeline, pool_config)
-        async with cls.opened(postgres_url(conn_string), index=index, ttl=ttl) as store:
+        url = postgres_url(conn_string, pipeline=pipeline)
+        refuse_pool_config(pool_config)
+        async with cls.opened(url, index=index, ttl=ttl) as store:
             yield store

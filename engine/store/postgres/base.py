@@ -36,16 +36,17 @@ class PostgresStore(SyncNamedStore):
         ttl: TTLConfig | None = None,
     ) -> Iterator[PostgresStore]:
         """A store on the database the URL names, for the block."""
-        refuse_psycopg_options(pipeline, pool_config)
-        with cls.opened(postgres_url(conn_string), index=index, ttl=ttl) as store:
+        url = postgres_url(conn_string, pipeline=pipeline)
+        refuse_pool_config(pool_config)
+        with cls.opened(url, index=index, ttl=ttl) as store:
             yield store
 
 
-def refuse_psycopg_options(pipeline: bool, pool_config: PoolConfig | None) -> None:
-    """LangGraph's options of its psycopg connection, which the store does not use: it
-    keeps a SQLAlchemy pool of its own."""
-    if pipeline or pool_config is not None:
+def refuse_pool_config(pool_config: PoolConfig | None) -> None:
+    """LangGraph's options of its psycopg pool, which the store does not use: it keeps a
+    SQLAlchemy pool of its own."""
+    if pool_config is not None:
         raise NotImplementedError(
-            "pipeline= and pool_config= tune LangGraph's psycopg connection; this store "
-            "keeps a pool of its own: leave them out."
+            "pool_config= tunes LangGraph's psycopg pool; this store keeps a pool of its "
+            "own: leave it out."
         )
