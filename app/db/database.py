@@ -10,7 +10,13 @@ from sqlalchemy import Executable
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.db.migrations import migrate, schema_state
-from engine.checkpoint.sql.connect import WRITE_OPTION, create_engine, normalize_url, write_gate
+from engine.checkpoint.sql.connect import (
+    WRITE_OPTION,
+    create_engine,
+    libpq_url,
+    normalize_url,
+    write_gate,
+)
 from engine.checkpoint.sql.direct import direct_statements, fetch_alone
 
 
@@ -62,7 +68,7 @@ class Database:
 
     def libpq_url(self) -> str:
         """The URL without the SQLAlchemy driver, for a plain psycopg connection."""
-        return self.url.set(drivername="postgresql").render_as_string(hide_password=False)
+        return libpq_url(self.url)
 
     @asynccontextmanager
     async def write(self, *, urgent: bool = False) -> AsyncIterator[AsyncSession]:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
+import sqlalchemy as sa
 from sqlalchemy import text
 
 from engine.checkpoint.sql import connect
@@ -35,6 +37,28 @@ from engine.checkpoint.sql.connect import create_engine, normalize_url
 )
 def test_normalize_url(given: str, expected: str) -> None:
     assert str(normalize_url(given)) == expected
+
+
+def test_libpq_options_reach_asyncpg_and_libpq_alike(postgres_url: str) -> None:
+    """`?sslmode=...&connect_timeout=...` as LangGraph's guides write it: the asyncpg
+    engine connects with them (under its names), and a plain psycopg connection of the
+    same database (the server's listener) reads them under libpq's again."""
+    url = normalize_url(f"{postgres_url}?sslmode=disable&connect_timeout=5")
+    assert dict(url.query) == {"ssl": "disable", "timeout": "5"}
+    libpq = sa.make_url(connect.libpq_url(url))
+    assert dict(libpq.query) == {"sslmode": "disable", "connect_timeout": "5"}
+    with psycopg.connect(connect.libpq_url(url), autocommit=True) as conn:
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+
+    async def through_asyncpg() -> Any:
+        engine = create_engine(url)
+        try:
+            async with engine.connect() as conn:
+                return await conn.scalar(text("SELECT 1"))
+        finally:
+            await engine.dispose()
+
+    assert asyncio.run(through_asyncpg()) == 1
 
 
 async def test_sqlite_file_gets_its_directory_and_pragmas(tmp_path: Path) -> None:

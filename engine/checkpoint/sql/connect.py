@@ -77,6 +77,15 @@ def _asyncpg_options(url: URL) -> URL:
 _ASYNCPG_NAMES = {"sslmode": "ssl", "connect_timeout": "timeout"}
 
 
+def libpq_url(url: URL) -> str:
+    """A normalized PostgreSQL URL as libpq (a plain psycopg connection) reads it: no
+    driver, and its options under libpq's names again."""
+    back = {asyncpg: libpq for libpq, asyncpg in _ASYNCPG_NAMES.items()}
+    query = {back.get(key, key): value for key, value in url.query.items()}
+    plain = url.set(drivername="postgresql", query=query)
+    return plain.render_as_string(hide_password=False)
+
+
 # The default separators add two bytes per key to every stored JSON column; built once,
 # as json.dumps with options builds an encoder on every call.
 _compact_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
