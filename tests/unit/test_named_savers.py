@@ -13,6 +13,7 @@ import uuid
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
+import aiosqlite
 import psycopg
 import pytest
 import sqlalchemy as sa
@@ -108,6 +109,13 @@ def test_made_from_a_connection_as_langgraphs_are(tmp_path: Path, postgres_url: 
 
     assert asyncio.run(from_an_async_connection()) == {"log": ["a", "a", "a"]}
 
+    async def from_aiosqlite() -> Any:
+        async with aiosqlite.connect(path) as conn:
+            graph = BUILDER.compile(checkpointer=AsyncSqliteSaver(conn))
+            return await graph.ainvoke({"log": []}, config)
+
+    assert asyncio.run(from_aiosqlite()) == {"log": ["a", "a"]}
+
 
 def test_a_libpq_string_names_the_database_as_a_url_does(postgres_url: str) -> None:
     url = sa.make_url(postgres_url)
@@ -130,6 +138,13 @@ def test_a_libpq_string_names_the_database_as_a_url_does(postgres_url: str) -> N
 def test_what_it_cannot_take_is_refused_naming_it(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match=r"cannot reopen .*SqliteSaver.from_conn_string"):
         SqliteSaver(sqlite3.connect(":memory:"))
+
+    async def in_memory() -> None:
+        async with aiosqlite.connect(":memory:") as conn:
+            AsyncSqliteSaver(conn)
+
+    with pytest.raises(TypeError, match=r"cannot reopen .*AsyncSqliteSaver.from_conn_string"):
+        asyncio.run(in_memory())
     with pytest.raises(TypeError, match=r"cannot reopen a str"):
         SqliteSaver(str(tmp_path / "x.db"))
     for conn_string, error, match in [

@@ -70,8 +70,8 @@ def engine_of(owner: object, given: Any) -> tuple[AsyncEngine, bool]:
     LangGraph's take a connection of their driver (`SqliteSaver(sqlite3.connect(...))`,
     `PostgresSaver(psycopg_connection_or_pool)`); these keep connections of their own,
     so they open the same database themselves, a connection per call (the one given is
-    left to its owner). A connection that cannot be reopened (an in-memory SQLite, an
-    aiosqlite one) is refused, naming `from_conn_string`."""
+    left to its owner). A connection that cannot be reopened (an in-memory SQLite) is
+    refused, naming `from_conn_string`."""
     if isinstance(given, AsyncEngine):
         return given, False
     url = _url_of(given)
@@ -90,6 +90,9 @@ def _url_of(connection: Any) -> str | None:
         files = connection.execute("PRAGMA database_list").fetchall()
         path = next((file for _, name, file in files if name == "main"), "")
         return f"sqlite:///{Path(path)}" if path else None
+    if type(connection).__module__.split(".")[0] == "aiosqlite":
+        path = _aiosqlite_path(connection)
+        return f"sqlite:///{Path(path)}" if path and path != ":memory:" else None
     if type(connection).__module__.split(".")[0] not in ("psycopg", "psycopg_pool"):
         return None
     info = getattr(connection, "info", None)
@@ -102,6 +105,14 @@ def _url_of(connection: Any) -> str | None:
         fields = dict(conninfo_to_dict(connection.conninfo))
         fields |= {k: v for k, v in connection.kwargs.items() if k in _ADDRESS + _KEPT_OPTIONS}
     return _postgres_url(fields)
+
+
+def _aiosqlite_path(connection: Any) -> str | None:
+    """The file an aiosqlite connection opens: aiosqlite keeps no public record of it,
+    only the function that connects, which holds the path it was given."""
+    cells = getattr(getattr(connection, "_connector", None), "__closure__", None) or ()
+    found = [cell.cell_contents for cell in cells if isinstance(cell.cell_contents, str | Path)]
+    return str(found[0]) if len(found) == 1 else None
 
 
 _ADDRESS = ("host", "port", "dbname", "user", "password")
