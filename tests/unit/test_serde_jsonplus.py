@@ -32,7 +32,7 @@ def test_allowlists_name_classes_or_module_tuples() -> None:
 @pytest.mark.parametrize(
     ("options", "error", "names"),
     [
-        ({"pickle_fallback": True}, TypeError, "pickle_fallback"),
+        ({"pickle_fallback": True}, ValueError, "pickle_fallback=True"),
         ({"allowed_msgpack_modules": True}, ValueError, "allowed_msgpack_modules=True"),
         ({"allowed_json_modules": True}, ValueError, "allowed_json_modules=True"),
         ({"__unpack_ext_hook__": lambda code, data: data}, ValueError, "__unpack_ext_hook__"),
@@ -162,3 +162,8 @@ def test_an_untyped_serializer_is_wrapped_as_langgraphs_savers_wrap_it() -> None
         pass
 
     assert isinstance(Mine(serde=Untyped()).serde, SerializerCompat)  # type: ignore[arg-type]
+
+
+def test_pickle_fallback_false_is_langgraphs_default_spelled_out() -> None:
+    serde = JsonPlusSerializer(pickle_fallback=False)
+    assert serde.loads_typed(serde.dumps_typed({"a": (1, 2)})) == {"a": (1, 2)}

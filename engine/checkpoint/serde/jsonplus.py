@@ -574,11 +574,17 @@ class JsonPlusSerializer(JsonSerializer):
     def __init__(
         self,
         *,
+        pickle_fallback: bool = False,
         allowed_json_modules: Iterable[tuple[str, ...] | type] | Literal[True] | None = None,
         allowed_msgpack_modules: Iterable[tuple[str, ...] | type] | Literal[True] | None = None,
         __unpack_ext_hook__: Callable[[int, bytes], Any] | None = None,
     ) -> None:
         super().__init__()
+        if pickle_fallback:
+            raise ValueError(
+                "pickle_fallback=True is not supported: the engine never pickles or "
+                "unpickles (a value it cannot store as JSON fails its save, naming it)"
+            )
         if __unpack_ext_hook__ is not None:
             raise ValueError(
                 "__unpack_ext_hook__ is not supported: the engine's msgpack format has no "
