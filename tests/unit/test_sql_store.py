@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypedDict
@@ -373,6 +374,25 @@ def test_a_sync_node_uses_an_async_store_of_an_async_run(tmp_path: Path, store_u
     assert asyncio.run(run(AsyncPostgresStore.from_conn_string(store_url))) == [1, 2]
     sqlite = AsyncSqliteStore.from_conn_string(str(tmp_path / "s.db"))
     assert asyncio.run(run(sqlite)) == [1, 2]
+
+
+def test_a_pooled_store_used_from_sync_code_keeps_working(tmp_path: Path) -> None:
+    """`SQLStore.from_url` (a pooled engine) set up and then called from sync code only:
+    each call runs on the thread's own loop, none waits for a loop that is not running."""
+    store = SQLStore.from_url(f"sqlite:///{tmp_path / 's.db'}")
+    asyncio.run(store.setup())
+    seen: list[Any] = []
+
+    def calls() -> None:
+        for n in range(3):
+            store.put(("a",), "k", {"v": n})
+            seen.append(store.get(("a",), "k").value)  # type: ignore[union-attr]
+
+    worker = threading.Thread(target=calls, daemon=True)
+    worker.start()
+    worker.join(30)
+    assert seen == [{"v": 0}, {"v": 1}, {"v": 2}], "a sync call waited for an idle loop"
+    asyncio.run(store.aclose())
 
 
 def test_a_bad_op_fails_its_batch_before_anything_is_written(sqlite_store: SqliteStore) -> None:

@@ -107,8 +107,9 @@ class SQLStore(BaseStore):
         self._index = _index(index, type(self).__name__) if index else None
         self.ttl_config = _checked_ttl(ttl)
         self._owns_engine = owns_engine
-        # A pooled engine's connections belong to the event loop that first used them:
-        # sync calls from other threads are handed to that loop (`batch`).
+        # A pooled engine's connections belong to the event loop that opened or first
+        # awaited the store: sync calls from other threads are handed to that loop while
+        # it runs (`batch`).
         self._pooled = not isinstance(engine.sync_engine.pool, NullPool)
         self.home_loop = running_loop() if self._pooled else None
         self._insert: Any = (
@@ -145,7 +146,7 @@ class SQLStore(BaseStore):
             if texts:
                 self._pack(batch, texts, self._index.embed_documents(list(texts)))
         home = self.home_loop
-        if home is None or home.is_closed():
+        if home is None or not home.is_running():
             return run_sync(lambda: self._run(batch))
         if running_loop() is home:
             raise RuntimeError(
@@ -164,6 +165,8 @@ class SQLStore(BaseStore):
             texts = self._texts(batch)
             if texts:
                 self._pack(batch, texts, await self._index.aembed_documents(list(texts)))
+        if self._pooled and self.home_loop is None:
+            self.home_loop = asyncio.get_running_loop()
         return await self._run(batch)
 
     def _texts(self, batch: _Batch) -> dict[str, list[tuple[Namespace, str]]]:
@@ -189,8 +192,6 @@ class SQLStore(BaseStore):
         batch.vectors = {owner: numbers.tobytes() for owner, numbers in packed.items()}
 
     async def _run(self, batch: _Batch) -> list[Result]:
-        if self._pooled and self.home_loop is None:
-            self.home_loop = asyncio.get_running_loop()
         results: list[Result] = [None] * batch.size
         stamp = datetime.now(UTC)
         renewed: list[Row[Any]] = []
