@@ -32,7 +32,7 @@ class Index:
             raise ValueError("An index needs `embed`: an embeddings model or function.")
         embed = config["embed"]
         if isinstance(embed, str):
-            embed = _named_embeddings(embed)
+            embed = named_embeddings(embed)
         if not hasattr(embed, "embed_documents") and not callable(embed):
             raise TypeError(
                 "index embed must be an embeddings model (with embed_documents and "
@@ -110,14 +110,14 @@ class Index:
         return result
 
 
-def _named_embeddings(name: str) -> Any:
+def named_embeddings(name: str) -> Any:
     """Embeddings named as LangGraph's stores take them (`"openai:text-embedding-3-small"`):
     made by LangChain's `init_embeddings`, of the `langchain` package (the `models` extra),
     which names the provider's package when that is missing."""
     try:
         from langchain.embeddings import init_embeddings
     except ImportError:
-        raise ImportError(
+        raise ValueError(
             f"Embeddings named by a string ({name!r}) are made by LangChain's "
             "init_embeddings: install `langchain` (the `models` extra) and the provider's "
             "package, or pass an embeddings model or function."

@@ -437,6 +437,28 @@ def test_embeddings_named_by_a_string_are_made_by_langchain(
         InMemoryStore(index={"dims": 3, "embed": "no-such-provider:model"})
 
 
+async def test_ensure_embeddings_as_langgraphs() -> None:
+    from langchain_core.embeddings import Embeddings
+    from langgraph.store.base.embed import ensure_embeddings as theirs
+
+    from engine.store.base.embed import ensure_embeddings
+
+    model = DeterministicFakeEmbedding(size=4)
+    assert ensure_embeddings(model) is model
+    for embed in (letters, aletters):
+        ours_made, theirs_made = ensure_embeddings(embed), theirs(embed)
+        assert isinstance(ours_made, Embeddings)
+        texts = ["banana", "ice cube"]
+        assert await ours_made.aembed_documents(texts) == await theirs_made.aembed_documents(texts)
+        if embed is letters:
+            assert ours_made.embed_query("you") == theirs_made.embed_query("you")
+        else:
+            with pytest.raises(ValueError, match="async"):
+                ours_made.embed_query("you")
+    with pytest.raises(ValueError, match="embed must be provided"):
+        ensure_embeddings(None)
+
+
 def test_index_config_errors() -> None:
     with pytest.raises(ValueError, match=r"does not support \['distance_type'\]"):
         indexed({"dims": 5, "embed": letters, "distance_type": "l2"})
