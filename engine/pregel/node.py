@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import (
@@ -90,7 +89,7 @@ class Node:
     def copy(self, update: Mapping[str, Any]) -> Node:
         """This node with the fields `update` names changed, as LangGraph's compiled
         nodes copy; an unknown field is a TypeError."""
-        return dataclasses.replace(self, **update)
+        return replace(self, **update)
 
     def invoke(self, input: Any, config: Any = None) -> Any:
         """Run the node's code alone (outside a graph run), as LangGraph's nodes allow."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, Literal, Self
+from uuid import UUID
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import merge_configs
@@ -444,7 +445,7 @@ class _Relay:
     def __call__(self, chunk: Any) -> list[Any]:
         mode, *inner = chunk.event.split(NS_SEP)
         ns = tuple(inner)
-        data = chunk.data
+        data = tuple(chunk.data) if mode == "messages" else chunk.data
         if mode == "error":
             raise RemoteException(data)
         if mode == "command" and isinstance(data, dict) and data.get("graph") == Command.PARENT:
@@ -453,7 +454,7 @@ class _Relay:
         if caller is not None:
             ns = caller.ns + ns
             if caller.loop is not None and mode in caller.modes:
-                caller.loop.emit(ns, mode, tuple(data) if mode == "messages" else data)
+                caller.loop.emit(ns, mode, data)
             if mode == "updates" and isinstance(data, dict) and INTERRUPT in data:
                 raise GraphInterrupt([_interrupt(i) for i in data[INTERRUPT]])
         if mode not in self.wanted:
@@ -461,8 +462,6 @@ class _Relay:
         # Parts of the remote graph's subgraphs were asked for the local stream only.
         if inner and not self.subgraphs and mode != "messages":
             return []
-        if mode == "messages":
-            data = tuple(data)
         if self.version == "v2":
             interrupts: tuple[Interrupt, ...] = ()
             if mode == "values" and isinstance(data, dict) and INTERRUPT in data:
@@ -533,7 +532,7 @@ def _plain(value: Any) -> Any:
         return {k: v for k, v in kept.items() if v is not None}
     if isinstance(value, list | tuple):
         return [p for p in map(_plain, value) if p is not None]
-    return str(value) if type(value).__name__ == "UUID" else None
+    return str(value) if isinstance(value, UUID) else None
 
 
 def _traced(headers: dict[str, str] | None) -> dict[str, str] | None:

@@ -9,13 +9,14 @@ server-sent events, one `StreamPart(event, data)` each.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, NamedTuple
 
 import httpx
 import orjson
+
+from engine._json import plain_json
 
 __all__ = ["AsyncServerClient", "StreamPart", "SyncServerClient"]
 
@@ -40,28 +41,12 @@ class Request(NamedTuple):
 
 
 def _headers(api_key: str | None, headers: Mapping[str, str] | None) -> dict[str, str]:
-    found = {"x-api-key": api_key} if api_key else {}
-    if not api_key:
-        key = next((os.environ[name] for name in _KEY_VARIABLES if os.environ.get(name)), None)
-        if key:
-            found["x-api-key"] = key
-    return {**found, **(headers or {})}
-
-
-def _default(value: Any) -> Any:
-    """What JSON a request's values take: a pydantic model (a LangChain message) as its
-    fields, a dataclass as its fields, a set as a list."""
-    if hasattr(value, "model_dump"):
-        return value.model_dump()
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    raise TypeError(f"{type(value).__name__} cannot be sent to the server as JSON")
+    key = api_key or next((os.environ[n] for n in _KEY_VARIABLES if os.environ.get(n)), None)
+    return {**({"x-api-key": key} if key else {}), **(headers or {})}
 
 
 def _content(body: Any) -> bytes | None:
-    return None if body is None else orjson.dumps(body, default=_default)
+    return None if body is None else orjson.dumps(body, default=plain_json)
 
 
 def _without_none(**fields: Any) -> dict[str, Any]:

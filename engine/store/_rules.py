@@ -7,7 +7,7 @@ import operator
 from collections.abc import Mapping
 from typing import Any
 
-from engine.store.base import MatchCondition, PutOp, tokenize_path
+from engine.store.base import ListNamespacesOp, MatchCondition, PutOp, tokenize_path
 
 Namespace = tuple[str, ...]
 
@@ -76,6 +76,13 @@ def _number(value: Any) -> float | None:
 def check_page(limit: int, offset: int) -> None:
     if limit < 0 or offset < 0:
         raise ValueError(f"limit and offset cannot be negative, got {limit} and {offset}.")
+
+
+def check_listing(op: ListNamespacesOp) -> None:
+    """A namespace listing's depth (at least one label) and page."""
+    if op.max_depth is not None and op.max_depth < 1:
+        raise ValueError(f"max_depth must be at least 1, got {op.max_depth}.")
+    check_page(op.limit, op.offset)
 
 
 def check_put(op: PutOp) -> None:

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from engine.store._index import Index, Vector, rank, with_norm
-from engine.store._rules import check_page, check_put, matches, namespace_matches
+from engine.store._rules import check_listing, check_page, check_put, matches, namespace_matches
 from engine.store.base import (
     BaseStore,
     GetOp,
@@ -178,9 +178,7 @@ class InMemoryStore(BaseStore):
         return found
 
     def _namespaces(self, op: ListNamespacesOp) -> list[Namespace]:
-        if op.max_depth is not None and op.max_depth < 1:
-            raise ValueError(f"max_depth must be at least 1, got {op.max_depth}.")
-        check_page(op.limit, op.offset)
+        check_listing(op)
         conditions = op.match_conditions or ()
         found = {
             namespace[: op.max_depth] if op.max_depth is not None else namespace

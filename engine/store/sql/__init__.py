@@ -28,11 +28,18 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.pool import NullPool
 
+from engine._json import plain_json
 from engine.checkpoint.sql.connect import create_engine, write_transaction
 from engine.checkpoint.sql.migrations import upgrade
 from engine.pregel.sync import run_sync, running_loop
 from engine.store._index import Index, Vector, rank, with_norm
-from engine.store._rules import check_page, check_put, matches, namespace_matches
+from engine.store._rules import (
+    check_listing,
+    check_page,
+    check_put,
+    matches,
+    namespace_matches,
+)
 from engine.store.base import (
     BaseStore,
     GetOp,
@@ -371,10 +378,9 @@ def _index(config: IndexConfig, store: str) -> Index:
             f"{store} compares a query with every item under the prefix (there is no "
             "pgvector index to tune): leave ann_index_config out."
         )
-    if not isinstance(options.get("dims"), int) or options["dims"] < 1:
-        raise ValueError(
-            f"{store} index needs dims, the length of a vector, got {options.get('dims')!r}."
-        )
+    dims = options.get("dims")
+    if isinstance(dims, bool) or not isinstance(dims, int) or dims < 1:
+        raise ValueError(f"{store} index needs dims, the length of a vector, got {dims!r}.")
     return Index(config, store, also=_POSTGRES_INDEX_OPTIONS)
 
 
@@ -396,12 +402,8 @@ def _check(ops: Iterable[Op]) -> _Batch:
         if isinstance(op, PutOp):
             check_put(op)
             _check_size(op)
-            if op.ttl is not None and (
-                isinstance(op.ttl, bool) or not isinstance(op.ttl, int | float) or op.ttl <= 0
-            ):
-                raise ValueError(
-                    f"ttl must be a number of minutes above 0 (or None), got {op.ttl!r}."
-                )
+            if op.ttl is not None:
+                positive_minutes(op.ttl, "ttl must be a number of minutes above 0 (or None)")
             where = (op.namespace, op.key)
             batch.puts[where] = op
             if op.value is not None:
@@ -410,13 +412,18 @@ def _check(ops: Iterable[Op]) -> _Batch:
             if isinstance(op, SearchOp):
                 check_page(op.limit, op.offset)
             elif isinstance(op, ListNamespacesOp):
-                if op.max_depth is not None and op.max_depth < 1:
-                    raise ValueError(f"max_depth must be at least 1, got {op.max_depth}.")
-                check_page(op.limit, op.offset)
+                check_listing(op)
             batch.reads.append((position, op))
         else:
             raise ValueError(f"Unknown operation type: {type(op).__name__}")
     return batch
+
+
+def positive_minutes(value: Any, rule: str) -> float:
+    """`value` as minutes, when it is a number above 0; else `rule` is the error."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ValueError(f"{rule}, got {value!r}.")
+    return float(value)
 
 
 def _check_size(op: PutOp) -> None:
@@ -435,19 +442,11 @@ def _dumps(value: Any, op: PutOp) -> str:
     (so they read back as strings and dicts, as from LangGraph's database stores), a
     pydantic model as its JSON form; anything else is refused, naming the item."""
     try:
-        return orjson.dumps(value, default=_jsonable).decode()
+        return orjson.dumps(value, default=plain_json).decode()
     except TypeError as exc:
         raise TypeError(
             f"The value of item {op.key!r} in namespace {op.namespace} is not JSON: {exc}."
         ) from None
-
-
-def _jsonable(value: Any) -> Any:
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    raise TypeError(f"{type(value).__name__} cannot be stored")
 
 
 def _checked_ttl(ttl: TTLConfig | None) -> TTLConfig | None:

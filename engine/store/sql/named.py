@@ -22,7 +22,7 @@ from engine.checkpoint.sql.connect import create_engine
 from engine.checkpoint.sql.named import engine_of
 from engine.pregel.sync import run_sync
 from engine.store.base import IndexConfig, TTLConfig
-from engine.store.sql import SQLStore
+from engine.store.sql import SQLStore, positive_minutes
 
 logger = logging.getLogger(__name__)
 
@@ -42,10 +42,9 @@ class NamedStore(SQLStore):
 
     def _sweep_minutes(self, given: float | None) -> float:
         minutes = given or (self.ttl_config or {}).get("sweep_interval_minutes")
-        minutes = minutes or DEFAULT_SWEEP_MINUTES
-        if isinstance(minutes, bool) or not isinstance(minutes, int | float) or minutes <= 0:
-            raise ValueError(f"sweep_interval_minutes must be above 0, got {minutes!r}.")
-        return float(minutes)
+        return positive_minutes(
+            minutes or DEFAULT_SWEEP_MINUTES, "sweep_interval_minutes must be above 0"
+        )
 
 
 class SyncNamedStore(NamedStore):
