@@ -116,6 +116,18 @@ class ParentCommand(GraphBubbleUp):
         self.command = command
 
 
+class NoParentGraphError(ParentCommand, InvalidUpdateError):
+    """A node of the top graph returned `Command(graph=Command.PARENT)`. It escapes as a
+    `ParentCommand`, as LangGraph's does, so code that catches that still does; as an
+    `InvalidUpdateError` it says what went wrong."""
+
+    def __str__(self) -> str:
+        return (
+            "Command(graph=Command.PARENT) was returned by a node of the top graph, "
+            f"which has no parent: {self.command!r}"
+        )
+
+
 class NodeTimeoutError(Exception):
     """An attempt of a node (or task) ran past its `TimeoutPolicy`: `kind` says which
     timeout fired and `timeout` its length. Not a `TimeoutError` (an `OSError`), so the

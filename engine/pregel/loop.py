@@ -68,6 +68,7 @@ from engine.errors import (
     InvalidUpdateError,
     NodeCancelledError,
     NodeError,
+    NoParentGraphError,
     ParentCommand,
     is_invalid_resume,
 )
@@ -886,12 +887,9 @@ class Loop:
                 if pad.pushed:
                     writes = [*pad.pushed, *writes]
                 break
-            except ParentCommand:
+            except ParentCommand as exc:
                 if not self.ns:
-                    raise InvalidUpdateError(
-                        "Command(graph=Command.PARENT) was returned by a node of the top graph, "
-                        "which has no parent."
-                    ) from None
+                    raise NoParentGraphError(exc.command) from None
                 raise
             except GraphDrained as exc:
                 # A run inside this task stopped to drain: no outcome is saved, so the

@@ -1568,6 +1568,27 @@ def case_command_to_parent_graph(ns: NS) -> Any:
     }
 
 
+@case(aio=True)
+def case_command_to_parent_from_the_top_graph(ns: NS, aio: bool) -> Any:
+    """It escapes the run as a `ParentCommand` holding the command; the task stays due."""
+    graph = build(
+        ns,
+        LogState,
+        {"a": lambda s: ns.Command(graph=ns.Command.PARENT, goto="z", update={"log": ["up"]})},
+        [("S", "a")],
+        checkpointer=ns.InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "t"}}
+    try:
+        if aio:
+            asyncio.run(graph.ainvoke({"log": []}, config))
+        else:
+            graph.invoke({"log": []}, config)
+    except ns.ParentCommand as exc:
+        caught = {"goto": exc.args[0].goto, "update": exc.args[0].update}
+    return {"caught": caught, "state": graph.get_state(config)}
+
+
 @case
 def case_send_to_unknown_node(ns: NS) -> Any:
     graph = (

@@ -97,6 +97,7 @@ API_MODULES: dict[str, tuple[str, ...]] = {
         "NodeTimeoutError",
         "NodeError",
         "NodeInterrupt",
+        "ParentCommand",
     ),
     "langgraph.func": ("entrypoint", "task"),
     "langgraph.callbacks": ("GraphCallbackHandler",),
