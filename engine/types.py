@@ -7,10 +7,10 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, ClassVar, Generic, Literal, NamedTuple, NotRequired, TypedDict, TypeVar
+from typing import Any, ClassVar, Generic, Literal, NamedTuple, NotRequired, TypeVar
 
 from langchain_core.messages.tool import ToolOutputMixin
-from typing_extensions import TypeAliasType
+from typing_extensions import TypeAliasType, TypedDict
 
 from engine.checkpoint.base import BaseCheckpointSaver
 from engine.constants import INTERRUPT

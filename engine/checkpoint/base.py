@@ -11,7 +11,9 @@ import asyncio
 from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, NamedTuple, TypedDict, cast
+from typing import Any, NamedTuple, cast
+
+from typing_extensions import TypedDict
 
 from engine.checkpoint.ids import new_checkpoint_id
 from engine.checkpoint.serde.base import SerializerProtocol, maybe_add_typed_methods

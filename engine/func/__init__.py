@@ -91,6 +91,8 @@ class _TaskFunction:
         # The classes its annotations name, which its calls' saved results may hold.
         self.types = list(_hints(func).values())
         self.signature = inspect.signature(func)
+        # What its parameters ask the run for by name, as a node's do (`writer`, ...).
+        self.injected = injected_params(func)
         self.name = name or _name_of(func)
         self.retry_policy = retry_policy
         if timeout is not None and not _is_async(func):
@@ -224,7 +226,7 @@ class _TaskFunction:
                 "callbacks"
             ]
         if not callbacks:
-            value = self.func(*call.args, **call.kw)
+            value = self.func(*call.args, **self._keywords(pad, call, config))
             return await value if inspect.isawaitable(value) else value
         metadata = config.get("metadata") or {}
         ns = f"{pad.task_ns}|{self.name}:{call.id}"
@@ -239,12 +241,12 @@ class _TaskFunction:
         manager = AsyncCallbackManager.configure(
             callbacks, inheritable_tags=config.get("tags"), inheritable_metadata=metadata
         )
-        bound = self.signature.bind(*call.args, **call.kw)
+        bound = self.signature.bind_partial(*call.args, **call.kw)
         run = await manager.on_chain_start(None, dict(bound.arguments), name=self.name)
         child = {**config, "metadata": metadata, "callbacks": run.get_child()}
         token = var_child_runnable_config.set(child)
         try:
-            value = self.func(*call.args, **call.kw)
+            value = self.func(*call.args, **self._keywords(pad, call, child))
             if inspect.isawaitable(value):
                 value = await value
         except BaseException as exc:
@@ -255,6 +257,23 @@ class _TaskFunction:
         await show_output(run, value)
         await run.on_chain_end(value)
         return value
+
+    def _keywords(
+        self, pad: context.Scratchpad, call: _Call, config: RunnableConfig
+    ) -> dict[str, Any]:
+        """The call's keyword arguments, with what its parameters ask the run for and
+        the caller did not pass."""
+        if not self.injected:
+            return call.kw
+        passed = self.signature.bind_partial(*call.args, **call.kw).arguments
+        runtime = pad.runtime
+        values = {
+            "config": config,
+            "runtime": runtime,
+            "store": runtime.store,
+            "writer": runtime.stream_writer,
+        }
+        return {**{n: values[n] for n in self.injected if n not in passed}, **call.kw}
 
 
 def _stopped(pad: context.Scratchpad, asking: context.Scratchpad, exc: BaseException) -> None:

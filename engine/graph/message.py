@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from operator import attrgetter
-from typing import Annotated, Any, Literal, TypedDict, cast
+from typing import Annotated, Any, Literal, cast
 
 from langchain_core.messages import (
     AIMessage,
@@ -27,6 +27,7 @@ from langchain_core.messages import (
     convert_to_openai_messages,
     message_chunk_to_message,
 )
+from typing_extensions import TypedDict
 
 from engine.channels.base import Channel
 from engine.channels.binop import _overwrite_of

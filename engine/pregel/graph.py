@@ -11,7 +11,7 @@ import typing
 import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from typing import Any, Literal, TypedDict, TypeVar, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 import pydantic
 from langchain_core.callbacks.manager import (
@@ -19,7 +19,7 @@ from langchain_core.callbacks.manager import (
     AsyncCallbackManagerForChainRun,
 )
 from langchain_core.runnables import Runnable, RunnableConfig
-from typing_extensions import Unpack, is_typeddict
+from typing_extensions import TypedDict, Unpack, is_typeddict
 
 from engine._annotations import unwrapped
 from engine.cache.base import BaseCache

@@ -33,7 +33,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 from itertools import compress
-from typing import Any, Literal, NamedTuple, get_args
+from typing import Any, Literal, NamedTuple, get_args, get_type_hints
 
 import msgspec
 import orjson
@@ -654,6 +654,10 @@ def allow_schemas(saver: Any, schemas: Iterable[Any]) -> None:
     seen: set[Any] = set()
 
     def visit(tp: Any) -> None:
+        if isinstance(tp, list):  # a Callable's parameters
+            for arg in tp:
+                visit(arg)
+            return
         if tp in seen:
             return
         seen.add(tp)
@@ -663,10 +667,19 @@ def allow_schemas(saver: Any, schemas: Iterable[Any]) -> None:
             dataclasses.is_dataclass(tp) or _is_pydantic_model(tp) or isinstance(tp, enum.EnumMeta)
         ):
             allow(tp)
-            for hint in getattr(tp, "__annotations__", {}).values():
+            for hint in _annotations(tp):
                 visit(hint)
 
     for schema in schemas:
         visit(schema)
-        for hint in getattr(schema, "__annotations__", {}).values():
+        for hint in _annotations(schema):
             visit(hint)
+
+
+def _annotations(cls: Any) -> Iterable[Any]:
+    """A class's field annotations, resolved: under `from __future__ import annotations`
+    they are strings. One that does not resolve names no class to allow."""
+    try:
+        return get_type_hints(cls, include_extras=True).values()
+    except Exception:
+        return [a for a in getattr(cls, "__annotations__", {}).values() if not isinstance(a, str)]

@@ -11,9 +11,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from enum import Enum
-from typing import Any, Literal, NamedTuple, Protocol, TypedDict, cast
+from typing import Any, Literal, NamedTuple, Protocol, cast
 
 from langchain_core.embeddings import Embeddings
+from typing_extensions import TypedDict
 
 __all__ = [
     "AEmbeddingsFunc",

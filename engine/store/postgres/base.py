@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any, TypedDict
+from typing import Any
+
+from typing_extensions import TypedDict
 
 from engine.checkpoint.sql.named import postgres_url
 from engine.store.base import IndexConfig, TTLConfig
