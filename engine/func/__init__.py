@@ -166,6 +166,9 @@ class _TaskFunction:
             call_writes={},
             graph_calls=itertools.count(),
         )
+        # As in LangGraph, the messages a call is given are not news to the `messages`
+        # stream when its caller returns them again.
+        pad.loop.mark_messages_seen([*call.args, *call.kw.values()])
         cache_key = self._cache_key(pad, call)
         if cache_key is not None:
             found = (await pad.loop.cache.aget([cache_key])).get(cache_key)

@@ -677,8 +677,14 @@ class _Compiler:
         route = self._control(START, joins)
 
         def write(output: Any, channels: dict[str, Channel]) -> Any:
-            state_writes = with_message_ids(channels, update_items(output, input_keys, START))
-            control = route(state_writes, (), channels)
+            # A Command is the input of a run on a thread with nothing saved yet.
+            update, gotos = (
+                (output.update, _goto_list(output.goto))
+                if isinstance(output, Command)
+                else (output, [])
+            )
+            state_writes = with_message_ids(channels, update_items(update, input_keys, START))
+            control = route(state_writes, gotos, channels)
             return _combine(state_writes, control)
 
         return Node(

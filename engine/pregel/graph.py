@@ -246,7 +246,7 @@ class CompiledGraph(Runnable[Any, Any]):
         store = self.store or getattr(seeded, "store", None)
         control = control or getattr(seeded, "control", None)
         if print_modes:
-            emit, modes = _printing(emit, modes, print_modes)
+            emit, modes = _printing(emit, modes, print_modes, subgraphs)
         saver = self._saver()
         run_context = coerce_context(self.context_schema, run_context)
         before = _names(options.get("interrupt_before"), self.interrupt_before, self.nodes)
@@ -358,7 +358,7 @@ class CompiledGraph(Runnable[Any, Any]):
         input: Any,
         config: dict[str, Any] | None = None,
         *,
-        stream_mode: str = "values",
+        stream_mode: str | Sequence[str] = "values",
         subgraphs: bool = False,
         version: Literal["v1", "v2"] = "v1",
         _inline_sync: bool = False,
@@ -366,16 +366,19 @@ class CompiledGraph(Runnable[Any, Any]):
     ) -> Any:
         """Run to the end (or an interrupt) and return the output; `subgraphs` changes
         nothing here, as in LangGraph, where it only shapes stream parts. With
-        `version="v2"` the output is a `GraphOutput` (its interrupts apart), or for another
-        stream mode the list of its v2 parts."""
+        `version="v2"` the output is a `GraphOutput` (its interrupts apart). For another
+        stream mode, or several, the list of the top graph's parts, shaped as `stream`
+        yields them."""
         chunks: list[Any] = []
+        single, modes = _stream_modes(stream_mode)
 
         def emit(ns: tuple[str, ...], mode: str, payload: Any) -> None:
-            if not ns and mode == stream_mode:
-                chunks.append(self._v2_part(ns, mode, payload) if version == "v2" else payload)
+            if not ns and mode in modes:
+                part = self._v2_part(ns, mode, payload) if version == "v2" else payload
+                chunks.append(part if single or version == "v2" else (mode, part))
 
         loop = self._loop(
-            config, emit=emit, modes=frozenset({stream_mode}), inline_sync=_inline_sync, **options
+            config, emit=emit, modes=frozenset(modes), inline_sync=_inline_sync, **options
         )
         await self._drive(loop, input)
         if stream_mode != "values":
@@ -1207,9 +1210,10 @@ def _with_run_keys_in_metadata(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _stream_modes(stream_mode: str | Sequence[str]) -> tuple[bool, list[str]]:
-    """Whether one mode was asked for (parts are then bare payloads), and the modes."""
-    single = isinstance(stream_mode, str)
-    modes = [stream_mode] if single else list(stream_mode)  # type: ignore[list-item]
+    """Whether parts are bare payloads, and the modes. As in LangGraph, only a list asks
+    for parts tagged with their mode: a tuple or set of modes yields bare payloads."""
+    single = not isinstance(stream_mode, list)
+    modes = [stream_mode] if isinstance(stream_mode, str) else list(stream_mode)
     unknown = [m for m in modes if m not in _ALL_MODES]
     if unknown:
         raise ValueError(f"Unknown stream mode {unknown[0]!r}; known: {sorted(_ALL_MODES)}.")
@@ -1315,8 +1319,8 @@ def _in_task(config: dict[str, Any], pad: context.Scratchpad) -> bool:
 
 def _print_modes(print_mode: str | Sequence[str], debug: bool | None) -> tuple[str, ...]:
     modes = (print_mode,) if isinstance(print_mode, str) else tuple(print_mode)
-    if debug:
-        modes = (*modes, "debug")
+    if debug:  # as LangGraph's `debug=True` prints
+        modes = ("updates", "values")
     unknown = [m for m in modes if m not in _ALL_MODES]
     if unknown:
         raise ValueError(f"Unknown print mode {unknown[0]!r}; known: {sorted(_ALL_MODES)}.")
@@ -1327,15 +1331,18 @@ def _printing(
     emit: Callable[[tuple[str, ...], str, Any], None],
     modes: frozenset[str],
     print_modes: Sequence[str],
+    subgraphs: bool,
 ) -> tuple[Callable[[tuple[str, ...], str, Any], None], frozenset[str]]:
     """Print the parts of `print_modes` to the console (LangGraph's `debug`/`print_mode`),
-    handing the caller only the modes it asked for."""
+    a subgraph's only when the call streams them, handing the caller only the modes it
+    asked for."""
     shown = frozenset(print_modes)
 
     def emit_and_print(ns: tuple[str, ...], mode: str, payload: Any) -> None:
-        if mode in shown:
-            where = f" {'|'.join(ns)}" if ns else ""
-            print(f"[{mode}{where}] {payload!r}", flush=True)
+        if mode in shown and (subgraphs or not ns):
+            # LangGraph's console format: the mode in bold, a subgraph's namespace in yellow.
+            where = f" \033[1;30;33m[graph={ns}]\033[0m" if ns else ""
+            print(f"\033[1m[{mode}]\033[0m{where} {payload!r}", flush=True)
         if mode in modes:
             emit(ns, mode, payload)
 

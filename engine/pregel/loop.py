@@ -12,7 +12,7 @@ import asyncio
 import dataclasses
 import re
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
@@ -416,6 +416,9 @@ class Loop:
         if input is not None and not isinstance(input, Command):
             await self._apply_input(input)
             return
+        if saved is None and isinstance(input, Command) and not self.ns:
+            await self._apply_first_command(input)
+            return
         if saved is None and not isinstance(input, Command):
             raise EmptyInputError(
                 "Received no input and the thread has no checkpoint to continue from."
@@ -527,6 +530,21 @@ class Loop:
         self.step = self.step if self.checkpoint_id else -1
         await self._save_checkpoint("input")
         self.step += 1
+
+    async def _apply_first_command(self, command: Command) -> None:
+        """A Command on a thread with nothing saved (a client resuming a thread it
+        mistook, a program that starts with one): as in LangGraph, the graph starts from
+        its input node with the update as input, and also goes where `goto` says. An
+        answer has no question to go to and is dropped, but without a saver none could
+        ever be asked for."""
+        if command.resume is not None and self.saver is None:
+            raise RuntimeError(
+                "Cannot use Command(resume=...) without a checkpointer: an interrupted "
+                "run is only kept by one."
+            )
+        if command.graph == Command.PARENT:
+            raise InvalidUpdateError("Command(graph=PARENT) cannot be sent as input.")
+        await self._apply_input(dataclasses.replace(command, resume=None))
 
     async def _apply_command(self, command: Command) -> None:
         if command.graph == Command.PARENT:
@@ -711,16 +729,11 @@ class Loop:
         if interrupted:
             self.status = "interrupted"
             self.interrupts = [i for t in interrupted for i in t.interrupts]
-            # Questions are shown at every level they stop, a part for each task that
-            # asked; a breakpoint inside a subgraph (no questions) only by the top
-            # graph, as in LangGraph.
-            if "updates" in self.modes:
-                if self.interrupts:
-                    for task in interrupted:
-                        if task.interrupts:
-                            self.emit(self.ns, "updates", {INTERRUPT: tuple(task.interrupts)})
-                elif not self.ns:
-                    self.emit(self.ns, "updates", {INTERRUPT: ()})
+            # Questions were shown at every level they stop, a part for each task that
+            # asked, when it asked; a breakpoint inside a subgraph (no questions) is
+            # shown only by the top graph, as in LangGraph.
+            if "updates" in self.modes and not self.interrupts and not self.ns:
+                self.emit(self.ns, "updates", {INTERRUPT: ()})
             if "values" in self.modes and self.interrupts:
                 self._show(with_interrupts(self._shown_state(), self.interrupts))
             # The caller then sees what the finished tasks wrote, though the step stays
@@ -901,6 +914,10 @@ class Loop:
                 task.interrupted = True
                 if pad.started:
                     await context.calls_settled(pad)
+                # Shown when asked, as LangGraph shows it: a client may put the question
+                # to its user while the step's other tasks go on.
+                if "updates" in self.modes and task.interrupts:
+                    self.emit(self.ns, "updates", {INTERRUPT: tuple(task.interrupts)})
                 await self._task_finished(task, [(INTERRUPT, task.interrupts)], pad)
                 return
             except Exception as exc:
@@ -1382,7 +1399,7 @@ class Loop:
     def _task_config(self, task: Task, runtime: Runtime[Any]) -> dict[str, Any]:
         conf = {**self.config.get("configurable", {}), "checkpoint_ns": None}
         conf["checkpoint_ns"] = "|".join([*self.ns, f"{task.name}:{task.id}"])
-        conf.pop("checkpoint_id", None)
+        conf["checkpoint_id"] = None  # a graph the node runs starts from its own head
         conf[CONFIG_KEY_RUNTIME] = runtime
         # What the node would read from its edge now, for a node run by a Send (a
         # ToolNode given one tool call) that wants the graph's state too.
@@ -1531,6 +1548,19 @@ class Loop:
             handler.fresh(message, self.ns)
             emit(self.ns, "messages", (message, meta))
 
+    def mark_messages_seen(self, values: Iterable[Any]) -> None:
+        """The messages among `values` (or in a list or tuple of them) are not news to
+        the `messages` stream: a node or `@task` call that was given them may return
+        them again (the whole conversation, with the reply added)."""
+        routes = self._message_routes()
+        if not routes:
+            return
+        for value in values:
+            for item in value if isinstance(value, list | tuple) else (value,):
+                if isinstance(item, BaseMessage) and item.id is not None:
+                    for handler, _ in routes:
+                        handler.mark_seen(item.id, self.ns)
+
     def _emit_messages(self, task: Task, state_writes: list[tuple[str, Any]]) -> None:
         """Messages a node wrote that no chat model streamed, each whole, once."""
         routes = self._message_routes()
@@ -1538,13 +1568,10 @@ class Loop:
             return
         meta = self._run_metadata(task)
         given = task.input if isinstance(task.input, dict) else getattr(task.input, "__dict__", {})
+        # What the node was given (a dict, or a pydantic or dataclass state) is not news,
+        # though it may return it again.
+        self.mark_messages_seen(given.values())
         for handler, emit in routes:
-            # What the node was given (a dict, or a pydantic or dataclass state) is not
-            # news, though it may return it again.
-            for value in given.values():
-                for item in value if isinstance(value, list) else (value,):
-                    if isinstance(item, BaseMessage) and item.id is not None:
-                        handler.mark_seen(item.id, self.ns)
             for _, value in state_writes:
                 for item in value if isinstance(value, list) else (value,):
                     if not isinstance(item, BaseMessage) or isinstance(item, RemoveMessage):
@@ -1566,10 +1593,12 @@ def _untracked_left_out(packet: Any, untracked: frozenset[str]) -> Any:
 
 def task_result(state_writes: list[tuple[str, Any]]) -> dict[str, Any]:
     """A task's writes as the `tasks` stream shows them: by key, a key written more than
-    once as `{"$writes": [each value, in order]}`."""
+    once as `{"$writes": [each value, in order]}`. What an entrypoint saves for its next
+    call (`previous`) is not its result, and not shown, as in LangGraph."""
     values: dict[str, list[Any]] = {}
     for key, value in state_writes:
-        values.setdefault(key, []).append(value)
+        if key != PREVIOUS:
+            values.setdefault(key, []).append(value)
     return {k: vs[0] if len(vs) == 1 else {"$writes": vs} for k, vs in values.items()}
 
 

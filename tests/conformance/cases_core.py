@@ -1589,6 +1589,44 @@ def case_command_to_parent_from_the_top_graph(ns: NS, aio: bool) -> Any:
     return {"caught": caught, "state": graph.get_state(config)}
 
 
+@case(aio=True)
+def case_a_command_starts_a_thread_with_nothing_saved(ns: NS, aio: bool) -> Any:
+    """It is the input node's input: its update is written (once, here: a key without a
+    reducer, as LangGraph writes it twice), the input's edges are followed and `goto`
+    too; an answer finds no question. Without a saver an answer is refused."""
+
+    class State(TypedDict):
+        v: str
+        log: Annotated[list, operator.add]
+
+    def ask(state: Any) -> dict[str, Any]:
+        return {"log": [ns.interrupt("q?")]}
+
+    builder = ns.StateGraph(State)
+    builder.add_node("n1", note("n1"))
+    builder.add_node("n2", note("n2"))
+    builder.add_node("ask", ask)
+    builder.add_edge(ns.START, "n1")
+    saved = builder.compile(checkpointer=ns.InMemorySaver())
+    commands = {
+        "update": ns.Command(update={"v": "x"}),
+        "goto": ns.Command(update={"v": "x"}, goto="n2"),
+        "send": ns.Command(goto=ns.Send("n2", {"log": []})),
+        "ask": ns.Command(goto="ask"),
+        "resume": ns.Command(resume="r"),
+    }
+    seen: dict[str, Any] = {}
+    for name, command in commands.items():
+        config = {"configurable": {"thread_id": name}}
+        out = invoke(saved, command, config, aio=aio)
+        state = saved.get_state(config)
+        seen[name] = {"out": out, "values": state.values, "next": state.next}
+    plain = builder.compile()
+    seen["plain goto"] = invoke(plain, commands["goto"], aio=aio)
+    seen["plain resume"] = invoke(plain, commands["resume"], aio=aio)
+    return seen
+
+
 @case
 def case_send_to_unknown_node(ns: NS) -> Any:
     graph = (

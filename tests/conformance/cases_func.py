@@ -366,3 +366,23 @@ def case_pydantic_values_through_tasks_across_an_interrupt(ns: NS, aio: bool) ->
         "resumed": invoke(flow, ns.Command(resume="hot"), config, aio=aio),
         "calls": calls,
     }
+
+
+@case(aio=True)
+def case_an_entrypoint_task_result_is_its_return(ns: NS, aio: bool) -> Any:
+    """The `tasks` mode shows what the entrypoint returned, not what it saved for its
+    next call (`entrypoint.final(save=...)`, or the value again)."""
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver())
+    def total(n: int, *, previous: Any = None) -> Any:
+        return ns.entrypoint.final(value={"total": n}, save=(previous or 0) + n)
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver())
+    def plain(n: int) -> int:
+        return n * 2
+
+    cfg = thread()
+    return [
+        stream(graph, 5, cfg, stream_mode=["tasks", "updates"], aio=aio)
+        for graph in (total, total, plain)
+    ]

@@ -911,3 +911,28 @@ def case_messages_of_a_resumed_subgraph_with_a_pydantic_state(ns: NS, aio: bool)
         stream(outer, given, config, stream_mode="messages", subgraphs=True, aio=aio)
         for given in (first, ns.Command(resume="yes"))
     ]
+
+
+@case(aio=True, sql=True)
+def case_a_functional_chatbot_streams_each_turn_once(ns: NS, aio: bool) -> Any:
+    """The functional API's chatbot: the history an entrypoint saves with
+    `entrypoint.final` is not shown again on the next turn, as the `@task` that called
+    the model was given it."""
+    model = replies(AIMessage("hello world", id="a1"), AIMessage("second one", id="a2"))
+
+    @ns.task
+    def call_model(messages: list[Any]) -> Any:
+        return model.invoke(messages)
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver())
+    def chat(inputs: list[Any], *, previous: Any = None) -> Any:
+        if previous:
+            inputs = ns.add_messages(previous, inputs)
+        reply = call_model(inputs).result()
+        return ns.entrypoint.final(value=reply, save=ns.add_messages(inputs, reply))
+
+    cfg = thread()
+    return [
+        stream(chat, [{"role": "user", "content": text}], cfg, stream_mode="messages", aio=aio)
+        for text in ("hi", "again")
+    ]

@@ -1708,8 +1708,9 @@ def case_a_failure_cancels_the_tasks_still_running(ns: NS) -> Any:
 
 @case(sql=True)
 def case_a_failure_is_saved_as_its_repr(ns: NS) -> Any:
-    """A failed task's saved write is its exception's repr, beside what the task that
-    finished wrote; the snapshot's task shows that repr too."""
+    """A failed task's saved write is its exception's repr; the snapshot's task shows
+    that repr too. (Whether the other task's writes were saved depends on whether it
+    finished before the failure stopped the step, on both engines: not observed.)"""
 
     def bad(state: Any) -> dict[str, Any]:
         raise ValueError("bad input")
@@ -1727,6 +1728,8 @@ def case_a_failure_is_saved_as_its_repr(ns: NS) -> Any:
     saved = saver.get_tuple(config)
     return {
         "failed": failed,
-        "pending writes": sorted((chan, repr(value)) for _, chan, value in saved.pending_writes),
+        "pending writes": sorted(
+            (chan, repr(value)) for _, chan, value in saved.pending_writes if chan != "log"
+        ),
         "task errors": sorted((t.name, t.error) for t in graph.get_state(config).tasks),
     }

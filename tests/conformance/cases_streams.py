@@ -474,3 +474,16 @@ def case_run_keys_reach_messages_metadata(ns: NS) -> Any:
             {k: v for k, v in meta.items() if not k.startswith("langgraph_")} for _, meta in parts
         ]
     return out
+
+
+@case(aio=True)
+def case_only_a_list_of_modes_tags_the_parts(ns: NS, aio: bool) -> Any:
+    """`invoke` with several modes returns the parts; as in `stream`, a list asks for
+    `(mode, chunk)` parts, and a tuple or set of modes gives bare chunks."""
+    graph = build(ns, LogState, {"a": note("a"), "b": note("b")}, chain_edges(["a", "b"]))
+    forms: list[Any] = [["updates", "values"], ("values",), ("updates", "values"), {"updates"}]
+    return {
+        "invoke": [invoke(graph, {"log": []}, aio=aio, stream_mode=m) for m in forms],
+        "invoke v2": invoke(graph, {"log": []}, aio=aio, stream_mode=forms[0], version="v2"),
+        "stream": [raw_stream(graph, {"log": []}, None, aio, stream_mode=m)[0] for m in forms],
+    }

@@ -1,0 +1,44 @@
+"""`debug=True` prints what LangGraph's does: each `updates` and `values` part, its mode
+in bold, a subgraph's namespace in yellow. Programs ported with it print the same."""
+
+from __future__ import annotations
+
+import importlib
+import operator
+import re
+from typing import Annotated, Any
+
+import pytest
+from typing_extensions import TypedDict
+
+
+class State(TypedDict):
+    log: Annotated[list, operator.add]
+
+
+def _printed(package: str, capsys: pytest.CaptureFixture[str], **kwargs: Any) -> str:
+    graph = importlib.import_module(f"{package}.graph")
+
+    def note(name: str) -> Any:
+        return lambda state: {"log": [name]}
+
+    inner = graph.StateGraph(State)
+    inner.add_node("c", note("c"))
+    inner.add_edge(graph.START, "c")
+    builder = graph.StateGraph(State)
+    builder.add_node("a", note("a"))
+    builder.add_node("sub", inner.compile())
+    builder.add_edge(graph.START, "a")
+    builder.add_edge("a", "sub")
+    capsys.readouterr()
+    for _ in builder.compile(debug=True).stream({"log": []}, **kwargs):
+        pass
+    # A subgraph's namespace ends with its task id, which differs between runs.
+    return re.sub(r"sub:[0-9a-f-]{36}", "sub:<id>", capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("subgraphs", [False, True])
+def test_debug_prints_as_langgraph(capsys: pytest.CaptureFixture[str], subgraphs: bool) -> None:
+    ours = _printed("engine", capsys, subgraphs=subgraphs)
+    assert ours == _printed("langgraph", capsys, subgraphs=subgraphs)
+    assert "\033[1m[updates]\033[0m {'a': {'log': ['a']}}" in ours
