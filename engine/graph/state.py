@@ -105,6 +105,8 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
     branches: dict[str, dict[str, Branch]] = field(default_factory=dict)
     _schemas: list[Any] = field(default_factory=list)
     node_defaults: NodeDefaults = field(default_factory=NodeDefaults, init=False, repr=False)
+    # Whether `compile()` was called: a node or edge added later is not in that graph.
+    compiled: bool = field(default=False, init=False, repr=False)
     # LangGraph's old names for context_schema, input_schema and output_schema.
     config_schema: InitVar[Any] = None
     input: InitVar[Any] = None
@@ -179,6 +181,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         fails for good: its return value (an update, or a Command) stands for the
         node's, and a parameter `error: NodeError` receives the failure. `trace_policy`
         says what tracers record of the node's run."""
+        self._warn_if_compiled("a node")
         retry_policy = renamed(
             "retry", retry, "retry_policy", retry_policy, LangGraphDeprecatedSinceV05
         )
@@ -261,6 +264,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         return self
 
     def add_edge(self, start_key: str | Sequence[str], end_key: str) -> StateGraph:
+        self._warn_if_compiled("an edge")
         if isinstance(start_key, str):
             if start_key == END:
                 raise ValueError("END cannot be a start node.")
@@ -283,6 +287,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         path: Callable[..., Any],
         path_map: dict[Hashable, str] | Sequence[str] | None = None,
     ) -> StateGraph:
+        self._warn_if_compiled("an edge")
         name = getattr(path, "__name__", None) or "condition"
         if name == "<lambda>":
             name = "condition"
@@ -291,6 +296,14 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             raise ValueError(f"Branch '{name}' already exists for node '{source}'.")
         branches[name] = Branch.create(path, path_map, schema=_first_param_schema(path))
         return self
+
+    def _warn_if_compiled(self, what: str) -> None:
+        if self.compiled:
+            log.warning(
+                "Adding %s to a graph that was compiled already: the compiled graph does "
+                "not have it. Compile the graph again.",
+                what,
+            )
 
     def add_sequence(self, nodes: Sequence[Callable[..., Any] | tuple[str, Any]]) -> StateGraph:
         if not nodes:
@@ -379,6 +392,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         before = _node_list(interrupt_before, self.nodes)
         after = _node_list(interrupt_after, self.nodes)
         self.validate([*before, *after])
+        self.compiled = True
         return _Compiler(self).build(
             checkpointer=checkpointer,
             interrupt_before=before,

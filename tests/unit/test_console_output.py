@@ -1,5 +1,6 @@
-"""`debug=True` prints what LangGraph's does: each `updates` and `values` part, its mode
-in bold, a subgraph's namespace in yellow. Programs ported with it print the same."""
+"""What a ported program shows on the console, as under LangGraph: `debug=True` prints
+each `updates` and `values` part (its mode in bold, a subgraph's namespace in yellow),
+and a node or edge added to a builder after `compile()` is warned of."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import Annotated, Any
 
 import pytest
 from typing_extensions import TypedDict
+
+from engine.graph import START, StateGraph
 
 
 class State(TypedDict):
@@ -42,3 +45,17 @@ def test_debug_prints_as_langgraph(capsys: pytest.CaptureFixture[str], subgraphs
     ours = _printed("engine", capsys, subgraphs=subgraphs)
     assert ours == _printed("langgraph", capsys, subgraphs=subgraphs)
     assert "\033[1m[updates]\033[0m {'a': {'log': ['a']}}" in ours
+
+
+def test_a_node_added_after_compile_is_warned_of(caplog: pytest.LogCaptureFixture) -> None:
+    builder = StateGraph(State)
+    builder.add_node("a", lambda state: {"log": ["a"]})
+    builder.add_edge(START, "a")
+    graph = builder.compile()
+    assert not caplog.records
+    builder.add_node("b", lambda state: {"log": ["b"]})
+    builder.add_edge("a", "b")
+    builder.add_conditional_edges("b", lambda state: "__end__")
+    assert [r.levelname for r in caplog.records] == ["WARNING"] * 3
+    assert "compiled already" in caplog.records[0].getMessage()
+    assert list(graph.invoke({"log": []})["log"]) == ["a"]
