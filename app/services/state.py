@@ -42,9 +42,9 @@ from app.services.common import (
     parse_uuid,
     served_graph,
 )
-from app.services.threads import active_runs
 from engine import CompiledGraph, InvalidUpdateError, PregelTask, StateSnapshot
 from engine.checkpoint.base import VersionInfo
+from engine.checkpoint.sql.saver import ThreadDeletedError
 from engine.types import StateUpdate as GraphUpdate
 
 if TYPE_CHECKING:
@@ -390,7 +390,8 @@ class StateService:
         forks the thread), in the thread's graph or, with `checkpoint_ns`, in a subgraph's
         state (which its parent's next run continues from); the thread row then shows the
         new head. Refused while runs are pending or running on the thread: they would
-        continue from a head that moved."""
+        continue from a head that moved. Updates of one thread take turns (`changing`),
+        each on the head the one before it left: none is lost off the head."""
         thread = await self.threads.get(thread_id, owner=owner)
         check_messages(body.values, self.settings.max_messages, "values")
         graph = self.threads.graph_of(thread)
@@ -399,23 +400,25 @@ class StateService:
                 f"Thread '{thread.thread_id}' has no graph yet: run it once, or create it with "
                 "metadata graph_id."
             )
-        async with self.db.read() as session:
-            if thread.status == "busy" or await active_runs(session, thread.thread_id):
-                raise Conflict(f"Thread '{thread.thread_id}' is busy: wait for its runs to end.")
         ref = requested_version(body.checkpoint, body.checkpoint_id)
         config = version_config(thread.thread_id, ref)
-        if ref.checkpoint_id or ref.checkpoint_ns:
-            await read_version(graph, config)
         metadata = thread.metadata_ or {}
         config["metadata"] = {
             "thread_id": thread.thread_id,
             **{k: metadata[k] for k in ("graph_id", "assistant_id") if k in metadata},
         }
-        try:
-            written = await graph.aupdate_state(config, body.values, as_node=body.as_node)
-        except (InvalidUpdateError, *MESSAGE_ERRORS) as exc:
-            raise Invalid(f"Cannot update the state: {error_message(exc)}") from None
-        await self.threads.refresh(thread.thread_id, graph)
+        async with self.threads.changing(thread.thread_id) as change:
+            if await change.busy():
+                raise Conflict(f"Thread '{thread.thread_id}' is busy: wait for its runs to end.")
+            if ref.checkpoint_id or ref.checkpoint_ns:
+                await read_version(graph, config)
+            try:
+                written = await graph.aupdate_state(config, body.values, as_node=body.as_node)
+            except (InvalidUpdateError, *MESSAGE_ERRORS) as exc:
+                raise Invalid(f"Cannot update the state: {error_message(exc)}") from None
+            except ThreadDeletedError:  # deleted meanwhile
+                raise NotFound(f"Thread '{thread.thread_id}' not found.") from None
+            await change.refresh(graph)
         checkpoint = _checkpoint(written)
         assert checkpoint is not None
         return checkpoint

@@ -4,8 +4,11 @@ another user's thread is answered exactly as a missing one."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
+import weakref
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -41,7 +44,7 @@ from app.schemas.threads import (
 )
 from app.services.common import json_contains, new_id, now, ordered, parse_uuid, served_graph
 from engine import CompiledGraph, StateSnapshot
-from engine.checkpoint.base import BaseCheckpointSaver
+from engine.checkpoint.sql.saver import SQLSaver
 from engine.errors import CheckpointNotFoundError
 
 if TYPE_CHECKING:
@@ -204,6 +207,47 @@ def _contains(doc: Any, subset: Any) -> bool:
     return doc == subset
 
 
+class Change:
+    """A change of a thread's checkpoints outside a run, while it holds the thread (see
+    `ThreadService.changing`)."""
+
+    def __init__(
+        self,
+        threads: ThreadService,
+        thread_id: str,
+        session: AsyncSession | None = None,
+        status: str | None = None,
+    ) -> None:
+        self.threads = threads
+        self.thread_id = thread_id
+        # PostgreSQL: the transaction that holds the thread's row locked, in which the
+        # row is read and written (another transaction would wait for the lock), and
+        # the status the row had when locked.
+        self.session = session
+        self.status = status
+
+    async def busy(self) -> bool:
+        """Whether runs are pending or running on the thread: a change now would move
+        the head they continue from."""
+        if self.session is not None:
+            return self.status == "busy" or await active_runs(self.session, self.thread_id) > 0
+        async with self.threads.db.read() as session:
+            status = await session.scalar(
+                select(ThreadRow.status).where(ThreadRow.thread_id == self.thread_id)
+            )
+            if status is None:
+                raise NotFound(f"Thread '{self.thread_id}' not found.")
+            return status == "busy" or await active_runs(session, self.thread_id) > 0
+
+    async def refresh(self, graph: CompiledGraph) -> None:
+        """Set the thread row from its head checkpoint, which the change moved."""
+        if self.session is None:
+            await self.threads.refresh(self.thread_id, graph)
+            return
+        head = await self.threads.head_from_checkpoints(self.thread_id, graph)
+        await settle(self.session, self.thread_id, head.status, **head.columns)
+
+
 class ThreadService:
     """Thread lifecycle: create, read, search, update, delete (its runs stopped first),
     copy, prune; and what a run's end leaves on its row (`settle`, `head_of`)."""
@@ -212,13 +256,18 @@ class ThreadService:
         self,
         db: Database,
         graphs: GraphRegistry,
-        saver: BaseCheckpointSaver,
+        saver: SQLSaver,
         cancels: RunCancels,
     ) -> None:
         self.db = db
         self.graphs = graphs
         self.saver = saver
         self.cancels = cancels
+        self._revive = saver.revive(bindparam("revived"))
+        # This process's changes of each thread's checkpoints outside runs, one at a time.
+        self._changing: weakref.WeakValueDictionary[str, asyncio.Lock] = (
+            weakref.WeakValueDictionary()
+        )
 
     settle = staticmethod(settle)
     head_of = staticmethod(head_of)
@@ -237,11 +286,13 @@ class ThreadService:
         ttl: ThreadTTL | None = None,
         owner: str,
     ) -> ThreadRow:
-        """A new thread in one statement, which adds nothing when the id is in use: that
-        thread then, if it is the owner's and `if_exists` is "do_nothing", else 409. With
-        `ttl`, its time to live in the same transaction."""
+        """A new thread, by a statement that adds nothing when the id is in use: that
+        thread then, if it is the owner's and `if_exists` is "do_nothing", else 409. A new
+        random id without `ttl` is that statement alone; else a transaction holds, with
+        it, the time to live, and for an id the client gave (a deleted thread's, maybe)
+        the id made writable again (`reuse`)."""
         thread = new_thread(thread_id, metadata, owner)
-        while not await self._add(thread, ttl):
+        while not await self._add(thread, ttl, named=thread_id is not None):
             async with self.db.read() as session:
                 existing = await session.get(ThreadRow, thread.thread_id)
             if existing is None:
@@ -251,16 +302,52 @@ class ThreadService:
             raise taken(thread.thread_id)
         return thread
 
-    async def _add(self, thread: ThreadRow, ttl: ThreadTTL | None) -> bool:
-        """Insert the thread's row (and its time to live); False when the id is in use."""
-        if ttl is None:
+    async def _add(self, thread: ThreadRow, ttl: ThreadTTL | None, *, named: bool) -> bool:
+        """Insert the thread's row (and its time to live); False when the id is in use.
+        `named`: the client chose the id, which a deleted thread may have had. (A new
+        random id never had one: its thread is one statement.)"""
+        if ttl is None and not named:
             return bool(await self.db.write_one(_add_thread(self.db.dialect), columns_of(thread)))
         async with self.db.write() as session:
             added = await session.execute(_add_thread(self.db.dialect), columns_of(thread))
             if added.first() is None:
                 return False
-            session.add(_ttl_row(thread.thread_id, ttl, thread.updated_at))
+            if named:
+                await self.reuse(session, thread.thread_id)
+            if ttl is not None:
+                session.add(_ttl_row(thread.thread_id, ttl, thread.updated_at))
         return True
+
+    async def reuse(self, session: AsyncSession, thread_id: str) -> None:
+        """In the transaction that adds a thread's row: if a deleted thread had the id,
+        its checkpoints' tombstone goes, and the new thread can be written. A run of the
+        deleted thread still finishing stays refused: its row went with the thread, and
+        the saver's fence refuses the checkpoints of a run that lost its row."""
+        await session.execute(self._revive, {"revived": thread_id})
+
+    @contextlib.asynccontextmanager
+    async def changing(self, thread_id: str) -> AsyncIterator[Change]:
+        """Hold the thread for a change of its checkpoints outside a run (a state update
+        reads the head, then writes on it: two at once would both write on one head, and
+        the head would keep one of them). Changes take turns: in this process at a lock
+        of the thread, across processes (PostgreSQL) at its row, locked until the change
+        commits; a run's admission waits there too. One waiter per process holds a
+        connection. SQLite serves one process: the lock is enough. 404 when the thread
+        is gone."""
+        turn = self._changing.setdefault(thread_id, asyncio.Lock())
+        async with turn:
+            if self.db.dialect != "postgresql":
+                yield Change(self, thread_id)
+                return
+            async with self.db.write() as session:
+                locked = await session.scalar(
+                    select(ThreadRow.status)
+                    .where(ThreadRow.thread_id == thread_id)
+                    .with_for_update()
+                )
+                if locked is None:
+                    raise NotFound(f"Thread '{thread_id}' not found.")
+                yield Change(self, thread_id, session, locked)
 
     async def ttl_of(self, thread: ThreadRow) -> ThreadTTLInfo | None:
         async with self.db.read() as session:
@@ -311,10 +398,14 @@ class ThreadService:
     async def refresh(self, thread_id: str, graph: CompiledGraph) -> None:
         """Set the thread row from its head checkpoint, after the checkpoints changed
         outside a run (a state update, a copy)."""
-        state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
-        head = await head_of(graph, state, saved=False)
+        head = await self.head_from_checkpoints(thread_id, graph)
         async with self.db.write() as session:
             await settle(session, thread_id, head.status, **head.columns)
+
+    async def head_from_checkpoints(self, thread_id: str, graph: CompiledGraph) -> Head:
+        """The thread's head as its row keeps it, read from its checkpoints."""
+        state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+        return await head_of(graph, state, saved=False)
 
     async def values_of(self, thread: ThreadRow) -> dict[str, Any] | None:
         """The thread's values: those its row keeps, or its checkpoint's, read with the graph
@@ -455,7 +546,12 @@ class ThreadService:
 
     async def remove(self, thread_id: str, *, keep_runs: bool = False) -> None:
         """Remove a thread with its checkpoints, its crons and (unless kept) its runs and
-        events."""
+        events. The checkpoints go first, leaving their tombstone: until the row goes,
+        the id is taken, so a new thread under it (`reuse`) always comes after the
+        tombstone, never before it (it would be born deleted); and a crash between the
+        two leaves a thread to delete again, not checkpoints that a new thread under the
+        id would show."""
+        await self.saver.adelete_thread(thread_id)
         async with self.db.write() as session:
             await session.execute(delete(CronRow).where(CronRow.thread_id == thread_id))
             if not keep_runs:
@@ -463,4 +559,3 @@ class ThreadService:
                 await session.execute(delete(RunEventRow).where(RunEventRow.run_id.in_(run_ids)))
                 await session.execute(delete(RunRow).where(RunRow.thread_id == thread_id))
             await session.execute(delete(ThreadRow).where(ThreadRow.thread_id == thread_id))
-        await self.saver.adelete_thread(thread_id)

@@ -165,7 +165,14 @@ class RunAdmission:
                 cancel = []
             else:
                 cancel = await self._insert(
-                    run, body, assistant, owner, create=create, start=start, claim=claim
+                    run,
+                    body,
+                    assistant,
+                    owner,
+                    create=create,
+                    start=start,
+                    claim=claim,
+                    stateless=stateless,
                 )
         except IntegrityError:
             if run.status != "running":
@@ -175,7 +182,14 @@ class RunAdmission:
                 key, assistant, body, modes, checkpoint_id, stateless, owner, awaited
             )
             cancel = await self._insert(
-                run, body, assistant, owner, create=create, start=False, claim=claim
+                run,
+                body,
+                assistant,
+                owner,
+                create=create,
+                start=False,
+                claim=claim,
+                stateless=stateless,
             )
         except BaseException:
             if run.status == "running":
@@ -251,10 +265,12 @@ class RunAdmission:
         create: bool,
         start: bool,
         claim: Claim | None,
+        stateless: bool,
     ) -> list[str]:
         """Insert `run` in one transaction with the multitask strategy applied; return
         the runs to cancel. With `start`, a run on a free thread is inserted held by this
-        process if it has room (see `WorkerPool.take`)."""
+        process if it has room (see `WorkerPool.take`); `stateless`: on a thread of a new
+        random id."""
         key = run.thread_id
         # Urgent: on SQLite the run's first token waits for this transaction, which
         # would otherwise queue behind the saves and outcomes of every other run.
@@ -283,6 +299,8 @@ class RunAdmission:
                 thread = new_thread(key, metadata, owner)
                 thread.status = "busy"
                 await session.execute(insert(ThreadRow.__table__).values(columns_of(thread)))
+                if not stateless:  # the client's id, which a deleted thread may have had
+                    await self.executor.threads.reuse(session, key)
             await session.execute(ADD_RUN, columns_of(run))
             if run.status == "pending":
                 await self.broker.notifier.announce(session, QUEUE)

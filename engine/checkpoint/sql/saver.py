@@ -1296,7 +1296,7 @@ class SQLSaver(BaseCheckpointSaver):
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint and write of the thread and leave a tombstone, so a
         late write from a run that was still finishing raises ThreadDeletedError instead
-        of bringing the thread back."""
+        of bringing the thread back, until a new thread takes the id (`revive`)."""
         thread_id = str(thread_id)
 
         async def delete_thread() -> None:
@@ -1468,16 +1468,27 @@ class SQLSaver(BaseCheckpointSaver):
         creates a new thread under the old id. (Until then its tombstone refuses writes,
         so a run of the deleted thread that is still finishing cannot bring it back.)"""
         thread_id = str(thread_id)
+        revive = self.revive(bindparam("revived", type_=Text))
 
-        async def revive() -> None:
+        async def revive_thread() -> None:
             async with write_transaction(self.engine) as conn:
-                await conn.execute(
-                    update(thread_table)
-                    .where(thread_table.c.thread_id == thread_id)
-                    .values(deleted_at=None, **_CHANGED)
-                )
+                await conn.execute(revive, {"revived": thread_id})
 
-        await self._retry(revive)
+        await self._retry(revive_thread)
+
+    def revive(self, thread_id: ColumnElement[Any]) -> Executable:
+        """`arevive_thread` as a statement (`thread_id`: a parameter of it), for the
+        caller's transaction that makes the new thread: it is writable from the moment
+        it exists. A thread not deleted is left as it is. Once revived, the saver no
+        longer tells the old thread's late writers from the new one's: whoever revives
+        fences them (the server: a deleted thread's runs lost their rows, and their
+        fence refuses their saves)."""
+        t = thread_table.c
+        return (
+            update(thread_table)
+            .where(t.thread_id == cast(thread_id, Text), t.deleted_at.is_not(None))
+            .values(deleted_at=None, **_CHANGED)
+        )
 
     # Transactions.
 

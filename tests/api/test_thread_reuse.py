@@ -1,0 +1,133 @@
+"""A deleted thread's id makes a new thread, however the thread went (delete, a failed
+`supersteps` create, a prune) and however the new one is made (POST /threads, with
+`supersteps`, a run with `if_not_exists: create`); a run of the deleted thread that is
+still going never writes into the new one. On SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+
+from app.config import Settings
+from app.main import create_app
+from tests.api import held_graph
+from tests.api.graphs import GRAPHS
+from tests.helpers import ServeApp, eventually, new_id, said
+
+
+async def assert_fresh_and_usable(server: str, thread_id: str) -> None:
+    """The thread has no history of the deleted one, and runs and updates write in it."""
+    client = get_client(url=server)
+    assert await client.threads.get_history(thread_id) == []
+    done = await client.runs.wait(thread_id, "echo", input=said("again"))
+    assert "__error__" not in done, done
+    assert [m["content"] for m in done["messages"]] == ["again", "You said: again"]
+    written = await client.threads.update_state(thread_id, said("x"))
+    assert written["checkpoint"]["thread_id"] == thread_id
+    thread = await client.threads.get(thread_id)
+    assert thread["status"] == "idle"
+    assert [m["content"] for m in thread["values"]["messages"]][-1] == "x"
+
+
+async def used_and_deleted(server: str) -> str:
+    """A thread that had a turn, deleted."""
+    client = get_client(url=server)
+    thread_id = new_id()
+    await client.threads.create(thread_id=thread_id)
+    await client.runs.wait(thread_id, "echo", input=said("hi"))
+    await client.threads.delete(thread_id)
+    return thread_id
+
+
+async def test_a_deleted_threads_id_makes_a_new_thread(server: str) -> None:
+    thread_id = await used_and_deleted(server)
+    made = await get_client(url=server).threads.create(thread_id=thread_id)
+    assert made["thread_id"] == thread_id and made["values"] is None
+    await assert_fresh_and_usable(server, thread_id)
+
+
+async def test_a_run_that_creates_its_thread_reuses_a_deleted_id(server: str) -> None:
+    thread_id = await used_and_deleted(server)
+    client = get_client(url=server)
+    done = await client.runs.wait(thread_id, "echo", input=said("new"), if_not_exists="create")
+    assert "__error__" not in done, done
+    assert [m["content"] for m in done["messages"]] == ["new", "You said: new"]
+    assert (await client.threads.get(thread_id))["status"] == "idle"
+
+
+async def test_supersteps_reuse_a_deleted_id(server: str) -> None:
+    """After a `supersteps` create that failed (its thread removed), and after a delete."""
+    async with httpx.AsyncClient(base_url=server) as api:
+
+        async def create(values: Any) -> httpx.Response:
+            step = {"updates": [{"values": values, "as_node": "talk"}]}
+            body = {"thread_id": thread_id, "metadata": {"graph_id": "echo"}, "supersteps": [step]}
+            return await api.post("/threads", json=body)
+
+        thread_id = new_id()
+        refused = await create({"messages": 3})
+        assert refused.status_code == 422, refused.text
+        made = await create({"messages": [{"role": "ai", "content": "first"}]})
+        assert made.status_code == 200, made.text
+        assert [m["content"] for m in made.json()["values"]["messages"]] == ["first"]
+        assert (await api.delete(f"/threads/{thread_id}")).status_code == 204
+        again = await create({"messages": [{"role": "ai", "content": "second"}]})
+        assert again.status_code == 200, again.text
+        assert [m["content"] for m in again.json()["values"]["messages"]] == ["second"]
+        assert (await api.delete(f"/threads/{thread_id}")).status_code == 204
+    await get_client(url=server).threads.create(thread_id=thread_id)
+    await assert_fresh_and_usable(server, thread_id)
+
+
+async def test_a_pruned_threads_id_makes_a_new_thread(server: str) -> None:
+    client = get_client(url=server)
+    thread_id = new_id()
+    await client.threads.create(thread_id=thread_id, ttl={"ttl": 60, "strategy": "delete"})
+    await client.runs.wait(thread_id, "echo", input=said("hi"))
+    assert await client.threads.prune([thread_id], strategy="delete") == {"pruned_count": 1}
+    await client.threads.create(thread_id=thread_id, ttl={"ttl": 60, "strategy": "delete"})
+    await assert_fresh_and_usable(server, thread_id)
+
+
+async def test_a_run_of_the_deleted_thread_never_writes_into_the_new_one(
+    serve_app: ServeApp, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run whose cancel does not reach it in time (its worker is slow to hear, say) goes
+    on after its thread was deleted and a new one made under the id: its step is refused
+    (the run lost its row with the thread), and the new thread is as it was made."""
+    graphs = {**GRAPHS, "held": "tests.api.held_graph:held"}
+    app = create_app(Settings(database_url=database_url, graphs=json.dumps(graphs), workers=8))
+    server = serve_app(app)
+    pool = app.state.services.runs.pool
+    monkeypatch.setattr(pool, "cancel_local", lambda run_id: False)  # the cancel is lost
+    held_graph.GATE.clear()
+    held_graph.WAITING.clear()
+    client = get_client(url=server)
+    thread_id = new_id()
+    await client.threads.create(thread_id=thread_id)
+    try:
+        old = await client.runs.create(thread_id, "held", input={"log": ["old"]})
+        await eventually(
+            lambda: _async(held_graph.WAITING.is_set()), "the old run to reach its node"
+        )
+        await client.threads.delete(thread_id)
+        await client.threads.create(thread_id=thread_id)
+        await client.runs.wait(thread_id, "echo", input=said("new"))
+    finally:
+        held_graph.GATE.set()
+    await eventually(
+        lambda: _async(old["run_id"] not in pool.running), "the old run to end on its refusal"
+    )
+    history = await client.threads.get_history(thread_id)
+    assert history and all(s["metadata"].get("run_id") != old["run_id"] for s in history)
+    thread = await client.threads.get(thread_id)
+    assert thread["status"] == "idle"
+    assert [m["content"] for m in thread["values"]["messages"]] == ["new", "You said: new"]
+
+
+async def _async(value: bool) -> bool:
+    return value
