@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Header, Query, Response
+from fastapi import APIRouter, Body, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
 from sse_starlette.sse import EventSourceResponse
 
@@ -42,6 +43,14 @@ class JSONText(JSONResponse):
 
     def render(self, content: str) -> bytes:
         return content.encode()
+
+
+async def client_gone(request: Request) -> None:
+    """Return once the client has closed the connection. The body has been read: what
+    the server hands the app next is the disconnect (or, once the response is sent, the
+    end of the request)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 def out(run: RunRow) -> Run:
@@ -88,9 +97,12 @@ async def stream_run(
 
 
 @router.post("/threads/{thread_id}/runs/wait")
-async def wait_run(thread_id: str, body: RunCreate, runs: Runs, user: CurrentUser) -> JSONResponse:
+async def wait_run(
+    thread_id: str, body: RunCreate, runs: Runs, user: CurrentUser, request: Request
+) -> JSONResponse:
     """Start a run and answer with its final values."""
-    run, result = await runs.wait(thread_id, body, owner=user.user_id)
+    gone = partial(client_gone, request)
+    run, result = await runs.wait(thread_id, body, owner=user.user_id, client_gone=gone)
     return JSONText(result, headers=run_headers(run))
 
 
@@ -245,8 +257,11 @@ async def stream_stateless(
 
 
 @router.post("/runs/wait")
-async def wait_stateless(body: RunCreate, runs: Runs, user: CurrentUser) -> JSONResponse:
-    run, result = await runs.wait(None, body, owner=user.user_id)
+async def wait_stateless(
+    body: RunCreate, runs: Runs, user: CurrentUser, request: Request
+) -> JSONResponse:
+    gone = partial(client_gone, request)
+    run, result = await runs.wait(None, body, owner=user.user_id, client_gone=gone)
     return JSONText(result, headers=run_headers(run))
 
 

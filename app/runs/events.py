@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator
+from types import TracebackType
 from typing import Any
 
 from langchain_core.messages import AIMessageChunk, BaseMessage, message_chunk_to_message
@@ -84,6 +86,47 @@ class EventMapper:
                     if isinstance(item, BaseMessage) and mid in self.partial:
                         del self.partial[mid]
                         yield "messages/complete" + suffix, [item]
+
+
+class Later:
+    """Calls made now, run in order once the calling task gives the event loop up (or at
+    the latest when the `with` block ends): when `astream`'s reader would read a part.
+
+    A run's parts are encoded then, not as the engine makes them: a node's `updates` part
+    (and its `debug` and `tasks` results) holds the very objects the step's reducers take
+    right after, and `add_messages` gives a message without an id its id in place. Read
+    as `astream` (and LangGraph's server) reads them, the part shows that id, the id the
+    message has in the state; encoded at once it would show `"id": null`. (In a step of
+    several tasks the step waits for the others, and the part is read before the reducers
+    ran, with no id: so it is in LangGraph too.)"""
+
+    def __init__(self) -> None:
+        self._calls: deque[Callable[[], None]] = deque()
+        self._handle: asyncio.Handle | None = None
+
+    def __call__(self, call: Callable[[], None]) -> None:
+        self._calls.append(call)
+        if self._handle is None:
+            self._handle = asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Run the calls waiting, now."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        while self._calls:
+            self._calls.popleft()()
+
+    def __enter__(self) -> Later:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.flush()
 
 
 class CallbackEvents(_AstreamEventsCallbackHandler):

@@ -22,7 +22,7 @@ from app.db.models import AssistantRow, RunEventRow, RunRow
 from app.graphs import GraphRegistry, run_context
 from app.jsonable import as_dict, jsonable, to_json
 from app.runs.broker import StreamBroker
-from app.runs.events import CallbackEvents, EventMapper, engine_modes
+from app.runs.events import CallbackEvents, EventMapper, Later, engine_modes
 from app.runs.notify import answer_payload, notifications
 from app.runs.pool import LeaseLost, WorkerPool
 from app.schemas.threads import ThreadStatus
@@ -55,6 +55,20 @@ NOTIFIED_ELEMENTS = 64
 
 def _may_notify(answer: dict[str, Any]) -> bool:
     return sum(len(v) for v in answer.values() if type(v) is list) <= NOTIFIED_ELEMENTS
+
+
+# Keys of `configurable` that say where a run's checkpoints are: a run starts from its own
+# `checkpoint`/`checkpoint_id` fields, never from these in a client's or an assistant's
+# config (LangGraph's server ignores them there too): an assistant with a stale
+# `checkpoint_id` would otherwise fail every run made with it.
+# (The engine's own `__pregel_*` keys are refused with 422 when the config comes in.)
+_PLACED = frozenset({"checkpoint_id", "checkpoint_ns", "checkpoint_map"})
+
+
+def _chosen(configurable: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What a run takes of a client's or an assistant's `configurable`: all but the keys
+    that would place its checkpoints."""
+    return {k: v for k, v in (configurable or {}).items() if k not in _PLACED}
 
 
 def _interrupts_after(values: Any) -> str:
@@ -132,12 +146,7 @@ class RunExecutor:
             nonlocal shown_as
             shown_as = checkpoint_id
 
-        def publish(part: tuple[tuple[str, ...], str, Any]) -> None:
-            nonlocal shown_as
-            ns, mode, payload = part
-            saved_as = None
-            if mode == "values" and not ns:
-                saved_as, shown_as = shown_as, None
+        def record(ns: tuple[str, ...], mode: str, payload: Any, saved_as: str | None) -> None:
             for event, data in mapper.events(ns, mode, payload):
                 if saved_as is not None and event == "values":
                     after = _interrupts_after(data)
@@ -147,12 +156,27 @@ class RunExecutor:
                 else:
                     self.broker.publish(run.run_id, event, data)
 
+        # Parts are recorded as `astream` would hand them to a reader (`Later`): a node's
+        # update shows the ids `add_messages` then gives its messages.
+        later = Later()
+
+        def publish(part: tuple[tuple[str, ...], str, Any]) -> None:
+            nonlocal shown_as
+            ns, mode, payload = part
+            saved_as = None
+            if mode == "values" and not ns:
+                saved_as, shown_as = shown_as, None
+            later(partial(record, ns, mode, payload, saved_as))
+
         if run.attempt == 1:
             # Callbacks (tracers, the `events` mode) see the graph's run as this run; a
             # retry's is a run of its own, as in LangGraph's server.
             config["run_id"] = uuid.UUID(run.run_id)
         if "events" in modes:
-            publish_event = partial(self.broker.publish, run.run_id, "events")
+
+            def publish_event(event: dict[str, Any]) -> None:
+                later(partial(self.broker.publish, run.run_id, "events", event))
+
             config["callbacks"] = [CallbackEvents(run.run_id, publish_event)]
 
         try:
@@ -166,18 +190,19 @@ class RunExecutor:
                 context=run_context(runnable, assistant.context, kwargs.get("context")),
                 store=self.store_of(run.owner or LOCAL_USER),
             )
-            final = await runnable.arun(
-                graph_input,
-                config,
-                publish,
-                stream_mode=engine_modes(modes),
-                subgraphs=True,
-                durability=kwargs.get("durability"),
-                interrupt_before=kwargs.get("interrupt_before"),
-                interrupt_after=kwargs.get("interrupt_after"),
-                # A stateless run's checkpoints go with it: its events keep their values.
-                on_values=None if kwargs.get("on_completion") == "delete" else values_saved_as,
-            )
+            with later:  # whatever way the run ends, its parts are recorded before it
+                final = await runnable.arun(
+                    graph_input,
+                    config,
+                    publish,
+                    stream_mode=engine_modes(modes),
+                    subgraphs=True,
+                    durability=kwargs.get("durability"),
+                    interrupt_before=kwargs.get("interrupt_before"),
+                    interrupt_after=kwargs.get("interrupt_after"),
+                    # A stateless run's checkpoints go with it: its events keep their values.
+                    on_values=None if kwargs.get("on_completion") == "delete" else values_saved_as,
+                )
         except asyncio.CancelledError:
             action = self.pool.stop_actions.pop(run.run_id, "interrupt")
             if action == "abandon":
@@ -218,8 +243,8 @@ class RunExecutor:
         given = kwargs.get("config") or {}
         base = assistant.config or {}
         configurable = {
-            **(base.get("configurable") or {}),
-            **(given.get("configurable") or {}),
+            **_chosen(base.get("configurable")),
+            **_chosen(given.get("configurable")),
             **self.resources,
             "thread_id": run.thread_id,
             "run_id": run.run_id,
@@ -230,7 +255,7 @@ class RunExecutor:
             "langgraph_auth_user_id": owner,
             "langgraph_auth_user": GraphUser(owner, is_authenticated=self.settings.auth != "none"),
             "langgraph_auth_permissions": [],
-            # Set here, after the client's config: only a checked version is run from.
+            # The run's own version (checked when the run was made), not the config's.
             "checkpoint_ns": (kwargs.get("checkpoint") or {}).get("checkpoint_ns") or "",
         }
         if kwargs.get("checkpoint_id"):

@@ -12,8 +12,9 @@ outcome on the row and the thread.
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from sqlalchemy import select, true
 
@@ -61,11 +62,30 @@ class RunService:
         return await self.admission.create(thread_id, body, owner=owner, claim=claim)
 
     async def wait(
-        self, thread_id: str | None, body: RunCreate, *, owner: str
+        self,
+        thread_id: str | None,
+        body: RunCreate,
+        *,
+        owner: str,
+        client_gone: Callable[[], Awaitable[None]] | None = None,
     ) -> tuple[RunRow, str]:
-        """Create a run and wait for its answer (`runs/wait`): the run and its result."""
+        """Create a run and wait for its answer (`runs/wait`): the run and its result.
+        `client_gone()` returns once the client has left: a run created with
+        `on_disconnect: cancel` is then cancelled (action interrupt), as on a stream."""
         run = await self.admission.create(thread_id, body, owner=owner, awaited=True)
-        return run, await self.result_of(run)
+        if client_gone is None or body.on_disconnect != "cancel":
+            return run, await self.result_of(run)
+        answer = asyncio.ensure_future(self.result_of(run))
+        gone = asyncio.ensure_future(client_gone())
+        try:
+            await asyncio.wait((answer, gone), return_when=asyncio.FIRST_COMPLETED)
+            if not answer.done():
+                await self.cancel(run.thread_id, run.run_id, owner=owner)
+            # The answer of a cancelled run too: it ends the request, to no one.
+            return run, await answer
+        finally:
+            gone.cancel()
+            answer.cancel()
 
     def graph_of(self, assistant: AssistantRow) -> CompiledGraph:
         return self.results.graph_of(assistant)
