@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 
 from cronsim import CronSim, CronSimError
 
+from app.schemas.common import refusal
+
 # The nicknames cron (and croniter, LangGraph's parser) accepts for common schedules.
 ALIASES = {
     "@yearly": "0 0 1 1 *",
@@ -38,14 +40,14 @@ def check_schedule(schedule: str) -> str:
     """`schedule` if it is five cron fields or an alias; a ValueError saying why not."""
     expression = _expression(schedule)
     if len(expression.split()) != 5:
-        raise ValueError(
+        raise refusal(
             f"{schedule!r} is not a cron schedule: it takes five fields ({FIELDS}) or one "
             f"of {', '.join(ALIASES)}"
         )
     try:
         CronSim(expression, datetime.now(UTC))
     except CronSimError as exc:
-        raise ValueError(f"{schedule!r} is not a cron schedule: {exc}") from None
+        raise refusal(f"{schedule!r} is not a cron schedule: {exc}") from None
     return schedule
 
 
@@ -58,7 +60,7 @@ def check_timezone(name: str) -> str:
     """`name` if it names an IANA time zone; a ValueError otherwise. Names are looked up
     in the list of zones, never opened as paths."""
     if name not in _zones():
-        raise ValueError(f"{name!r} is not an IANA time zone, such as 'UTC' or 'Europe/Paris'")
+        raise refusal(f"{name!r} is not an IANA time zone, such as 'UTC' or 'Europe/Paris'")
     return name
 
 
@@ -69,7 +71,7 @@ def in_utc(moment: datetime) -> datetime:
     try:
         return moment.astimezone(UTC)
     except OverflowError:
-        raise ValueError(f"{moment.isoformat()} is out of range in UTC") from None
+        raise refusal(f"{moment.isoformat()} is out of range in UTC") from None
 
 
 def next_run(

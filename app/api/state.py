@@ -14,6 +14,7 @@ from app.middleware import JsonOnlyRoute
 from app.schemas.common import ERROR_RESPONSES, pick
 from app.schemas.runs import CheckpointRef
 from app.schemas.state import (
+    CheckpointId,
     HistoryQuery,
     StateQuery,
     StateUpdate,
@@ -102,7 +103,7 @@ async def get_history(
     state: State,
     user: CurrentUser,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 10,
-    before: str | None = None,
+    before: CheckpointId | None = None,
 ) -> list[ThreadState]:
     """Versions of every branch, newest first; `before` is a checkpoint id."""
     query = HistoryQuery(limit=limit, before=before)

@@ -44,23 +44,27 @@ async def get_item(
     refresh_ttl: Annotated[
         bool, Query(description="An item with a `ttl` lives that long again from now.")
     ] = True,
-) -> Item:
-    """One item; the SDK names the namespace dotted, other clients may repeat the key."""
+) -> Item | None:
+    """One item, or `null` when there is none (as LangGraph's server answers, so the
+    SDK's `get_item` returns None); the SDK names the namespace dotted, other clients
+    may repeat the key."""
     labels = namespace[0].split(".") if len(namespace) == 1 else namespace
-    found = await store.get(labels, key, refresh_ttl=refresh_ttl, owner=user.user_id)
-    return Item.of(found, labels)
+    found = await store.find(labels, key, refresh_ttl=refresh_ttl, owner=user.user_id)
+    return None if found is None else Item.of(found, labels)
 
 
 @router.delete("/store/items", status_code=204)
 async def delete_item(body: ItemKey, store: Store, user: CurrentUser) -> Response:
-    """Delete an item (204 whether or not it existed)."""
+    """Delete an item (204 whether or not it existed; 422 for a namespace an item
+    cannot have, such as no label)."""
     await store.delete_item(body.namespace, body.key, owner=user.user_id)
     return Response(status_code=204)
 
 
 @router.post("/store/items/search")
 async def search_items(body: ItemSearch, store: Store, user: CurrentUser) -> SearchItems:
-    """Items under a namespace prefix whose value contains `filter`, last updated first."""
+    """Items under a namespace prefix whose value passes `filter` (values it contains,
+    and `$eq`, `$ne`, `$gt`, `$gte`, `$lt`, `$lte` on fields), last updated first."""
     found = await store.search(body, owner=user.user_id)
     return SearchItems(items=[SearchItem.of(row, labels_of(row)) for row in found])
 

@@ -13,6 +13,7 @@ from app.schemas.common import ERROR_RESPONSES, page
 from app.schemas.threads import (
     Pruned,
     Thread,
+    ThreadCopy,
     ThreadCreate,
     ThreadFilter,
     ThreadPatch,
@@ -102,6 +103,9 @@ async def delete_thread(thread_id: str, threads: Threads, user: CurrentUser) -> 
 
 
 @router.post("/threads/{thread_id}/copy")
-async def copy_thread(thread_id: str, threads: Threads, user: CurrentUser) -> Thread:
-    """A new thread with the same metadata and every checkpoint of this one."""
+async def copy_thread(
+    thread_id: str, threads: Threads, user: CurrentUser, body: ThreadCopy | None = None
+) -> Thread:
+    """A new thread with the same metadata and every checkpoint of this one. The body,
+    which the SDK leaves out, may only be `{}`."""
     return await threads.shown(await threads.copy(thread_id, owner=user.user_id))

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
 from app.errors import Invalid
 
@@ -20,6 +21,12 @@ class RequestModel(BaseModel):
     it) rather than silently dropped, so a typo or an unsupported option never passes."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+def refusal(message: str) -> PydanticCustomError:
+    """A validator's error that says `message`: a ValueError would put the exception
+    object itself in the 422's `ctx`, which JSON shows as `{}`; this puts the words."""
+    return PydanticCustomError("value_error", "Value error, {error}", {"error": message})
 
 
 class Error(BaseModel):

@@ -4,13 +4,26 @@ its versions take."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import uuid
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field, field_validator
 
 from app.limits import Filter, Key, Names, PageSize
-from app.schemas.common import Interrupt, RequestModel
+from app.schemas.common import Interrupt, RequestModel, refusal
 from app.schemas.runs import CheckpointRef
+
+
+def _checkpoint_id(value: str) -> str:
+    """A checkpoint id in its canonical form: ids are UUIDs, so anything else names no
+    version and is refused (422) rather than read as none given."""
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        raise refusal(f"{value!r} is not a checkpoint id (a UUID)") from None
+
+
+CheckpointId = Annotated[Key, AfterValidator(_checkpoint_id)]
 
 
 class Checkpoint(BaseModel):
@@ -91,6 +104,17 @@ class HistoryQuery(RequestModel):
         default=None, description="`checkpoint_ns` picks a subgraph's history."
     )
     select: Names | None = None
+
+    @field_validator("before")
+    @classmethod
+    def _before_id(cls, before: str | dict[str, Any] | None) -> str | None:
+        """The checkpoint id `before` names, however it is given, checked."""
+        if isinstance(before, dict):
+            conf = before.get("configurable", before)
+            before = conf.get("checkpoint_id") if isinstance(conf, dict) else None
+            if not isinstance(before, str):
+                raise refusal("give a checkpoint id, a checkpoint or a config naming one")
+        return None if before is None else _checkpoint_id(before)
 
 
 TurnStatus = Literal["busy", "interrupted", "error", "cancelled", "done"]

@@ -47,7 +47,10 @@ class ItemPut(ItemKey):
 class ItemSearch(RequestModel):
     namespace_prefix: list[str] = Field(default_factory=list, max_length=MAX_NAMESPACE_LABELS)
     filter: Filter | None = Field(
-        default=None, description="Items whose value contains this object (exact values)."
+        default=None,
+        description="Items whose value contains this object; a field given as operators "
+        '(`{"score": {"$gte": 3}}`: `$eq`, `$ne`, `$gt`, `$gte`, `$lt`, `$lte`) is compared '
+        "instead, and must be there.",
     )
     limit: PageSize = 10
     offset: Offset = 0

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, StrictFloat, field_validator, model_valid
 
 from app.db.models import ThreadRow, ThreadTTLRow
 from app.limits import MAX_NAMES, MAX_TTL_MINUTES, Filter, Key, Keys, Metadata, Offset, PageSize
-from app.schemas.common import Interrupt, OnConflict, RequestModel, SortOrder
+from app.schemas.common import Interrupt, OnConflict, RequestModel, SortOrder, refusal
 from app.schemas.runs import RunCommand
 
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
@@ -34,14 +34,14 @@ _ROOTS = ("values", "metadata", "interrupts", "config")
 def check_paths(paths: dict[str, str] | None) -> dict[str, str] | None:
     for alias, path in (paths or {}).items():
         if not _ALIAS.fullmatch(alias) or alias in get_args(ThreadField):
-            raise ValueError(
+            raise refusal(
                 f"{alias!r} is not a name for an extracted value: letters, digits and "
                 "underscores, not a thread field's name"
             )
         if not _PATH.fullmatch(path):
-            raise ValueError(f"{alias}: {path!r} is not a path such as 'values.messages[-1]'")
+            raise refusal(f"{alias}: {path!r} is not a path such as 'values.messages[-1]'")
         if _STEP.match(path)[1] not in _ROOTS:  # type: ignore[index]
-            raise ValueError(f"{alias}: {path!r} does not start with one of {', '.join(_ROOTS)}")
+            raise refusal(f"{alias}: {path!r} does not start with one of {', '.join(_ROOTS)}")
     return paths
 
 
@@ -197,6 +197,11 @@ class Thread(BaseModel):
     def with_extracted(self, paths: dict[str, str]) -> Thread:
         data = self.model_dump(mode="json")
         return self.model_copy(update={"extracted": {k: follow(data, p) for k, p in paths.items()}})
+
+
+class ThreadCopy(RequestModel):
+    """`POST /threads/{id}/copy` takes no options: a body, if any, is `{}`, so that a
+    field meant for something else is refused rather than ignored."""
 
 
 class ThreadPrune(RequestModel):

@@ -18,7 +18,8 @@ from app.db.models import StoreItemRow
 from app.errors import Invalid, NotFound
 from app.limits import MAX_KEY_LENGTH
 from app.schemas.store import ItemPut, ItemSearch, NamespaceSearch
-from app.services.common import json_contains, now
+from app.services import store_filter
+from app.services.common import now
 
 if TYPE_CHECKING:
     from app.db.database import Database
@@ -39,8 +40,10 @@ _RENEW = (
 
 
 def joined(namespace: list[str], what: str = "namespace") -> str:
-    """The stored form of a namespace; 422 naming `what` for a label it cannot hold, or
-    for labels longer than a key in all."""
+    """The stored form of a namespace; 422 naming `what` for no label, a label it cannot
+    hold, or labels longer than a key in all."""
+    if not namespace:
+        raise Invalid(f"{what}: give at least one label.")
     path = SEP.join(namespace)
     if len(path) > MAX_KEY_LENGTH:
         raise Invalid(
@@ -84,13 +87,15 @@ class StoreService:
         self._insert: Any = postgresql.insert if db.dialect == "postgresql" else sqlite.insert
 
     async def put(self, body: ItemPut, *, owner: str) -> None:
-        """Create or replace an item in one statement (an upsert), keeping its created_at."""
-        if not body.namespace:
-            raise Invalid("namespace: give at least one label.")
+        """Create or replace an item in one statement (an upsert), keeping its created_at.
+        The engine's stores (as LangGraph's) keep the "langgraph" tree for themselves."""
+        namespace = joined(body.namespace)
+        if body.namespace[0] == "langgraph":
+            raise Invalid('namespace: the root label "langgraph" is reserved; use another.')
         stamp = now()
         statement = self._insert(StoreItemRow).values(
             owner=owner,
-            namespace=joined(body.namespace),
+            namespace=namespace,
             key=body.key,
             value=body.value,
             created_at=stamp,
@@ -115,13 +120,23 @@ class StoreService:
     async def get(
         self, namespace: list[str], key: str, *, refresh_ttl: bool = True, owner: str
     ) -> StoreItemRow:
-        """One item by its primary key, or 404 (also once its time to live ran out);
-        with `refresh_ttl`, an item with a time to live has it all again."""
+        """`find`, or 404."""
+        item = await self.find(namespace, key, refresh_ttl=refresh_ttl, owner=owner)
+        if item is None:
+            raise NotFound(f"No item {key!r} in namespace {namespace}.")
+        return item
+
+    async def find(
+        self, namespace: list[str], key: str, *, refresh_ttl: bool = True, owner: str
+    ) -> StoreItemRow | None:
+        """One item by its primary key, or None (also once its time to live ran out): an
+        absent item is an answer, as LangGraph's server gives it (`null`); with
+        `refresh_ttl`, an item with a time to live has it all again."""
         stamp = now()
         async with self.db.read() as session:
             item = await session.get(StoreItemRow, (owner, joined(namespace), key))
         if item is None or (item.expires_at is not None and item.expires_at <= stamp):
-            raise NotFound(f"No item {key!r} in namespace {namespace}.")
+            return None
         if refresh_ttl:
             await self._refresh([item], stamp)
         return item
@@ -180,17 +195,17 @@ class StoreService:
             )
 
     async def search(self, body: ItemSearch, *, owner: str) -> list[StoreItemRow]:
-        """Items under the prefix whose value contains the filter, last updated first;
-        those with a time to live have it all again unless `refresh_ttl` is false."""
+        """Items under the prefix whose value passes the filter (values it contains,
+        operators on its fields), last updated first; those with a time to live have it
+        all again unless `refresh_ttl` is false."""
         stamp = now()
         query = select(StoreItemRow).where(StoreItemRow.owner == owner, _live(stamp))
         if body.namespace_prefix:
             query = query.where(_under(body.namespace_prefix))
         if body.filter:
-            for key, value in body.filter.items():
-                if isinstance(value, dict) and any(k.startswith("$") for k in value):
-                    raise Invalid(f"filter: {key}: operators are not supported; give exact values.")
-            query = query.where(json_contains(self.db.dialect, StoreItemRow.value, body.filter))
+            query = query.where(
+                store_filter.where(self.db.dialect, StoreItemRow.value, body.filter)
+            )
         query = query.order_by(
             StoreItemRow.updated_at.desc(), StoreItemRow.namespace, StoreItemRow.key
         )

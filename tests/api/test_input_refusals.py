@@ -1,0 +1,70 @@
+"""What a request gets wrong is refused, naming it, rather than read as something else:
+checkpoint ids that are not UUIDs, fields a copy does not take, and the words of a
+validator's refusal in its 422 (never an exception object JSON cannot show)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from langgraph_sdk import get_client
+
+from tests.helpers import new_thread, said
+
+
+def _field_error(answer: httpx.Response) -> dict[str, Any]:
+    assert answer.status_code == 422, answer.text
+    [error] = answer.json()["detail"]
+    return dict(error)
+
+
+async def test_checkpoint_ids_that_are_not_uuids(server: str) -> None:
+    client = get_client(url=server)
+    thread_id = await new_thread(client)
+    await client.runs.wait(thread_id, "echo", input=said("one"))
+    history = await client.threads.get_history(thread_id)
+    newest = history[0]["checkpoint"]["checkpoint_id"]
+    async with httpx.AsyncClient(base_url=server) as http:
+        for before in ("zzz", {"configurable": {"checkpoint_id": "zzz"}}, {"checkpoint_id": 5}):
+            answer = await http.post(f"/threads/{thread_id}/history", json={"before": before})
+            error = _field_error(answer)
+            assert error["loc"] == ["body", "before"] and isinstance(error["ctx"]["error"], str)
+        error = _field_error(await http.get(f"/threads/{thread_id}/history?before=zzz"))
+        assert error["loc"] == ["query", "before"] and "'zzz'" in error["msg"]
+        bad = {"checkpoint": {"checkpoint_id": "z"}}
+        for method, path, body in (
+            ("POST", "history", bad),
+            ("GET", "state/zzz", None),
+            ("POST", "state/checkpoint", bad),
+        ):
+            answer = await http.request(method, f"/threads/{thread_id}/{path}", json=body)
+            assert answer.status_code == 422, path
+        # A UUID in any spelling names the version it is.
+        shouting = await http.get(f"/threads/{thread_id}/history?before={newest.upper()}")
+        assert shouting.json() == history[1:]
+    as_config = {"configurable": {"checkpoint_id": newest}}
+    assert await client.threads.get_history(thread_id, before=as_config) == history[1:]
+
+
+async def test_a_copy_takes_no_fields(server: str) -> None:
+    client = get_client(url=server)
+    thread_id = await new_thread(client, metadata={"a": 1})
+    async with httpx.AsyncClient(base_url=server) as http:
+        error = _field_error(await http.post(f"/threads/{thread_id}/copy", json={"x": 1}))
+        assert (error["loc"], error["type"]) == (["body", "x"], "extra_forbidden")
+        assert (await http.post(f"/threads/{thread_id}/copy", json={})).status_code == 200
+    assert (await client.threads.copy(thread_id))["metadata"] == {"a": 1}
+
+
+async def test_refusals_say_why_in_their_context(server: str) -> None:
+    async with httpx.AsyncClient(base_url=server) as http:
+        for body, words in (
+            ({"timezone": "Mars/Olympus"}, "is not an IANA time zone"),
+            ({"schedule": "* * *"}, "is not a cron schedule"),
+        ):
+            cron = {"assistant_id": "echo", "schedule": "0 * * * *", **body}
+            error = _field_error(await http.post("/runs/crons", json=cron))
+            assert words in error["ctx"]["error"] and words in error["msg"]
+        search = {"extract": {"last": "nowhere.x"}}
+        error = _field_error(await http.post("/threads/search", json=search))
+        assert "does not start with" in error["ctx"]["error"]
