@@ -36,6 +36,8 @@ async def remember(state: Notes, runtime: Runtime[Context], config: RunnableConf
     value: dict[str, Any] = {key: configurable[key] for key in IDS}
     value.update(style=runtime.context.style, identity=user.identity)
     value.update(tags=config.get("tags"), max_concurrency=config.get("max_concurrency"))
+    # A graph written before `context` reads it from its configurable.
+    value.update(configurable_context=[configurable.get(k) for k in ("user_name", "style")])
     assert runtime.store is not None
     namespace = ("memories", runtime.context.user_name)
     await runtime.store.aput(namespace, "last", value, ttl=runtime.context.remember_for)

@@ -69,6 +69,8 @@ async def test_a_graph_reads_the_context_and_writes_its_users_store(url: str) ->
         # The assistant's tags, then the run's; the run's limit over the assistant's.
         "tags": ["a", "r"],
         "max_concurrency": 2,
+        # The context is in the configurable too, as LangGraph's server puts it there.
+        "configurable_context": ["ally", "terse"],
     }
     # Bob's graph runs write and read Bob's items only.
     assert (await bob.store.search_items(["memories"]))["items"] == []

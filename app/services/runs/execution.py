@@ -243,6 +243,10 @@ class RunExecutor:
         given = kwargs.get("config") or {}
         base = assistant.config or {}
         configurable = {
+            # A graph written before `context` reads these from its configurable, as
+            # LangGraph's server copies them there.
+            **_chosen(assistant.context),
+            **_chosen(kwargs.get("context")),
             **_chosen(base.get("configurable")),
             **_chosen(given.get("configurable")),
             **self.resources,
