@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, cast
 
@@ -61,13 +61,15 @@ class CheckpointMetadata(TypedDict, total=False):
 PendingWrite = tuple[str, str, Any]  # (task_id, channel, value)
 
 
-@dataclass(frozen=True, slots=True)
-class CheckpointTuple:
+class CheckpointTuple(NamedTuple):
+    """A saved checkpoint with its config, metadata, parent and pending writes: a tuple,
+    as LangGraph's is (savers of the user's own unpack and make them)."""
+
     config: Config
     checkpoint: Checkpoint
     metadata: CheckpointMetadata
     parent_config: Config | None = None
-    pending_writes: list[PendingWrite] = field(default_factory=list)
+    pending_writes: list[PendingWrite] | None = None
 
 
 class VersionInfo(NamedTuple):

@@ -434,10 +434,12 @@ def _node_name(action: Any) -> str:
 
 
 def _return_hint(action: Any) -> Any:
-    fn = getattr(action, "func", None) or getattr(action, "afunc", None) or action
-    if not (inspect.isfunction(fn) or inspect.ismethod(fn)):
-        fn = getattr(fn, "__call__", None)  # noqa: B004
+    # Reading `func` of a Runnable wrapper (`with_fallbacks`) may run code of its own
+    # that fails (it resolves its bound node's annotations): the node then has no hint.
     try:
+        fn = getattr(action, "func", None) or getattr(action, "afunc", None) or action
+        if not (inspect.isfunction(fn) or inspect.ismethod(fn)):
+            fn = getattr(fn, "__call__", None)  # noqa: B004
         return get_type_hints(fn).get("return")
     except Exception:
         return None

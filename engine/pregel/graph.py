@@ -11,7 +11,7 @@ import typing
 import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from typing import Any, Literal, TypeVar, get_args
+from typing import Any, Literal, TypeVar, cast, get_args
 
 import pydantic
 from langchain_core.callbacks.manager import (
@@ -19,6 +19,8 @@ from langchain_core.callbacks.manager import (
     AsyncCallbackManagerForChainRun,
 )
 from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import merge_configs as layered
+from langchain_core.utils.pydantic import create_model_v2
 from typing_extensions import TypedDict, Unpack, is_typeddict
 
 from engine._annotations import unwrapped
@@ -115,6 +117,8 @@ class CompiledGraph(Runnable[Any, Any]):
     ) -> None:
         # Print every run's debug parts (compile(debug=True)), unless a call says not to.
         self.debug = debug
+        # What every run's config starts from (`with_config`), the call's merged over it.
+        self.config: RunnableConfig = {}
         # Seconds a step of a run may take (None: no limit), set on the compiled graph as
         # LangGraph's attribute is: a slower step raises TimeoutError.
         self.step_timeout: float | None = None
@@ -237,7 +241,7 @@ class CompiledGraph(Runnable[Any, Any]):
         print_modes = _print_modes(
             options.get("print_mode", ()), self.debug if debug is None else debug
         )
-        config = merge_configs(config)
+        config = merge_configs(layered(self.config, config) if self.config else config)
         # A server (or any caller) may seed the run's runtime: its context and store
         # stand in for what the call and the graph do not give.
         seeded = (config.get("configurable") or {}).get(CONFIG_KEY_RUNTIME)
@@ -552,6 +556,8 @@ class CompiledGraph(Runnable[Any, Any]):
             "callbacks": pad.config.get("callbacks"),
             "configurable": {**parent.config.get("configurable", {})},
         }
+        if child.config:  # a subgraph `with_config`: its config under the parent's
+            config = layered(child.config, config)
         config.pop("run_id", None)
         config.pop("run_name", None)
         loop = Loop(
@@ -697,7 +703,7 @@ class CompiledGraph(Runnable[Any, Any]):
         tasks = loop._prepare(read=False)
         # The step's tasks were due before a Command's input: it only shows in values.
         loop.apply_saved_command()
-        statuses = task_statuses(saved.pending_writes, NULL_TASK)
+        statuses = task_statuses(saved.pending_writes or [], NULL_TASK)
         finished = {t.id for t in tasks if t.id in statuses and statuses[t.id].finished}
         if live and finished:
             for task in tasks:
@@ -948,7 +954,11 @@ class CompiledGraph(Runnable[Any, Any]):
 
     @property
     def InputType(self) -> Any:  # noqa: N802 (LangChain's name)
-        return super().InputType if self.value_types is None else self.value_types[0]
+        """What the graph takes: an entrypoint's value type, a builder's input schema
+        (LangChain's `get_input_schema` then gives that model, or one of that root)."""
+        if self.value_types is not None:
+            return self.value_types[0]
+        return super().InputType if self.builder is None else self.builder.input_schema
 
     @property
     def OutputType(self) -> Any:  # noqa: N802 (LangChain's name)
@@ -960,6 +970,19 @@ class CompiledGraph(Runnable[Any, Any]):
         if self.builder is None:
             return super().get_input_jsonschema(config)
         return _json_schema(self.builder.input_schema, self.get_name("Input"))
+
+    def get_output_schema(self, config: Any = None) -> type[pydantic.BaseModel]:
+        """A model of what a run's output holds: each output key of the builder's
+        schema, None by default (an output may leave keys out), as LangGraph's is."""
+        if self.builder is None or self.output_channel is not None:
+            return super().get_output_schema(config)
+        from engine.graph.schema import field_types
+
+        types = field_types(self.builder.output_schema)
+        return create_model_v2(
+            self.get_name("Output"),
+            field_definitions={k: (types.get(k, Any), None) for k in self.output_keys},
+        )
 
     def get_output_jsonschema(self, config: Any = None) -> dict[str, Any]:
         if self.builder is None:
@@ -1023,6 +1046,35 @@ class CompiledGraph(Runnable[Any, Any]):
     async def aget_graph(self, config: Any = None, *, xray: int | bool = False) -> Any:
         return self.get_graph(config, xray=xray)
 
+    def with_config(self, config: RunnableConfig | None = None, **kwargs: Any) -> CompiledGraph:
+        """This graph, its runs' config starting from `config` (and `kwargs`, config
+        keys): a compiled graph still, as LangGraph's is, to nest as a subgraph, draw and
+        inspect (LangChain's `with_config` makes a binding, which is none of these)."""
+        return self.copy(config=layered(self.config, config, cast(RunnableConfig, kwargs)))
+
+    # LangGraph's names for where a run's input goes, what it outputs and streams, and
+    # the nodes it stops before and after.
+
+    @property
+    def input_channels(self) -> str:
+        return START
+
+    @property
+    def output_channels(self) -> str | list[str]:
+        return self.output_channel or list(self.output_keys)
+
+    @property
+    def stream_channels(self) -> str | list[str]:
+        return self.output_channel or list(self.state_keys)
+
+    @property
+    def interrupt_before_nodes(self) -> list[str]:
+        return list(self.interrupt_before)
+
+    @property
+    def interrupt_after_nodes(self) -> list[str]:
+        return list(self.interrupt_after)
+
     def copy(self, **changes: Any) -> CompiledGraph:
         new = object.__new__(CompiledGraph)
         new.__dict__.update(self.__dict__)
@@ -1064,7 +1116,7 @@ async def _clear(loop: Loop, saved: CheckpointTuple | None) -> dict[str, Any]:
     if saved is not None:
         loop.apply_saved_command()
         tasks = loop._prepare(read=False)
-        statuses = task_statuses(saved.pending_writes, NULL_TASK)
+        statuses = task_statuses(saved.pending_writes or [], NULL_TASK)
         for task in tasks:
             status = statuses.get(task.id)
             if status is not None and status.finished:

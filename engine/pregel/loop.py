@@ -354,7 +354,7 @@ class Loop:
         self.head_parent = (saved.parent_config or {}).get("configurable", {}).get("checkpoint_id")
         updated = cp.get("updated_channels")
         self.updated = set(updated) if updated is not None else None
-        self.pending = list(saved.pending_writes)
+        self.pending = list(saved.pending_writes or ())
         self.live = {k for k, ch in self.channels.items() if ch.fades and ch.is_available()}
         self.saved_as = cp["id"]
         if null_writes:

@@ -239,8 +239,22 @@ class Pregel(CompiledGraph, metaclass=_AnyCompiledGraph):
         self._output_channels = output_channels
         self.step_timeout = step_timeout
         self.stream_mode = stream_mode
-        self.stream_channels = stream_channels
+        self._stream_channels = stream_channels
         self.auto_validate = auto_validate
+
+    # LangGraph's attributes, as given.
+
+    @property
+    def input_channels(self) -> str | Sequence[str]:
+        return self._input_channels
+
+    @property
+    def output_channels(self) -> str | Sequence[str]:
+        return self._output_channels
+
+    @property
+    def stream_channels(self) -> str | Sequence[str] | None:
+        return self._stream_channels
 
     def get_input_schema(self, config: Any = None) -> type[pydantic.BaseModel]:
         """What the input channels take: one channel's type, or an object of them."""

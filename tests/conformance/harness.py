@@ -100,6 +100,7 @@ API_MODULES: dict[str, tuple[str, ...]] = {
         "ParentCommand",
     ),
     "langgraph.func": ("entrypoint", "task"),
+    "langgraph.prebuilt": ("ToolNode",),
     "langgraph.callbacks": ("GraphCallbackHandler",),
     "langgraph.warnings": ("LangGraphDeprecationWarning",),
 }

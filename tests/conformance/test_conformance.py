@@ -7,6 +7,7 @@ import pytest
 # Importing the case modules registers their cases.
 from . import (  # noqa: F401
     cases_annotations,
+    cases_compiled,
     cases_core,
     cases_delta,
     cases_deprecated,

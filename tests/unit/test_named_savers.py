@@ -7,6 +7,7 @@ calls, and what they saved is there when the database is opened again (not for
 from __future__ import annotations
 
 import asyncio
+import gc
 import operator
 import sqlite3
 import uuid
@@ -135,16 +136,31 @@ def test_a_libpq_string_names_the_database_as_a_url_does(postgres_url: str) -> N
     assert asyncio.run(again()) == {"log": ["a", "a"]}
 
 
-def test_what_it_cannot_take_is_refused_naming_it(tmp_path: Path) -> None:
-    with pytest.raises(TypeError, match=r"cannot reopen .*SqliteSaver.from_conn_string"):
-        SqliteSaver(sqlite3.connect(":memory:"))
+def test_a_saver_of_an_in_memory_connection_keeps_a_file_of_its_own() -> None:
+    """As LangGraph's guides make it (`SqliteSaver(sqlite3.connect(":memory:",
+    check_same_thread=False))`): the saver cannot reopen that database, so it keeps its
+    checkpoints in a file of its own, gone with the saver."""
+    config = thread()
+    saver = SqliteSaver(sqlite3.connect(":memory:", check_same_thread=False))
+    graph = BUILDER.compile(checkpointer=saver)
+    assert graph.invoke({"log": []}, config) == {"log": ["a"]}
+    assert graph.invoke({"log": []}, config) == {"log": ["a", "a"]}
+    folder = Path(saver.engine.url.database or "").parent
+    assert folder.is_dir()
+    del graph, saver
+    gc.collect()
+    assert not folder.exists()
 
-    async def in_memory() -> None:
+    async def in_memory() -> Any:
         async with aiosqlite.connect(":memory:") as conn:
-            AsyncSqliteSaver(conn)
+            graph = BUILDER.compile(checkpointer=AsyncSqliteSaver(conn))
+            await graph.ainvoke({"log": []}, config)
+            return await graph.ainvoke({"log": []}, config)
 
-    with pytest.raises(TypeError, match=r"cannot reopen .*AsyncSqliteSaver.from_conn_string"):
-        asyncio.run(in_memory())
+    assert asyncio.run(in_memory()) == {"log": ["a", "a"]}
+
+
+def test_what_it_cannot_take_is_refused_naming_it(tmp_path: Path) -> None:
     with pytest.raises(TypeError, match=r"cannot reopen a str"):
         SqliteSaver(str(tmp_path / "x.db"))
     for conn_string, error, match in [

@@ -450,7 +450,10 @@ def test_options_it_does_not_support_are_refused(tmp_path: Path, store_url: str)
     ):
         pass
     with pytest.raises(TypeError, match=r"SqliteStore.from_conn_string\(\.\.\.\)"):
-        SqliteStore(sqlite3.connect(":memory:"))
+        SqliteStore(object())  # type: ignore[arg-type]
+    in_memory = SqliteStore(sqlite3.connect(":memory:"))  # a file of its own
+    in_memory.put(("a",), "k", {"v": 1})
+    assert in_memory.get(("a",), "k") is not None
     made = SqliteStore(sqlite3.connect(path))  # as LangGraph's: the same file, set up
     made.put(("a",), "k", {"v": 1})
     assert made.get(("a",), "k") is not None

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 import sqlite3
 import tempfile
+import weakref
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any, Self
@@ -70,11 +72,17 @@ def engine_of(owner: object, given: Any) -> tuple[AsyncEngine, bool]:
     LangGraph's take a connection of their driver (`SqliteSaver(sqlite3.connect(...))`,
     `PostgresSaver(psycopg_connection_or_pool)`); these keep connections of their own,
     so they open the same database themselves, a connection per call (the one given is
-    left to its owner). A connection that cannot be reopened (an in-memory SQLite) is
-    refused, naming `from_conn_string`."""
+    left to its owner). An in-memory SQLite connection cannot be reopened: the saver
+    keeps its data in a file of its own instead, removed with the saver, as
+    `from_conn_string(":memory:")` does. Another connection is refused, naming
+    `from_conn_string`."""
     if isinstance(given, AsyncEngine):
         return given, False
     url = _url_of(given)
+    if url is None and _is_sqlite(given):
+        folder = tempfile.mkdtemp(prefix="engine-sqlite-")
+        weakref.finalize(owner, shutil.rmtree, folder, ignore_errors=True)
+        url = f"sqlite:///{Path(folder) / 'checkpoints.db'}"
     if url is None:
         name = type(owner).__name__
         raise TypeError(
@@ -84,13 +92,21 @@ def engine_of(owner: object, given: Any) -> tuple[AsyncEngine, bool]:
     return create_engine(url, pool_per_call=True), True
 
 
+def _is_sqlite(connection: Any) -> bool:
+    return isinstance(connection, sqlite3.Connection) or _is_aiosqlite(connection)
+
+
+def _is_aiosqlite(connection: Any) -> bool:
+    return type(connection).__module__.split(".")[0] == "aiosqlite"
+
+
 def _url_of(connection: Any) -> str | None:
     """The URL of the database a sqlite3 or psycopg connection (or pool) is open on."""
     if isinstance(connection, sqlite3.Connection):
         files = connection.execute("PRAGMA database_list").fetchall()
         path = next((file for _, name, file in files if name == "main"), "")
         return f"sqlite:///{Path(path)}" if path else None
-    if type(connection).__module__.split(".")[0] == "aiosqlite":
+    if _is_aiosqlite(connection):
         path = _aiosqlite_path(connection)
         return f"sqlite:///{Path(path)}" if path and path != ":memory:" else None
     if type(connection).__module__.split(".")[0] not in ("psycopg", "psycopg_pool"):
