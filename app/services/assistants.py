@@ -3,10 +3,11 @@ every user sees them; an assistant a user made is theirs alone (404 for anyone e
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.utils.pydantic import create_model_v2
 from pydantic import PydanticUserError, TypeAdapter
 from sqlalchemy import ColumnElement, Select, func, or_, select
 from sqlalchemy import delete as sql_delete
@@ -322,61 +323,37 @@ class AssistantService:
 
 
 def graph_schemas(graph: CompiledGraph) -> SubgraphSchemas:
-    """The schemas a graph's builder declares; an `@entrypoint` has no builder: its input
-    and output are what its function's annotations say (LangChain's schema of a value,
-    as LangGraph gives it), and it has no state."""
-    builder = graph.builder
-    if builder is None:
-        return SubgraphSchemas(
-            input_schema=graph.get_input_jsonschema(),
-            output_schema=graph.get_output_jsonschema(),
-            state_schema=None,
-            config_schema=None,
-            context_schema=json_schema(graph.context_schema),
-        )
+    """The schemas of a graph, as LangGraph's server gives them: its input and output
+    (for an `@entrypoint`, what its function's annotations say), its state (every key,
+    each optional: a state may lack any) and its context. A schema that cannot be
+    written is null. LangGraph's config schema has no counterpart here (graphs declare a
+    context schema instead)."""
     return SubgraphSchemas(
-        input_schema=json_schema(builder.input_schema),
-        output_schema=json_schema(builder.output_schema),
-        state_schema=json_schema(builder.state_schema),
+        input_schema=_written(graph.get_input_jsonschema),
+        output_schema=_written(graph.get_output_jsonschema),
+        state_schema=None if graph.builder is None else _written(lambda: state_schema(graph)),
         config_schema=None,
-        context_schema=json_schema(graph.context_schema),
+        context_schema=_written(graph.get_context_jsonschema),
     )
 
 
-def json_schema(schema: Any) -> dict[str, Any] | None:
-    """An object schema with a property per key of a state (or context) schema; a key
-    whose type has no JSON schema accepts anything. None when there are no keys."""
-    fields = field_types(schema)
-    if not fields:
+def _written(write: Callable[[], dict[str, Any] | None]) -> dict[str, Any] | None:
+    try:
+        return write()
+    except (PydanticUserError, TypeError, ValueError):
         return None
-    properties: dict[str, Any] = {}
-    defs: dict[str, Any] = {}
-    for key, annotation in fields.items():
+
+
+def state_schema(graph: CompiledGraph) -> dict[str, Any]:
+    """A model of the graph's state keys, each None by default; a key whose type has no
+    JSON schema takes any value."""
+    types = field_types(graph.builder.state_schema)
+    fields: dict[str, Any] = {}
+    for key in graph.state_keys:
+        found = types.get(key, Any)
         try:
-            found = TypeAdapter(annotation).json_schema()
+            TypeAdapter(found).json_schema()
         except (PydanticUserError, TypeError):
-            found = {}
-        defs.update(found.pop("$defs", {}))
-        properties[key] = found
-    out: dict[str, Any] = {
-        "title": getattr(schema, "__name__", "State"),
-        "type": "object",
-        "properties": properties,
-        "required": _required(schema),
-    }
-    if defs:
-        out["$defs"] = defs
-    return out
-
-
-def _required(schema: Any) -> list[str]:
-    """Keys a value of the schema must have."""
-    if hasattr(schema, "model_fields"):
-        return [name for name, f in schema.model_fields.items() if f.is_required()]
-    if dataclasses.is_dataclass(schema):
-        return [
-            f.name
-            for f in dataclasses.fields(schema)
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-        ]
-    return sorted(getattr(schema, "__required_keys__", ()))
+            found = Any
+        fields[key] = (found, None)
+    return create_model_v2(graph.get_name("State"), field_definitions=fields).model_json_schema()

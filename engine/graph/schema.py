@@ -12,9 +12,12 @@ value written.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable
 from functools import partial
 from typing import Any, get_type_hints
+
+import typing_extensions
 
 from engine._annotations import unwrapped
 from engine._weak_cache import weakly_cached
@@ -45,6 +48,27 @@ def is_root(schema: Any) -> bool:
         return False
     annotations = getattr(schema, "__annotations__", None)
     return annotations is None or (isinstance(annotations, dict) and list(annotations) == [ROOT])
+
+
+def pydantic_ready(schema: Any) -> Any:
+    """`schema` as pydantic takes it: before Python 3.12 pydantic refuses typing's
+    TypedDict (programs use it as often as typing_extensions'), so such a schema becomes
+    typing_extensions' TypedDict of the same name, keys and required keys."""
+    if sys.version_info >= (3, 12) or type(schema).__module__ != "typing":
+        return schema
+    if not typing_extensions.is_typeddict(schema):
+        return schema
+    required = schema.__required_keys__
+    keys = {
+        key: typing_extensions.Required[hint]
+        if key in required
+        else typing_extensions.NotRequired[hint]
+        for key, hint in field_types(schema).items()
+    }
+    ready = typing_extensions.TypedDict(schema.__name__, keys)  # type: ignore[operator]
+    ready.__module__ = schema.__module__
+    ready.__doc__ = schema.__doc__
+    return ready
 
 
 def field_types(schema: Any) -> dict[str, Any]:

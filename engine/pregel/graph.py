@@ -1181,7 +1181,7 @@ def _lookup(config: dict[str, Any]) -> dict[str, Any]:
 def _json_schema(schema: Any, title: str | None = None) -> dict[str, Any]:
     """A state, input or context schema's JSON schema, as pydantic writes it; a
     dataclass state's, or a one-value state's, titled as LangGraph titles it (`title`)."""
-    from engine.graph.schema import ROOT, field_types
+    from engine.graph.schema import ROOT, field_types, pydantic_ready
 
     if isinstance(schema, type) and issubclass(schema, pydantic.BaseModel):
         return schema.model_json_schema()
@@ -1190,7 +1190,7 @@ def _json_schema(schema: Any, title: str | None = None) -> dict[str, Any]:
         # The value's own type (a TypedDict of `__root__` names it as its one key).
         found = pydantic.TypeAdapter(keys[ROOT]).json_schema()
         return {**found, "default": None, "title": title or "Root"}
-    found = pydantic.TypeAdapter(schema).json_schema()
+    found = pydantic.TypeAdapter(pydantic_ready(schema)).json_schema()
     if dataclasses.is_dataclass(schema):
         _dataclass_defaults(schema, found, keys)
     if title is not None and not is_typeddict(schema):

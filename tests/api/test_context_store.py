@@ -116,7 +116,17 @@ async def test_the_schemas_are_the_graphs(url: str) -> None:
         ["remember_for", "style", "user_name"],
         ["user_name"],
     )
-    assert schemas["state_schema"]["properties"] == {
-        "notes": {"type": "array", "items": {"type": "string"}}
+    # As LangGraph's server gives them: a field's title and default (a form shows them).
+    assert context["properties"]["style"] == {
+        "default": "plain",
+        "title": "Style",
+        "type": "string",
     }
-    assert schemas["input_schema"] == schemas["output_schema"] == schemas["state_schema"]
+    notes = {"items": {"type": "string"}, "title": "Notes", "type": "array"}
+    assert schemas["state_schema"] == {
+        "properties": {"notes": {**notes, "default": None}},  # a state may lack any key
+        "title": "LangGraphState",
+        "type": "object",
+    }
+    assert schemas["input_schema"] == schemas["output_schema"]
+    assert schemas["input_schema"]["properties"] == {"notes": notes}
