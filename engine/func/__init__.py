@@ -239,7 +239,6 @@ class _TaskFunction:
             "langgraph_triggers": (PUSH,),
             "langgraph_path": (PUSH, metadata.get("langgraph_path"), call.index, True),
             "langgraph_checkpoint_ns": ns,
-            "checkpoint_ns": ns,
         }
         manager = AsyncCallbackManager.configure(
             callbacks, inheritable_tags=config.get("tags"), inheritable_metadata=metadata

@@ -1087,10 +1087,13 @@ async def _start_run(loop: Loop, input: Any, name: str) -> AsyncCallbackManagerF
     config = loop.config
     if not config.get("callbacks"):
         return None
+    # Tracers tell a graph's run by `ls_integration`, a subgraph's by the namespace of
+    # the task that runs it, as LangGraph marks them.
+    metadata = {"ls_integration": "langgraph", **(config.get("metadata") or {})}
+    if loop.outer_ns is not None:
+        metadata["checkpoint_ns"] = loop.outer_ns
     manager = AsyncCallbackManager.configure(
-        config["callbacks"],
-        inheritable_tags=config.get("tags"),
-        inheritable_metadata=config.get("metadata"),
+        config["callbacks"], inheritable_tags=config.get("tags"), inheritable_metadata=metadata
     )
     run = await manager.on_chain_start(
         None, input, name=config.get("run_name") or name, run_id=config.get("run_id")

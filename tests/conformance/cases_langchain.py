@@ -661,8 +661,9 @@ def callback_runs(
     graph: Any, inp: Any, config: dict[str, Any] | None = None, *, ordered: bool = True
 ) -> list[Any]:
     """What `astream_events(version="v2")` shows of a run: each event's kind, run name,
-    tags, node, the names of the runs it nests under and the keys of its data; sorted
-    unless `ordered` (runs at once interleave as the event loop has them)."""
+    tags, node, the tracers' marks (`ls_integration`, a subgraph's `checkpoint_ns`), the
+    names of the runs it nests under and the keys of its data; sorted unless `ordered`
+    (runs at once interleave as the event loop has them)."""
 
     async def collect() -> list[Any]:
         names: dict[str, str] = {}
@@ -675,6 +676,8 @@ def callback_runs(
                     event["name"],
                     sorted(event["tags"]),
                     event["metadata"].get("langgraph_node"),
+                    event["metadata"].get("ls_integration"),
+                    event["metadata"].get("checkpoint_ns"),
                     [names.get(p) for p in event["parent_ids"]],
                     sorted(event["data"]),
                 ]
