@@ -69,7 +69,9 @@ def draw(
     if any(target == END for _, target, *_ in ordered):
         drawn[END] = graph.add_node(None, END)
     for source, target, data, conditional in ordered:
-        graph.add_edge(drawn[source], drawn[target], data, conditional)
+        # A `Command` destination outside this graph (its parent's node) is not drawn.
+        if target in drawn:
+            graph.add_edge(drawn[source], drawn[target], data, conditional)
     if xray:
         for name, spec in builder.nodes.items():
             # A subgraph given as the node, or one the node's code runs.
