@@ -245,7 +245,13 @@ class _TaskFunction:
         )
         bound = self.signature.bind_partial(*call.args, **call.kw)
         run = await manager.on_chain_start(None, dict(bound.arguments), name=self.name)
-        child = {**config, "metadata": metadata, "callbacks": run.get_child()}
+        # What the call's code runs (a chat model) is marked with the call's namespace,
+        # the call's own run is not: as LangGraph marks them.
+        child = {
+            **config,
+            "metadata": {**metadata, "checkpoint_ns": ns},
+            "callbacks": run.get_child(),
+        }
         token = var_child_runnable_config.set(child)
         try:
             value = self.func(*call.args, **self._keywords(pad, call, child))
