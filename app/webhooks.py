@@ -244,8 +244,8 @@ class Webhooks:
             "run_ended_at": ended.isoformat(),
             "values": values,
         }
-        if error is not None:
-            payload["error"] = error_message(error)
+        if error is not None:  # as a run's `__error__` and LangGraph's webhook give it
+            payload["error"] = {"error": type(error).__name__, "message": error_message(error)}
         await session.execute(
             insert(WebhookDeliveryRow.__table__).values(
                 delivery_id=new_id(),

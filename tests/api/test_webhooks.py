@@ -131,7 +131,8 @@ async def test_a_receiver_that_refuses_is_not_retried_and_runs_do_not_wait(
             run_id = response.headers["content-location"].rsplit("/", 1)[-1]
             [call] = await asyncio.to_thread(receiver.wait_for, 1)
             assert call.payload["status"] == "error"
-            assert "Recursion limit" in call.payload["error"]
+            assert call.payload["error"]["error"] == "GraphRecursionError"
+            assert "Recursion limit" in call.payload["error"]["message"]
             assert _settled(await _settled_soon(database_url, run_id)) == [
                 ("failed", 1, "HTTP 400")
             ]
