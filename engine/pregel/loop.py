@@ -426,12 +426,13 @@ class Loop:
         forked = False
         if saved is not None and addressed:
             forked = await self._travel(saved, input)
-        if saved is not None and not forked and {"checkpoints", "debug"} & self.modes:
-            self._emit_checkpoint(self._prepare(read=False), task_statuses(self.pending, NULL_TASK))
         if isinstance(input, Command):
             await self._apply_command(input)
         self._mark_interrupts_seen()
         self._emit_values_now()
+        # Then the version it goes on from, as the command left it: LangGraph's order.
+        if saved is not None and not forked and {"checkpoints", "debug"} & self.modes:
+            self._emit_checkpoint(self._prepare(read=False), task_statuses(self.pending, NULL_TASK))
 
     async def _address_subgraph_version(self) -> None:
         """A call of the top graph with a subgraph's checkpoint config: the top graph

@@ -487,3 +487,24 @@ def case_only_a_list_of_modes_tags_the_parts(ns: NS, aio: bool) -> Any:
         "invoke v2": invoke(graph, {"log": []}, aio=aio, stream_mode=forms[0], version="v2"),
         "stream": [raw_stream(graph, {"log": []}, None, aio, stream_mode=m)[0] for m in forms],
     }
+
+
+@case(aio=True)
+def case_a_resumed_run_shows_its_values_then_its_version(ns: NS, aio: bool) -> Any:
+    """Going on from a breakpoint, the state as the call's command left it comes first,
+    then the version the run goes on from (its `checkpoints` and `debug` parts show that
+    state too)."""
+
+    class State(TypedDict):
+        v: int
+
+    nodes = {"a": lambda s: {"v": s["v"] + 1}, "b": lambda s: {"v": s["v"] * 2}}
+    graph = build(ns, State, nodes, chain_edges(["a", "b"]), checkpointer=ns.InMemorySaver())
+    modes = ["values", "checkpoints", "debug"]
+    seen = []
+    for resume in (None, ns.Command(update={"v": 10})):
+        config = thread()
+        for inp in ({"v": 1}, resume):
+            parts = stream(graph, inp, config, stream_mode=modes, aio=aio, interrupt_before=["b"])
+            seen.append([[m, p["type"] if m == "debug" else p] for m, p in parts["parts"]])
+    return seen
