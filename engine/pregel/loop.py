@@ -1528,7 +1528,10 @@ class Loop:
                 "name": task.name,
                 "error": task.error,
                 "result": task_result(state_writes),
-                "interrupts": [{"value": i.value, "id": i.id} for i in task.interrupts],
+                "interrupts": [
+                    {"value": i.value, "id": i.id, "response_schema": i.response_schema}
+                    for i in task.interrupts
+                ],
             }
             if "tasks" in self.modes:
                 self.emit(self.ns, "tasks", payload)

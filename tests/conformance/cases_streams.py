@@ -508,3 +508,26 @@ def case_a_resumed_run_shows_its_values_then_its_version(ns: NS, aio: bool) -> A
             parts = stream(graph, inp, config, stream_mode=modes, aio=aio, interrupt_before=["b"])
             seen.append([[m, p["type"] if m == "debug" else p] for m, p in parts["parts"]])
     return seen
+
+
+@case(aio=True)
+def case_a_task_result_shows_its_questions_whole(ns: NS, aio: bool) -> Any:
+    """The `tasks` and `debug` results of a task that asked show each question as the
+    `values` part does: its value, id and the schema of the answer it expects."""
+
+    class Answer(pydantic.BaseModel):
+        approved: bool
+
+    def ask(state: Any) -> dict[str, Any]:
+        first = ns.interrupt("plain?")
+        return {"log": [first, ns.interrupt("approve?", response_schema=Answer)]}
+
+    graph = build(ns, LogState, {"ask": ask}, [("S", "ask")], checkpointer=ns.InMemorySaver())
+    config = thread()
+    modes = ["tasks", "debug"]
+    first = stream(graph, {"log": []}, config, stream_mode=modes, aio=aio)
+    second = stream(graph, ns.Command(resume="yes"), config, stream_mode=modes, aio=aio)
+    return [
+        [p for m, p in run["parts"] if "interrupts" in (p.get("payload", p) if m == "debug" else p)]
+        for run in (first, second)
+    ]
