@@ -527,7 +527,12 @@ def case_a_task_result_shows_its_questions_whole(ns: NS, aio: bool) -> Any:
     modes = ["tasks", "debug"]
     first = stream(graph, {"log": []}, config, stream_mode=modes, aio=aio)
     second = stream(graph, ns.Command(resume="yes"), config, stream_mode=modes, aio=aio)
-    return [
-        [p for m, p in run["parts"] if "interrupts" in (p.get("payload", p) if m == "debug" else p)]
+    shown = [
+        (p["payload"] if m == "debug" else p)["interrupts"]
         for run in (first, second)
+        for m, p in run["parts"]
+        if "interrupts" in (p["payload"] if m == "debug" else p)
     ]
+    # Each question's fields as they are (the observation's normalising keeps an
+    # interrupt's value and id only).
+    return [[(sorted(q), q["value"], q.get("response_schema")) for q in part] for part in shown]
