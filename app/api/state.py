@@ -59,7 +59,9 @@ async def update_state(
     `checkpoint.checkpoint_ns`, in a subgraph's state. 409 while a run is pending or
     running on the thread."""
     written = await state.update_state(thread_id, body, owner=user.user_id)
-    return StateUpdated(checkpoint=written)
+    return StateUpdated(
+        checkpoint=written, checkpoint_id=written.checkpoint_id, configurable=written
+    )
 
 
 @router.post("/threads/{thread_id}/state/checkpoint", response_model=ThreadState)

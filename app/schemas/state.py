@@ -57,6 +57,9 @@ class ThreadState(BaseModel):
     interrupts: list[Interrupt]
     checkpoint: Checkpoint | None = Field(description="This version; null before the first.")
     parent_checkpoint: Checkpoint | None
+    # LangGraph's server gives the two ids at the top too; older clients read them there.
+    checkpoint_id: str | None = None
+    parent_checkpoint_id: str | None = None
     metadata: dict[str, Any] | None = Field(
         description="source (input|loop|update|fork), step, parents, run_id, graph_id, ..."
     )
@@ -88,6 +91,9 @@ class StateUpdate(RequestModel):
 
 class StateUpdated(BaseModel):
     checkpoint: Checkpoint = Field(description="The version the update wrote.")
+    # The same, as LangGraph's server also answers (the JS SDK reads `configurable`).
+    checkpoint_id: str | None
+    configurable: Checkpoint
 
 
 class HistoryQuery(RequestModel):

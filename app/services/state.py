@@ -74,10 +74,12 @@ def thread_state(snapshot: StateSnapshot) -> ThreadState:
         next=list(snapshot.next),
         tasks=[_task(t) for t in snapshot.tasks],
         interrupts=jsonable(snapshot.interrupts),
-        checkpoint=_checkpoint(snapshot.config),
-        parent_checkpoint=_checkpoint(snapshot.parent_config),
+        checkpoint=(checkpoint := _checkpoint(snapshot.config)),
+        parent_checkpoint=(parent := _checkpoint(snapshot.parent_config)),
         metadata=jsonable(snapshot.metadata),
         created_at=snapshot.created_at,
+        checkpoint_id=checkpoint and checkpoint.checkpoint_id,
+        parent_checkpoint_id=parent and parent.checkpoint_id,
     )
 
 

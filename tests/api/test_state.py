@@ -93,10 +93,15 @@ async def test_interrupts_and_state_updates(server: str) -> None:
 
     written = await client.threads.update_state(thread_id, {"answers": ["by hand"]}, as_node="ask")
     assert written["checkpoint"]["thread_id"] == thread_id
+    # Also as LangGraph's server answers (the JS SDK reads `configurable`).
+    assert written["configurable"] == written["checkpoint"]
+    assert written["checkpoint_id"] == written["checkpoint"]["checkpoint_id"]
     after = await client.threads.get_state(thread_id)
     assert after["checkpoint"] == written["checkpoint"]
     assert after["next"] == ["done"] and after["metadata"]["source"] == "update"
     assert after["parent_checkpoint"] == state["checkpoint"]
+    assert after["checkpoint_id"] == after["checkpoint"]["checkpoint_id"]
+    assert after["parent_checkpoint_id"] == state["checkpoint"]["checkpoint_id"]
     thread = await client.threads.get(thread_id)
     assert thread["values"]["answers"] == ["by hand"] and thread["interrupts"] == {}
     finished = await client.runs.wait(thread_id, "asker", input=None)
