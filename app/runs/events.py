@@ -58,6 +58,8 @@ class EventMapper:
             yield from self._complete(payload, suffix)
             if "updates" not in self.modes:
                 return
+        if mode == "debug" and payload.get("type") == "checkpoint":
+            payload = {**payload, "payload": studio_checkpoint(payload["payload"])}
         yield mode + suffix, payload
 
     def _message(self, message: Any, metadata: Any, suffix: str) -> Iterator[tuple[str, Any]]:
@@ -86,6 +88,38 @@ class EventMapper:
                     if isinstance(item, BaseMessage) and mid in self.partial:
                         del self.partial[mid]
                         yield "messages/complete" + suffix, [item]
+
+
+def studio_checkpoint(payload: dict[str, Any]) -> dict[str, Any]:
+    """A `debug` checkpoint as LangGraph's server sends it (LangGraph Studio reads it):
+    its version and its parent's also as checkpoint objects, and each task's subgraph
+    state as the `checkpoint` it is at."""
+    return {
+        **payload,
+        "checkpoint": _checkpoint_of(payload.get("config")),
+        "parent_checkpoint": _checkpoint_of(payload.get("parent_config")),
+        "tasks": [_task_checkpoint(task) for task in payload.get("tasks") or ()],
+    }
+
+
+def _checkpoint_of(config: dict[str, Any] | None) -> dict[str, Any] | None:
+    conf = (config or {}).get("configurable") or {}
+    if not conf.get("thread_id") or not conf.get("checkpoint_id"):
+        return None
+    found = {k: conf[k] for k in ("checkpoint_id", "thread_id")}
+    if "checkpoint_ns" in conf:
+        found["checkpoint_ns"] = conf["checkpoint_ns"] or ""
+    if conf.get("checkpoint_map"):
+        found["checkpoint_map"] = conf["checkpoint_map"]
+    return found
+
+
+def _task_checkpoint(task: dict[str, Any]) -> dict[str, Any]:
+    state = task.get("state")
+    if not isinstance(state, dict) or not state.get("configurable"):
+        return task
+    shown = {k: v for k, v in task.items() if k != "state"}
+    return {**shown, "checkpoint": state["configurable"]}
 
 
 class Later:

@@ -458,3 +458,28 @@ async def expect_status(code: int, call: Any) -> None:
     assert status in (code, None), status
     if status is None:
         assert isinstance(error, ConflictError if code == 409 else NotFoundError)
+
+
+async def test_debug_checkpoints_are_shaped_for_studio(client: LangGraphClient) -> None:
+    """As LangGraph's server sends a `debug` checkpoint (LangGraph Studio reads it): its
+    version and its parent's as checkpoint objects too, beside the engine's configs."""
+    thread_id = new_id()
+    parts = await collect(
+        client.runs.stream(
+            thread_id, "echo", input=HELLO, stream_mode="debug", if_not_exists="create"
+        )
+    )
+    checkpoints = [d["payload"] for n, d in parts if n == "debug" and d["type"] == "checkpoint"]
+    assert len(checkpoints) >= 2
+    first, last = checkpoints[0], checkpoints[-1]
+    assert first["parent_checkpoint"] is None
+    assert last["checkpoint"] == {
+        "checkpoint_id": last["config"]["configurable"]["checkpoint_id"],
+        "thread_id": thread_id,
+        "checkpoint_ns": "",
+    }
+    assert last["parent_checkpoint"]["checkpoint_id"] == (
+        last["parent_config"]["configurable"]["checkpoint_id"]
+    )
+    state = await client.threads.get_state(thread_id)
+    assert state["checkpoint"]["checkpoint_id"] == last["checkpoint"]["checkpoint_id"]
