@@ -69,10 +69,10 @@ def json_contains(
     filters run in the database, never by loading rows."""
     if dialect == "postgresql":
         return cast(column, JSONB).contains(subset)
-    return _SqliteContains(column).where(subset)
+    return SqliteContains(column).where(subset)
 
 
-class _SqliteContains:
+class SqliteContains:
     """`@>` for SQLite, written as SQL text with every key, path and value a bound
     parameter: objects are followed by JSON paths, arrays (and keys a path cannot name) by
     `json_each` subqueries. Text, not SQLAlchemy constructs: building and compiling those

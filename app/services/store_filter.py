@@ -20,7 +20,7 @@ from sqlalchemy import ColumnElement, Numeric, TextClause, and_, case, cast, fun
 from sqlalchemy.dialects.postgresql import JSONB
 
 from app.errors import Invalid
-from app.services.common import _SqliteContains, json_contains
+from app.services.common import SqliteContains, json_contains
 from engine.store._rules import matches
 
 # The order operators, as SQL; `$eq` and `$ne` compare JSON values.
@@ -159,7 +159,7 @@ def _postgres(document: ColumnElement[Any], comparison: Comparison) -> ColumnEle
     return number.op(_ORDER[comparison.op], is_comparison=True)(bound)
 
 
-class _SqliteFilter(_SqliteContains):
+class _SqliteFilter(SqliteContains):
     """The containment filter of SQLite (app/services/common.py), which also compares
     a field where the filter gives it operators."""
 
