@@ -159,16 +159,9 @@ async def read_version(
     )
 
 
-def _before(before: str | dict[str, Any] | None) -> dict[str, Any] | None:
-    """`before` as a config: given as a checkpoint id, a checkpoint or a config."""
-    if before is None:
-        return None
-    if isinstance(before, dict):
-        conf = before.get("configurable", before)
-        before = conf.get("checkpoint_id") if isinstance(conf, dict) else None
-        if not isinstance(before, str):
-            raise Invalid("before: give a checkpoint id, a checkpoint or a config naming one.")
-    return {"configurable": {"checkpoint_id": before}}
+def _before(before: str | None) -> dict[str, Any] | None:
+    """`before` (the checkpoint id the query's check found in it) as a config."""
+    return None if before is None else {"configurable": {"checkpoint_id": before}}
 
 
 # The conversation tree.

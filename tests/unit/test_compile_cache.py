@@ -9,12 +9,15 @@ from __future__ import annotations
 import gc
 import weakref
 from collections import Counter
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 import pytest
+from langchain_core.messages import AnyMessage
 from langchain_core.runnables import RunnableConfig
 
-from engine import END, START, StateGraph
+from engine import END, START, StateGraph, add_messages
+from engine.checkpoint.memory import InMemorySaver
+from engine.checkpoint.serde import jsonplus
 from engine.graph import schema
 from engine.pregel import runnable
 
@@ -59,6 +62,29 @@ def test_compiling_again_reads_no_schema_or_signature_again(
         assert graph.invoke({"text": "hi"}, config) == {"text": "HI!"}
     assert resolved[State] == 1
     assert read[shout] == read[sign] == 1
+
+
+def test_a_saver_is_told_a_schemas_classes_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each compile with a saver tells its serializer which classes the state names (a
+    graph factory compiles for every run); they are worked out once per schema, and a
+    chat message's fields are not looked into."""
+
+    class State(TypedDict):
+        messages: Annotated[list[AnyMessage], add_messages]
+        note: str
+
+    resolved: Counter[Any] = Counter()
+    hints = jsonplus.get_type_hints
+
+    def counting_hints(obj: Any, *args: Any, **kwargs: Any) -> Any:
+        resolved[obj] += 1
+        return hints(obj, *args, **kwargs)
+
+    monkeypatch.setattr(jsonplus, "get_type_hints", counting_hints)
+    builder = StateGraph(State).add_node("a", lambda s: {"note": "x"}).add_edge(START, "a")
+    for _ in range(3):
+        builder.compile(checkpointer=InMemorySaver())
+    assert resolved == Counter({State: 1})
 
 
 class Late(TypedDict):

@@ -41,6 +41,7 @@ import ormsgpack
 from langchain_core import messages as lc_messages
 from langchain_core.documents import Document
 
+from engine._weak_cache import weakly_cached
 from engine.checkpoint import packed
 from engine.checkpoint.messages import (
     SCALARS,
@@ -651,6 +652,17 @@ def allow_schemas(saver: Any, schemas: Iterable[Any]) -> None:
     allow = getattr(getattr(saver, "serde", None), "allow", None)
     if allow is None:
         return
+    for schema in schemas:
+        allow(*schema_classes(schema))
+
+
+@weakly_cached
+def schema_classes(schema: Any) -> tuple[type, ...]:
+    """The dataclasses, pydantic models and Enums `schema` names, those their fields name
+    too; worked out once per schema (a graph factory compiles for every run, and
+    resolving annotations takes a millisecond). Chat messages are always restored: their
+    fields are not looked into."""
+    found: list[type] = []
     seen: set[Any] = set()
 
     def visit(tp: Any) -> None:
@@ -663,17 +675,19 @@ def allow_schemas(saver: Any, schemas: Iterable[Any]) -> None:
         seen.add(tp)
         for arg in get_args(tp):
             visit(arg)
+        if isinstance(tp, type) and is_message_class(tp):
+            return
         if isinstance(tp, type) and (
             dataclasses.is_dataclass(tp) or _is_pydantic_model(tp) or isinstance(tp, enum.EnumMeta)
         ):
-            allow(tp)
+            found.append(tp)
             for hint in _annotations(tp):
                 visit(hint)
 
-    for schema in schemas:
-        visit(schema)
-        for hint in _annotations(schema):
-            visit(hint)
+    visit(schema)
+    for hint in _annotations(schema):
+        visit(hint)
+    return tuple(found)
 
 
 def _annotations(cls: Any) -> Iterable[Any]:
