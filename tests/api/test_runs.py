@@ -478,8 +478,9 @@ async def test_debug_checkpoints_are_shaped_for_studio(client: LangGraphClient) 
         "thread_id": thread_id,
         "checkpoint_ns": "",
     }
-    assert last["parent_checkpoint"]["checkpoint_id"] == (
-        last["parent_config"]["configurable"]["checkpoint_id"]
+    assert (
+        last["parent_checkpoint"]["checkpoint_id"]
+        == (last["parent_config"]["configurable"]["checkpoint_id"])
     )
     state = await client.threads.get_state(thread_id)
     assert state["checkpoint"]["checkpoint_id"] == last["checkpoint"]["checkpoint_id"]
