@@ -393,11 +393,18 @@ def case_parallel_interrupts_stream_an_update_each(ns: NS, aio: bool) -> Any:
     stop; resumed one by one, the task that finished is shown again, as cached."""
     calls: dict[str, int] = {}
     graph, cfg = parallel_askers(ns, calls), thread()
-    parts = [stream(graph, {"log": []}, cfg, aio=aio, unordered=True)]
+    first = stream(graph, {"log": []}, cfg, aio=aio, unordered=True)
+    # Each asking task's part comes when it asks: in the order the two happen to ask (and
+    # LangGraph's `values` part after each splits the step, so no ordering applies).
+    parts = [{**first, "parts": sorted(first["parts"], key=_questions)}]
     for question in ("q?", "p?"):
         answer = ns.Command(resume={pending_ids(graph, cfg)[question]: f"ans {question}"})
         parts.append(stream(graph, answer, cfg, aio=aio, unordered=True))
     return {"parts": parts, "calls": calls}
+
+
+def _questions(part: Any) -> list[Any]:
+    return [getattr(i, "value", i) for i in part.get("__interrupt__", ())]
 
 
 @case

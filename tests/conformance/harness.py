@@ -221,9 +221,6 @@ def raw_stream(
 def _part_key(mode: str, chunk: Any) -> str:
     """Which task a stream part belongs to (used to order parts of one step)."""
     if mode == "updates" and isinstance(chunk, Mapping):
-        if list(chunk) == ["__interrupt__"]:
-            # Each asking task's part comes when it asks: by its questions, not by time.
-            return "__interrupt__:" + repr([getattr(i, "value", i) for i in chunk["__interrupt__"]])
         return ",".join(sorted(str(k) for k in chunk))
     if mode == "tasks" and isinstance(chunk, Mapping):
         return str(chunk.get("name"))
