@@ -416,6 +416,8 @@ class Loop:
         if input is not None and not isinstance(input, Command):
             await self._apply_input(input)
             return
+        if isinstance(input, Command) and input.graph == Command.PARENT:
+            raise InvalidUpdateError("Command(graph=PARENT) cannot be sent as input.")
         if saved is None and isinstance(input, Command) and not self.ns:
             await self._apply_first_command(input)
             return
@@ -543,13 +545,9 @@ class Loop:
                 "Cannot use Command(resume=...) without a checkpointer: an interrupted "
                 "run is only kept by one."
             )
-        if command.graph == Command.PARENT:
-            raise InvalidUpdateError("Command(graph=PARENT) cannot be sent as input.")
         await self._apply_input(dataclasses.replace(command, resume=None))
 
     async def _apply_command(self, command: Command) -> None:
-        if command.graph == Command.PARENT:
-            raise InvalidUpdateError("Command(graph=PARENT) cannot be sent as input.")
         writes: Writes = []
         if command.resume is not None:
             writes += self._resume_writes(command.resume)
