@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from base64 import urlsafe_b64decode, urlsafe_b64encode
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -83,6 +84,8 @@ _RECORDED = (
     .order_by(RunEventRow.seq)
 )
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+log = logging.getLogger(__name__)
 
 
 # The JSON text of the saved values of a run's checkpoints, by id (those found).
@@ -314,6 +317,8 @@ class StreamBroker:
         # Coroutine function: run_id -> True when the run reached a final status.
         self._is_final = is_final
         self._flushing: asyncio.Task[None] | None = None
+        # Each run whose events a flush is writing now: that write's end.
+        self._writing: dict[str, asyncio.Future[None]] = {}
         # Keys to announce with the next flush (`announce_later`).
         self._later: set[str] = set()
         # How recorded `values` events get their values back (`RunResults.saved_values`).
@@ -388,7 +393,10 @@ class StreamBroker:
             # The loop's timers may fire a little early.
             due_since = clock() - FLUSH_EVERY_S + _CLOCK_SLACK_S
             due = [r for r, s in self.streams.items() if s.unsaved and s.unsaved_since <= due_since]
-            await self.flush(due)
+            try:
+                await self.flush(due)
+            except Exception:  # SQLite busy, a connection lost: the events wait for the next
+                log.warning("recording run events failed; retrying", exc_info=True)
             waiting = [s.unsaved_since for s in self.streams.values() if s.unsaved]
             if not waiting and not self._later:
                 return
@@ -408,13 +416,29 @@ class StreamBroker:
 
     async def flush(self, run_ids: list[str] | None = None) -> None:
         """Record the events of `run_ids` (None: every run's) not in the table yet, and
-        announce them with the keys waiting for a flush."""
+        announce them with the keys waiting for a flush. If the write fails they are
+        not in the table yet: the next flush, or the run's end, records them."""
         taken = self._take(list(self.streams) if run_ids is None else run_ids)
         now = datetime.now(UTC)
         rows = [recorded_row(rid, pending, now) for rid, pending in taken.items()]
         keys = self._keys(list(taken))
         if not rows and not keys:
             return
+        written = asyncio.get_running_loop().create_future()
+        for rid in taken:
+            self._writing[rid] = written
+        try:
+            await self._write(rows, keys, now)
+        except BaseException:
+            self._untake(taken, keys)
+            raise
+        finally:
+            for rid in taken:
+                if self._writing.get(rid) is written:
+                    del self._writing[rid]
+            written.set_result(None)
+
+    async def _write(self, rows: list[dict[str, Any]], keys: list[str], now: datetime) -> None:
         if self.db.dialect == "postgresql":
             # One statement in autocommit mode: BEGIN, the insert, the notification and
             # COMMIT were four round trips, on every flush of a running run.
@@ -430,27 +454,50 @@ class StreamBroker:
                 await session.execute(_ADD_EVENTS, rows)
             await self.notifier.announce(session, *keys)
 
+    def _untake(self, taken: dict[str, list[Event]], keys: list[str]) -> None:
+        """A failed write's events and keys wait again (events published since stay
+        after them)."""
+        now = asyncio.get_running_loop().time()
+        for rid, events in taken.items():
+            stream = self.streams.get(rid)
+            if stream is not None:
+                stream.unsaved = stream.end - events[0].seq
+                stream.unsaved_since = now
+        self._later.update(keys)
+
+    async def settled(self, run_id: str) -> None:
+        """Return once no write of the run's events is in flight. What records the run's
+        end comes after it: a reader that finds the run ended then finds every event in
+        the table."""
+        while (writing := self._writing.get(run_id)) is not None:
+            await asyncio.wait([writing])
+
     def _keys(self, run_ids: list[str], *, ended: bool = False) -> list[str]:
         """What a transaction saving `run_ids`' events announces: their events keys (and
         their keys, if they `ended`), and the keys waiting for a flush
         (`announce_later`), which it takes."""
         keys = [*map(events_key, run_ids), *(map(run_key, run_ids) if ended else ()), *self._later]
         self._later.clear()
-        return keys
+        return list(dict.fromkeys(keys))
 
-    def take_rest(self, run_id: str, attempt: int, end: str | None) -> tuple[str | None, list[str]]:
+    async def take_rest(
+        self, run_id: str, attempt: int, end: str | None
+    ) -> tuple[str | None, list[str]]:
         """The events of this attempt of the run not recorded yet, as its row keeps them
         (`folded`, for a run that ended at checkpoint `end`; they count as recorded from
         now on), and the keys that the statement recording its end with them announces:
-        the run's, and any waiting for a flush.
+        the run's, and any waiting for a flush. Taken once no write of its events is in
+        flight (`settled`), as the end is recorded after them.
         Recorded with the end, in the row it updates anyway, they cost no row of their
         own."""
+        await self.settled(run_id)
         pending = self._take([run_id]).get(run_id)
         events = folded(run_id, pending, attempt, end) if pending else None
         return events, self._keys([run_id], ended=True)
 
     async def close(self, run_id: str) -> None:
         """The run reached a final status: record the rest and release live readers."""
+        await self.settled(run_id)
         await self.flush([run_id])
         stream = self.streams.get(run_id)
         if stream is not None:

@@ -8,12 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+from sqlalchemy import select
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from app.db.database import Database
-from app.runs.broker import Event, StreamBroker, folded, unfolded_events
+from app.db.models import RunEventRow
+from app.runs.broker import Event, StreamBroker, folded, recorded_events, unfolded_events
 from app.runs.notify import Notifier, events_key, run_key
 
 
@@ -89,7 +97,7 @@ async def test_events_recorded_wake_followers_and_only_the_end_wakes_waiters(
         broker.publish(run_id, "metadata", {})
         await broker.flush()
         broker.publish(run_id, "values", {"n": 1})
-        _, at_end = broker.take_rest(run_id, 1, None)
+        _, at_end = await broker.take_rest(run_id, 1, None)
     finally:
         await db.close()
     assert notifier.announced == [(events_key(run_id),)]
@@ -118,7 +126,7 @@ async def test_the_timer_records_only_events_old_enough_and_a_run_ending_sooner_
         assert notifier.announced == [(events_key(old),)]
         assert broker.streams[old].unsaved == 0
         assert broker.streams[young].unsaved == 1
-        kept, _ = broker.take_rest(young, 1, None)
+        kept, _ = await broker.take_rest(young, 1, None)
     finally:
         if broker._flushing is not None:
             broker._flushing.cancel()
@@ -147,3 +155,106 @@ def test_a_run_row_keeps_a_values_event_of_its_end_as_a_reference() -> None:
         whole = folded(run_id, events, 1, None)
         assert len(whole) == len(kept) + 22
         assert unfolded_events(run_id, 1, whole, None) == recorded
+
+
+class _FlakyDatabase(Database):
+    """SQLite whose writes wait for `gate` and fail while `failures` lasts: as SQLite's
+    write lock held by another process, then "database is locked"."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.failures = 0
+        self.attempts = 0
+
+    @asynccontextmanager
+    async def write(self, *, urgent: bool = False) -> AsyncIterator[AsyncSession]:
+        self.attempts += 1
+        await self.gate.wait()
+        if self.failures:
+            self.failures -= 1
+            raise OperationalError("INSERT", {}, Exception("database is locked"))
+        async with super().write(urgent=urgent) as session:
+            yield session
+
+
+async def _recorded(db: Database, run_id: str) -> list[str]:
+    async with db.read() as session:
+        rows = await session.execute(
+            select(
+                RunEventRow.seq,
+                RunEventRow.event,
+                RunEventRow.data,
+                RunEventRow.checkpoint_id,
+                RunEventRow.more,
+            )
+            .where(RunEventRow.run_id == run_id)
+            .order_by(RunEventRow.seq)
+        )
+        return [e[1] for row in rows for e in recorded_events(run_id, tuple(row))]
+
+
+async def test_a_run_end_waits_for_its_events_in_flight(tmp_path: Path) -> None:
+    """A run that ends while a flush is writing its last events records its end after
+    them: a reader that finds the run ended finds all its events in the table."""
+    db = _FlakyDatabase(f"sqlite+aiosqlite:///{tmp_path / 'broker.db'}")
+    await db.prepare()
+    broker = StreamBroker(db, _Recording(), _never_final)
+    run_id = str(uuid.uuid4())
+    broker.open(run_id)
+    try:
+        broker.publish(run_id, "metadata", {})
+        db.gate.clear()
+        flushing = asyncio.create_task(broker.flush())
+        while not db.attempts:
+            await asyncio.sleep(0)
+        ending = asyncio.create_task(broker.take_rest(run_id, 1, None))
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert not ending.done()
+        db.gate.set()
+        await flushing
+        assert await ending == (None, [events_key(run_id), run_key(run_id)])
+        assert await _recorded(db, run_id) == ["metadata"]
+    finally:
+        await db.close()
+
+
+async def test_events_of_a_failed_flush_are_recorded_later(tmp_path: Path) -> None:
+    """A flush that fails (SQLite busy) loses nothing: the timer tries again, and a run
+    that ends first records them with its end; the keys it would have announced go with
+    the next."""
+    db = _FlakyDatabase(f"sqlite+aiosqlite:///{tmp_path / 'broker.db'}")
+    await db.prepare()
+    notifier = _Recording()
+    broker = StreamBroker(db, notifier, _never_final)
+    retried, ended = str(uuid.uuid4()), str(uuid.uuid4())
+    try:
+        db.failures = 1
+        broker.publish(retried, "metadata", {})
+        broker.announce_later("waiting")
+        for _ in range(500):
+            if notifier.announced:
+                break
+            await asyncio.sleep(0.01)
+        assert db.attempts == 2
+        assert notifier.announced == [(events_key(retried), "waiting")]
+        assert await _recorded(db, retried) == ["metadata"]
+
+        db.failures = 1
+        broker.publish(ended, "metadata", {})
+        broker.publish(ended, "values", {"n": 1})
+        with pytest.raises(OperationalError):
+            await broker.flush([ended])
+        broker.publish(ended, "updates", {"n": 2})
+        kept, _ = await broker.take_rest(ended, 1, None)
+    finally:
+        if broker._flushing is not None:
+            broker._flushing.cancel()
+        await db.close()
+    assert [e[1] for e in unfolded_events(ended, 1, kept or "", None)] == [
+        "metadata",
+        "values",
+        "updates",
+    ]

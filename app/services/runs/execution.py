@@ -328,7 +328,7 @@ class RunExecutor:
             kept = {**(jsonable(values) or {}), **ended}
         resting: ThreadStatus = "error" if status == "error" else head.status
         # No event comes after the end: the rest are recorded with it.
-        events, keys = self.broker.take_rest(run.run_id, run.attempt, checkpoint_id)
+        events, keys = await self.broker.take_rest(run.run_id, run.attempt, checkpoint_id)
         outcome = {
             **self._holder(run),
             "outcome": status,
