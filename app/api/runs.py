@@ -14,8 +14,10 @@ from app.api.sse import (
     event_stream,
     of_thread_modes,
     parse_last_event_id,
+    parse_thread_event_id,
     run_headers,
     run_stream,
+    thread_event_id,
 )
 from app.db.models import RunRow
 from app.errors import Invalid
@@ -181,6 +183,7 @@ async def thread_stream(
     runs: Runs,
     user: CurrentUser,
     slot: StreamSlot,
+    last_event_id: Annotated[str | None, Header()] = None,
     stream_mode: Annotated[
         list[ThreadStreamMode | StreamModeName] | None,
         Query(
@@ -191,14 +194,22 @@ async def thread_stream(
     ] = None,
 ) -> EventSourceResponse:
     """Follow every run of a thread as it comes, for as long as the client listens; after
-    each run, a `metadata` event `{"status": "run_done", "run_id"}`."""
+    each run, a `metadata` event `{"status": "run_done", "run_id"}`. With Last-Event-ID
+    (an id this stream sent), from the event after that one: the rest of its run, then
+    every later run of the thread, ended or not."""
     if stream_mode and "state_update" in stream_mode:
         raise Invalid(
             "stream_mode state_update: state changes outside runs are not streamed here; "
             "read the thread's state (GET /threads/{thread_id}/state) after changing it."
         )
+    after = parse_thread_event_id(last_event_id)
     tid = await runs.thread_key(thread_id, owner=user.user_id)
-    return event_stream(runs.follow_thread(tid), slot, of_thread_modes(stream_mode))
+    return event_stream(
+        runs.follow_thread(tid, after),
+        slot,
+        of_thread_modes(stream_mode),
+        event_id=thread_event_id,
+    )
 
 
 @router.post("/threads/{thread_id}/runs/{run_id}/cancel")

@@ -12,11 +12,15 @@ from app.db.models import RunRow
 from app.errors import Invalid
 from app.limits import MAX_EVENT_ID
 from app.runs.broker import Event
-from app.services.runs.service import RunService
+from app.services.runs.service import RUN_DONE, RunService
 
 HEARTBEAT_S = 5.0
 # ASCII digits only; the value is checked against MAX_EVENT_ID once it is short enough.
 _EVENT_ID = re.compile(r"-?[0-9]{1,18}")
+# A thread's stream: `<run id>:<event id>`, `<run id>:done` for the run's `run_done`.
+_THREAD_EVENT_ID = re.compile(
+    r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}):(.+)"
+)
 
 
 def parse_last_event_id(value: str | None) -> int:
@@ -32,6 +36,32 @@ def parse_last_event_id(value: str | None) -> int:
     return int(text)
 
 
+def parse_thread_event_id(value: str | None) -> tuple[str, int] | None:
+    """`Last-Event-ID` on a thread's stream: the run and the seq of the last event the
+    client has of it (`RUN_DONE`: all of them); None, none."""
+    if value is None or value.strip() == "":
+        return None
+    found = _THREAD_EVENT_ID.fullmatch(value.strip().lower())
+    seq = found and (RUN_DONE if found[2] == "done" else _seq_or_none(found[2]))
+    if not found or seq is None:
+        raise Invalid(
+            "Last-Event-ID on a thread's stream must be an id it sent (a run's id, a colon, "
+            f"and an event id or `done`), got {value[:60]!r}."
+        )
+    return found[1], seq
+
+
+def _seq_or_none(text: str) -> int | None:
+    if not _EVENT_ID.fullmatch(text) or not 0 <= int(text) <= MAX_EVENT_ID:
+        return None
+    return int(text)
+
+
+def thread_event_id(run_id: str, event: Event) -> str:
+    """An event's id on a thread's stream: which run, and where in it."""
+    return f"{run_id}:{'done' if event.seq == RUN_DONE else event.seq}"
+
+
 def run_stream(
     runs: RunService,
     run: RunRow,
@@ -44,11 +74,11 @@ def run_stream(
 ) -> EventSourceResponse:
     """A run's events after `after`; ids only for runs created resumable."""
 
-    async def events() -> AsyncIterator[list[Event]]:
+    async def events() -> AsyncIterator[tuple[str, list[Event]]]:
         finished = False
         try:
             async for batch in runs.broker.follow(run.run_id, after):
-                yield batch
+                yield run.run_id, batch
             finished = True
         finally:
             if cancel_on_disconnect and not finished:
@@ -61,7 +91,7 @@ def run_stream(
         events(),
         release,
         of_modes(modes),
-        with_ids=bool(run.kwargs.get("stream_resumable")),
+        event_id=_seq_id if run.kwargs.get("stream_resumable") else None,
         headers=headers,
     )
 
@@ -86,26 +116,33 @@ def of_thread_modes(modes: list[str] | None) -> Callable[[Event], bool] | None:
     )
 
 
+def _seq_id(run_id: str, event: Event) -> str:
+    return str(event.seq)
+
+
 def event_stream(
-    batches: AsyncIterator[list[Event]],
+    batches: AsyncIterator[tuple[str, list[Event]]],
     release: Callable[[], None],
     keep: Callable[[Event], bool] | None = None,
     *,
-    with_ids: bool = False,
+    event_id: Callable[[str, Event], str] | None = None,
     headers: dict[str, str] | None = None,
 ) -> EventSourceResponse:
-    """Recorded events as SSE, those `keep` keeps (all by default). The events ready at
-    once go out in one write: a reply streamed token by token would otherwise cost a send
-    through every middleware per token. `release` gives the caller's stream slot back
-    once the last event is out, before the response ends: a client that opens its next
-    stream as soon as this one ends finds the slot free."""
+    """Recorded events as SSE, in batches of one run's (its id, its events): those
+    `keep` keeps (all by default), with the ids `event_id` gives (none by default). The
+    events ready at once go out in one write: a reply streamed token by token would
+    otherwise cost a send through every middleware per token. `release` gives the
+    caller's stream slot back once the last event is out, before the response ends: a
+    client that opens its next stream as soon as this one ends finds the slot free."""
 
     async def frames() -> AsyncIterator[bytes]:
         try:
-            async for batch in batches:
+            async for run_id, batch in batches:
                 chunk = b"".join(
                     ServerSentEvent(
-                        data=event.data, event=event.event, id=str(event.seq) if with_ids else None
+                        data=event.data,
+                        event=event.event,
+                        id=event_id(run_id, event) if event_id else None,
                     ).encode()
                     for event in batch
                     if keep is None or keep(event)

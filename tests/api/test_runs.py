@@ -247,6 +247,57 @@ async def test_a_threads_stream_follows_its_runs_in_the_modes_asked(
             assert refused.status_code == 422 and "stream_mode" in refused.text, mode
 
 
+async def test_a_threads_stream_resumes_after_the_last_event_id_it_sent(
+    client: LangGraphClient, server: str
+) -> None:
+    """Each event of a thread's stream has an id; a client that comes back with the last
+    one it has (Last-Event-ID) gets the rest of that run, then every run made after it,
+    including runs that began and ended while it was away, each once."""
+    thread_id = await helpers.new_thread(client)
+
+    async def read(last_event_id: str | None, runs_done: int) -> list[tuple[str, str, Any]]:
+        seen: list[tuple[str, str, Any]] = []
+        stream = await client.threads.join_stream(thread_id, last_event_id=last_event_id)
+        async for part in stream:
+            seen.append((part.id or "", part.event, part.data))
+            if len([d for _, e, d in seen if e == "metadata" and "status" in d]) == runs_done:
+                break
+        return seen
+
+    # Slow enough that the reader joins while it runs.
+    first = await client.runs.create(
+        thread_id, "slow", input={"delay": 0.5}, stream_mode=["values", "updates"]
+    )
+    whole = await asyncio.wait_for(read(None, 1), 30)
+    second = await client.runs.create(thread_id, "echo", input=said("two"))
+    await client.runs.join(thread_id, second["run_id"])
+    assert [e for _, e, _ in whole] == [
+        "metadata",
+        "values",
+        "updates",
+        "values",
+        "updates",
+        "values",
+        "metadata",
+    ]
+    ids = [i for i, _, _ in whole]
+    run = first["run_id"]
+    assert ids == [f"{run}:{n}" for n in range(6)] + [f"{run}:done"]
+
+    resumed = await asyncio.wait_for(read(ids[2], 2), 30)
+    assert resumed[:4] == whole[3:]
+    later = [(i.split(":")[0], e) for i, e, _ in resumed[4:]]
+    two = second["run_id"]
+    assert later == [(two, "metadata"), (two, "values"), (two, "values"), (two, "metadata")]
+    after_done = await asyncio.wait_for(read(ids[-1], 1), 30)
+    assert after_done == resumed[4:]
+
+    async with httpx.AsyncClient(base_url=server) as http:
+        for bad in ("7", f"{run}:x", f"{run}:-1", "not-a-run:3"):
+            refused = await http.get(f"/threads/{thread_id}/stream", headers={"Last-Event-ID": bad})
+            assert refused.status_code == 422 and "Last-Event-ID" in refused.text, bad
+
+
 async def test_double_texting_reject_and_enqueue(client: LangGraphClient) -> None:
     thread_id = new_id()
     first = await client.runs.create(

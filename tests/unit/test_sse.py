@@ -13,8 +13,8 @@ from app.runs.broker import Event
 from app.runs.slots import StreamSlots
 
 
-async def _one_batch() -> AsyncIterator[list[Event]]:
-    yield [Event(0, "metadata", "{}"), Event(1, "values", '{"messages":[]}')]
+async def _one_batch() -> AsyncIterator[tuple[str, list[Event]]]:
+    yield "run", [Event(0, "metadata", "{}"), Event(1, "values", '{"messages":[]}')]
 
 
 async def test_the_slot_is_free_before_the_response_ends() -> None:

@@ -16,7 +16,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-from sqlalchemy import select, true
+from sqlalchemy import or_, select, true
 
 from app.db.database import Database
 from app.db.models import PENDING, RUNNING, AssistantRow, RunRow
@@ -32,6 +32,9 @@ from app.services.runs.results import RunResults
 from app.services.runs.statements import FINAL
 from app.webhooks import Webhooks
 from engine import CompiledGraph
+
+# The seq of a thread stream's `run_done` event, which no run records.
+RUN_DONE = -1
 
 
 class RunService:
@@ -153,32 +156,65 @@ class RunService:
             )
         return await self.results.answer(ended)
 
-    async def follow_thread(self, tid: str) -> AsyncIterator[list[Event]]:
-        """Every event of every run on the thread, run after run, each run's followed by a
-        `metadata` event `{"status": "run_done", "run_id"}`, while the client stays (in
-        batches, as `StreamBroker.follow`)."""
+    async def follow_thread(
+        self, tid: str, after: tuple[str, int] | None = None
+    ) -> AsyncIterator[tuple[str, list[Event]]]:
+        """Every event of every run on the thread, run after run (in the order they were
+        made), each run's followed by a `metadata` event `{"status": "run_done",
+        "run_id"}` (seq `RUN_DONE`), while the client stays: (run id, a batch, as
+        `StreamBroker.follow` gives them). From the runs pending or running now; `after`
+        (a run and the seq of the last of its events the client has) resumes after it:
+        the rest of that run, if it is one of the thread's (a rolled back run is gone),
+        then every run made after it, ended or not."""
         followed: set[str] = set()
+        since = None
+        if after is not None:
+            since, seq = after
+            followed.add(since)
+            if seq != RUN_DONE and await self._is_run_of(tid, since):
+                async for item in self._follow_run(since, seq):
+                    yield item
         while True:
             queued = self.broker.notifier.listen(QUEUE)
-            async with self.db.read() as session:
-                run_id = await session.scalar(
-                    select(RunRow.run_id)
-                    .where(
-                        RunRow.thread_id == tid,
-                        RunRow.status.in_((PENDING, RUNNING)),
-                        RunRow.run_id.not_in(followed) if followed else true(),
-                    )
-                    .order_by(RunRow.run_id)
-                    .limit(1)
-                )
+            run_id = await self._next_run(tid, followed, since)
             if run_id is None:
                 await until(queued, POLL_EVERY_S)
                 continue
             followed.add(run_id)
-            async for batch in self.broker.follow(run_id):
-                yield batch
-            # As LangGraph's server tells a thread's followers that a run ended.
-            yield [Event(-1, "metadata", json.dumps({"status": "run_done", "run_id": run_id}))]
+            async for item in self._follow_run(run_id, -1):
+                yield item
+
+    async def _follow_run(self, run_id: str, after: int) -> AsyncIterator[tuple[str, list[Event]]]:
+        async for batch in self.broker.follow(run_id, after):
+            yield run_id, batch
+        # As LangGraph's server tells a thread's followers that a run ended.
+        done = json.dumps({"status": "run_done", "run_id": run_id})
+        yield run_id, [Event(RUN_DONE, "metadata", done)]
+
+    async def _is_run_of(self, tid: str, run_id: str) -> bool:
+        async with self.db.read() as session:
+            found = await session.scalar(
+                select(RunRow.run_id).where(RunRow.run_id == run_id, RunRow.thread_id == tid)
+            )
+        return found is not None
+
+    async def _next_run(self, tid: str, followed: set[str], since: str | None) -> str | None:
+        """The thread's first run not `followed` that is pending or running, or was made
+        after `since`."""
+        wanted = RunRow.status.in_((PENDING, RUNNING))
+        if since is not None:
+            wanted = or_(wanted, RunRow.run_id > since)
+        async with self.db.read() as session:
+            return await session.scalar(
+                select(RunRow.run_id)
+                .where(
+                    RunRow.thread_id == tid,
+                    wanted,
+                    RunRow.run_id.not_in(followed) if followed else true(),
+                )
+                .order_by(RunRow.run_id)
+                .limit(1)
+            )
 
     async def wait_done(self, run_id: str) -> None:
         """Return once the run has ended (or is gone)."""
