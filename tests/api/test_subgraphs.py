@@ -267,3 +267,42 @@ async def test_bad_namespaces_and_checkpoints(server: str) -> None:
             thread_id, {"messages": []}, as_node="plan", checkpoint={"checkpoint_ns": ns}
         )
     assert await client.threads.get_state(thread_id, subgraphs=True) == state  # untouched
+
+
+@pytest.mark.parametrize("stream_subgraphs", [False, True])
+async def test_a_subgraphs_parts_are_streamed_only_when_asked(
+    server: str, stream_subgraphs: bool
+) -> None:
+    """Without `stream_subgraphs` a run streams its graph's own parts, as LangGraph's
+    server does: no researcher's state as if it were the thread's, no update of its
+    nodes, one interrupt; with it, the researcher's too, under its namespace."""
+    client = get_client(url=server)
+    thread_id = await new_thread(client)
+    modes = ["values", "updates", "checkpoints", "tasks", "debug"]
+    events = await collect(
+        client.runs.stream(
+            thread_id,
+            "supervisor",
+            input=said("find it"),
+            stream_mode=modes,
+            stream_subgraphs=stream_subgraphs,
+        )
+    )
+    own = [(event, data) for event, data in events if "|" not in event]
+    inside = [event.split("|")[0] for event, _ in events if "|" in event]
+    updates = [list(data) for event, data in own if event == "updates"]
+    assert updates == [["plan"], ["__interrupt__"]]
+    assert [sorted(data) for event, data in own if event == "values"][-1] == [
+        "__interrupt__",
+        "messages",
+    ]
+    assert all("notes" not in data for event, data in own if event == "values")
+    assert all(
+        data["config"]["configurable"]["checkpoint_ns"] == ""
+        for event, data in own
+        if event == "checkpoints"
+    )
+    if stream_subgraphs:
+        assert set(inside) == set(modes)
+    else:
+        assert inside == []

@@ -160,9 +160,11 @@ class RunExecutor:
         # update shows the ids `add_messages` then gives its messages.
         later = Later()
 
-        def publish(part: tuple[tuple[str, ...], str, Any]) -> None:
+        def publish(part: tuple[Any, ...]) -> None:
             nonlocal shown_as
-            ns, mode, payload = part
+            # Its subgraphs' parts only when the client asked for them, as LangGraph's
+            # server streams them.
+            ns, mode, payload = part if subgraphs else ((), *part)
             saved_as = None
             if mode == "values" and not ns:
                 saved_as, shown_as = shown_as, None
@@ -196,7 +198,7 @@ class RunExecutor:
                     config,
                     publish,
                     stream_mode=engine_modes(modes),
-                    subgraphs=True,
+                    subgraphs=subgraphs,
                     durability=kwargs.get("durability"),
                     interrupt_before=kwargs.get("interrupt_before"),
                     interrupt_after=kwargs.get("interrupt_after"),
