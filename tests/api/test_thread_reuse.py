@@ -5,6 +5,7 @@ still going never writes into the new one. On SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -131,3 +132,41 @@ async def test_a_run_of_the_deleted_thread_never_writes_into_the_new_one(
 
 async def _async(value: bool) -> bool:
     return value
+
+
+@pytest.mark.parametrize("cancel_reaches_it", [True, False])
+async def test_clients_of_a_run_hear_its_end_when_its_thread_is_deleted(
+    serve_app: ServeApp, database_url: str, monkeypatch: pytest.MonkeyPatch, cancel_reaches_it: bool
+) -> None:
+    """A thread deleted while its run executes: whoever waits for the run (`join`,
+    `runs/wait`) is answered, whether the delete's cancel stopped it or it went on to its
+    end; nobody waits forever."""
+    graphs = {**GRAPHS, "held": "tests.api.held_graph:held"}
+    app = create_app(Settings(database_url=database_url, graphs=json.dumps(graphs), workers=8))
+    server = serve_app(app)
+    pool = app.state.services.runs.pool
+    if not cancel_reaches_it:
+        monkeypatch.setattr(pool, "cancel_local", lambda run_id: False)
+    held_graph.GATE.clear()
+    held_graph.WAITING.clear()
+    client = get_client(url=server)
+    thread_id = new_id()
+    await client.threads.create(thread_id=thread_id)
+    try:
+        run = await client.runs.create(thread_id, "held", input={"log": ["old"]})
+        await eventually(lambda: _async(held_graph.WAITING.is_set()), "the run to reach its node")
+        joined = asyncio.create_task(client.runs.join(thread_id, run["run_id"]))
+        awaited = app.state.services.runs.results.awaited
+        await eventually(lambda: _async(run["run_id"] in awaited), "the join to wait")
+        await client.threads.delete(thread_id)
+    finally:
+        held_graph.GATE.set()
+    try:
+        # Its end recorded before the thread went: what it saved, or its failure to
+        # read back a state already gone.
+        ended = await asyncio.wait_for(joined, 30)
+        assert ended == {"log": ["old"]} or "__error__" in ended, ended
+    except httpx.HTTPStatusError as refused:  # its row went with the thread first
+        assert refused.response.status_code == 409
+    await eventually(lambda: _async(run["run_id"] not in pool.running), "the run to end")
+    assert await client.threads.search(ids=[thread_id]) == []

@@ -296,8 +296,23 @@ class RunExecutor:
         self.pool.finishing.add(run.run_id)
         try:
             await self._record(run, graph, status, error, state)
+        except (SQLAlchemyError, OSError):
+            raise  # the database, not the run: it is retried
+        except Exception as exc:
+            if graph is None:
+                raise
+            # The thread's state cannot be read back: its thread was deleted while the run
+            # ran (its checkpoints go first), say. The run ends as failed, without it, so
+            # that whoever waits for the run is answered.
+            log.warning("run %s: its end without the thread's state", run.run_id, exc_info=True)
+            await self._record(run, None, "error", exc, None)
         finally:
             self.pool.finishing.discard(run.run_id)
+
+    async def _holds(self, run: RunRow) -> bool:
+        """Whether the run's row is there, held by this attempt."""
+        async with self.db.read() as session:
+            return bool(await session.scalar(HOLDS, self._holder(run)))
 
     async def _record(
         self,
@@ -431,9 +446,7 @@ class RunExecutor:
 
     async def _rollback(self, run: RunRow, graph: CompiledGraph) -> None:
         """Undo a cancelled run: its checkpoints and its row go; the thread is as before."""
-        async with self.db.read() as session:
-            held = await session.scalar(HOLDS, self._holder(run))
-        if not held:
+        if not await self._holds(run):
             self._lost(run)
             return
         await self.saver.adelete_run(run.thread_id, run.run_id)
