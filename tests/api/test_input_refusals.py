@@ -1,6 +1,7 @@
 """What a request gets wrong is refused, naming it, rather than read as something else:
-checkpoint ids that are not UUIDs, fields a copy does not take, and the words of a
-validator's refusal in its 422 (never an exception object JSON cannot show)."""
+checkpoint ids that are not UUIDs, fields a copy does not take, a deleting completion on
+a thread's run, and the words of a validator's refusal in its 422 (never an exception
+object JSON cannot show)."""
 
 from __future__ import annotations
 
@@ -68,3 +69,20 @@ async def test_refusals_say_why_in_their_context(server: str) -> None:
         search = {"extract": {"last": "nowhere.x"}}
         error = _field_error(await http.post("/threads/search", json=search))
         assert "does not start with" in error["ctx"]["error"]
+
+
+async def test_a_threads_run_is_not_deleted_on_completion(server: str) -> None:
+    """`on_completion: delete` is a stateless run's: on a thread's run it would take the
+    thread and its history with it when the run ends."""
+    client = get_client(url=server)
+    thread_id = await new_thread(client)
+    await client.runs.wait(thread_id, "echo", input=said("one"))
+    async with httpx.AsyncClient(base_url=server) as http:
+        body = {"assistant_id": "echo", "input": said("two"), "on_completion": "delete"}
+        for route in ("runs", "runs/wait", "runs/stream"):
+            answer = await http.post(f"/threads/{thread_id}/{route}", json=body)
+            assert answer.status_code == 422 and "on_completion" in answer.text, route
+        kept = {**body, "on_completion": "keep"}
+        assert (await http.post(f"/threads/{thread_id}/runs/wait", json=kept)).status_code == 200
+    thread = await client.threads.get(thread_id)
+    assert [m["content"] for m in thread["values"]["messages"]][-1] == "You said: two"

@@ -123,6 +123,12 @@ class RunAdmission:
         check_messages(body.input, limit, "input")
         check_messages(body.command and body.command.update, limit, "command.update")
         stateless = thread_id is None
+        if not stateless and body.on_completion == "delete":
+            raise Invalid(
+                "on_completion: 'delete' is for a stateless run (POST /runs...), whose "
+                "thread is its own; a run on a thread would delete the thread and its "
+                "history."
+            )
         create = stateless or body.if_not_exists == "create"
         key = new_id() if stateless else parse_uuid(thread_id or "", "thread_id")
         start_at = requested_version(body.checkpoint, body.checkpoint_id)
