@@ -36,13 +36,20 @@ async def index() -> FileResponse:
     return FileResponse(WEB_DIR / "index.html", media_type=MEDIA_TYPES[".html"], headers=HEADERS)
 
 
+# The page's files, by their path under WEB_DIR: a request names one of them or none,
+# and never reaches the file system with a name of its own (`..`, NUL, a 5,000-character
+# name the system refuses).
+ASSETS = {
+    file.relative_to(WEB_DIR).as_posix(): file for file in WEB_DIR.rglob("*") if file.is_file()
+}
+
+
 @router.get("/web/{path:path}")
 async def asset(path: str) -> FileResponse:
     """A file of the page. A route rather than a mounted StaticFiles app: an APIRouter does
     not carry mounts into the app that includes it."""
-    root = WEB_DIR.resolve()
-    file = (root / path).resolve()
-    if not file.is_relative_to(root) or not file.is_file():
-        raise NotFound(f"No such file: /web/{path}")
+    file = ASSETS.get(path)
+    if file is None:
+        raise NotFound(f"No such file: /web/{path[:200]}")
     media_type = MEDIA_TYPES.get(file.suffix, "application/octet-stream")
     return FileResponse(file, media_type=media_type, headers=HEADERS)

@@ -273,3 +273,12 @@ async def test_a_message_langchain_refuses_is_a_422_naming_it(http: httpx.AsyncC
         run = await echo(http, t, [bad])
         assert reason in run.json()["__error__"]["message"]
         assert (await http.get(f"{t}/state")).json()["values"] == before["values"]
+
+
+async def test_the_pages_files_are_found_by_name_alone(http: httpx.AsyncClient) -> None:
+    """`/web/<path>` serves the page's files; any other name is a 404, never a look at
+    the file system (a NUL, a name too long for it, a way out of the folder)."""
+    assert (await http.get("/web/app.js")).status_code == 200
+    for path in ("%00", "a" * 5000, "../main.py", "%2e%2e/main.py", "..%2fmain.py", "web"):
+        answer = await http.get(f"/web/{path}")
+        assert answer.status_code == 404, (path[:20], answer.status_code)
