@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from app import __version__
 from app.errors import APIError, validation_problems
+from app.limits import MAX_OFFSET
 from app.schemas.assistants import AssistantSearch
 from app.schemas.runs import RunCreate
 from app.services.assistants import AssistantService
@@ -97,6 +98,16 @@ def _is_message_list(prop: dict[str, Any]) -> bool:
     return any(ref.removeprefix("#/$defs/") in _MESSAGE_TYPES for ref in refs)
 
 
+def _offset(cursor: Any) -> int:
+    """The offset a `tools/list` cursor stands for (none: the first page)."""
+    if cursor is None:
+        return 0
+    text = str(cursor) if isinstance(cursor, str | int) and not isinstance(cursor, bool) else ""
+    if not (text.isascii() and text.isdigit()) or len(text) > 10 or int(text) > MAX_OFFSET:
+        raise RequestError(INVALID_PARAMS, f"cursor: not one this server gave: {text[:40]!r}")
+    return int(text)
+
+
 class McpService:
     def __init__(self, assistants: AssistantService, runs: RunService) -> None:
         self.assistants = assistants
@@ -135,7 +146,7 @@ class McpService:
         """One page of the caller's assistants as tools; an assistant whose name another
         one on the page has already, or whose graph declares no input schema (an
         entrypoint), is left out."""
-        offset = int(cursor) if isinstance(cursor, str | int) and str(cursor).isdigit() else 0
+        offset = _offset(cursor)
         page, _ = await self.assistants.search(
             AssistantSearch(limit=PAGE, offset=offset), owner=owner
         )
@@ -177,11 +188,10 @@ class McpService:
         if not isinstance(arguments, dict):
             raise RequestError(INVALID_PARAMS, "arguments must be an object.")
         page, _ = await self.assistants.search(AssistantSearch(limit=MOST_ASSISTANTS), owner=owner)
+        # The assistant `tools/list` shows under the name: the first of those named so.
         found = [a for a in page if tool_name(a.name) == name]
         if not found:
             raise RequestError(INVALID_PARAMS, f"Unknown tool: {name}")
-        if len(found) > 1:
-            raise RequestError(INVALID_PARAMS, f"Several assistants are named {name!r}.")
         try:
             body = RunCreate(
                 assistant_id=found[0].assistant_id,

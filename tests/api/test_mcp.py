@@ -91,3 +91,25 @@ async def test_transport_rules(http: httpx.AsyncClient) -> None:
     assert broken.status_code == 422
     assert (await http.get("/mcp")).status_code == 405
     assert (await http.delete("/mcp")).status_code == 404
+
+
+async def test_a_cursor_is_one_the_server_gave(http: httpx.AsyncClient) -> None:
+    for cursor in ("99999999999999999999999", "-1", "x", "١", 1.5, {"a": 1}, True):
+        answer = await rpc(http, "tools/list", {"cursor": cursor})
+        assert answer["error"]["code"] == -32602 and "cursor" in answer["error"]["message"]
+    assert (await rpc(http, "tools/list", {"cursor": "100"}))["result"]["tools"] == []
+
+
+async def test_a_tool_called_is_the_one_listed_under_its_name(http: httpx.AsyncClient) -> None:
+    """Two assistants of one name: the list shows one tool of that name, and calling it
+    runs that one."""
+    made = await http.post("/assistants", json={"graph_id": "slow", "name": "echo"})
+    try:
+        tools = (await rpc(http, "tools/list"))["result"]["tools"]
+        [listed] = [tool for tool in tools if tool["name"] == "echo"]
+        called = await rpc(http, "tools/call", {"name": "echo", "arguments": {"delay": 0}})
+        output = json.loads(called["result"]["content"][0]["text"])
+        assert "delay" in listed["inputSchema"]["properties"]
+        assert output["log"] == ["step", "step2"]
+    finally:
+        await http.delete(f"/assistants/{made.json()['assistant_id']}")
