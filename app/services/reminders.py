@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
+from uuid import UUID
 
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -83,6 +84,11 @@ class SQLReminderStore:
             return [as_dict(row) for row in rows]
 
     async def deliver(self, *, reminder_id: str, owner: str, thread_id: str, run_id: str) -> bool:
+        try:
+            # What a run was sent as the reminder's id (a client may send `remind` anything).
+            reminder_id = str(UUID(reminder_id))
+        except (ValueError, AttributeError, TypeError):
+            return False  # no such reminder
         async with self.db.write() as session:
             marked = await session.execute(
                 update(ReminderRow)

@@ -76,3 +76,21 @@ async def test_a_reminder_due_in_two_seconds_is_said_once_live(agent_server: str
         assert [r["status"] for r in delivering] == ["success"]
         thread = (await api.get(f"/threads/{thread_id}")).json()
         assert thread["status"] == "idle"
+
+
+async def test_a_client_sending_remind_no_reminder_has_nothing_said(agent_server: str) -> None:
+    """`remind` is the server's path for a reminder that came due; a client that sends it
+    an id of no reminder (not even a UUID) gets a run that says nothing, on either
+    database (PostgreSQL refused such an id in SQL, and the run failed with its text)."""
+    async with httpx.AsyncClient(base_url=agent_server, timeout=30) as api:
+        thread_id = await new_thread(api)
+        for reminder_id in (5, "not an id", "9c7e0f7e-0000-4000-8000-000000000000"):
+            reminder = {"id": reminder_id, "text": "x", "due": "now"}
+            command = {"goto": {"node": "remind", "input": reminder}}
+            answer = await api.post(
+                f"/threads/{thread_id}/runs/wait",
+                json={"assistant_id": "agent", "command": command},
+            )
+            assert answer.status_code == 200 and "__error__" not in answer.json(), answer.text
+            messages = answer.json().get("messages", [])
+            assert [m for m in messages if m.get("name") == "reminder"] == []
