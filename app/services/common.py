@@ -46,13 +46,19 @@ def served_graph(graphs: GraphRegistry, graph_id: str) -> CompiledGraph:
 
 def command_of(command: dict[str, Any]) -> Command:
     """The engine's Command for a client's (`RunCommand` as JSON): `goto` names nodes, or
-    sends them input (`{"node", "input"}`)."""
+    sends them input (`{"node", "input"}`); an `update` of `[key, value]` pairs is the
+    engine's (key, value) tuples, as LangGraph's server reads it."""
     goto = command.get("goto")
     if isinstance(goto, dict):
         goto = Send(goto["node"], goto.get("input"))
     elif isinstance(goto, list):
         goto = [Send(g["node"], g.get("input")) if isinstance(g, dict) else g for g in goto]
-    return Command(resume=command.get("resume"), update=command.get("update"), goto=goto or ())
+    update = command.get("update")
+    if isinstance(update, list) and all(
+        isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) for pair in update
+    ):
+        update = [tuple(pair) for pair in update]
+    return Command(resume=command.get("resume"), update=update, goto=goto or ())
 
 
 def ordered(query: Select[Any], direction: str, *columns: Any) -> Select[Any]:

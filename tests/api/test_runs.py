@@ -535,3 +535,14 @@ async def test_debug_checkpoints_are_shaped_for_studio(client: LangGraphClient) 
     )
     state = await client.threads.get_state(thread_id)
     assert state["checkpoint"]["checkpoint_id"] == last["checkpoint"]["checkpoint_id"]
+
+
+async def test_a_commands_update_may_be_key_value_pairs(client: LangGraphClient) -> None:
+    """As LangGraph's server reads it: `[[key, value], ...]` is the update of those keys."""
+    thread_id = await helpers.new_thread(client)
+    done = await client.runs.wait(
+        thread_id,
+        "echo",
+        command={"update": [["messages", [{"role": "user", "content": "as a pair"}]]]},
+    )
+    assert [m["content"] for m in done["messages"]][:1] == ["as a pair"]
