@@ -17,6 +17,7 @@ from app.schemas.crons import RUN_FIELDS, CronCreate, CronFilter, CronPatch, Cro
 from app.schemas.crons import ThreadCronCreate as ThreadCronBody
 from app.schemas.runs import RunCreate
 from app.services.common import json_contains, new_id, now, parse_uuid
+from app.services.runs.admission import check_nodes
 
 if TYPE_CHECKING:
     from app.db.database import Database
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from app.services.runs.service import RunService
     from app.services.threads import ThreadService
     from app.webhooks import Webhooks
+    from engine import CompiledGraph
 
 _SORT_COLUMNS = {"next_run_date": CronRow.next_run_at}
 
@@ -39,13 +41,15 @@ def run_body(cron: CronRow) -> RunCreate:
     )
 
 
-def _check_run(cron: CronRow) -> None:
-    """422 unless `cron`'s payload makes a run every occurrence can start with."""
+def _check_run(cron: CronRow, graph: CompiledGraph) -> None:
+    """422 unless `cron`'s payload makes a run every occurrence can start with, on
+    `graph` (its assistant's)."""
     try:
-        run_body(cron)
+        body = run_body(cron)
     except ValidationError as exc:
         problems = validation_problems(exc)
         raise Invalid(f"The cron's runs could not start: {problems}.") from None
+    check_nodes(graph, body)
 
 
 def _mine(cron: CronRow | None, cron_id: str, owner: str) -> CronRow:
@@ -72,16 +76,12 @@ class CronService:
         self.runs = runs
         self.webhooks = webhooks
 
-    async def _check_context(self, assistant_id: str, context: Any, owner: str) -> None:
-        """422 unless `context` fits the graph of the assistant the runs start."""
-        assistant = await self.assistants.resolve(assistant_id, owner=owner)
-        run_context(self.runs.graph_of(assistant), assistant.context, context)
-
     async def create(self, thread_id: str | None, body: ThreadCronBody, *, owner: str) -> CronRow:
         """A cron on the owner's thread, or (no thread) one whose runs each get a new thread;
         its first run is the schedule's first occurrence from now."""
         assistant = await self.assistants.resolve(body.assistant_id, owner=owner)
-        run_context(self.runs.graph_of(assistant), assistant.context, body.context)
+        graph = self.runs.graph_of(assistant)
+        run_context(graph, assistant.context, body.context)
         await self.webhooks.check(body.webhook)
         if thread_id is not None:
             thread_id = (await self.threads.get(thread_id, owner=owner)).thread_id
@@ -102,7 +102,7 @@ class CronService:
             created_at=stamp,
             updated_at=stamp,
         )
-        _check_run(cron)
+        _check_run(cron, graph)
         async with self.db.write() as session:
             session.add(cron)
         return cron
@@ -119,8 +119,10 @@ class CronService:
         found = await self.get(cron_id, owner=owner)
         if "on_run_completed" in given and found.thread_id is not None:
             raise Invalid("on_run_completed: only a cron whose runs get a new thread has it.")
+        assistant = await self.assistants.resolve(found.assistant_id, owner=owner)
+        graph = self.runs.graph_of(assistant)
         if body.context is not None:
-            await self._check_context(found.assistant_id, body.context, owner)
+            run_context(graph, assistant.context, body.context)
         await self.webhooks.check(body.webhook)
         async with self.db.write() as session:
             cron = _mine(await session.get(CronRow, found.cron_id), cron_id, owner)
@@ -152,7 +154,7 @@ class CronService:
             if restart:
                 cron.next_run_at = next_run(cron.schedule, cron.timezone, cron.end_time, stamp)
             cron.updated_at = stamp
-            _check_run(cron)
+            _check_run(cron, graph)
         return cron
 
     async def delete(self, cron_id: str, *, owner: str) -> None:

@@ -330,6 +330,11 @@ async def test_what_is_wrong_is_refused_naming_the_field(server: str) -> None:
         detail = await refused(path, {"on_run_completed": "keep"}, "PATCH")
         assert detail.startswith("on_run_completed:")
         assert "must be a UUID" in await refused("/runs/crons/nope", {}, "PATCH")
+        # Nodes its graph does not have: every occurrence's run would be refused.
+        for field in ("interrupt_before", "interrupt_after"):
+            nope = {field: ["nope"]}
+            assert "nope" in await refused(f"/threads/{thread_id}/runs/crons", {**good, **nope})
+            assert "nope" in await refused(path, nope, "PATCH")
 
         missing = await http.post("/runs/crons", json={**good, "assistant_id": "nothing"})
         assert missing.status_code == 404

@@ -70,6 +70,17 @@ def _known_nodes(graph: CompiledGraph, names: list[str], field: str) -> None:
         raise Invalid(f"{field} names unknown nodes {unknown}; nodes: {list(graph.nodes)}.")
 
 
+def check_nodes(graph: CompiledGraph, body: RunCreate) -> None:
+    """422 unless every node the run names (to stop before or after, to go to) is one of
+    the graph's."""
+    for field in ("interrupt_before", "interrupt_after"):
+        names = getattr(body, field)
+        if isinstance(names, list):
+            _known_nodes(graph, names, field)
+    if body.command is not None:
+        _known_nodes(graph, _goto_nodes(body.command.goto), "command.goto")
+
+
 def _goto_nodes(goto: str | SendModel | list[str | SendModel] | None) -> list[str]:
     """The nodes a command's `goto` sends to."""
     targets = goto if isinstance(goto, list) else [] if goto is None else [goto]
@@ -146,12 +157,7 @@ class RunAdmission:
         graph = self.results.graph_of(assistant)
         run_context(graph, assistant.context, body.context)  # 422 if it does not fit
         await self.webhooks.check(body.webhook)  # 422 if it cannot be called
-        for field in ("interrupt_before", "interrupt_after"):
-            names = getattr(body, field)
-            if isinstance(names, list):
-                _known_nodes(graph, names, field)
-        if body.command is not None:
-            _known_nodes(graph, _goto_nodes(body.command.goto), "command.goto")
+        check_nodes(graph, body)
         if addressed:
             await read_version(graph, version)
         if body.command is not None and body.command.resume is not None:
