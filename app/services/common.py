@@ -15,6 +15,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 from app.errors import Invalid, NotFound, TooLarge
 from app.graphs import GraphRegistry
+from app.schemas.runs import RunCommand
 from engine import Command, CompiledGraph, Send
 from engine.checkpoint.ids import new_uuid7
 
@@ -59,6 +60,20 @@ def command_of(command: dict[str, Any]) -> Command:
     ):
         update = [tuple(pair) for pair in update]
     return Command(resume=command.get("resume"), update=update, goto=goto or ())
+
+
+def known_nodes(graph: CompiledGraph, names: list[str], field: str) -> None:
+    """422 naming `field` when it names nodes the graph does not have."""
+    unknown = [n for n in names if n not in graph.nodes]
+    if unknown:
+        raise Invalid(f"{field} names unknown nodes {unknown}; nodes: {list(graph.nodes)}.")
+
+
+def check_goto(graph: CompiledGraph, command: RunCommand | None, field: str) -> None:
+    """422 naming `field` unless every node a client's command goes to is the graph's."""
+    goto = command.goto if command is not None else None
+    targets = goto if isinstance(goto, list) else [] if goto is None else [goto]
+    known_nodes(graph, [t if isinstance(t, str) else t.node for t in targets], field)
 
 
 def ordered(query: Select[Any], direction: str, *columns: Any) -> Select[Any]:

@@ -36,6 +36,7 @@ from app.schemas.state import (
 from app.schemas.threads import ThreadCreate
 from app.services.common import (
     MESSAGE_ERRORS,
+    check_goto,
     check_messages,
     command_of,
     error_message,
@@ -353,6 +354,7 @@ class StateService:
         for step in body.supersteps:
             for update in step.updates:
                 check_messages(update.values, self.settings.max_messages, "supersteps")
+                check_goto(graph, update.command, "supersteps: command.goto")
             supersteps.append(
                 [
                     GraphUpdate(

@@ -24,9 +24,8 @@ from app.runs.broker import StreamBroker
 from app.runs.notify import CHANNEL, QUEUE, STARTED
 from app.runs.pool import WorkerPool
 from app.schemas.runs import RunCreate
-from app.schemas.runs import Send as SendModel
 from app.services.assistants import AssistantService
-from app.services.common import check_messages, new_id, now, parse_uuid
+from app.services.common import check_goto, check_messages, known_nodes, new_id, now, parse_uuid
 from app.services.runs.cancels import RunCancels
 from app.services.runs.execution import RunExecutor
 from app.services.runs.kwargs import NOT_KWARGS, stored_kwargs
@@ -63,28 +62,14 @@ def _refuse_foreign(thread_owner: str | None, key: str, owner: str, *, create: b
         raise NotFound(f"Thread '{key}' not found; pass if_not_exists='create' to create it.")
 
 
-def _known_nodes(graph: CompiledGraph, names: list[str], field: str) -> None:
-    """422 naming `field` when it names nodes the graph does not have."""
-    unknown = [n for n in names if n not in graph.nodes]
-    if unknown:
-        raise Invalid(f"{field} names unknown nodes {unknown}; nodes: {list(graph.nodes)}.")
-
-
 def check_nodes(graph: CompiledGraph, body: RunCreate) -> None:
     """422 unless every node the run names (to stop before or after, to go to) is one of
     the graph's."""
     for field in ("interrupt_before", "interrupt_after"):
         names = getattr(body, field)
         if isinstance(names, list):
-            _known_nodes(graph, names, field)
-    if body.command is not None:
-        _known_nodes(graph, _goto_nodes(body.command.goto), "command.goto")
-
-
-def _goto_nodes(goto: str | SendModel | list[str | SendModel] | None) -> list[str]:
-    """The nodes a command's `goto` sends to."""
-    targets = goto if isinstance(goto, list) else [] if goto is None else [goto]
-    return [t if isinstance(t, str) else t.node for t in targets]
+            known_nodes(graph, names, field)
+    check_goto(graph, body.command, "command.goto")
 
 
 class RunAdmission:
