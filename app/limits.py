@@ -106,5 +106,6 @@ Metadata = Annotated[dict[str, Any], AfterValidator(_metadata)]
 """Metadata a client stores: keys of at most MAX_KEY_LENGTH characters."""
 Filter = Annotated[dict[str, Any], AfterValidator(_filter)]
 """A JSON containment filter, bounded in size and depth."""
-PageSize = Annotated[int, Field(ge=1, le=MAX_PAGE_SIZE)]
-Offset = Annotated[int, Field(ge=0, le=MAX_OFFSET)]
+# Strict: JSON's `true` is not the page size 1, nor `2.0` the offset 2.
+PageSize = Annotated[int, Field(ge=1, le=MAX_PAGE_SIZE, strict=True)]
+Offset = Annotated[int, Field(ge=0, le=MAX_OFFSET, strict=True)]

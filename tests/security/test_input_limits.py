@@ -146,6 +146,8 @@ def too_long_or_many(thread_id: str) -> list[tuple[str, str, Any, list[Any], str
         ("POST", "/runs/batch", [run] * (MAX_BATCH_RUNS + 1), [], f"{most} 100 items"),
         ("POST", "/threads/search", {"limit": MAX_PAGE_SIZE + 1}, ["limit"], f"{le} 1000"),
         ("POST", "/assistants/search", {"offset": MAX_OFFSET + 1}, ["offset"], le),
+        ("POST", "/threads/search", {"limit": True}, ["limit"], "a valid integer"),
+        ("POST", "/assistants/search", {"offset": 2.0}, ["offset"], "a valid integer"),
         ("POST", "/store/namespaces", {"max_depth": 101}, ["max_depth"], f"{le} 100"),
         ("POST", "/runs", {**run, "after_seconds": 366 * 24 * 3600}, ["after_seconds"], le),
     ]
