@@ -203,9 +203,12 @@ def _chat_reply(text: str, wording: int) -> str:
 
 
 def _summarise(messages: list[BaseMessage], wording: int) -> str:
-    """One sentence per call of the last tool-calling message, in call order."""
-    asked = next(m for m in reversed(messages) if isinstance(m, AIMessage) and m.tool_calls)
+    """One sentence per call of the last tool-calling message, in call order (results
+    no call asked for, which a client may send, are said as they are)."""
+    asked = next((m for m in reversed(messages) if isinstance(m, AIMessage) and m.tool_calls), None)
     results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
+    if asked is None:
+        return "I did not ask for these results: " + "; ".join(m.text for m in results.values())
     return " ".join(_describe(call, results.get(call["id"]), wording) for call in asked.tool_calls)
 
 

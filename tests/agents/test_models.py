@@ -67,6 +67,13 @@ async def test_scripted_model_only_calls_offered_tools() -> None:
     assert "weather in Rome" in reply.text
 
 
+async def test_scripted_model_says_results_no_call_asked_for() -> None:
+    """A client may start a chat with a tool's result: the model says it, as it can."""
+    results = [ToolMessage("42", tool_call_id="abc"), ToolMessage("43", tool_call_id="d")]
+    reply = await scripted().ainvoke(results)
+    assert reply.text == "I did not ask for these results: 42; 43"
+
+
 async def test_scripted_tool_call_ids_are_unique_across_turns() -> None:
     model = scripted()
     turn = [HumanMessage(content="list my reminders")]
