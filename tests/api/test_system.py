@@ -12,6 +12,8 @@ def test_ok(base_url: str) -> None:
     response = httpx.get(f"{base_url}/ok")
     assert response.status_code == 200
     assert response.json() == {"ok": True}
+    probed = httpx.head(f"{base_url}/ok")  # as load balancers probe
+    assert probed.status_code == 200 and probed.content == b""
 
 
 def test_info_reports_version_and_flags(base_url: str) -> None:
