@@ -230,3 +230,17 @@ def assert_same_messages(got: Sequence[Any], expected: Sequence[BaseMessage]) ->
         assert message == wanted
         assert repr(message.__dict__) == repr(wanted.__dict__)
         assert message.__pydantic_extra__ == wanted.__pydantic_extra__
+
+
+def _lists(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return [_lists(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _lists(v) for k, v in value.items()}
+    return value
+
+
+def as_stored(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The messages as a saver gives them back: tuples in their fields as lists, as
+    LangGraph's savers give them."""
+    return [m.model_copy(update={k: _lists(v) for k, v in m.__dict__.items()}) for m in messages]

@@ -8,6 +8,12 @@ ints beyond 64 bits, messages, interrupts, the allowed schema classes. Decoding 
 Python only for those extensions too. Extensions cannot be mistaken for a plain dict, so
 no dict needs escaping, and floats are stored as IEEE doubles, NaN and infinities too.
 
+A tuple is stored as a list and comes back as one, as LangGraph's savers give tuples
+back: but where a value must stay hashable (a set's or frozenset's elements, a dict's
+keys, and all inside them) and inside a Command (whose update may be (key, value)
+pairs), it keeps an extension of its own, and so does a tuple stored by earlier
+versions. A deque is stored as its items (not its maxlen), as in LangGraph.
+
 The C encoder also takes a bytearray or memoryview as bytes; they come back as bytes.
 A dict with a key that is not a str makes it fail: such values are then encoded by a
 Python walk (`Packer._walk`) that turns those dicts into extensions of their pairs.
@@ -25,6 +31,7 @@ import datetime as dt
 import enum
 import uuid
 import zoneinfo
+from collections import deque
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, NamedTuple
@@ -59,6 +66,10 @@ UUID, DECIMAL, BIG_INT = 9, 10, 11
 MESSAGE, INTERRUPT, SEND, OVERWRITE = 12, 13, 14, 15
 SCHEMA = 16  # an allowed class: [its "module:qualname", its fields or value]
 COMMAND = 17  # [graph, update, resume, goto]
+DEQUE = 18  # its items
+# The extensions whose payload keeps its tuples: the elements of a set must stay
+# hashable, and a Command's update may be (key, value) pairs.
+_KEEP_TUPLES = frozenset({TUPLE, SET, FROZENSET, COMMAND})
 
 _NATIVE = frozenset({str, int, float, bool, type(None), bytes, bytearray, memoryview})
 
@@ -102,10 +113,6 @@ def _datetime(payload: Any) -> dt.datetime:
 def _interrupt(payload: list[Any]) -> Interrupt:
     value, id_, schema = payload
     return Interrupt(value=value, id=id_, response_schema=schema)
-
-
-def _flat_pairs(value: dict[Any, Any]) -> list[Any]:
-    return [x for pair in value.items() for x in pair]
 
 
 def _dict(payload: list[Any]) -> dict[Any, Any]:
@@ -154,6 +161,7 @@ _PAYLOADS: dict[type, Callable[[Any], tuple[int, Any]]] = {
     ),
     Overwrite: lambda o: (OVERWRITE, o.value),
     Command: lambda o: (COMMAND, command_fields(o)),
+    deque: lambda o: (DEQUE, list(o)),
 }
 _BUILDERS: dict[int, Callable[[Any], Any]] = {
     TUPLE: tuple,
@@ -172,6 +180,7 @@ _BUILDERS: dict[int, Callable[[Any], Any]] = {
     SEND: lambda p: Send(p[0], p[1], timeout=timeout_policy(p[2]) if len(p) > 2 else None),
     OVERWRITE: Overwrite,
     COMMAND: lambda p: Command(*p),
+    DEQUE: deque,
 }
 
 
@@ -235,29 +244,46 @@ class Packer:
         raise self._refuse(cls)
 
     def _default(self, obj: Any) -> Any:
+        if type(obj) is tuple:
+            return list(obj)  # the C encoder writes it as a list, calling back for its items
+        return self._ext(obj, self._default)
+
+    def _default_keeping_tuples(self, obj: Any) -> Any:
+        """`_default` where a value must stay hashable: a tuple keeps its extension."""
+        return self._ext(obj, self._default_keeping_tuples)
+
+    def _ext(self, obj: Any, default: Callable[[Any], Any]) -> Any:
         if isinstance(obj, str) and not isinstance(obj, enum.Enum):
             # A str of some library's subclass (a message's `.text`) is stored as its
             # text and read back as a str, as LangGraph's savers do.
             return str.__str__(obj)
         code, payload = self._payload(obj)
-        return _Ext(code, _packb(payload, default=self._default, option=OPTIONS))
+        if code in _KEEP_TUPLES:
+            default = self._default_keeping_tuples
+        return _Ext(code, _packb(payload, default=default, option=OPTIONS))
 
-    def _walk(self, obj: Any) -> Any:
+    def _walk(self, obj: Any, keep_tuples: bool = False) -> Any:
         """`obj` with every value that is not native to the C encoder already encoded:
-        what `dumps` falls back on when that encoder refuses it."""
+        what `dumps` falls back on when that encoder refuses it. With `keep_tuples`
+        (inside a set, a dict's key...), a tuple keeps its extension."""
         cls = type(obj)
         if cls in _NATIVE and (cls is not int or -(2**63) <= obj < 2**64):
             return obj
-        if cls is list:
-            return [self._walk(x) for x in obj]
+        if cls is list or (cls is tuple and not keep_tuples):
+            return [self._walk(x, keep_tuples) for x in obj]
         if cls is dict:
             if all(type(k) is str for k in obj):
-                return {k: self._walk(v) for k, v in obj.items()}
-            return _Ext(DICT, _packb(self._walk(_flat_pairs(obj)), option=OPTIONS))
+                return {k: self._walk(v, keep_tuples) for k, v in obj.items()}
+            # A key must stay hashable; a value is as anywhere else.
+            pairs = [
+                x for k, v in obj.items() for x in (self._walk(k, True), self._walk(v, keep_tuples))
+            ]
+            return _Ext(DICT, _packb(pairs, option=OPTIONS))
         if isinstance(obj, str) and not isinstance(obj, enum.Enum):
-            return str.__str__(obj)  # as in _default
+            return str.__str__(obj)  # as in _ext
         code, payload = self._payload(obj)
-        return _Ext(code, _packb(self._walk(payload), option=OPTIONS))
+        inner = keep_tuples or code in _KEEP_TUPLES
+        return _Ext(code, _packb(self._walk(payload, inner), option=OPTIONS))
 
     def loads(self, data: bytes) -> Any:
         """Decode `dumps` output (which starts with FORMAT); raises what failed

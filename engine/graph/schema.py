@@ -192,15 +192,27 @@ def coerce_input(schema: Any, values: dict[str, Any]) -> Any:
     return values
 
 
-def update_items(output: Any, keys: Any, node: str) -> list[tuple[str, Any]]:
+def update_items(
+    output: Any, keys: Any, node: str, *, command: bool = False
+) -> list[tuple[str, Any]]:
     """The (key, value) writes of a node's update; unknown keys are ignored. Of a root
-    state, the update is the value written."""
+    state, the update is the value written.
+
+    A node's return (or a run's input, or `update_state`'s values) is a dict, or an
+    object of an annotated class (a dataclass, a pydantic model, a NamedTuple...), read
+    by attribute. A Command's `update` (`command=True`) may also be a list of (key,
+    value) pairs, and one of any other kind is taken as the whole state's value, which a
+    state with keys has no channel for: it is dropped. LangGraph draws the same lines:
+    a node returning pairs, a bare value or an empty list is refused.
+    """
     if output is None:
         return []
     if ROOT in keys and len(keys) == 1:
         return [(ROOT, output)]
     if isinstance(output, dict):
         return [(k, v) for k, v in output.items() if k in keys]
+    if command and isinstance(output, list | tuple) and _are_pairs(output):
+        return [(k, v) for k, v in output if k in keys]
     if is_object_schema(type(output)):
         if _is_pydantic(type(output)):
             # A None left at its None default was not set: it does not overwrite.
@@ -213,11 +225,31 @@ def update_items(output: Any, keys: Any, node: str) -> list[tuple[str, Any]]:
         else:
             data = {f.name: getattr(output, f.name) for f in dataclasses.fields(output)}
         return [(k, v) for k, v in data.items() if k in keys]
-    if isinstance(output, list | tuple) and all(
-        isinstance(item, tuple) and len(item) == 2 for item in output
-    ):
-        return [(k, v) for k, v in output if k in keys]
+    annotated = _annotated_keys(type(output))
+    if annotated:
+        # Any other object whose class declares its keys: each state key it has an
+        # attribute for (a NamedTuple, a plain annotated class).
+        missing = object()
+        found = ((k, getattr(output, k, missing)) for k in annotated if k in keys)
+        return [(k, v) for k, v in found if v is not missing]
+    if command:
+        return []
     raise InvalidUpdateError(
-        f"Node '{node}' returned {output!r} ({type(output).__name__}); a node must return "
-        f"a dict of state updates, a Command, or None."
+        f"Expected dict, got {output}\n"
+        f"Node '{node}' returned a {type(output).__name__}: a node must return a dict of "
+        "state updates, an object of the state's class, a Command (or a list of them), or None."
     )
+
+
+def _are_pairs(items: list[Any] | tuple[Any, ...]) -> bool:
+    return all(isinstance(i, tuple) and len(i) == 2 and isinstance(i[0], str) for i in items)
+
+
+def _annotated_keys(cls: type) -> tuple[str, ...]:
+    """The names annotated on `cls` and its bases, the bases' first (dict-like order)."""
+    keys: dict[str, None] = {}
+    for base in reversed(cls.__mro__):
+        annotations = base.__dict__.get("__annotations__")
+        if isinstance(annotations, dict):
+            keys.update(dict.fromkeys(annotations))
+    return tuple(keys)

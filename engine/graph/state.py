@@ -694,12 +694,11 @@ class _Compiler:
 
         def write(output: Any, channels: dict[str, Channel]) -> Any:
             # A Command is the input of a run on a thread with nothing saved yet.
-            update, gotos = (
-                (output.update, _goto_list(output.goto))
-                if isinstance(output, Command)
-                else (output, [])
+            command = isinstance(output, Command)
+            update, gotos = (output.update, _goto_list(output.goto)) if command else (output, [])
+            state_writes = with_message_ids(
+                channels, update_items(update, input_keys, START, command=command)
             )
-            state_writes = with_message_ids(channels, update_items(update, input_keys, START))
             control = route(state_writes, gotos, channels)
             return _combine(state_writes, control)
 
@@ -725,7 +724,7 @@ class _Compiler:
             if isinstance(output, Command) and output.graph == Command.PARENT:
                 raise ParentCommand(output)
             if isinstance(output, Command):
-                state_writes = update_items(output.update, keys, name)
+                state_writes = update_items(output.update, keys, name, command=True)
                 gotos = _goto_list(output.goto)
             elif isinstance(output, list | tuple) and any(isinstance(o, Command) for o in output):
                 # Several updates, each a Command or a plain one, applied in order.
@@ -734,7 +733,7 @@ class _Compiler:
                     if isinstance(part, Command):
                         if part.graph == Command.PARENT:
                             raise ParentCommand(part)
-                        state_writes += update_items(part.update, keys, name)
+                        state_writes += update_items(part.update, keys, name, command=True)
                         gotos += _goto_list(part.goto)
                     else:
                         state_writes += update_items(part, keys, name)

@@ -7,11 +7,13 @@ import dataclasses
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import merge_configs as _langchain_merge
 from langchain_core.runnables.config import var_child_runnable_config
 
 __all__ = [
     "DEFAULT_RECURSION_LIMIT",
     "coerce_context",
+    "layered",
     "max_concurrency",
     "merge_configs",
     "recursion_limit",
@@ -36,6 +38,20 @@ def merge_configs(config: RunnableConfig | dict[str, Any] | None) -> dict[str, A
             merged["metadata"] = {**merged["metadata"], **(value or {})}
         elif value is not None or key not in merged:
             merged[key] = value
+    return merged
+
+
+def layered(*configs: RunnableConfig | dict[str, Any] | None) -> RunnableConfig:
+    """Configs merged, later ones over earlier ones (a graph's `with_config` and the
+    call's), as LangChain merges them, but for the tags: those of each config in turn,
+    in their order (LangChain sorts them), as LangGraph lists them to a graph's nodes.
+    No tags at all leaves the key out."""
+    merged = _langchain_merge(*configs)  # type: ignore[arg-type]
+    tags = [tag for config in configs if config for tag in config.get("tags") or ()]
+    if tags:
+        merged["tags"] = tags
+    else:
+        merged.pop("tags", None)
     return merged
 
 

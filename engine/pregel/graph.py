@@ -11,7 +11,7 @@ import typing
 import warnings
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from typing import Any, Literal, TypeVar, cast, get_args
+from typing import Any, Literal, NamedTuple, Self, TypeVar, cast, get_args
 
 import pydantic
 from langchain_core.callbacks.manager import (
@@ -19,7 +19,6 @@ from langchain_core.callbacks.manager import (
     AsyncCallbackManagerForChainRun,
 )
 from langchain_core.runnables import Runnable, RunnableConfig
-from langchain_core.runnables.config import merge_configs as layered
 from langchain_core.utils.pydantic import create_model_v2
 from typing_extensions import TypedDict, Unpack, is_typeddict
 
@@ -44,7 +43,7 @@ from engine.constants import (
 )
 from engine.errors import CheckpointNotFoundError, GraphInterrupt, InvalidUpdateError
 from engine.pregel import context
-from engine.pregel.config import coerce_context, merge_configs
+from engine.pregel.config import coerce_context, layered, merge_configs
 from engine.pregel.loop import (
     Loop,
     error_text,
@@ -227,6 +226,7 @@ class CompiledGraph(Runnable[Any, Any]):
         modes: frozenset[str],
         inline_sync: bool,
         subgraphs: bool = False,
+        print_line: Callable[[str], None] | None = None,
         **options: Unpack[RunOptions],
     ) -> Loop:
         unknown = sorted(options.keys() - RunOptions.__annotations__.keys())
@@ -250,7 +250,7 @@ class CompiledGraph(Runnable[Any, Any]):
         store = self.store or getattr(seeded, "store", None)
         control = control or getattr(seeded, "control", None)
         if print_modes:
-            emit, modes = _printing(emit, modes, print_modes, subgraphs)
+            emit, modes = _printing(emit, modes, print_modes, subgraphs, print_line or _print_now)
         saver = self._saver()
         run_context = coerce_context(self.context_schema, run_context)
         before = _names(options.get("interrupt_before"), self.interrupt_before, self.nodes)
@@ -391,7 +391,9 @@ class CompiledGraph(Runnable[Any, Any]):
             # What the last values part showed, and every interrupt the parts carried.
             value = chunks[-1]["data"] if chunks else None
             return GraphOutput(value, tuple(i for part in chunks for i in part["interrupts"]))
-        values = self.call_output(loop)
+        # The state the last values part showed: none if the call showed none (nothing
+        # it ran wrote a key of the output), as LangGraph's invoke returns None then.
+        values = self.call_output(loop) if chunks else None
         if loop.status == "interrupted" and loop.interrupts:
             return {
                 **with_interrupts(values, loop.interrupts),
@@ -434,6 +436,7 @@ class CompiledGraph(Runnable[Any, Any]):
                 subgraphs=subgraphs,
                 version=version,
                 _pause=hand_over,
+                _print_in_order=True,
                 **options,
             )
         )
@@ -441,13 +444,23 @@ class CompiledGraph(Runnable[Any, Any]):
         try:
             while True:
                 while buffer:
-                    yield buffer.popleft()
+                    part = buffer.popleft()
+                    # A part to print is printed when the reader comes to it, after the
+                    # parts made before it were yielded, as LangGraph prints them.
+                    if type(part) is _Printed:
+                        part.show()
+                    else:
+                        yield part
                 if runner.done():
                     break
                 await wakeup.wait()
                 wakeup.clear()
             while buffer:
-                yield buffer.popleft()
+                part = buffer.popleft()
+                if type(part) is _Printed:
+                    part.show()
+                else:
+                    yield part
             runner.result()
         finally:
             if not runner.done():
@@ -467,6 +480,7 @@ class CompiledGraph(Runnable[Any, Any]):
         on_values: Callable[[str | None], None] | None = None,
         _inline_sync: bool = False,
         _pause: Callable[[], Awaitable[None]] | None = None,
+        _print_in_order: bool = False,
         **options: Unpack[RunOptions],
     ) -> StateSnapshot | None:
         """Run in this task, handing each stream part (as `astream` would yield it) to
@@ -480,6 +494,10 @@ class CompiledGraph(Runnable[Any, Any]):
         the call loaded, or saved or queued to be saved: `aget_saved_values` reads them
         back), or None when none does (a step stopped by an interrupt, `exit` durability).
         A part with interrupts shows them besides the checkpoint's values.
+
+        With `_print_in_order`, the lines `print_mode` prints are handed to `on_part`
+        as `_Printed` parts, in order with the others, for the reader to print when it
+        comes to them (`stream` and `astream`, whose reader does).
 
         `_pause` is awaited before each step. A sync `stream()` waits there until its
         reader has taken the parts so far and asks for more: its nodes run inline, so the
@@ -515,6 +533,7 @@ class CompiledGraph(Runnable[Any, Any]):
             modes=frozenset(modes),
             inline_sync=_inline_sync,
             subgraphs=subgraphs,
+            print_line=(lambda text: hand_over(_Printed(text))) if _print_in_order else None,
             **options,
         )
         loop.on_values = on_values
@@ -540,11 +559,18 @@ class CompiledGraph(Runnable[Any, Any]):
             or bool(kwargs.get("subgraphs"))
             or not {"custom", "messages"}.isdisjoint(modes)
         )
-        return iterate_sync(
+        parts = iterate_sync(
             lambda deliver, pause: self.arun(
-                input, config, deliver, _inline_sync=not live, _pause=pause, **kwargs
+                input,
+                config,
+                deliver,
+                _inline_sync=not live,
+                _pause=pause,
+                _print_in_order=True,
+                **kwargs,
             )
         )
+        return _printing_in_order(parts)
 
     async def run_subgraph(self, parent: Loop, task: Task, pad: context.Scratchpad) -> Any:
         """Run a compiled graph as a node: its checkpoints live in the task's namespace."""
@@ -1046,7 +1072,7 @@ class CompiledGraph(Runnable[Any, Any]):
     async def aget_graph(self, config: Any = None, *, xray: int | bool = False) -> Any:
         return self.get_graph(config, xray=xray)
 
-    def with_config(self, config: RunnableConfig | None = None, **kwargs: Any) -> CompiledGraph:
+    def with_config(self, config: RunnableConfig | None = None, **kwargs: Any) -> Self:
         """This graph, its runs' config starting from `config` (and `kwargs`, config
         keys): a compiled graph still, as LangGraph's is, to nest as a subgraph, draw and
         inspect (LangChain's `with_config` makes a binding, which is none of these)."""
@@ -1075,8 +1101,10 @@ class CompiledGraph(Runnable[Any, Any]):
     def interrupt_after_nodes(self) -> list[str]:
         return list(self.interrupt_after)
 
-    def copy(self, **changes: Any) -> CompiledGraph:
-        new = object.__new__(CompiledGraph)
+    def copy(self, **changes: Any) -> Self:
+        # Of the original's own class: a copy of a CompiledStateGraph (or a Pregel) is
+        # still one to `isinstance`, as LangGraph's copies are.
+        new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         for key, value in changes.items():
             setattr(new, key, value)
@@ -1382,22 +1410,51 @@ def _print_modes(print_mode: str | Sequence[str], debug: bool | None) -> tuple[s
     return modes
 
 
+class _Printed(NamedTuple):
+    """A line `print_mode` prints, handed to a stream's reader with the parts."""
+
+    text: str
+
+    def show(self) -> None:
+        _print_now(self.text)
+
+
+def _print_now(text: str) -> None:
+    print(text, flush=True)
+
+
+def _printing_in_order(parts: Iterator[Any]) -> Iterator[Any]:
+    """A sync stream's parts, each `_Printed` one printed when the reader comes to it
+    (after the parts before it were yielded), as LangGraph prints them."""
+    try:
+        for part in parts:
+            if type(part) is _Printed:
+                part.show()
+            else:
+                yield part
+    finally:
+        close = getattr(parts, "close", None)
+        if close is not None:
+            close()  # a reader that stops early stops the run
+
+
 def _printing(
     emit: Callable[[tuple[str, ...], str, Any], None],
     modes: frozenset[str],
     print_modes: Sequence[str],
     subgraphs: bool,
+    print_line: Callable[[str], None],
 ) -> tuple[Callable[[tuple[str, ...], str, Any], None], frozenset[str]]:
-    """Print the parts of `print_modes` to the console (LangGraph's `debug`/`print_mode`),
-    a subgraph's only when the call streams them, handing the caller only the modes it
-    asked for."""
+    """Print (`print_line`) the parts of `print_modes` to the console (LangGraph's
+    `debug`/`print_mode`), a subgraph's only when the call streams them, handing the
+    caller only the modes it asked for."""
     shown = frozenset(print_modes)
 
     def emit_and_print(ns: tuple[str, ...], mode: str, payload: Any) -> None:
         if mode in shown and (subgraphs or not ns):
             # LangGraph's console format: the mode in bold, a subgraph's namespace in yellow.
             where = f" \033[1;30;33m[graph={ns}]\033[0m" if ns else ""
-            print(f"\033[1m[{mode}]\033[0m{where} {payload!r}", flush=True)
+            print_line(f"\033[1m[{mode}]\033[0m{where} {payload!r}")
         if mode in modes:
             emit(ns, mode, payload)
 

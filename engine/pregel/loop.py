@@ -403,6 +403,12 @@ class Loop:
             self._restore(saved)
         else:
             self._fresh_channels()
+        # The step limit counts from the step after the loaded version (from -1 with
+        # none), one further than the limit: a call with input spends a step saving it,
+        # so it runs `recursion_limit` steps, while one that goes on from a checkpoint
+        # (a resume) gets one more, as in LangGraph, where nodes see it in
+        # RemainingSteps.
+        self.stop = self.step + self.recursion_limit + 1
         if not self.ns:
             self.resuming = saved is not None and (input is None or isinstance(input, Command))
             self.resumed = self.resuming
@@ -556,7 +562,7 @@ class Loop:
             from engine.graph.message import with_message_ids
             from engine.graph.schema import update_items
 
-            update = update_items(command.update, self.graph.state_keys, INPUT)
+            update = update_items(command.update, self.graph.state_keys, INPUT, command=True)
             control += with_message_ids(self.channels, update)
         if command.goto:
             control += self.graph.goto_writes(command.goto)
@@ -644,7 +650,7 @@ class Loop:
     async def run(self) -> None:
         """Run steps until the graph is done; raises on errors and the step limit."""
         limit = self.recursion_limit
-        stop = self.step + limit
+        stop = self.stop or self.step + limit  # set by `load` (never 0 once set)
         try:
             while True:
                 if self.step > stop:
@@ -1329,13 +1335,14 @@ class Loop:
     def _emit_values_now(self) -> None:
         if "values" in self.modes:
             values = self._shown_state()
-            # A graph whose output is one value shows it even when there is none yet, and
-            # a call shown one channel shows its value even when falsy.
+            # The state as the call goes on from it, even when empty (no key written
+            # yet), as LangGraph shows it; a graph whose output is one value shows it
+            # even when there is none yet, but a call shown one channel only a value.
             one = self.output_keys if isinstance(self.output_keys, str) else None
             if (
-                values
+                one is None
                 or self.graph.output_channel is not None
-                or (one is not None and self.channels[one].is_available())
+                or self.channels[one].is_available()
             ):
                 self._show(values)
 
@@ -1403,15 +1410,21 @@ class Loop:
         # What the node would read from its edge now, for a node run by a Send (a
         # ToolNode given one tool call) that wants the graph's state too.
         conf[CONFIG_KEY_READ_STATE] = partial(task.node.read, self.channels, self.step, self.stop)
+        # The version the step's tasks come from, of this graph and of each around it,
+        # by namespace: what LangGraph's nodes find in their configurable.
+        conf["checkpoint_map"] = {**self.parents, self.ns_str: self.checkpoint_id}
         if task.failure is not None:
             conf[CONFIG_KEY_NODE_ERROR] = task.failure
-        config = {
-            "tags": [],
-            "callbacks": None,
-            **self.config,
-            "configurable": conf,
-            "metadata": self._run_metadata(task),
-        }
+        metadata = self._run_metadata(task)
+        given = {**(self.config.get("metadata") or {}), **(task.node.metadata or {})}
+        if "ls_integration" not in given:
+            # The tracers' mark is for the task's run (its callbacks inherit it from
+            # the graph's run): LangGraph leaves it out of the config a node is given.
+            metadata.pop("ls_integration", None)
+        config = {"callbacks": None, **self.config, "configurable": conf, "metadata": metadata}
+        # A run without tags gives its nodes none (no key), as LangGraph's do.
+        if not config.get("tags"):
+            config.pop("tags", None)
         config.pop("run_id", None)
         config.pop("run_name", None)
         return config

@@ -110,9 +110,11 @@ def runtime_of(config: RunnableConfig) -> Runtime[Any]:
     return (config.get("configurable") or {}).get(CONFIG_KEY_RUNTIME) or DEFAULT_RUNTIME
 
 
-# The keys `ensure_config` fills in: a config that has them all (as the loop's task
-# configs do) is used as it is, saving a copy per node call.
-_ENSURED = frozenset({"tags", "metadata", "callbacks", "recursion_limit", "configurable"})
+# The keys `ensure_config` fills in, but for `tags`: a config that has them all (as the
+# loop's task configs do) is used as it is, saving a copy per node call. A task config
+# has no `tags` when the run has none (LangGraph's nodes see none), and ensuring it
+# would also copy the task's namespace into its metadata.
+_ENSURED = frozenset({"metadata", "callbacks", "recursion_limit", "configurable"})
 
 
 def _ensured(config: RunnableConfig | None) -> RunnableConfig:

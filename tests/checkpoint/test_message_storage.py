@@ -15,7 +15,7 @@ from engine.checkpoint.base import BaseCheckpointSaver
 from engine.checkpoint.sql.models import save_table, thread_table
 from engine.checkpoint.sql.saver import SQLSaver
 from tests.checkpoint.history import History
-from tests.message_samples import assert_same_messages, sample_messages
+from tests.message_samples import as_stored, assert_same_messages, sample_messages
 
 
 async def test_every_message_class_comes_back_as_itself(saver: BaseCheckpointSaver) -> None:
@@ -34,14 +34,14 @@ async def test_every_message_class_comes_back_as_itself(saver: BaseCheckpointSav
             assert loaded is not None
             values = loaded.checkpoint["channel_values"]
             expected = h.values(checkpoint_id)
-            assert_same_messages(values["messages"], expected["messages"])
-            assert_same_messages([values["last"]["m"]], [expected["last"]["m"]])
-            assert_same_messages([values["tiny"]], [messages[0]])
+            assert_same_messages(values["messages"], as_stored(expected["messages"]))
+            assert_same_messages([values["last"]["m"]], as_stored([expected["last"]["m"]]))
+            assert_same_messages([values["tiny"]], as_stored([messages[0]]))
         loaded = await reader.aget_tuple(h.config(second))
         assert loaded is not None
         [(task, channel, written)] = loaded.pending_writes
         assert (task, channel) == ("task-1", "messages")
-        assert_same_messages(written, messages[5:8])
+        assert_same_messages(written, as_stored(messages[5:8]))
 
 
 # A thread as the engine of 60c134c wrote it on SQLite: one turn of a tools loop, on the

@@ -72,6 +72,8 @@ def case_with_config_keeps_a_compiled_graph(ns: NS) -> Any:
     state = parent.get_state(config, subgraphs=True)
     return {
         "name": sub.name,
+        # The copy keeps the class of what `compile()` made (isinstance checks).
+        "class": type(sub).__name__,
         "config": {k: v for k, v in sub.config.items() if v},
         "subgraphs": [name for name, _ in parent.get_subgraphs()],
         "xray": sorted(str(n) for n in parent.get_graph(xray=True).nodes),

@@ -11,7 +11,7 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, NotRequired, Required, TypedDict
+from typing import Annotated, Any, NamedTuple, NotRequired, Required, TypedDict
 
 import pydantic
 from langchain_core.messages import (
@@ -401,6 +401,77 @@ def case_last_value_two_writes_in_one_step(ns: NS) -> Any:
 def case_node_returns_non_dict(ns: NS) -> Any:
     graph = build(ns, XLogState, {"a": lambda state: 5}, [("S", "a")])
     return {"invoke": invoke(graph, {"x": 0}), "stream": stream(graph, {"x": 0})}
+
+
+class XYPair(NamedTuple):
+    x: int
+    log: list
+
+
+class HasX:
+    """A plain class that declares its keys: an update read by attribute."""
+
+    x: int
+
+    def __init__(self, x: int) -> None:
+        self.x = x
+
+
+@dataclass
+class JustX:
+    x: int
+
+
+@case
+def case_what_a_node_may_return(ns: NS) -> Any:
+    """A node's update is a dict, an object of an annotated class (read by attribute),
+    a Command or a list of Commands and dicts, or None; pairs, bare values and empty
+    lists are refused, as input and as update_state's values too. A Command's update may
+    be pairs, and one of another kind is dropped."""
+
+    def first_line(run: Callable[[], Any]) -> Any:
+        try:
+            return run()
+        except Exception as exc:  # the refusal is the observation
+            return [type(exc).__name__, str(exc).splitlines()[0]]
+
+    returns = {
+        "pairs": [("x", 1)],
+        "tuple_of_pairs": (("x", 1),),
+        "empty_list": [],
+        "str": "x",
+        "dataclass": JustX(3),
+        "annotated_class": HasX(7),
+        "named_tuple": XYPair(4, ["nt"]),
+        "none": None,
+        "command_pairs": ns.Command(update=[("x", 9)]),
+        "command_value": ns.Command(update=5),
+        "commands_and_dict": [ns.Command(update={"x": 2}), {"log": ["d"]}],
+        "commands_and_pair": [ns.Command(update={"x": 2}), ("log", ["p"])],
+        "commands_and_none": [ns.Command(update={"x": 2}), None],
+    }
+    seen: dict[str, Any] = {}
+    for name, value in returns.items():
+        graph = build(ns, XLogState, {"a": lambda state, v=value: v}, [("S", "a")])
+        seen[name] = first_line(lambda graph=graph: graph.invoke({"x": 0, "log": []}))
+    plain = build(ns, XLogState, {"a": lambda state: {}}, [("S", "a")])
+    for name, value in (
+        ("pairs", [("x", 1)]),
+        ("dataclass", JustX(5)),
+        ("command_pairs", ns.Command(update=[("x", 6)])),
+    ):
+        seen[f"input_{name}"] = first_line(lambda value=value: plain.invoke(value))
+    saved = build(
+        ns, XLogState, {"a": lambda state: {}}, [("S", "a")], checkpointer=ns.InMemorySaver()
+    )
+    cfg = {"configurable": {"thread_id": "t"}}
+    saved.invoke({"x": 1, "log": []}, cfg)
+    for name, value in (("pairs", [("x", 2)]), ("value", 5), ("dataclass", JustX(3))):
+        seen[f"update_state_{name}"] = first_line(
+            lambda value=value: saved.update_state(cfg, value) and saved.get_state(cfg).values
+        )
+    seen["resume_with_a_value_update"] = first_line(lambda: saved.invoke(ns.Command(update=5), cfg))
+    return seen
 
 
 @case

@@ -466,6 +466,52 @@ def case_node_takes_config(ns: NS, aio: bool) -> Any:
     return invoke(graph, {"log": []}, cfg, aio=aio)
 
 
+@case(aio=True)
+def case_node_config_in_detail(ns: NS, aio: bool) -> Any:
+    """Exactly what a node's config holds: its metadata's keys (the tracers' mark only if
+    the caller gave one), its configurable's keys and the `checkpoint_map` of the
+    versions its step came from (of the subgraph and of its parent), its tags (none
+    without any: no key; a `with_config`'d graph's before the call's, in order)."""
+
+    def seen(config: RunnableConfig) -> dict[str, Any]:
+        conf = config["configurable"]
+        return {
+            "metadata": sorted(config["metadata"]),
+            "ls_integration": config["metadata"].get("ls_integration"),
+            "configurable": sorted(k for k in conf if not k.startswith("__")),
+            "checkpoint_map": conf.get("checkpoint_map"),
+            "tags": config.get("tags", "no key"),
+        }
+
+    def outer(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        return {"log": [seen(config)]}
+
+    async def inner(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        return {"log": [seen(config)]}
+
+    sub = build(ns, LogState, {"inner": inner}, chain_edges(["inner"]))
+    graph = build(
+        ns,
+        LogState,
+        {"outer": outer, "sub": sub},
+        chain_edges(["outer", "sub"]),
+        checkpointer=ns.InMemorySaver(),
+    )
+    cfg = thread()
+    runs = {
+        "plain": invoke(graph, {"log": []}, cfg, aio=aio),
+        "with_config": invoke(graph.with_config(recursion_limit=9), {"log": []}, cfg, aio=aio),
+        "tagged": invoke(
+            graph.with_config(tags=["w"]),
+            {"log": []},
+            {**cfg, "tags": ["c"], "metadata": {"ls_integration": "mine"}},
+            aio=aio,
+        ),
+    }
+    versions = [s.config["configurable"]["checkpoint_id"] for s in graph.get_state_history(cfg)]
+    return {**runs, "versions": versions}
+
+
 @case()
 def case_get_graph_node_data(ns: NS) -> Any:
     sub = build(ns, LogState, {"inner": note("inner")}, [("S", "inner")])

@@ -5,8 +5,9 @@ No ``from __future__ import annotations`` here (see cases_core).
 
 import operator
 import threading
+from collections import deque
 from collections.abc import Sequence
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, NamedTuple, TypedDict
 
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 
@@ -1740,3 +1741,126 @@ def case_a_failure_is_saved_as_its_repr(ns: NS) -> Any:
         ),
         "task errors": sorted((t.name, t.error) for t in graph.get_state(config).tasks),
     }
+
+
+# --------------------------------------------------------------------------- empty state
+
+
+class MaybeName(TypedDict, total=False):
+    name: str
+    other: int
+
+
+@case(aio=True, sql=True)
+def case_a_state_nothing_wrote(ns: NS, aio: bool) -> Any:
+    """A run that writes no key of its output returns None (it showed no values), and a
+    run that goes on from a saved state shows that state first, even when it is empty."""
+
+    def empty(state: Any) -> dict[str, Any]:
+        return {}
+
+    def ask(state: Any) -> dict[str, Any]:
+        return {"name": ns.interrupt("name?")}
+
+    plain = build(ns, MaybeName, {"n": empty}, chain_edges(["n"]))
+    out: dict[str, Any] = {
+        "invoke": invoke(plain, {}, aio=aio),
+        "values": stream(plain, {}, stream_mode="values", aio=aio),
+        "other_key": invoke(plain, {"other": 1}, aio=aio),
+        "output_keys": invoke(plain, {"other": 1}, output_keys=["name"], aio=aio),
+    }
+    asking = build(
+        ns, MaybeName, {"ask": ask}, chain_edges(["ask"]), checkpointer=ns.InMemorySaver()
+    )
+    cfg = thread("ask")
+    out["interrupted"] = invoke(asking, {}, cfg, aio=aio)
+    out["resumed"] = stream(asking, ns.Command(resume="Ann"), cfg, stream_mode="values", aio=aio)
+    paused = build(
+        ns,
+        MaybeName,
+        {"a": empty, "b": empty},
+        chain_edges(["a", "b"]),
+        checkpointer=ns.InMemorySaver(),
+        interrupt_before=["b"],
+    )
+    cfg = thread("bp")
+    out["breakpoint"] = invoke(paused, {}, cfg, aio=aio)
+    out["after_breakpoint"] = invoke(paused, None, cfg, aio=aio)
+    out["finished_thread"] = stream(paused, None, cfg, stream_mode="values", aio=aio)
+    return out
+
+
+# --------------------------------------------------------------------------- stored types
+
+
+class Pair(NamedTuple):
+    left: int
+    right: Any
+
+
+class Kept(TypedDict, total=False):
+    past_steps: Annotated[list, operator.add]
+    queue: Any
+    pair: Pair
+
+
+def kinds(value: Any) -> Any:
+    """`value` with the type of each sequence in it (the harness sees tuples as lists)."""
+    if isinstance(value, dict):
+        return {k: kinds(v) for k, v in value.items()}
+    if hasattr(value, "_fields"):
+        return [type(value).__name__, {f: kinds(getattr(value, f)) for f in value._fields}]
+    if isinstance(value, list | tuple | deque):
+        return [type(value).__name__, [kinds(v) for v in value]]
+    return value
+
+
+@case(aio=True, sql=True)
+def case_tuples_come_back_from_a_checkpoint_as_lists(ns: NS, aio: bool) -> Any:
+    """A tuple in the state is a list once read from a checkpoint (the state, a resumed
+    run, a later turn), though a run that holds it keeps its tuple; a deque comes back
+    as a deque, a NamedTuple of the schema as itself."""
+
+    def a(state: Any) -> dict[str, Any]:
+        return {
+            "past_steps": [("step1", "result1")],
+            "queue": deque([1, (2, 3)]),
+            "pair": Pair(1, (2, 3)),
+        }
+
+    def b(state: Any) -> dict[str, Any]:
+        return {"past_steps": [("step2", ns.interrupt("ok?"))]}
+
+    graph = build(
+        ns, Kept, {"a": a, "b": b}, chain_edges(["a", "b"]), checkpointer=ns.InMemorySaver()
+    )
+    cfg = thread()
+    first = invoke(graph, {"past_steps": []}, cfg, aio=aio)
+    state = graph.get_state(cfg).values
+    resumed = invoke(graph, ns.Command(resume="yes"), cfg, aio=aio)
+    later = invoke(graph, {"past_steps": [("again", (1,))]}, cfg, aio=aio)
+    return {
+        "first": kinds({k: v for k, v in first.items() if k != "__interrupt__"}),
+        "state": kinds(state),
+        "resumed": kinds(resumed),
+        "later": kinds({k: v for k, v in later.items() if k != "__interrupt__"}),
+    }
+
+
+@case(aio=True, sql=True)
+def case_messages_emptied_by_an_update_then_a_new_turn(ns: NS, aio: bool) -> Any:
+    """A thread whose messages an update removed, all of them: the next turn starts the
+    list afresh (the saver has no element of the old list left to share)."""
+
+    def talk(state: Any) -> dict[str, Any]:
+        return {"messages": [AIMessage(content=f"{len(state['messages'])} heard")]}
+
+    graph = build(
+        ns, ns.MessagesState, {"talk": talk}, [("S", "talk")], checkpointer=ns.InMemorySaver()
+    )
+    cfg = thread()
+    invoke(graph, {"messages": [HumanMessage(content="hi")]}, cfg, aio=aio)
+    graph.update_state(cfg, {"messages": [RemoveMessage(id=ns.REMOVE_ALL_MESSAGES)]})
+    emptied = graph.get_state(cfg).values
+    again = invoke(graph, {"messages": [HumanMessage(content="again")]}, cfg, aio=aio)
+    return {"emptied": emptied, "again": again}

@@ -202,6 +202,59 @@ def case_remaining_steps(ns: NS, aio: bool) -> Any:
     return {"run": run, **timeline(graph, cfg)}
 
 
+@case(aio=True)
+def case_remaining_steps_on_a_resumed_run(ns: NS, aio: bool) -> Any:
+    """A run that goes on from a checkpoint (an answered interrupt, a static breakpoint,
+    a run stopped by the step limit) counts its limit from the loaded step, which leaves
+    its nodes one more step than a run that starts with input."""
+
+    class ResumeState(TypedDict):
+        log: Annotated[list, operator.add]
+        remaining_steps: ns.RemainingSteps
+
+    schema = ResumeState
+
+    def ask(state: Any) -> dict[str, Any]:
+        ns.interrupt("q")
+        return {"log": [state["remaining_steps"]]}
+
+    def work(state: Any) -> dict[str, Any]:
+        return {"log": [state["remaining_steps"]]}
+
+    asking = build(ns, schema, {"ask": ask}, chain_edges(["ask"]), checkpointer=ns.InMemorySaver())
+    cfg = {**thread("ask"), "recursion_limit": 10}
+    first = invoke(asking, {"log": []}, cfg, aio=aio)
+    resumed = invoke(asking, ns.Command(resume=1), cfg, aio=aio)
+
+    paused = build(
+        ns,
+        schema,
+        {"a": work, "b": work},
+        chain_edges(["a", "b"]),
+        checkpointer=ns.InMemorySaver(),
+        interrupt_before=["b"],
+    )
+    cfg2 = {**thread("bp"), "recursion_limit": 10}
+    before = invoke(paused, {"log": []}, cfg2, aio=aio)
+    after = invoke(paused, None, cfg2, aio=aio)
+
+    looping = (
+        ns.StateGraph(schema)
+        .add_node("work", work)
+        .add_edge(ns.START, "work")
+        .add_edge("work", "work")
+        .compile(checkpointer=ns.InMemorySaver())
+    )
+    cfg3 = {**thread("loop"), "recursion_limit": 4}
+    limited = invoke(looping, {"log": []}, cfg3, aio=aio)
+    again = stream(looping, None, cfg3, stream_mode="updates", aio=aio)
+    return {
+        "interrupt": [first, resumed],
+        "breakpoint": [before, after],
+        "limited": [limited, again, looping.get_state(cfg3).values],
+    }
+
+
 @case
 def case_is_last_step(ns: NS) -> Any:
     graph = managed_loop(ns, "is_last_step", ns.IsLastStep, lambda s: s["is_last_step"])

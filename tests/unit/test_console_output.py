@@ -4,6 +4,7 @@ and a node or edge added to a builder after `compile()` is warned of."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import operator
 import re
@@ -59,3 +60,41 @@ def test_a_node_added_after_compile_is_warned_of(caplog: pytest.LogCaptureFixtur
     assert [r.levelname for r in caplog.records] == ["WARNING"] * 3
     assert "compiled already" in caplog.records[0].getMessage()
     assert list(graph.invoke({"log": []})["log"]) == ["a"]
+
+
+def _interleaved(package: str, capsys: pytest.CaptureFixture[str], aio: bool) -> str:
+    """What a reader that prints each part it is given shows, with the lines print_mode
+    prints: both in the order they come."""
+    graph = importlib.import_module(f"{package}.graph")
+    compiled = (
+        graph.StateGraph(State)
+        .add_node("a", lambda state: {"log": ["a"]})
+        .add_node("b", lambda state: {"log": ["b"]})
+        .add_edge(graph.START, "a")
+        .add_edge("a", "b")
+        .compile()
+    )
+    kwargs = {"stream_mode": "updates", "print_mode": "values"}
+    capsys.readouterr()
+    if aio:
+
+        async def read() -> None:
+            async for part in compiled.astream({"log": []}, **kwargs):
+                print("yielded", part)
+
+        asyncio.run(read())
+    else:
+        for part in compiled.stream({"log": []}, **kwargs):
+            print("yielded", part)
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("aio", [False, True])
+def test_print_mode_prints_in_order_with_the_parts_yielded(
+    capsys: pytest.CaptureFixture[str], aio: bool
+) -> None:
+    """A part made after one the reader was given is printed once the reader has it, as
+    LangGraph prints: the update of a step, then the state after it."""
+    ours = _interleaved("engine", capsys, aio)
+    assert ours == _interleaved("langgraph", capsys, aio)
+    assert ours.index("yielded {'a'") < ours.index("[values]\x1b[0m {'log': ['a']}")

@@ -94,6 +94,8 @@ async def test_everything_in_the_checkpoint_comes_back(saver: InMemorySaver) -> 
     checkpoint["versions_seen"] = {"n": {"a": 2}, "__input__": {}}
     await saver.aput(thread(), checkpoint, {"source": "input", "step": -1}, {"a": 3, "i": 1})
     got = await saver.aget_tuple(thread())
+    # A tuple comes back as a list, as from LangGraph's savers.
+    checkpoint["channel_values"]["a"] = [1, {2}]
     assert got is not None and got.checkpoint == checkpoint
 
 
@@ -343,7 +345,7 @@ async def test_shared_objects_are_stored_once_and_read_back_as_copies(
     """A state built by reducers holds one object in many lists, and many times in one
     (the LangGraph benchmark's wide state); state validation copies a list's dicts but
     shares their values. Each comes back whole, as objects of its own."""
-    inner = {"k": [1, (2, 3)], "when": dt.date(2024, 1, 2)}
+    inner = {"k": [1, {2, 3}], "when": dt.date(2024, 1, 2)}
     item = {"a": inner, "b": "x"}
     copies = [{**item} for _ in range(3)]  # distinct dicts, the same values
     values = {"many": [item, item, 5, item], "copies": copies, "mixed": [item, "s", None]}
@@ -358,7 +360,7 @@ async def test_shared_objects_are_stored_once_and_read_back_as_copies(
     many = stored["many"]
     assert many[0] is not many[1] and many[0]["a"] is not many[1]["a"]
     assert stored["copies"][0]["a"] is not stored["copies"][1]["a"]
-    assert type(many[0]["a"]["k"][1]) is tuple
+    assert type(many[0]["a"]["k"][1]) is set
 
 
 async def test_a_refused_element_of_a_shared_list_stores_nothing(saver: InMemorySaver) -> None:

@@ -23,7 +23,8 @@ def round_trip(serde: SerializerProtocol, value: Any) -> Any:
 def test_allowlists_name_classes_or_module_tuples() -> None:
     by_class = JsonPlusSerializer(allowed_msgpack_modules=[Point])
     by_tuple = JsonPlusSerializer(allowed_json_modules=[("tests.unit.serde_cases", "Colour")])
-    assert round_trip(by_class, {"p": Point(1, (2,))}) == {"p": Point(1, (2,))}
+    # A tuple comes back as a list, as from LangGraph's savers.
+    assert round_trip(by_class, {"p": Point(1, (2,))}) == {"p": Point(1, [2])}
     assert round_trip(by_tuple, [Colour.RED]) == [Colour.RED]
     with pytest.raises(TypeError, match="Point"):
         by_tuple.dumps_typed(Point(1))
@@ -64,7 +65,7 @@ def test_with_msgpack_allowlist_is_a_copy() -> None:
     base = Strict(allowed_msgpack_modules=[Colour])
     wider = base.with_msgpack_allowlist([Point])
     assert type(wider) is Strict
-    assert round_trip(wider, (Point(1), Colour.BLUE)) == (Point(1), Colour.BLUE)
+    assert round_trip(wider, (Point(1), Colour.BLUE)) == [Point(1, []), Colour.BLUE]
     with pytest.raises(TypeError, match="Point"):
         base.dumps_typed(Point(1))
 
@@ -72,7 +73,7 @@ def test_with_msgpack_allowlist_is_a_copy() -> None:
 def test_typed_methods_refuse_what_another_serializer_wrote() -> None:
     serde = JsonSerializer()
     assert serde.dumps_typed(None)[0] == "msgpack"
-    assert serde.loads_typed(("json", serde.dumps({"a": (1,)}))) == {"a": (1,)}
+    assert serde.loads_typed(("json", serde.dumps({"a": (1,)}))) == {"a": [1]}
     with pytest.raises(SerializationError, match="'pickle'"):
         serde.loads_typed(("pickle", b"\x80\x04N."))
 
@@ -166,4 +167,4 @@ def test_an_untyped_serializer_is_wrapped_as_langgraphs_savers_wrap_it() -> None
 
 def test_pickle_fallback_false_is_langgraphs_default_spelled_out() -> None:
     serde = JsonPlusSerializer(pickle_fallback=False)
-    assert serde.loads_typed(serde.dumps_typed({"a": (1, 2)})) == {"a": (1, 2)}
+    assert serde.loads_typed(serde.dumps_typed({"a": (1, 2)})) == {"a": [1, 2]}

@@ -13,6 +13,10 @@ Two formats, both read by `loads`:
   type, e.g. `{"$t":"tuple","v":[1,2]}`; a class from the allowlist is tagged with its
   "module:qualname". A plain dict that happens to own a `TAG` key is written in the
   tagged pair-list form used for non-str keys, so it cannot be mistaken for a tag.
+  A tuple is written as a list, and read back as one (as LangGraph's savers give tuples
+  back), but where it must stay hashable (a set's elements, a dict's keys, all inside
+  them) or inside a Command (whose update may be pairs) it keeps its tag; a tuple
+  written with its tag by earlier versions is read back as a tuple.
 - Format 1, msgpack (`dumps_binary`, engine/checkpoint/packed.py), for stores that keep
   bytes: a C encoder writes the plain values and calls Python only for the others.
   Its bytes start with packed.FORMAT, whose first byte no JSON text starts with.
@@ -30,6 +34,7 @@ import json
 import re
 import sys
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 from itertools import compress
@@ -233,6 +238,7 @@ _BUILTIN_DECODERS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "send": lambda o: Send(o["node"], o["v"], timeout=timeout_policy(o["t"]) if "t" in o else None),
     "overwrite": lambda o: Overwrite(o["v"]),
     "command": lambda o: Command(*o["v"]),
+    "deque": lambda o: deque(o["v"]),
     **{tag: _old_message_decoder(name) for tag, name in _OLD_MESSAGE_TAGS.items()},
 }
 
@@ -272,7 +278,11 @@ _TAGS: dict[type, Callable[[Any], Any]] = {
     Send: _tag_send,
     Overwrite: lambda o: {TAG: "overwrite", "v": o.value},
     Command: lambda o: {TAG: "command", "v": command_fields(o)},
+    deque: lambda o: {TAG: "deque", "v": list(o)},
 }
+# The types whose tagged values keep their tuples: a set's elements must stay hashable,
+# and a Command's update may be (key, value) pairs.
+_KEEP_TUPLES = frozenset({tuple, set, frozenset, Command})
 
 
 class JsonSerializer:
@@ -417,19 +427,22 @@ class JsonSerializer:
     # Encoding. Containers that hold only plain JSON come back as the same object, so a
     # plain tree is handed to the C encoder without being copied.
 
-    def _encode(self, obj: Any) -> Any:
+    def _encode(self, obj: Any, keep_tuples: bool = False) -> Any:
+        """`obj` as plain JSON values and tags. With `keep_tuples` (inside a set, a
+        dict's key...) a tuple keeps its tag; elsewhere it is written as a list."""
         cls = type(obj)
         if cls in SCALARS:
             return obj
-        if cls is list:
-            return self._encode_list(obj)
+        if cls is list or (cls is tuple and not keep_tuples):
+            return self._encode_list(obj, keep_tuples)
         if cls is dict:
-            return self._encode_dict(obj)
+            return self._encode_dict(obj, keep_tuples)
         tagged = self._tag(obj)
         if type(tagged) is str:
             return tagged
+        inner = keep_tuples or cls in _KEEP_TUPLES
         encode = self._encode
-        return {key: value if key == TAG else encode(value) for key, value in tagged.items()}
+        return {key: value if key == TAG else encode(value, inner) for key, value in tagged.items()}
 
     def _tag(self, obj: Any) -> Any:
         """The tagged dict that stands for `obj`, its values still to be encoded (or
@@ -445,25 +458,28 @@ class JsonSerializer:
         tagged = self._tag(obj)
         return tagged if type(tagged) is str else list(tagged.values())
 
-    def _encode_list(self, items: Any) -> list[Any]:
+    def _encode_list(self, items: Any, keep_tuples: bool = False) -> list[Any]:
         encode = self._encode
         if type(items) is not list:
-            return [encode(x) for x in items]
+            return [encode(x, keep_tuples) for x in items]
         for i, item in enumerate(items):
             if type(item) not in SCALARS:
-                new = encode(item)
+                new = encode(item, keep_tuples)
                 if new is not item:
-                    return [*items[:i], new, *(encode(x) for x in items[i + 1 :])]
+                    rest = (encode(x, keep_tuples) for x in items[i + 1 :])
+                    return [*items[:i], new, *rest]
         return items
 
-    def _encode_dict(self, obj: dict[Any, Any]) -> Any:
+    def _encode_dict(self, obj: dict[Any, Any], keep_tuples: bool = False) -> Any:
         encode = self._encode
         out: dict[str, Any] | None = None
         for key, value in obj.items():
             if type(key) is not str or key == TAG:
-                return {TAG: "dict", "v": [[encode(k), encode(v)] for k, v in obj.items()]}
+                # A key must stay hashable; a value is as anywhere else.
+                pairs = [[encode(k, True), encode(v, keep_tuples)] for k, v in obj.items()]
+                return {TAG: "dict", "v": pairs}
             if type(value) not in SCALARS:
-                new = encode(value)
+                new = encode(value, keep_tuples)
                 if new is not value:
                     if out is None:
                         out = dict(obj)
@@ -513,8 +529,12 @@ def _schema(cls: type) -> Schema:
 
         # Values were valid when stored; rebuilding must not re-run validators.
         return Schema(name, model_fields, lambda v: cls.model_construct(**v))
+    if _is_named_tuple(cls):
+        # Rebuilt as its class, as LangGraph's savers rebuild one (a plain tuple is not).
+        return Schema(name, lambda o: o._asdict(), lambda v: cls(**v))
     raise TypeError(
-        f"Cannot allow {name}: only dataclasses, pydantic models and Enums can be allowed"
+        f"Cannot allow {name}: only dataclasses, pydantic models, NamedTuples and Enums "
+        "can be allowed"
     )
 
 
@@ -522,8 +542,8 @@ def _refusal(cls: type) -> TypeError:
     hint = (
         f"; if it belongs to the graph's schema, call checkpointer.serde.allow({cls.__qualname__})"
         if _is_schema_class(cls)
-        else "; only JSON values, tuples, sets, dates, UUIDs, bytes, Decimals, messages "
-        "and allowed dataclasses, pydantic models and Enums can be stored"
+        else "; only JSON values, tuples, sets, deques, dates, UUIDs, bytes, Decimals, "
+        "messages and allowed dataclasses, pydantic models, NamedTuples and Enums can be stored"
     )
     return TypeError(f"Cannot serialize an object of type {_type_name(cls)}{hint}")
 
@@ -555,9 +575,16 @@ def _is_pydantic_model(cls: type) -> bool:
     return pydantic is not None and issubclass(cls, pydantic.BaseModel)
 
 
+def _is_named_tuple(cls: type) -> bool:
+    return issubclass(cls, tuple) and hasattr(cls, "_fields") and hasattr(cls, "_asdict")
+
+
 def _is_schema_class(cls: type) -> bool:
     return (
-        isinstance(cls, enum.EnumMeta) or dataclasses.is_dataclass(cls) or _is_pydantic_model(cls)
+        isinstance(cls, enum.EnumMeta)
+        or dataclasses.is_dataclass(cls)
+        or _is_pydantic_model(cls)
+        or _is_named_tuple(cls)
     )
 
 
@@ -658,10 +685,10 @@ def allow_schemas(saver: Any, schemas: Iterable[Any]) -> None:
 
 @weakly_cached
 def schema_classes(schema: Any) -> tuple[type, ...]:
-    """The dataclasses, pydantic models and Enums `schema` names, those their fields name
-    too; worked out once per schema (a graph factory compiles for every run, and
-    resolving annotations takes a millisecond). Chat messages are always restored: their
-    fields are not looked into."""
+    """The dataclasses, pydantic models, NamedTuples and Enums `schema` names, those
+    their fields name too; worked out once per schema (a graph factory compiles for
+    every run, and resolving annotations takes a millisecond). Chat messages are always
+    restored: their fields are not looked into."""
     found: list[type] = []
     seen: set[Any] = set()
 
@@ -677,9 +704,7 @@ def schema_classes(schema: Any) -> tuple[type, ...]:
             visit(arg)
         if isinstance(tp, type) and is_message_class(tp):
             return
-        if isinstance(tp, type) and (
-            dataclasses.is_dataclass(tp) or _is_pydantic_model(tp) or isinstance(tp, enum.EnumMeta)
-        ):
+        if isinstance(tp, type) and _is_schema_class(tp):
             found.append(tp)
             for hint in _annotations(tp):
                 visit(hint)

@@ -1202,7 +1202,7 @@ class SQLSaver(BaseCheckpointSaver):
         owner = enclosing(ns)
         for known in (draft.known.get(owner), draft.journal.known.get(owner)):
             held = known.elements.get(channel) if known else None
-            if known and held and value and held.objects[0] is value[0]:
+            if held and held.objects and value and held.objects[0] is value[0]:
                 return rebase(known.stored[channel], owner, ns), held
         entry = draft.checkpoint(owner, parents[owner]) if parents.get(owner) else None
         segments = entry.stored.get(channel) if entry else None
@@ -1219,7 +1219,7 @@ class SQLSaver(BaseCheckpointSaver):
         while owner is not None:
             for known in (draft.known.get(owner), draft.journal.known.get(owner)):
                 held = known.elements.get(channel) if known else None
-                if known and held and value and held.objects[0] is value[0]:
+                if held and held.objects and value and held.objects[0] is value[0]:
                     same = draft.prefix(held, value, len(value), dump)
                     if same:
                         return rebase(truncate(known.stored[channel], same), owner, ns), same
