@@ -94,22 +94,28 @@ async def test_a_pruned_threads_id_makes_a_new_thread(server: str) -> None:
     await assert_fresh_and_usable(server, thread_id)
 
 
+async def held_thread(serve_app: ServeApp, database_url: str) -> tuple[Any, Any, str]:
+    """A server of its own (its app, a client of it) that serves the held graph, its gate
+    closed, and a new thread on it."""
+    graphs = {**GRAPHS, "held": "tests.api.held_graph:held"}
+    app = create_app(Settings(database_url=database_url, graphs=json.dumps(graphs), workers=8))
+    client = get_client(url=serve_app(app))
+    held_graph.GATE.clear()
+    held_graph.WAITING.clear()
+    thread_id = new_id()
+    await client.threads.create(thread_id=thread_id)
+    return app, client, thread_id
+
+
 async def test_a_run_of_the_deleted_thread_never_writes_into_the_new_one(
     serve_app: ServeApp, database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A run whose cancel does not reach it in time (its worker is slow to hear, say) goes
     on after its thread was deleted and a new one made under the id: its step is refused
     (the run lost its row with the thread), and the new thread is as it was made."""
-    graphs = {**GRAPHS, "held": "tests.api.held_graph:held"}
-    app = create_app(Settings(database_url=database_url, graphs=json.dumps(graphs), workers=8))
-    server = serve_app(app)
+    app, client, thread_id = await held_thread(serve_app, database_url)
     pool = app.state.services.runs.pool
     monkeypatch.setattr(pool, "cancel_local", lambda run_id: False)  # the cancel is lost
-    held_graph.GATE.clear()
-    held_graph.WAITING.clear()
-    client = get_client(url=server)
-    thread_id = new_id()
-    await client.threads.create(thread_id=thread_id)
     try:
         old = await client.runs.create(thread_id, "held", input={"log": ["old"]})
         await eventually(
@@ -141,17 +147,10 @@ async def test_clients_of_a_run_hear_its_end_when_its_thread_is_deleted(
     """A thread deleted while its run executes: whoever waits for the run (`join`,
     `runs/wait`) is answered, whether the delete's cancel stopped it or it went on to its
     end; nobody waits forever."""
-    graphs = {**GRAPHS, "held": "tests.api.held_graph:held"}
-    app = create_app(Settings(database_url=database_url, graphs=json.dumps(graphs), workers=8))
-    server = serve_app(app)
+    app, client, thread_id = await held_thread(serve_app, database_url)
     pool = app.state.services.runs.pool
     if not cancel_reaches_it:
         monkeypatch.setattr(pool, "cancel_local", lambda run_id: False)
-    held_graph.GATE.clear()
-    held_graph.WAITING.clear()
-    client = get_client(url=server)
-    thread_id = new_id()
-    await client.threads.create(thread_id=thread_id)
     try:
         run = await client.runs.create(thread_id, "held", input={"log": ["old"]})
         await eventually(lambda: _async(held_graph.WAITING.is_set()), "the run to reach its node")

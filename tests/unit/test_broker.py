@@ -82,15 +82,20 @@ class _Recording(Notifier):
         self.announced.append(keys)
 
 
+async def recording(db: Database) -> tuple[StreamBroker, _Recording]:
+    """A broker on `db`, made ready, and what it announces."""
+    await db.prepare()
+    notifier = _Recording()
+    return StreamBroker(db, notifier, _never_final), notifier
+
+
 async def test_events_recorded_wake_followers_and_only_the_end_wakes_waiters(
     tmp_path: Path,
 ) -> None:
     """Other processes' followers of a run are woken by each batch of its events; a client
     waiting only for its end (`runs/wait`, `join`) is not, but is at its end."""
     db = Database(f"sqlite+aiosqlite:///{tmp_path / 'broker.db'}")
-    await db.prepare()
-    notifier = _Recording()
-    broker = StreamBroker(db, notifier, _never_final)
+    broker, notifier = await recording(db)
     run_id = str(uuid.uuid4())
     broker.open(run_id)
     try:
@@ -110,9 +115,7 @@ async def test_the_timer_records_only_events_old_enough_and_a_run_ending_sooner_
     """The flush timer records a run's events once the first of them is FLUSH_EVERY_S old;
     younger ones wait, so a run that ends before records them with its end, in its row."""
     db = Database(f"sqlite+aiosqlite:///{tmp_path / 'broker.db'}")
-    await db.prepare()
-    notifier = _Recording()
-    broker = StreamBroker(db, notifier, _never_final)
+    broker, notifier = await recording(db)
     old, young = str(uuid.uuid4()), str(uuid.uuid4())
     try:
         broker.publish(old, "metadata", {"run_id": old, "attempt": 1})
@@ -199,8 +202,7 @@ async def test_a_run_end_waits_for_its_events_in_flight(tmp_path: Path) -> None:
     """A run that ends while a flush is writing its last events records its end after
     them: a reader that finds the run ended finds all its events in the table."""
     db = _FlakyDatabase(f"sqlite+aiosqlite:///{tmp_path / 'broker.db'}")
-    await db.prepare()
-    broker = StreamBroker(db, _Recording(), _never_final)
+    broker, _ = await recording(db)
     run_id = str(uuid.uuid4())
     broker.open(run_id)
     try:
@@ -226,9 +228,7 @@ async def test_events_of_a_failed_flush_are_recorded_later(tmp_path: Path) -> No
     that ends first records them with its end; the keys it would have announced go with
     the next."""
     db = _FlakyDatabase(f"sqlite+aiosqlite:///{tmp_path / 'broker.db'}")
-    await db.prepare()
-    notifier = _Recording()
-    broker = StreamBroker(db, notifier, _never_final)
+    broker, notifier = await recording(db)
     retried, ended = str(uuid.uuid4()), str(uuid.uuid4())
     try:
         db.failures = 1
