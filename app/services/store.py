@@ -70,9 +70,9 @@ def _until(stamp: datetime, minutes: float | None) -> datetime | None:
     return stamp + timedelta(minutes=minutes) if minutes else None
 
 
-def _under(prefix: list[str]) -> ColumnElement[bool]:
-    """Items whose namespace is `prefix` or lies below it."""
-    path = joined(prefix, "namespace_prefix")
+def _under(prefix: list[str], field: str) -> ColumnElement[bool]:
+    """Items whose namespace is `prefix` (given as `field`) or lies below it."""
+    path = joined(prefix, field)
     return or_(
         StoreItemRow.namespace == path,
         StoreItemRow.namespace.startswith(path + SEP, autoescape=True),
@@ -201,7 +201,7 @@ class StoreService:
         stamp = now()
         query = select(StoreItemRow).where(StoreItemRow.owner == owner, _live(stamp))
         if body.namespace_prefix:
-            query = query.where(_under(body.namespace_prefix))
+            query = query.where(_under(body.namespace_prefix, "namespace_prefix"))
         if body.filter:
             query = query.where(
                 store_filter.where(self.db.dialect, StoreItemRow.value, body.filter)
@@ -219,6 +219,9 @@ class StoreService:
         """Distinct namespaces matching prefix and suffix ("*" matches any label), cut to
         `max_depth` labels, sorted."""
         prefix, suffix = body.prefix or [], body.suffix or []
+        for labels, field in ((prefix, "prefix"), (suffix, "suffix")):
+            if labels:
+                joined(labels, field)  # 422 for a label no namespace can have
         literal = prefix[: prefix.index("*")] if "*" in prefix else prefix
         query = (
             select(StoreItemRow.namespace)
@@ -226,7 +229,7 @@ class StoreService:
             .distinct()
         )
         if literal:
-            query = query.where(_under(literal))
+            query = query.where(_under(literal, "prefix"))
         async with self.db.read() as session:
             paths = list(await session.scalars(query))
         found = set()

@@ -59,6 +59,11 @@ async def test_items_search_and_namespaces(server: str) -> None:
     assert wild["namespaces"] == [["users", "u1", "prefs"]]
     page = await client.store.list_namespaces(limit=2, offset=1)
     assert page["namespaces"] == [["users", "u1", "prefs"], ["users", "u2"]]
+    # A label no namespace can have is refused, naming the field it is in.
+    async with httpx.AsyncClient(base_url=server) as http:
+        for field in ("prefix", "suffix"):
+            answer = await http.post("/store/namespaces", json={field: ["users", ""]})
+            assert answer.status_code == 422 and answer.json()["detail"].startswith(f"{field}:")
 
     await client.store.delete_item(["users", "u2"], "theme")
     await client.store.delete_item(["users", "u2"], "theme")
