@@ -26,6 +26,16 @@ class ErrorCode(Enum):
     INVALID_CHAT_HISTORY = "INVALID_CHAT_HISTORY"
 
 
+# Where LangGraph's troubleshooting pages live; an error with a code ends with a link to
+# its page, and users match on the whole text, so the format is LangGraph's.
+_TROUBLESHOOTING_URL = "https://docs.langchain.com/oss/python/langgraph/errors/"
+
+
+def create_error_message(*, message: str, error_code: ErrorCode) -> str:
+    """`message` followed by a line pointing at the troubleshooting page for `error_code`."""
+    return f"{message}\nFor troubleshooting, visit: {_TROUBLESHOOTING_URL}{error_code.value}"
+
+
 class TaskNotFound(Exception):
     """A task named by id is not in the run (LangGraph's distributed executor raises it;
     kept as a name)."""

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, get_origin
 
 from engine.channels.base import MISSING, Channel
-from engine.errors import InvalidUpdateError
+from engine.errors import ErrorCode, InvalidUpdateError, create_error_message
 from engine.types import Overwrite
 
 # Abstract collection annotations start as their concrete counterpart.
@@ -82,8 +82,10 @@ class BinaryOperatorAggregate(Channel):
             if replacement is not MISSING:
                 if overwritten:
                     raise InvalidUpdateError(
-                        "Can receive only one Overwrite value per super-step: "
-                        f"key '{self.key}' received more than one."
+                        create_error_message(
+                            message="Can receive only one Overwrite value per super-step.",
+                            error_code=ErrorCode.INVALID_CONCURRENT_GRAPH_UPDATE,
+                        )
                     )
                 self.value = replacement
                 overwritten = True

@@ -14,7 +14,7 @@ from typing import Any
 from engine._annotations import unwrapped
 from engine.channels.base import MISSING, Channel
 from engine.channels.binop import _overwrite_of, initial_value
-from engine.errors import InvalidUpdateError
+from engine.errors import ErrorCode, InvalidUpdateError, create_error_message
 
 __all__ = ("DeltaChannel",)
 
@@ -64,8 +64,10 @@ class DeltaChannel(Channel):
         replacements = [r for r in (_overwrite_of(v, MISSING) for v in values) if r is not MISSING]
         if len(replacements) > 1:
             raise InvalidUpdateError(
-                "Can receive only one Overwrite value per super-step: "
-                f"key '{self.key}' received more than one."
+                create_error_message(
+                    message="Can receive only one Overwrite value per super-step.",
+                    error_code=ErrorCode.INVALID_CONCURRENT_GRAPH_UPDATE,
+                )
             )
         if replacements:
             # As in LangGraph, an Overwrite sets the value and the step's other writes

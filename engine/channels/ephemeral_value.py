@@ -29,7 +29,8 @@ class EphemeralValue(Channel):
             return True
         if len(values) != 1 and self.guard:
             raise InvalidUpdateError(
-                f"At key '{self.key}': can receive only one value per step, got {len(values)}."
+                f"At key '{self.key}': EphemeralValue(guard=True) can receive only one value "
+                "per step. Use guard=False if you want to store any one of multiple values."
             )
         self.value = values[-1]
         return True

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine.channels.base import MISSING, Channel
-from engine.errors import InvalidUpdateError
+from engine.errors import ErrorCode, InvalidUpdateError, create_error_message
 
 
 class LastValue(Channel):
@@ -17,10 +17,13 @@ class LastValue(Channel):
         if not values:
             return False
         if len(values) != 1:
+            # LangGraph's wording and troubleshooting link: callers match on them.
             raise InvalidUpdateError(
-                f"At key '{self.key}': can receive only one value per step, got {len(values)}. "
-                f"Several nodes wrote '{self.key}' in the same step: give the key a reducer "
-                f"(Annotated[T, reducer]) so the writes can be combined."
+                create_error_message(
+                    message=f"At key '{self.key}': Can receive only one value per step. "
+                    "Use an Annotated key to handle multiple values.",
+                    error_code=ErrorCode.INVALID_CONCURRENT_GRAPH_UPDATE,
+                )
             )
         self.value = values[-1]
         return True

@@ -78,7 +78,7 @@ class Branch:
                     )
                 out.append(self.path_map[item])
             elif item is None:
-                raise ValueError("Router returned None: return a node name, END or a Send.")
+                raise ValueError("Branch did not return a valid destination")
             else:
                 out.append(item)
         return out

@@ -24,7 +24,7 @@ from engine._weak_cache import weakly_cached
 from engine.channels import MISSING, BinaryOperatorAggregate, Channel, LastValue
 from engine.channels.binop import check_reducer
 from engine.channels.delta import DeltaChannel
-from engine.errors import InvalidUpdateError
+from engine.errors import ErrorCode, InvalidUpdateError, create_error_message
 from engine.managed import ManagedValue, managed_of
 
 
@@ -235,9 +235,10 @@ def update_items(
     if command:
         return []
     raise InvalidUpdateError(
-        f"Expected dict, got {output}\n"
-        f"Node '{node}' returned a {type(output).__name__}: a node must return a dict of "
-        "state updates, an object of the state's class, a Command (or a list of them), or None."
+        create_error_message(
+            message=f"Expected dict, got {output}",
+            error_code=ErrorCode.INVALID_GRAPH_NODE_RETURN_VALUE,
+        )
     )
 
 

@@ -199,11 +199,14 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         if action is None:
             raise ValueError(f"Node '{node}' needs a function or a compiled graph.")
         if node in self.nodes:
-            raise ValueError(f"Node '{node}' already present.")
+            raise ValueError(f"Node `{node}` already present.")
         if node in (START, END):
-            raise ValueError(f"Node name '{node}' is reserved.")
-        if any(ch in node for ch in _RESERVED_CHARS):
-            raise ValueError(f"Node name '{node}' must not contain ':' or '|'.")
+            raise ValueError(f"Node `{node}` is reserved.")
+        for ch in _RESERVED_CHARS:  # checked in LangGraph's order, so the same one is named
+            if ch in node:
+                raise ValueError(
+                    f"'{ch}' is a reserved character and is not allowed in the node names."
+                )
         policy = TimeoutPolicy.coerce(timeout)
         check_engine_object(action, f"node '{node}'")
         if inspect.isfunction(action) or inspect.ismethod(action):
@@ -267,7 +270,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         self._warn_if_compiled("an edge")
         if isinstance(start_key, str):
             if start_key == END:
-                raise ValueError("END cannot be a start node.")
+                raise ValueError("END cannot be a start node")
             if end_key == START:
                 raise ValueError("START cannot be an end node.")
             self.edges.add((start_key, end_key))
@@ -275,7 +278,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         starts = tuple(start_key)
         for start in starts:
             if start == END:
-                raise ValueError("END cannot be a start node.")
+                raise ValueError("END cannot be a start node")
         if end_key == START:
             raise ValueError("START cannot be an end node.")
         self.waiting_edges.add((starts, end_key))
@@ -347,22 +350,22 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
                 raise ValueError(f"Found edge starting at unknown node '{source}'.")
         if START not in sources:
             raise ValueError(
-                "Graph must have an entrypoint: add at least one edge from START to another node."
+                "Graph must have an entrypoint: add at least one edge from START to another node"
             )
         for _, target in self.edges:
             if target != END and target not in known:
-                raise ValueError(f"Found edge ending at unknown node '{target}'.")
+                raise ValueError(f"Found edge ending at unknown node `{target}`")
         for _, target in self.waiting_edges:
             if target != END and target not in known:
-                raise ValueError(f"Found edge ending at unknown node '{target}'.")
+                raise ValueError(f"Found edge ending at unknown node `{target}`")
         for branches in self.branches.values():
             for branch in branches.values():
                 for target in branch.destinations() or ():
                     if target != END and target not in known:
-                        raise ValueError(f"Found edge ending at unknown node '{target}'.")
+                        raise ValueError(f"Found edge ending at unknown node `{target}`")
         for name in interrupt:
             if name != "*" and name not in known:
-                raise ValueError(f"Interrupt node '{name}' not found.")
+                raise ValueError(f"Interrupt node `{name}` not found")
 
     def compile(
         self,

@@ -59,6 +59,10 @@ def recursion_limit(config: dict[str, Any]) -> int:
     """The config's `recursion_limit`: how many steps a call may take (LangGraph's
     default when unset). Anything but a positive int is refused before the run, as
     LangGraph refuses it."""
+    value = config.get("recursion_limit")
+    if type(value) is int and value < 1:
+        # LangGraph's text for the one case it checks; other bad values get ours below.
+        raise ValueError("recursion_limit must be at least 1")
     limit = _positive_int(config, "recursion_limit")
     return DEFAULT_RECURSION_LIMIT if limit is None else limit
 

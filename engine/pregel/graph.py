@@ -292,8 +292,8 @@ class CompiledGraph(Runnable[Any, Any]):
         _refuse_other_loops(saver, store)
         if saver is not None and "thread_id" not in config.get("configurable", {}):
             raise ValueError(
-                "This graph has a checkpointer: pass a thread, "
-                'config={"configurable": {"thread_id": "..."}}.'
+                "Checkpointer requires one or more of the following 'configurable' "
+                "keys: thread_id, checkpoint_ns, checkpoint_id"
             )
         loop = Loop(
             self,
@@ -726,7 +726,7 @@ class CompiledGraph(Runnable[Any, Any]):
         unanswered interrupts remain. Otherwise it is the record of the step as it began.
         """
         loop = self._reader_loop(saved)
-        tasks = loop._prepare(read=False)
+        tasks = loop._prepare(read=False, every_node=True)
         # The step's tasks were due before a Command's input: it only shows in values.
         loop.apply_saved_command()
         statuses = task_statuses(saved.pending_writes or [], NULL_TASK)
@@ -889,13 +889,13 @@ class CompiledGraph(Runnable[Any, Any]):
                 "Several updates in one superstep: give each its as_node (which node it "
                 "stands for)."
             )
-        due = loop._prepare(read=False)
+        due = loop._prepare(read=False, every_node=True)
         tasks: list[Task] = []
         for values, as_node, wanted_id in updates:
             name = as_node if as_node is not None else self._last_node(loop, saved)
             node = self.nodes.get(name)
             if node is None:
-                raise InvalidUpdateError(f"Node '{name}' does not exist in this graph.")
+                raise InvalidUpdateError(f"Node {name} does not exist")
             writes = node.write(values, loop.channels)
             if asyncio.iscoroutine(writes):
                 writes = await writes
@@ -913,14 +913,12 @@ class CompiledGraph(Runnable[Any, Any]):
             if candidates and saved is not None:
                 await saver.aput_writes(loop._config(), writes or [(NO_WRITES, None)], tid)
             tasks.append(Task(tid, name, (PULL, name), node, None, node.triggers, writes=writes))
-        before = loop.updated
-        applied = loop.apply(tasks, loop.live)
-        # What was due at the version updated stays due (a node stopped before by a
-        # breakpoint): the update's channels add to those that version had updated.
-        if saved is None:
-            loop.updated = applied
-        else:
-            loop.updated = None if before is None else before | applied
+        loop.apply(tasks, loop.live)
+        # Like LangGraph, a version saved by update_state does not record which channels
+        # it updated: a call from it looks at every node in declared order (so what was
+        # due before, a node stopped by a breakpoint, stays due) and runs them in that
+        # order.
+        loop.updated = None
         loop.step = loop.step if saved is not None else 0
         await loop._save_checkpoint("update")
         await loop._finish_saving()
@@ -954,7 +952,7 @@ class CompiledGraph(Runnable[Any, Any]):
         _refuse_stateful_root(self)
         saver = self._saver()
         if saver is None:
-            raise ValueError("No checkpointer set: compile the graph with checkpointer=...")
+            raise ValueError("No checkpointer set")
         return saver
 
     # The node cache.

@@ -61,6 +61,7 @@ from engine.constants import (
 from engine.errors import (
     CheckpointNotFoundError,
     EmptyInputError,
+    ErrorCode,
     GraphBubbleUp,
     GraphDrained,
     GraphInterrupt,
@@ -70,6 +71,7 @@ from engine.errors import (
     NodeError,
     NoParentGraphError,
     ParentCommand,
+    create_error_message,
     is_invalid_resume,
 )
 from engine.pregel import context
@@ -428,9 +430,8 @@ class Loop:
             await self._apply_first_command(input)
             return
         if saved is None and not isinstance(input, Command):
-            raise EmptyInputError(
-                "Received no input and the thread has no checkpoint to continue from."
-            )
+            # LangGraph's text, naming where the input would have gone.
+            raise EmptyInputError(f"Received no input for {self.graph.input_channels}")
         forked = False
         if saved is not None and addressed:
             forked = await self._travel(saved, input)
@@ -588,7 +589,10 @@ class Loop:
             return
         feed = Task(NULL_TASK, INPUT, (INPUT,), None, None, (), writes=writes)  # type: ignore[arg-type]
         updated = self.apply([feed], set())
-        self.updated = updated if self.updated is None else self.updated | updated
+        # Unknown updated channels (a version saved by update_state) stay unknown, as in
+        # LangGraph: the next step then looks at every node, in declared order.
+        if self.updated is not None:
+            self.updated |= updated
         self.live |= {c for c in updated if self.channels[c].fades}
 
     def _resume_writes(self, resume: Any) -> list[tuple[str, str, Any]]:
@@ -601,10 +605,11 @@ class Loop:
         else:
             open_tasks = sorted(set(by_id.values()))
             if len(open_tasks) > 1:
+                # LangGraph's text (its docs link shows how to resume each by id).
                 raise RuntimeError(
                     "When there are multiple pending interrupts, you must specify the "
-                    "interrupt id when resuming: resume with a map of interrupt id to value, "
-                    f"e.g. Command(resume={{id: value}}); pending ids: {sorted(by_id)}."
+                    "interrupt id when resuming. Docs: https://docs.langchain.com/oss/python/"
+                    "langgraph/interrupts#handling-multiple-interrupts."
                 )
             if not open_tasks:
                 return [(NULL_TASK, RESUME, resume)]
@@ -615,14 +620,18 @@ class Loop:
 
     # Steps.
 
-    def _prepare(self, *, read: bool = True) -> list[Task]:
+    def _prepare(self, *, read: bool = True, every_node: bool = False) -> list[Task]:
+        """The step's tasks. A run looks only at the nodes the last step's channels
+        trigger (sorted by name, as LangGraph does); `every_node` looks at all of them, in
+        their declared order, as LangGraph does where it does not pass the updated
+        channels (a state snapshot, an update_state)."""
         return prepare_tasks(
             nodes=self.graph.nodes,
             channels=self.channels,
             versions=self.versions,
             seen=self.seen,
             trigger_to_nodes=self.graph.trigger_to_nodes,
-            updated=self.updated,
+            updated=None if every_node else self.updated,
             deferred=self.graph.deferred,
             checkpoint_id=self.checkpoint_id,
             ns=self.ns_str,
@@ -656,9 +665,12 @@ class Loop:
                 if self.step > stop:
                     self.status = "out_of_steps"
                     raise GraphRecursionError(
-                        f"Recursion limit of {limit} reached without hitting a stop condition. "
-                        "Raise it with the `recursion_limit` config key if the graph is meant "
-                        "to run longer, or check the graph for a loop without an exit."
+                        create_error_message(
+                            message=f"Recursion limit of {limit} reached without hitting a "
+                            "stop condition. You can increase the limit by setting the "
+                            "`recursion_limit` config key.",
+                            error_code=ErrorCode.GRAPH_RECURSION_LIMIT,
+                        )
                     )
                 self.stop = stop
                 if self.pause is not None:

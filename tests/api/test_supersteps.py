@@ -75,7 +75,7 @@ async def test_a_thread_starts_at_the_state_its_supersteps_write(server: str) ->
                 "supersteps": [{"updates": [{"values": HI, "as_node": "nope"}]}],
             },
             422,
-            "Node 'nope' does not exist",
+            "Node nope does not exist",
         ),
         (
             {

@@ -12,7 +12,7 @@ from typing import Annotated, Any, NamedTuple, TypedDict
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 
 from .cases_core import LogState, Node, XLogState, build, chain, chain_edges, note, notes
-from .harness import NS, bump, case, history, invoke, stream, thread
+from .harness import NS, bump, case, history, invoke, raw_stream, stream, thread
 
 
 class AskState(TypedDict):
@@ -1864,3 +1864,152 @@ def case_messages_emptied_by_an_update_then_a_new_turn(ns: NS, aio: bool) -> Any
     emptied = graph.get_state(cfg).values
     again = invoke(graph, {"messages": [HumanMessage(content="again")]}, cfg, aio=aio)
     return {"emptied": emptied, "again": again}
+
+
+# --------------------------------------------------------------------------- error messages
+
+
+def _message(make: Any) -> str:
+    """The text of the error ``make()`` raises, with its class (users match on both)."""
+    try:
+        make()
+    except Exception as exc:  # the message is the observation
+        return f"{type(exc).__name__}: {exc}"
+    return "no error"
+
+
+@case
+def case_error_messages_match_langgraph(ns: NS) -> Any:
+    class S(TypedDict):
+        x: int
+        xs: Annotated[list, operator.add]
+
+    def one(s: Any) -> dict[str, Any]:
+        return {"x": 1}
+
+    def started(nodes: dict[str, Node], **compile_kw: Any) -> Any:
+        builder = ns.StateGraph(S)
+        for name, fn in nodes.items():
+            builder.add_node(name, fn)
+        return builder.add_edge(ns.START, next(iter(nodes))).compile(**compile_kw)
+
+    loop = ns.StateGraph(S).add_node("n", one).add_edge(ns.START, "n").add_edge("n", "n").compile()
+    pair = ns.StateGraph(S).add_node("a", one).add_node("b", one)
+    pair = pair.add_edge(ns.START, "a").add_edge(ns.START, "b").compile()
+    kept = started({"n": one}, checkpointer=ns.InMemorySaver())
+    kept.invoke({"x": 0}, thread("t"))
+
+    def asks(s: Any) -> dict[str, Any]:
+        return {"x": ns.interrupt("q")}
+
+    fan = ns.StateGraph(S).add_node("asks", asks)
+    fan = fan.add_conditional_edges(
+        ns.START, lambda s: [ns.Send("asks", s), ns.Send("asks", s)], ["asks"]
+    ).compile(checkpointer=ns.InMemorySaver())
+    fan.invoke({"x": 0}, thread("m"))
+    overwrites = started(
+        {
+            "w": lambda s: [
+                ns.Command(update={"xs": ns.Overwrite([1])}),
+                ns.Command(update={"xs": ns.Overwrite([2])}),
+            ]
+        }
+    )
+    return {
+        "recursion": _message(lambda: loop.invoke({"x": 0}, {"recursion_limit": 3})),
+        "recursion_limit_0": _message(lambda: loop.invoke({"x": 0}, {"recursion_limit": 0})),
+        "concurrent": _message(lambda: pair.invoke({"x": 0})),
+        "non_dict": _message(lambda: started({"n": lambda s: 5}).invoke({"x": 0})),
+        "non_dict_input": _message(lambda: started({"n": one}).invoke("hello")),
+        "two_overwrites": _message(lambda: overwrites.invoke({"x": 0, "xs": []})),
+        "no_thread": _message(lambda: kept.invoke({"x": 0})),
+        "unknown_as_node": _message(lambda: kept.update_state(thread("t"), {"x": 1}, "nope")),
+        "branch_none": _message(
+            lambda: (
+                ns.StateGraph(S)
+                .add_node("n", one)
+                .add_edge(ns.START, "n")
+                .add_conditional_edges("n", lambda s: None)
+                .compile()
+                .invoke({"x": 0})
+            )
+        ),
+        "no_checkpointer": _message(lambda: started({"n": one}).get_state(thread("t"))),
+        "update_no_checkpointer": _message(
+            lambda: started({"n": one}).update_state(thread("t"), {"x": 1})
+        ),
+        "ambiguous_resume": _message(lambda: fan.invoke(ns.Command(resume=1), thread("m"))),
+        "empty_input": _message(lambda: list(kept.stream(None, thread("fresh")))),
+        "duplicate_node": _message(lambda: ns.StateGraph(S).add_node("a", one).add_node("a", one)),
+        "reserved_node": _message(lambda: ns.StateGraph(S).add_node(ns.END, one)),
+        "colon_in_name": _message(lambda: ns.StateGraph(S).add_node("a:b", one)),
+        "pipe_in_name": _message(lambda: ns.StateGraph(S).add_node("a|b", one)),
+        "end_as_start": _message(lambda: ns.StateGraph(S).add_node("a", one).add_edge(ns.END, "a")),
+        "no_entrypoint": _message(lambda: ns.StateGraph(S).add_node("a", one).compile()),
+        "unknown_target": _message(
+            lambda: (
+                ns.StateGraph(S)
+                .add_node("a", one)
+                .add_edge(ns.START, "a")
+                .add_edge("a", "z")
+                .compile()
+            )
+        ),
+        "interrupt_before_unknown": _message(
+            lambda: (
+                ns.StateGraph(S)
+                .add_node("a", one)
+                .add_edge(ns.START, "a")
+                .compile(interrupt_before=["zz"])
+            )
+        ),
+    }
+
+
+# --------------------------------------------------------------------------- task order
+
+
+def _started(graph: Any, inp: Any, config: dict[str, Any], aio: bool) -> list[str]:
+    """The names of the tasks a call starts, in the order it starts them (a step's task
+    start events come out in the step's task order, whatever order the tasks end in)."""
+    parts, error = raw_stream(graph, inp, config, aio, stream_mode="tasks")
+    assert error is None, error
+    return [p["name"] for p in parts if "input" in p]
+
+
+@case(aio=True, sql=True)
+def case_parallel_task_order_follows_langgraph(ns: NS, aio: bool) -> Any:
+    """Nodes declared out of alphabetical order. A snapshot (state, history) and a call
+    from a version update_state saved list and run them in declared order; a run that
+    knows which channels its last step updated takes the nodes they trigger by name."""
+    builder = ns.StateGraph(XLogState)
+    for name in ("first", "zeta", "alpha", "mid"):
+        builder.add_node(name, note(name))
+    builder.add_edge(ns.START, "first")
+    for name in ("zeta", "alpha", "mid"):
+        builder.add_edge("first", name)
+    graph = builder.compile(checkpointer=ns.InMemorySaver(), interrupt_after=["first"])
+
+    def shown(config: dict[str, Any]) -> Any:
+        state = graph.get_state(config)
+        return {
+            "next": list(state.next),
+            "tasks": [t.name for t in state.tasks],
+            "history": [[list(h.next), [t.name for t in h.tasks]] for h in history(graph, config)],
+        }
+
+    out: dict[str, Any] = {}
+    out["first_call"] = _started(graph, {"x": 0}, thread("a"), aio)
+    out["paused"] = shown(thread("a"))
+    out["resumed"] = _started(graph, None, thread("a"), aio)
+    _started(graph, {"x": 0}, thread("b"), aio)
+    graph.update_state(thread("b"), {"x": 1})
+    out["updated"] = shown(thread("b"))
+    out["after_update"] = _started(graph, None, thread("b"), aio)
+    _started(graph, {"x": 0}, thread("c"), aio)
+    graph.update_state(thread("c"), {"x": 1})
+    out["command_after_update"] = _started(graph, ns.Command(update={"x": 2}), thread("c"), aio)
+    _started(graph, {"x": 0}, thread("d"), aio)
+    out["command_on_paused"] = _started(graph, ns.Command(update={"x": 2}), thread("d"), aio)
+    out["final"] = shown(thread("c"))
+    return out
