@@ -16,8 +16,9 @@ from sqlalchemy.dialects.postgresql import JSONB
 from app.errors import Invalid, NotFound, TooLarge
 from app.graphs import GraphRegistry
 from app.schemas.runs import RunCommand
-from engine import Command, CompiledGraph, Send
+from engine import Command, CompiledGraph, CompiledStateGraph, Send
 from engine.checkpoint.ids import new_uuid7
+from engine.graph.schema import ROOT
 
 
 def now() -> datetime:
@@ -67,6 +68,19 @@ def known_nodes(graph: CompiledGraph, names: list[str], field: str) -> None:
     unknown = [n for n in names if n not in graph.nodes]
     if unknown:
         raise Invalid(f"{field} names unknown nodes {unknown}; nodes: {list(graph.nodes)}.")
+
+
+def known_keys(graph: CompiledGraph, values: Any, field: str) -> None:
+    """422 naming `field` when `values`, an update of a graph's state, names keys the
+    state does not have (LangGraph ignores them: a typo's update would change nothing)."""
+    keys = graph.state_key_set
+    if not isinstance(graph, CompiledStateGraph) or ROOT in keys or not isinstance(values, dict):
+        return
+    unknown = [key for key in values if key not in keys]
+    if unknown:
+        raise Invalid(
+            f"{field}: the state has no keys {unknown}; its keys: {list(graph.state_keys)}."
+        )
 
 
 def check_goto(graph: CompiledGraph, command: RunCommand | None, field: str) -> None:

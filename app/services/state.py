@@ -40,6 +40,7 @@ from app.services.common import (
     check_messages,
     command_of,
     error_message,
+    known_keys,
     parse_uuid,
     served_graph,
 )
@@ -354,6 +355,7 @@ class StateService:
         for step in body.supersteps:
             for update in step.updates:
                 check_messages(update.values, self.settings.max_messages, "supersteps")
+                known_keys(graph, update.values, "supersteps: values")
                 check_goto(graph, update.command, "supersteps: command.goto")
             supersteps.append(
                 [
@@ -398,6 +400,8 @@ class StateService:
                 "metadata graph_id."
             )
         ref = requested_version(body.checkpoint, body.checkpoint_id)
+        if not ref.checkpoint_ns:  # a subgraph's keys are its own
+            known_keys(graph, body.values, "values")
         config = version_config(thread.thread_id, ref)
         metadata = thread.metadata_ or {}
         config["metadata"] = {

@@ -121,6 +121,9 @@ async def test_interrupts_and_state_updates(server: str) -> None:
 
     with pytest.raises(UnprocessableEntityError):
         await client.threads.update_state(thread_id, {"answers": ["x"]}, as_node="nope")
+    # A key the state does not have (a typo) would change nothing: refused, naming it.
+    with pytest.raises(UnprocessableEntityError, match=r"no keys \['answer'\]"):
+        await client.threads.update_state(thread_id, {"answer": ["x"]}, as_node="ask")
     with pytest.raises(NotFoundError):
         await client.threads.update_state(thread_id, {}, checkpoint_id=str(uuid.uuid4()))
     with pytest.raises(UnprocessableEntityError):

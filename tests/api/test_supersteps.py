@@ -103,6 +103,14 @@ async def test_a_thread_starts_at_the_state_its_supersteps_write(server: str) ->
             422,
             "supersteps: command.goto names unknown nodes ['nope']",
         ),
+        (
+            {
+                "metadata": {"graph_id": "echo"},
+                "supersteps": [{"updates": [{"values": {"mesages": []}, "as_node": "talk"}]}],
+            },
+            422,
+            "supersteps: values: the state has no keys ['mesages']",
+        ),
         ({"metadata": {"graph_id": "echo"}, "supersteps": [{"updates": []}]}, 422, "at least 1"),
         ({"metadata": {"graph_id": "echo"}, "supersteps": [{"writes": []}]}, 422, "updates"),
     ],
