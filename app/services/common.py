@@ -15,7 +15,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 from app.errors import Invalid, NotFound, TooLarge
 from app.graphs import GraphRegistry
-from app.schemas.runs import RunCommand
+from app.schemas.runs import RunCommand, RunCreate
 from engine import Command, CompiledGraph, CompiledStateGraph, Send
 from engine.checkpoint.ids import new_uuid7
 from engine.graph.schema import ROOT
@@ -88,6 +88,16 @@ def check_goto(graph: CompiledGraph, command: RunCommand | None, field: str) -> 
     goto = command.goto if command is not None else None
     targets = goto if isinstance(goto, list) else [] if goto is None else [goto]
     known_nodes(graph, [t if isinstance(t, str) else t.node for t in targets], field)
+
+
+def check_nodes(graph: CompiledGraph, body: RunCreate) -> None:
+    """422 unless every node the run names (to stop before or after, to go to) is one of
+    the graph's."""
+    for field in ("interrupt_before", "interrupt_after"):
+        names = getattr(body, field)
+        if isinstance(names, list):
+            known_nodes(graph, names, field)
+    check_goto(graph, body.command, "command.goto")
 
 
 def ordered(query: Select[Any], direction: str, *columns: Any) -> Select[Any]:

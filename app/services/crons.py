@@ -16,8 +16,7 @@ from app.schedules import next_run
 from app.schemas.crons import RUN_FIELDS, CronCreate, CronFilter, CronPatch, CronSearch
 from app.schemas.crons import ThreadCronCreate as ThreadCronBody
 from app.schemas.runs import RunCreate
-from app.services.common import json_contains, new_id, now, parse_uuid
-from app.services.runs.admission import check_nodes
+from app.services.common import check_nodes, json_contains, new_id, now, parse_uuid
 
 if TYPE_CHECKING:
     from app.db.database import Database

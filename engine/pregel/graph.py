@@ -443,24 +443,14 @@ class CompiledGraph(Runnable[Any, Any]):
         runner.add_done_callback(lambda _: wakeup.set())
         try:
             while True:
-                while buffer:
-                    part = buffer.popleft()
-                    # A part to print is printed when the reader comes to it, after the
-                    # parts made before it were yielded, as LangGraph prints them.
-                    if type(part) is _Printed:
-                        part.show()
-                    else:
-                        yield part
+                for part in _printing_in_order(_drained(buffer)):
+                    yield part
                 if runner.done():
                     break
                 await wakeup.wait()
                 wakeup.clear()
-            while buffer:
-                part = buffer.popleft()
-                if type(part) is _Printed:
-                    part.show()
-                else:
-                    yield part
+            for part in _printing_in_order(_drained(buffer)):
+                yield part
             runner.result()
         finally:
             if not runner.done():
@@ -1421,9 +1411,14 @@ def _print_now(text: str) -> None:
     print(text, flush=True)
 
 
+def _drained(buffer: deque[Any]) -> Iterator[Any]:
+    while buffer:
+        yield buffer.popleft()
+
+
 def _printing_in_order(parts: Iterator[Any]) -> Iterator[Any]:
-    """A sync stream's parts, each `_Printed` one printed when the reader comes to it
-    (after the parts before it were yielded), as LangGraph prints them."""
+    """A stream's parts, each `_Printed` one printed when the reader comes to it (after
+    the parts before it were yielded), as LangGraph prints them."""
     try:
         for part in parts:
             if type(part) is _Printed:

@@ -658,21 +658,18 @@ class Loop:
 
     async def run(self) -> None:
         """Run steps until the graph is done; raises on errors and the step limit."""
-        limit = self.recursion_limit
-        stop = self.stop or self.step + limit  # set by `load` (never 0 once set)
         try:
             while True:
-                if self.step > stop:
+                if self.step > self.stop:  # set by `load`
                     self.status = "out_of_steps"
                     raise GraphRecursionError(
                         create_error_message(
-                            message=f"Recursion limit of {limit} reached without hitting a "
-                            "stop condition. You can increase the limit by setting the "
-                            "`recursion_limit` config key.",
+                            message=f"Recursion limit of {self.recursion_limit} reached "
+                            "without hitting a stop condition. You can increase the limit by "
+                            "setting the `recursion_limit` config key.",
                             error_code=ErrorCode.GRAPH_RECURSION_LIMIT,
                         )
                     )
-                self.stop = stop
                 if self.pause is not None:
                     await self.pause()
                 tasks = self._prepare()

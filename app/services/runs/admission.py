@@ -25,7 +25,7 @@ from app.runs.notify import CHANNEL, QUEUE, STARTED
 from app.runs.pool import WorkerPool
 from app.schemas.runs import RunCreate
 from app.services.assistants import AssistantService
-from app.services.common import check_goto, check_messages, known_nodes, new_id, now, parse_uuid
+from app.services.common import check_messages, check_nodes, new_id, now, parse_uuid
 from app.services.runs.cancels import RunCancels
 from app.services.runs.execution import RunExecutor
 from app.services.runs.kwargs import NOT_KWARGS, stored_kwargs
@@ -60,16 +60,6 @@ def _refuse_foreign(thread_owner: str | None, key: str, owner: str, *, create: b
         raise taken(key)
     if foreign or (thread_owner is None and not create):
         raise NotFound(f"Thread '{key}' not found; pass if_not_exists='create' to create it.")
-
-
-def check_nodes(graph: CompiledGraph, body: RunCreate) -> None:
-    """422 unless every node the run names (to stop before or after, to go to) is one of
-    the graph's."""
-    for field in ("interrupt_before", "interrupt_after"):
-        names = getattr(body, field)
-        if isinstance(names, list):
-            known_nodes(graph, names, field)
-    check_goto(graph, body.command, "command.goto")
 
 
 class RunAdmission:

@@ -309,11 +309,6 @@ class RunExecutor:
         finally:
             self.pool.finishing.discard(run.run_id)
 
-    async def _holds(self, run: RunRow) -> bool:
-        """Whether the run's row is there, held by this attempt."""
-        async with self.db.read() as session:
-            return bool(await session.scalar(HOLDS, self._holder(run)))
-
     async def _record(
         self,
         run: RunRow,
@@ -446,7 +441,9 @@ class RunExecutor:
 
     async def _rollback(self, run: RunRow, graph: CompiledGraph) -> None:
         """Undo a cancelled run: its checkpoints and its row go; the thread is as before."""
-        if not await self._holds(run):
+        async with self.db.read() as session:
+            held = await session.scalar(HOLDS, self._holder(run))
+        if not held:
             self._lost(run)
             return
         await self.saver.adelete_run(run.thread_id, run.run_id)
