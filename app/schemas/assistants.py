@@ -40,7 +40,7 @@ class RunnableConfig(BaseModel):
     recursion_limit: int | None = Field(default=None, ge=1)
     max_concurrency: int | None = Field(default=None, ge=1)
     configurable: dict[str, Any] | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = None
 
     @field_validator("configurable")
     @classmethod

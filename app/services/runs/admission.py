@@ -214,6 +214,7 @@ class RunAdmission:
                 "graph_id": assistant.graph_id,
                 "assistant_id": assistant.assistant_id,
             },
+            "assistant_metadata": assistant.metadata_ or {},
             **{f"run_{name}": value for name, value in values.items()},
         }
         if not started:
@@ -236,6 +237,8 @@ class RunAdmission:
             if started:
                 self.pool.release(run)
             raise
+        if added:
+            run.metadata_ = added[0].metadata
         if started and added:
             saver.expect_head(run.thread_id, added[0].head)
         elif started:
@@ -275,11 +278,14 @@ class RunAdmission:
             if not (start and not active and self.pool.take(run)):
                 # Only a run that queues counts toward the queue limit.
                 await self._check_queue(session, owner)
+            # A new thread keeps the metadata of the run that made it, as LangGraph's
+            # server's does.
             metadata = {
-                **((found and found.metadata) or {}),
+                **((found.metadata or {}) if found else run.metadata_),
                 "graph_id": assistant.graph_id,
                 "assistant_id": assistant.assistant_id,
             }
+            run.metadata_ = {**(assistant.metadata_ or {}), **metadata, **run.metadata_}
             if found:
                 await session.execute(BUSY, {"thread": key, "metadata": metadata})
             else:
@@ -333,7 +339,12 @@ class RunAdmission:
             thread_id=thread_id,
             assistant_id=assistant.assistant_id,
             status="pending",
-            metadata_=dict(body.metadata or {}),
+            # Its own; merged over its assistant's and its thread's when it is inserted.
+            metadata_={
+                **((body.config and body.config.metadata) or {}),
+                **(body.metadata or {}),
+                "assistant_id": assistant.assistant_id,
+            },
             multitask_strategy=body.multitask_strategy,
             kwargs=stored_kwargs(kwargs),
             result=None,

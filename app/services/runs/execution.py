@@ -280,6 +280,7 @@ class RunExecutor:
                 "thread_id": run.thread_id,
                 "graph_id": assistant.graph_id,
                 "assistant_id": assistant.assistant_id,
+                "run_attempt": run.attempt,
             },
         }
 
