@@ -20,7 +20,7 @@ from app.api.sse import (
     thread_event_id,
 )
 from app.db.models import RunRow
-from app.errors import Invalid
+from app.errors import Invalid, NotFound
 from app.limits import MAX_BATCH_RUNS, MAX_OFFSET, MAX_PAGE_SIZE
 from app.middleware import JsonOnlyRoute
 from app.schemas.common import ERROR_RESPONSES, page
@@ -75,7 +75,7 @@ async def create_run(
 ) -> Run:
     """Start a run in the background."""
     run = await runs.create(thread_id, body, owner=user.user_id)
-    response.headers.update(run_headers(run))
+    response.headers.update(run_headers(run.thread_id, run.run_id))
     return out(run)
 
 
@@ -94,7 +94,7 @@ async def stream_run(
         run,
         slot,
         cancel_on_disconnect=body.on_disconnect == "cancel",
-        headers=run_headers(run),
+        headers=run_headers(run.thread_id, run.run_id, "stream"),
     )
 
 
@@ -105,7 +105,7 @@ async def wait_run(
     """Start a run and answer with its final values."""
     gone = partial(client_gone, request)
     run, result = await runs.wait(thread_id, body, owner=user.user_id, client_gone=gone)
-    return JSONText(result, headers=run_headers(run))
+    return JSONText(result, headers=run_headers(run.thread_id, run.run_id, "join"))
 
 
 @router.get("/threads/{thread_id}/runs", response_model=list[Run])
@@ -142,7 +142,8 @@ async def delete_run(thread_id: str, run_id: str, runs: Runs, user: CurrentUser)
 @router.get("/threads/{thread_id}/runs/{run_id}/join")
 async def join_run(thread_id: str, run_id: str, runs: Runs, user: CurrentUser) -> Any:
     """Wait for the run to end; its final values."""
-    return JSONText(await runs.join(thread_id, run_id, owner=user.user_id))
+    result = await runs.join(thread_id, run_id, owner=user.user_id)
+    return JSONText(result, headers=run_headers(thread_id, run_id, "join"))
 
 
 @router.get(
@@ -169,6 +170,7 @@ async def join_stream(
         slot,
         after=after,
         cancel_on_disconnect=cancel_on_disconnect,
+        headers=run_headers(run.thread_id, run.run_id, "stream"),
         modes=stream_mode,
     )
 
@@ -221,11 +223,18 @@ async def cancel_run(
     wait: bool = False,
     action: Literal["interrupt", "rollback"] = "interrupt",
 ) -> Response:
-    """Stop a run: keep what it saved (interrupt) or undo it (rollback)."""
+    """Stop a run: keep what it saved (interrupt) or undo it (rollback). With `wait`, once
+    it has ended, its final values as `join` answers them (`{}` for a run rolled back)."""
     run = await runs.cancel(thread_id, run_id, action, owner=user.user_id)
-    if wait and run is not None:
+    if not wait:
+        return Response(status_code=202)
+    if run is not None:
         await runs.wait_done(run.run_id)
-    return Response(status_code=202)
+    try:
+        result = await runs.join(thread_id, run_id, owner=user.user_id)
+    except NotFound:  # rolled back: the run is gone with what it saved
+        result = "{}"
+    return JSONText(result, headers=run_headers(thread_id, run_id, "join"))
 
 
 @router.post("/runs/cancel", status_code=204)
@@ -245,7 +254,7 @@ async def create_stateless(
     body: RunCreate, runs: Runs, user: CurrentUser, response: Response
 ) -> Run:
     run = await runs.create(None, body, owner=user.user_id)
-    response.headers.update(run_headers(run))
+    response.headers.update(run_headers(run.thread_id, run.run_id))
     return out(run)
 
 
@@ -263,7 +272,7 @@ async def stream_stateless(
         run,
         slot,
         cancel_on_disconnect=body.on_disconnect == "cancel",
-        headers=run_headers(run),
+        headers=run_headers(run.thread_id, run.run_id, "stream"),
     )
 
 
@@ -273,7 +282,7 @@ async def wait_stateless(
 ) -> JSONResponse:
     gone = partial(client_gone, request)
     run, result = await runs.wait(None, body, owner=user.user_id, client_gone=gone)
-    return JSONText(result, headers=run_headers(run))
+    return JSONText(result, headers=run_headers(run.thread_id, run.run_id, "join"))
 
 
 @router.post("/runs/batch")

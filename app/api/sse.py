@@ -173,6 +173,8 @@ def mode_of(event: str) -> str:
     return name.split("/")[0]
 
 
-def run_headers(run: RunRow) -> dict[str, str]:
-    base = f"/threads/{run.thread_id}/runs/{run.run_id}"
-    return {"Location": f"{base}/stream", "Content-Location": base}
+def run_headers(thread_id: str, run_id: str, follow: str | None = None) -> dict[str, str]:
+    """Where a run is (Content-Location) and, with `follow` (`stream` or `join`), where to
+    follow it (Location), as LangGraph's server answers each route."""
+    base = f"/threads/{thread_id}/runs/{run_id}"
+    return {"Content-Location": base, **({"Location": f"{base}/{follow}"} if follow else {})}

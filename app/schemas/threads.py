@@ -126,7 +126,9 @@ class ThreadCreate(RequestModel):
 
 
 class ThreadPatch(RequestModel):
-    metadata: Metadata = Field(description="Merged into the thread's metadata.")
+    metadata: Metadata = Field(
+        default_factory=dict, description="Merged into the thread's metadata; none: unchanged."
+    )
     ttl: ThreadTTL | None = Field(
         default=None, description="A new time to live, counted from now; None: unchanged."
     )

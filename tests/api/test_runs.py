@@ -349,10 +349,39 @@ async def test_cancel_a_running_run(client: LangGraphClient) -> None:
     thread_id = new_id()
     run = await client.runs.create(thread_id, "slow", input={"delay": 5}, if_not_exists="create")
     await until_status(client, thread_id, run["run_id"], "running")
-    await client.runs.cancel(thread_id, run["run_id"], wait=True)
+    # With `wait`, the answer is the run's final values, as its join's.
+    cancelled = await client.runs.cancel(thread_id, run["run_id"], wait=True)
     assert (await client.runs.get(thread_id, run["run_id"]))["status"] == "interrupted"
+    assert cancelled == await client.runs.join(thread_id, run["run_id"])
+    assert cancelled == (await client.threads.get_state(thread_id))["values"]
     final = await client.runs.wait(thread_id, "slow", input={"delay": 0})
     assert final["log"] == ["step", "step2"]
+    doomed = await client.runs.create(thread_id, "slow", input={"delay": 5})
+    await until_status(client, thread_id, doomed["run_id"], "running")
+    undone = await client.runs.cancel(thread_id, doomed["run_id"], wait=True, action="rollback")
+    assert undone == {}
+
+
+async def test_each_run_route_says_where_the_run_is(server: str) -> None:
+    """Content-Location names the run; Location where to follow it, as LangGraph's server
+    answers each route: its stream for a streamed run, its join for a waited one."""
+    thread_id = new_id()
+    body = {"assistant_id": "echo", "input": HELLO, "if_not_exists": "create"}
+    async with httpx.AsyncClient(base_url=server, timeout=30) as http:
+        waited = await http.post(f"/threads/{thread_id}/runs/wait", json=body)
+        base = waited.headers["content-location"]
+        assert base.startswith(f"/threads/{thread_id}/runs/")
+        assert waited.headers["location"] == f"{base}/join"
+        streamed = await http.post(f"/threads/{thread_id}/runs/stream", json=body)
+        assert streamed.headers["location"] == streamed.headers["content-location"] + "/stream"
+        created = await http.post(f"/threads/{thread_id}/runs", json=body)
+        assert "location" not in created.headers
+        joined = await http.get(f"{base}/join")
+        rejoined = await http.get(f"{base}/stream")
+        assert (joined.headers["location"], rejoined.headers["location"]) == (
+            f"{base}/join",
+            f"{base}/stream",
+        )
 
 
 async def test_regenerate_and_edit_fork_history(client: LangGraphClient) -> None:

@@ -139,3 +139,16 @@ async def test_a_bad_time_to_live_is_refused_naming_it(server: str) -> None:
         assert bad.status_code == 422
         include = await http.get(f"/threads/{thread['thread_id']}", params={"include": "color"})
         assert include.status_code == 422 and "include" in include.text
+
+
+async def test_a_patch_may_set_the_time_to_live_alone(server: str) -> None:
+    """LangGraph's JS client sends `{"ttl": ...}` alone to change a thread's time to live;
+    a patch without metadata leaves the metadata as it was."""
+    async with httpx.AsyncClient(base_url=server) as http:
+        thread = (await http.post("/threads", json={"metadata": {"a": 1}})).json()
+        url = f"/threads/{thread['thread_id']}"
+        patched = await http.patch(url, json={"ttl": {"ttl": 45}})
+        assert patched.status_code == 200, patched.text
+        assert (await http.patch(url, json={})).status_code == 200
+        shown = (await http.get(url, params={"include": "ttl"})).json()
+        assert shown["metadata"] == {"a": 1} and shown["ttl"]["ttl_minutes"] == 45.0

@@ -194,7 +194,7 @@ async def test_store_names_and_query_ranges_are_refused(http: httpx.AsyncClient)
         f"/threads/{thread_id}/runs/wait",
         json={"assistant_id": "echo", "input": said("hi"), "stream_resumable": True},
     )
-    location = ran.headers["location"]
+    location = ran.headers["content-location"] + "/stream"
     for last in (str(MAX_EVENT_ID + 1), "9" * 18):
         rejoin = await http.get(location, headers={"Last-Event-ID": last})
         assert rejoin.status_code == 422, last
