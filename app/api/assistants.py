@@ -81,7 +81,7 @@ async def delete_assistant(
     return Response(status_code=204)
 
 
-@router.get("/assistants/{assistant_id}/graph")
+@router.get("/assistants/{assistant_id}/graph", response_model_exclude_none=True)
 async def get_assistant_graph(
     assistant_id: str,
     assistants: Assistants,

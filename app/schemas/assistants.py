@@ -166,14 +166,18 @@ class AssistantVersion(BaseModel):
 
 class GraphNode(BaseModel):
     id: str
-    type: str
-    data: Any
+    type: str | None = Field(default=None, description="`runnable`; absent for the end.")
+    data: dict[str, Any] | None = Field(default=None, description="`{name}`: its label.")
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="The node's metadata; a ToolNode's `__tools` names its tools."
+    )
 
 
 class GraphEdge(BaseModel):
     source: str
     target: str
     conditional: bool = Field(description="True for an edge taken only on some condition.")
+    data: Any = Field(default=None, description="The edge's label, if it has one.")
 
 
 class GraphDrawing(BaseModel):

@@ -16,6 +16,7 @@ from app.db.database import Database
 from app.db.models import AssistantRow, AssistantVersionRow, ThreadRow
 from app.errors import Conflict, NotFound
 from app.graphs import GraphRegistry, system_assistant_id
+from app.jsonable import jsonable
 from app.schemas.assistants import (
     AssistantCreate,
     AssistantFilter,
@@ -288,20 +289,35 @@ class AssistantService:
             )
 
     def drawing(self, assistant: AssistantRow, xray: bool | int = False) -> GraphDrawing:
-        """Nodes and edges of the assistant's graph, as LangGraph clients draw them, with
+        """Nodes and edges of the assistant's graph as LangGraph's server answers them
+        (LangChain's `to_json()` without the Python class path of each node's data), with
         subgraphs drawn inside their nodes down to `xray` levels (all with True); every
-        edge says whether it is conditional (LangChain's `to_json()` leaves out `false`)."""
-        graph = served_graph(self.graphs, assistant.graph_id).get_graph(xray=xray)
-        return GraphDrawing(
-            nodes=[
-                GraphNode(id=node.id, type="runnable", data={"id": node.id, "name": node.name})
-                for node in graph.nodes.values()
-            ],
-            edges=[
-                GraphEdge(source=edge.source, target=edge.target, conditional=edge.conditional)
-                for edge in graph.edges
-            ],
-        )
+        edge says whether it is conditional (`to_json()` leaves out `false`)."""
+        drawn = served_graph(self.graphs, assistant.graph_id).get_graph(xray=xray).to_json()
+        nodes = []
+        for node in drawn["nodes"]:
+            data = node.get("data")
+            if isinstance(data, dict):
+                data = {key: value for key, value in data.items() if key != "id"}
+            metadata = node.get("metadata")
+            nodes.append(
+                GraphNode(
+                    id=node["id"],
+                    type=node.get("type"),
+                    data=jsonable(data) if isinstance(data, dict) else None,
+                    metadata=jsonable(metadata) if metadata else None,
+                )
+            )
+        edges = [
+            GraphEdge(
+                source=edge["source"],
+                target=edge["target"],
+                conditional=edge.get("conditional", False),
+                data=jsonable(edge.get("data")),
+            )
+            for edge in drawn["edges"]
+        ]
+        return GraphDrawing(nodes=nodes, edges=edges)
 
     def schemas(self, assistant: AssistantRow) -> GraphSchemas:
         """JSON schemas of the graph's declared types; LangGraph's config schema has no

@@ -409,3 +409,10 @@ async def test_other_chat_models_stream_their_reply_token_by_token(
     [reply_id] = {chunk["id"] for chunk in chunks}
     final = parts[-1][1]["messages"][-1]
     assert (final["id"], final["content"]) == (reply_id, FAKE_REPLY)
+
+
+async def test_the_agents_drawing_names_its_tools(client: LangGraphClient) -> None:
+    """LangGraph Studio shows a ToolNode's tools from its node's `metadata.__tools`."""
+    drawing = await client.assistants.get_graph("agent")
+    [tools] = [node for node in drawing["nodes"] if node["id"] == "tools"]
+    assert tools["metadata"]["__tools"] and tools["data"] == {"name": "tools"}

@@ -117,6 +117,14 @@ async def test_a_graph_drawn_with_its_subgraphs_inside(server: str) -> None:
         inside = await client.assistants.get_graph("supervisor", xray=xray)
         ids = {n["id"] for n in inside["nodes"]}
         assert {"researcher:draft", "researcher:review"} <= ids and "researcher" not in ids
+        # As LangGraph's server draws them: a node's label is its id, the end has none.
+        drawn = {n["id"]: n for n in inside["nodes"]}
+        assert drawn["researcher:draft"] == {
+            "id": "researcher:draft",
+            "type": "runnable",
+            "data": {"name": "researcher:draft"},
+        }
+        assert drawn["__end__"] == {"id": "__end__"}
         assert ("researcher:review", "researcher:draft") in {
             (e["source"], e["target"]) for e in inside["edges"]
         }
