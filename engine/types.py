@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import sys
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -192,7 +193,12 @@ class CachePolicy:
 
 def default_retry_on(exc: Exception) -> bool:
     """Whether `RetryPolicy()` retries `exc`: not programming errors (they do not heal
-    by waiting), but a connection error or an HTTP error answered with a 5xx."""
+    by waiting), but a connection error or an HTTP error that a server may outgrow."""
+    if isinstance(exc, ConnectionError):
+        return True
+    http = _http_verdict(exc)
+    if http is not None:
+        return http
     return not isinstance(
         exc,
         ValueError
@@ -207,12 +213,23 @@ def default_retry_on(exc: Exception) -> bool:
         | StopIteration
         | StopAsyncIteration
         | OSError,
-    ) or _is_transient_http(exc)
+    )
 
 
-def _is_transient_http(exc: Exception) -> bool:
-    status = getattr(getattr(exc, "response", None), "status_code", None)
-    return isinstance(exc, ConnectionError) or (isinstance(status, int) and status >= 500)
+def _http_verdict(exc: Exception) -> bool | None:
+    """LangGraph's rule for the HTTP clients it knows (None for other errors): httpx's
+    status errors for a 5xx only; requests' for a 5xx, or when its response is falsy,
+    which a `requests.Response` is for no response at all and for any 4xx or 5xx."""
+    # Looked up, not imported: an error of a client that was never imported is not one
+    # of its errors, and neither client is a dependency of ours.
+    httpx = sys.modules.get("httpx")
+    if httpx is not None and isinstance(exc, httpx.HTTPStatusError):
+        return 500 <= exc.response.status_code < 600
+    requests = sys.modules.get("requests")
+    if requests is not None and isinstance(exc, requests.HTTPError):
+        response = exc.response
+        return 500 <= response.status_code < 600 if response else True
+    return None
 
 
 @dataclass(frozen=True, slots=True)

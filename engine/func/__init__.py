@@ -166,6 +166,7 @@ class _TaskFunction:
             call_writes={},
             graph_calls=itertools.count(),
         )
+        _write_at_caller(pad, asking)
         # As in LangGraph, the messages a call is given are not news to the `messages`
         # stream when its caller returns them again.
         pad.loop.mark_messages_seen([*call.args, *call.kw.values()])
@@ -182,10 +183,10 @@ class _TaskFunction:
                 if pad.timer is not None:
                     pad.timer.progress()  # a task call is progress of its caller
                 if self.timeout is None:
-                    value = await self._attempt(pad, call, None)
+                    value = await self._attempt(asking, call, None)
                 else:
                     timer = TimedAttempt(self.name, self.timeout)
-                    value = await timer.run(self._attempt(pad, call, timer.watcher()))
+                    value = await timer.run(self._attempt(asking, call, timer.watcher()))
                 break
             except GraphBubbleUp as exc:
                 _stopped(pad, asking, exc)
@@ -282,6 +283,23 @@ class _TaskFunction:
             "writer": runtime.stream_writer,
         }
         return {**{n: values[n] for n in self.injected if n not in passed}, **call.kw}
+
+
+def _write_at_caller(pad: context.Scratchpad, asking: context.Scratchpad) -> None:
+    """A call's `custom` parts carry its caller's namespace (the node's task, then the
+    calls it is made in), as in LangGraph. A stream without subgraphs drops them in a
+    subgraph, as it drops any part of one, but shows those of a call in the top graph
+    as parts of the run: they go out as the caller's there."""
+    loop = pad.loop
+    if "custom" not in loop.modes or not (loop.ns or loop.subgraphs):
+        return
+    caller = (*pad.task_ns.split("|"), *filter(None, pad.call_path.split("|")))
+
+    def write(chunk: Any) -> None:
+        loop.emit(caller, "custom", chunk)
+
+    asking.writer = write if pad.timer is None else pad.timer.guard(write)
+    asking.runtime = pad.runtime.override(stream_writer=asking.writer)
 
 
 def _stopped(pad: context.Scratchpad, asking: context.Scratchpad, exc: BaseException) -> None:

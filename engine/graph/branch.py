@@ -7,7 +7,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
-from engine.pregel.runnable import RunnableCallable
+from engine.pregel.runnable import RunnableCallable, no_sync_function
 from engine.types import Send
 
 
@@ -43,10 +43,18 @@ class Branch:
             takes_config = False
         return cls(path, mapping, takes_config, schema)
 
-    def choose(self, state: Any, config: dict[str, Any], run: Any, step: int) -> Any:
+    def choose(
+        self, state: Any, config: dict[str, Any], run: Any, step: int, sync_call: bool = False
+    ) -> Any:
         """What the router returns for `state` (an awaitable, for an async router). Inside
         a node's callback run (`run`), it is a chain run of its own under it, tagged with
-        its place in the node's sequence (`seq:step:N`), as LangGraph's routers are."""
+        its place in the node's sequence (`seq:step:N`), as LangGraph's routers are.
+
+        In a sync call (`invoke`, `stream`, `update_state`) an async router is refused,
+        as LangGraph refuses to run async code there."""
+        if sync_call and inspect.iscoroutinefunction(self.path):
+            name = getattr(self.path, "__name__", None) or type(self.path).__name__
+            raise TypeError(no_sync_function(name))
         if run is None:
             return self.path(state, config=config) if self.takes_config else self.path(state)
         if self._traced is None:
@@ -71,11 +79,7 @@ class Branch:
             if isinstance(item, Send):
                 out.append(item)
             elif self.path_map is not None:
-                if item not in self.path_map:
-                    raise ValueError(
-                        f"Router returned {item!r}, which is not one of "
-                        f"{sorted(map(str, self.path_map))}."
-                    )
+                # A KeyError naming the key, as LangGraph's lookup raises.
                 out.append(self.path_map[item])
             elif item is None:
                 raise ValueError("Branch did not return a valid destination")

@@ -15,11 +15,11 @@ import dataclasses
 import sys
 from collections.abc import Callable
 from functools import partial
-from typing import Any, get_type_hints
+from typing import Any, get_args, get_origin, get_type_hints
 
 import typing_extensions
 
-from engine._annotations import unwrapped
+from engine._annotations import _QUALIFIERS, unwrapped
 from engine._weak_cache import weakly_cached
 from engine.channels import MISSING, BinaryOperatorAggregate, Channel, LastValue
 from engine.channels.binop import check_reducer
@@ -101,10 +101,13 @@ def _type_hints(schema: Any) -> dict[str, Any]:
 
 
 def reducer_of(annotation: Any) -> Callable[[Any, Any], Any] | None:
-    for meta in reversed(unwrapped(annotation)[1]):
-        if callable(meta) and not isinstance(meta, type):
-            return meta
-    return None
+    """The key's reducer: as in LangGraph, only the last `Annotated` item may be one, so
+    a reducer followed by a doc string or a pydantic `Field` leaves the key last-value."""
+    while get_origin(annotation) in _QUALIFIERS:
+        annotation = get_args(annotation)[0]
+    metadata = getattr(annotation, "__metadata__", ())
+    last = metadata[-1] if metadata else None
+    return last if callable(last) and not isinstance(last, type) else None
 
 
 def _channel_of(annotation: Any) -> Channel | type[Channel] | None:

@@ -676,9 +676,10 @@ class _Compiler:
                     seen = {**returned, **state} if returned and isinstance(state, dict) else state
                 pad = peek()
                 run, first = (pad.node_run, pad.router_step) if pad is not None else (None, 0)
+                sync_call = pad is not None and pad.sync_call
                 config = _config()
                 results = [
-                    br.choose(seen if read is None else read(view), config, run, step)
+                    br.choose(seen if read is None else read(view), config, run, step, sync_call)
                     for step, (br, read) in enumerate(zip(branches, own, strict=True), start=first)
                 ]
                 if any(inspect.isawaitable(r) for r in results):

@@ -4,6 +4,7 @@ and the context its nodes see."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -19,16 +20,20 @@ __all__ = [
     "recursion_limit",
 ]
 
-# LangGraph's default: effectively unbounded, so callers set their own limit (the server does).
-DEFAULT_RECURSION_LIMIT = 10007
+# LangGraph's default: effectively unbounded, so callers set their own limit (the server
+# does). Read once, at import, from the variable LangGraph reads it from.
+DEFAULT_RECURSION_LIMIT = int(os.environ.get("LANGGRAPH_DEFAULT_RECURSION_LIMIT", "10007"))
 
 
 def merge_configs(config: RunnableConfig | dict[str, Any] | None) -> dict[str, Any]:
     """The caller's config over the one of the Runnable this call runs inside (a graph
-    invoked by a tool or a chain inherits its callbacks, tags and metadata)."""
+    invoked by a tool or a chain inherits its callbacks, tags, metadata and recursion
+    limit)."""
     outer = var_child_runnable_config.get() or {}
-    merged: dict[str, Any] = {"recursion_limit": DEFAULT_RECURSION_LIMIT}
-    for key in ("callbacks", "tags", "metadata"):
+    # No default `recursion_limit` here: a node's config shows one only if the caller
+    # set it, as in LangGraph (the loop falls back to the default itself).
+    merged: dict[str, Any] = {}
+    for key in ("callbacks", "tags", "metadata", "recursion_limit"):
         if outer.get(key):
             merged[key] = outer[key]
     for key, value in (config or {}).items():

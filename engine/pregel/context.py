@@ -9,10 +9,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import itertools
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Awaitable, Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.messages import convert_to_messages
 from langchain_core.runnables.config import var_child_runnable_config
@@ -26,6 +27,7 @@ from engine.runtime import DEFAULT_RUNTIME, Runtime
 from engine.types import Interrupt
 
 StreamWriter = Callable[[Any], None]
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -87,6 +89,8 @@ class Scratchpad:
     graph_calls: Iterator[int] = field(default_factory=itertools.count)
     # The clocks of the attempt running, for a task with a timeout.
     timer: TimedAttempt | None = None
+    # Whether the task runs for a sync call of the graph, where async routers are refused.
+    sync_call: bool = False
 
 
 _current: ContextVar[Scratchpad | None] = ContextVar("threadline_task", default=None)
@@ -104,11 +108,30 @@ def peek() -> Scratchpad | None:
 
 
 def enter(pad: Scratchpad) -> Any:
-    return _current.set(pad)
+    # A graph that the task's own code calls is a call of its own: sync only if made so.
+    return _current.set(pad), _sync_call.set(False)
 
 
 def leave(token: Any) -> None:
-    _current.reset(token)
+    current_token, sync_token = token
+    _sync_call.reset(sync_token)
+    _current.reset(current_token)
+
+
+# Set by a graph's sync methods for the async code they run (see `as_sync_call`).
+_sync_call: ContextVar[bool] = ContextVar("threadline_sync_call", default=False)
+
+
+async def as_sync_call(call: Awaitable[T]) -> T:
+    """Await a graph's async method for one of its sync methods: the call is then a
+    sync one, whose async routers are refused, as LangGraph's sync calls refuse them."""
+    _sync_call.set(True)
+    return await call
+
+
+def in_sync_call() -> bool:
+    """Whether the graph call being made now was made through a sync method."""
+    return _sync_call.get()
 
 
 _NO_VALUE = object()
@@ -203,6 +226,15 @@ def asking_ns(pad: Scratchpad) -> str:
 def interrupt_id(task_ns: str, index: int) -> str:
     """Stable across re-runs of the task, distinct for each question it asks."""
     return hashlib.blake2b(f"{task_ns}|{index}".encode(), digest_size=16).hexdigest()
+
+
+_INTERRUPT_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def is_interrupt_id(key: object) -> bool:
+    """Whether `key` has the form of an interrupt's id: a resume whose keys all do is a
+    map of answers by id, as LangGraph reads it, even when an id is no longer waiting."""
+    return isinstance(key, str) and _INTERRUPT_ID.fullmatch(key) is not None
 
 
 def get_stream_writer() -> StreamWriter:

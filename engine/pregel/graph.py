@@ -248,7 +248,8 @@ class CompiledGraph(Runnable[Any, Any]):
         if run_context is None:
             run_context = getattr(seeded, "context", None)
         store = self.store or getattr(seeded, "store", None)
-        control = control or getattr(seeded, "control", None)
+        # Every run has a control, as in LangGraph: a node may ask its own run to drain.
+        control = control or getattr(seeded, "control", None) or RunControl()
         if print_modes:
             emit, modes = _printing(emit, modes, print_modes, subgraphs, print_line or _print_now)
         saver = self._saver()
@@ -402,7 +403,9 @@ class CompiledGraph(Runnable[Any, Any]):
         return values
 
     def invoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
-        return run_sync(lambda: self.ainvoke(input, config, _inline_sync=True, **kwargs))
+        return run_sync(
+            lambda: context.as_sync_call(self.ainvoke(input, config, _inline_sync=True, **kwargs))
+        )
 
     async def astream(
         self,
@@ -550,14 +553,16 @@ class CompiledGraph(Runnable[Any, Any]):
             or not {"custom", "messages"}.isdisjoint(modes)
         )
         parts = iterate_sync(
-            lambda deliver, pause: self.arun(
-                input,
-                config,
-                deliver,
-                _inline_sync=not live,
-                _pause=pause,
-                _print_in_order=True,
-                **kwargs,
+            lambda deliver, pause: context.as_sync_call(
+                self.arun(
+                    input,
+                    config,
+                    deliver,
+                    _inline_sync=not live,
+                    _pause=pause,
+                    _print_in_order=True,
+                    **kwargs,
+                )
             )
         )
         return _printing_in_order(parts)
@@ -588,6 +593,8 @@ class CompiledGraph(Runnable[Any, Any]):
             context=parent.context,
             **_inherited(parent, pad, child),
         )
+        # Made in the parent's task, which is no sync call of its own: the parent's call is.
+        loop.sync_call = parent.sync_call
         loop.config["configurable"].pop("checkpoint_id", None)
         await child._drive(loop, task.input)
         return child.read_output(loop.channels)
@@ -803,7 +810,9 @@ class CompiledGraph(Runnable[Any, Any]):
         as_node: str | None = None,
         task_id: str | None = None,
     ) -> dict[str, Any]:
-        return run_sync(lambda: self.aupdate_state(config, values, as_node, task_id))
+        return run_sync(
+            lambda: context.as_sync_call(self.aupdate_state(config, values, as_node, task_id))
+        )
 
     async def abulk_update_state(
         self, config: dict[str, Any], supersteps: Sequence[Sequence[StateUpdate]]
@@ -824,7 +833,7 @@ class CompiledGraph(Runnable[Any, Any]):
     def bulk_update_state(
         self, config: dict[str, Any], supersteps: Sequence[Sequence[StateUpdate]]
     ) -> dict[str, Any]:
-        return run_sync(lambda: self.abulk_update_state(config, supersteps))
+        return run_sync(lambda: context.as_sync_call(self.abulk_update_state(config, supersteps)))
 
     async def _update_step(
         self, saver: BaseCheckpointSaver, config: dict[str, Any], updates: list[StateUpdate]
@@ -886,9 +895,7 @@ class CompiledGraph(Runnable[Any, Any]):
             node = self.nodes.get(name)
             if node is None:
                 raise InvalidUpdateError(f"Node {name} does not exist")
-            writes = node.write(values, loop.channels)
-            if asyncio.iscoroutine(writes):
-                writes = await writes
+            writes = await _written_as(loop, node, values)
             # An update standing in for a task that is due here takes that task's id, so
             # the step's record shows the update as the task's result.
             taken = {t.id for t in tasks}
@@ -1182,6 +1189,28 @@ async def _as_input(loop: Loop, saved: CheckpointTuple | None, values: Any) -> d
     await loop._save_checkpoint("input")
     await loop._finish_saving()
     return loop._config()
+
+
+async def _written_as(loop: Loop, node: Node, values: Any) -> Writes:
+    """What `node` writes when it returns `values`. Its routers run as after a real run
+    of it, in a task of the call's config (a router may take `config` or call
+    `get_config()`), reading managed values as LangGraph computes them for an update:
+    two steps left, whatever the recursion limit."""
+    pad = context.Scratchpad(
+        task_ns="|".join([*loop.ns, node.name]),
+        config=dict(loop.config),
+        sync_call=loop.sync_call,
+        step=loop.step,
+        stop=loop.step + 2,
+    )
+    token = context.enter(pad)
+    try:
+        writes = node.write(values, loop.channels)
+        if asyncio.iscoroutine(writes):
+            writes = await writes
+    finally:
+        context.leave(token)
+    return writes
 
 
 def _task_id(loop: Loop, name: str, index: int = 0) -> str:

@@ -77,6 +77,7 @@ from engine.errors import (
 from engine.pregel import context
 from engine.pregel.chains import NodeChain, added_up, steps_of
 from engine.pregel.config import max_concurrency, recursion_limit
+from engine.pregel.context import in_sync_call, is_interrupt_id
 from engine.pregel.messages import (
     GraphStreamHandler,
     StreamMessagesHandler,
@@ -250,6 +251,8 @@ class Loop:
         # Where the call's checkpoints live.
         self.ns_str = "|".join(ns)
         self.inline_sync = inline_sync
+        # Made by a sync method (`invoke`, `stream`): its async routers are refused.
+        self.sync_call = in_sync_call()
         self.parent_resume = parent_resume
         # Checkpoint ids of the enclosing graphs, by namespace, for a subgraph's metadata.
         self.parents = parents or {}
@@ -599,9 +602,10 @@ class Loop:
         """Turn a resume into RESUME writes for the tasks whose interrupts it answers."""
         statuses = task_statuses(self.pending, NULL_TASK)
         by_id = answered_by(statuses)
-        if isinstance(resume, dict) and resume and all(k in by_id for k in resume):
+        if isinstance(resume, dict) and resume and all(map(is_interrupt_id, resume)):
+            # Answers by interrupt id; one no longer waiting answers nothing.
             self.resume_map = dict(resume)
-            targets = {by_id[k]: v for k, v in resume.items()}
+            targets = {by_id[k]: v for k, v in resume.items() if k in by_id}
         else:
             open_tasks = sorted(set(by_id.values()))
             if len(open_tasks) > 1:
@@ -870,6 +874,7 @@ class Loop:
             step=self.step,
             stop=self.stop,
             stream_message=lambda message: self._stream_pushed(task, message),
+            sync_call=self.sync_call,
         )
         pad.call_results = self._call_results
         pad.call_answers = self._call_answers

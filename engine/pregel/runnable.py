@@ -110,11 +110,12 @@ def runtime_of(config: RunnableConfig) -> Runtime[Any]:
     return (config.get("configurable") or {}).get(CONFIG_KEY_RUNTIME) or DEFAULT_RUNTIME
 
 
-# The keys `ensure_config` fills in, but for `tags`: a config that has them all (as the
-# loop's task configs do) is used as it is, saving a copy per node call. A task config
-# has no `tags` when the run has none (LangGraph's nodes see none), and ensuring it
-# would also copy the task's namespace into its metadata.
-_ENSURED = frozenset({"metadata", "callbacks", "recursion_limit", "configurable"})
+# The keys `ensure_config` fills in, but for `tags` and `recursion_limit`: a config that
+# has them all (as the loop's task configs do) is used as it is, saving a copy per node
+# call. A task config has no `tags` when the run has none, and no `recursion_limit` when
+# the caller set none (LangGraph's nodes see neither), and ensuring it would also copy
+# the task's namespace into its metadata.
+_ENSURED = frozenset({"metadata", "callbacks", "configurable"})
 
 
 def _ensured(config: RunnableConfig | None) -> RunnableConfig:
@@ -135,6 +136,14 @@ def _injected(names: tuple[str, ...], config: RunnableConfig) -> dict[str, Any]:
         "error": (config.get("configurable") or {}).get(CONFIG_KEY_NODE_ERROR),
     }
     return {name: values[name] for name in names}
+
+
+def no_sync_function(name: str) -> str:
+    """LangGraph's words for async-only code called from a sync path."""
+    return (
+        f'No synchronous function provided to "{name}".\nEither initialize with a '
+        "synchronous function or invoke via the async API (ainvoke, astream, etc.)"
+    )
 
 
 class RunnableCallable(Runnable[Any, Any]):
@@ -192,10 +201,7 @@ class RunnableCallable(Runnable[Any, Any]):
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         if self.func is None:
-            raise TypeError(
-                f"'{self.name}' is async only: run it with ainvoke, or the graph with "
-                "ainvoke/astream."
-            )
+            raise TypeError(no_sync_function(self.name))
         config = _ensured(config)
         if self.kwargs or self.func_params or kwargs:
             kwargs = {**self.kwargs, **_injected(self.func_params, config), **kwargs}

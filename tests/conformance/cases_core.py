@@ -13,7 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, NamedTuple, NotRequired, Required, TypedDict
 
+import httpx
 import pydantic
+import requests
 from langchain_core.messages import (
     AIMessage,
     HumanMessage,
@@ -21,6 +23,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
+from langchain_core.runnables import RunnableConfig
 
 from .harness import NS, bump, case, graph_shape, invoke, normalize, stream
 
@@ -313,6 +316,25 @@ def case_reducer_operator_add(ns: NS) -> Any:
 
     graph = build(ns, S, {"a": a, "b": a}, [("S", "a"), ("a", "b")])
     return run_all(graph, {"n": 1, "words": ["in"]})
+
+
+@case
+def case_reducer_is_only_the_last_annotated_item(ns: NS) -> Any:
+    """A reducer followed by more metadata (a doc string, a pydantic `Field`) is no
+    reducer: the key keeps the last value written."""
+
+    class S(TypedDict):
+        a: Annotated[list, operator.add, "the a list"]
+        b: Annotated[list, operator.add, pydantic.Field(description="b list")]
+        c: Annotated[list, "doc", operator.add]
+        d: Annotated[NotRequired[Annotated[list, operator.add]], "doc"]
+
+    def write(state: Any) -> dict[str, Any]:
+        return {"a": [1], "b": [1], "c": [1], "d": [1]}
+
+    graph = build(ns, S, {"w": write}, [("S", "w")])
+    kinds = {key: type(graph.channels[key]).__name__ for key in "abcd"}
+    return {"kinds": kinds, **run_all(graph, {"a": [0], "b": [0], "c": [0], "d": [0]})}
 
 
 def merge_dicts(left: dict, right: dict) -> dict:
@@ -614,6 +636,54 @@ def case_conditional_unknown_destination(ns: NS) -> Any:
     return invoke(graph, {"x": 0, "log": []})
 
 
+def raised(call: Callable[[], Any]) -> Any:
+    """What `call` returns, or the class and text of what it raises."""
+    try:
+        return call()
+    except Exception as exc:  # the error and its words are the observation
+        return {"error": type(exc).__name__, "text": str(exc)}
+
+
+@case
+def case_conditional_key_missing_from_path_map(ns: NS) -> Any:
+    graph = routed(ns, lambda state: "k", {"j": ns.END}, [])
+    return raised(lambda: graph.invoke({"x": 0, "log": []}))
+
+
+async def route_to_b(state: Any) -> str:
+    return "b"
+
+
+@case
+def case_async_router_in_sync_calls(ns: NS) -> Any:
+    """An async router is refused by every sync call that would run it (and so is an
+    async node); the async calls run it."""
+
+    def graph(source: Any) -> Any:
+        builder = ns.StateGraph(XLogState).add_node("a", note("a")).add_node("b", note("b"))
+        if source == ns.START:
+            builder.add_conditional_edges(ns.START, route_to_b, ["b"])
+        else:
+            builder.add_edge(ns.START, "a").add_conditional_edges("a", route_to_b, ["b"])
+        return builder.compile(checkpointer=ns.InMemorySaver())
+
+    async def anode(state: Any) -> dict[str, Any]:
+        return {"log": ["async"]}
+
+    only_async = ns.StateGraph(XLogState).add_node("n", anode).add_edge(ns.START, "n").compile()
+    inp = {"x": 0, "log": []}
+    cfg = {"configurable": {"thread_id": "t"}}
+    after_a, at_start = graph("a"), graph(ns.START)
+    return {
+        "invoke": raised(lambda: after_a.invoke(inp, cfg)),
+        "stream": raised(lambda: list(after_a.stream(inp, cfg))),
+        "from start": raised(lambda: at_start.invoke(inp, cfg)),
+        "update_state": raised(lambda: graph("a").update_state(cfg, {"x": 1}, as_node="a")),
+        "async node": raised(lambda: only_async.invoke(inp)),
+        "ainvoke": asyncio.run(graph("a").ainvoke(inp, cfg)),
+    }
+
+
 @case
 def case_conditional_from_start(ns: NS) -> Any:
     graph = (
@@ -802,6 +872,34 @@ def case_recursion_limit_default(ns: NS) -> Any:
     return {str(n): invoke(graph, {"x": 0, "log": [n]}) for n in (24, 25, 26, 60)}
 
 
+@case(aio=True)
+def case_recursion_limit_in_a_node_config(ns: NS, aio: bool) -> Any:
+    """A node's config has `recursion_limit` only when the caller set one (a call's or
+    `with_config`'s); a graph the node invokes inherits it."""
+    seen: list[Any] = []
+
+    def look(tag: str) -> Node:
+        def node(state: Any, config: RunnableConfig) -> dict[str, Any]:
+            seen.append([tag, config.get("recursion_limit", "absent")])
+            seen.append([tag, ns.get_config().get("recursion_limit", "absent")])
+            return {"log": [tag]}
+
+        return node
+
+    inner = build(ns, LogState, {"inner": look("inner")}, [("S", "inner")])
+
+    def calls_inner(state: Any) -> dict[str, Any]:
+        return {"log": inner.invoke({"log": []})["log"]}
+
+    graph = build(ns, LogState, {"a": look("a"), "b": calls_inner}, [("S", "a"), ("a", "b")])
+    results = {
+        "unset": invoke(graph, {"log": []}, aio=aio),
+        "given": invoke(graph, {"log": []}, {"recursion_limit": 5}, aio=aio),
+        "with_config": invoke(graph.with_config(recursion_limit=9), {"log": []}, aio=aio),
+    }
+    return {"results": results, "seen": seen}
+
+
 # --------------------------------------------------------------------------- subgraphs
 
 
@@ -964,6 +1062,54 @@ def case_retry_default_retry_on(ns: NS) -> Any:
         "value_error": retry_case(ns, lambda n: ValueError("v") if n < 2 else None),
         "custom_error": retry_case(ns, lambda n: Flaky("c") if n < 2 else None),
         "connection_error": retry_case(ns, lambda n: ConnectionError() if n < 2 else None),
+    }
+
+
+class Answered:
+    """What an error's `response` may be: anything with a status code."""
+
+    def __init__(self, status_code: int) -> None:
+        self.status_code = status_code
+
+
+class AnsweredValueError(ValueError):
+    def __init__(self, status_code: int) -> None:
+        super().__init__(status_code)
+        self.response = Answered(status_code)
+
+
+def httpx_error(status: int) -> Exception:
+    request = httpx.Request("GET", "http://example.invalid")
+    response = httpx.Response(status, request=request)
+    return httpx.HTTPStatusError(str(status), request=request, response=response)
+
+
+def requests_error(status: int | None) -> Exception:
+    if status is None:
+        return requests.HTTPError("no response")
+    response = requests.Response()
+    response.status_code = status
+    return requests.HTTPError(str(status), response=response)
+
+
+@case
+def case_retry_default_retry_on_http_errors(ns: NS) -> Any:
+    """Which HTTP errors `RetryPolicy()` retries: httpx's for a 5xx only; requests' for
+    a 5xx or when its response is falsy (none, or an error status); nothing else that
+    merely carries a response."""
+    kinds: dict[str, Callable[[], Exception]] = {
+        "httpx 404": lambda: httpx_error(404),
+        "httpx 503": lambda: httpx_error(503),
+        "httpx 600": lambda: httpx_error(600),
+        "requests none": lambda: requests_error(None),
+        "requests 200": lambda: requests_error(200),
+        "requests 404": lambda: requests_error(404),
+        "requests 502": lambda: requests_error(502),
+        "value error with a 503": lambda: AnsweredValueError(503),
+    }
+    return {
+        label: retry_case(ns, lambda n, make=make: make() if n < 2 else None)
+        for label, make in kinds.items()
     }
 
 

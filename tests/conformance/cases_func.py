@@ -9,6 +9,7 @@ from typing import Any
 
 import pydantic
 
+from .cases_core import LogState
 from .cases_persistence import timeline
 from .harness import NS, bump, case, invoke, stream, thread
 
@@ -386,3 +387,40 @@ def case_an_entrypoint_task_result_is_its_return(ns: NS, aio: bool) -> Any:
         stream(graph, 5, cfg, stream_mode=["tasks", "updates"], aio=aio)
         for graph in (total, total, plain)
     ]
+
+
+@case(aio=True)
+def case_custom_parts_of_task_calls_carry_the_callers_namespace(ns: NS, aio: bool) -> Any:
+    """With subgraphs, what a `@task` call writes to the custom stream comes under its
+    caller's namespace (the entrypoint's or node's task, then the enclosing calls);
+    without, it is a part of the run like its caller's."""
+
+    @ns.task
+    def inner(x: int) -> int:
+        ns.get_stream_writer()(f"inner {x}")
+        return x
+
+    @ns.task
+    def outer(x: int, writer) -> int:  # the writer found by its name
+        writer(f"outer writer {x}")
+        ns.get_stream_writer()(f"outer {x}")
+        return inner(x).result()
+
+    @ns.entrypoint()
+    def flow(x: int) -> int:
+        ns.get_stream_writer()("body")
+        return outer(x).result()
+
+    def node(state: Any) -> dict[str, Any]:
+        return {"log": [outer(len(state["log"])).result()]}
+
+    graph = ns.StateGraph(LogState).add_node("n", node).add_edge(ns.START, "n").compile()
+    parent = ns.StateGraph(LogState).add_node("p", graph).add_edge(ns.START, "p").compile()
+    modes = ["custom", "updates"]
+    return {
+        "in a subgraph": stream(parent, {"log": []}, stream_mode=modes, subgraphs=True, aio=aio),
+        "in a subgraph, no subgraphs": stream(parent, {"log": []}, stream_mode=modes, aio=aio),
+        "entrypoint": stream(flow, 1, stream_mode=modes, subgraphs=True, aio=aio),
+        "entrypoint, no subgraphs": stream(flow, 1, stream_mode=modes, aio=aio),
+        "graph node": stream(graph, {"log": []}, stream_mode=modes, subgraphs=True, aio=aio),
+    }

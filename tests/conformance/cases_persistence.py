@@ -3,6 +3,7 @@
 No ``from __future__ import annotations`` here (see cases_core).
 """
 
+import asyncio
 import operator
 import threading
 from collections import deque
@@ -10,9 +11,10 @@ from collections.abc import Sequence
 from typing import Annotated, Any, NamedTuple, TypedDict
 
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
+from langchain_core.runnables import RunnableConfig
 
 from .cases_core import LogState, Node, XLogState, build, chain, chain_edges, note, notes
-from .harness import NS, bump, case, history, invoke, raw_stream, stream, thread
+from .harness import NS, bump, case, error_obs, history, invoke, raw_stream, stream, thread
 
 
 class AskState(TypedDict):
@@ -332,6 +334,19 @@ def case_resume_reruns_node(ns: NS, aio: bool) -> Any:
     first = invoke(graph, {"log": []}, cfg, aio=aio)
     second = invoke(graph, ns.Command(resume={"approved": True}), cfg, aio=aio)
     return {"first": first, "second": second, "calls": calls, **timeline(graph, cfg)}
+
+
+@case(aio=True, sql=True)
+def case_resume_map_naming_no_waiting_interrupt(ns: NS, aio: bool) -> Any:
+    """A map whose keys all look like interrupt ids is a map of answers, even when none
+    is waiting (an answer to an older question): the node asks again, and the map is not
+    taken as one answer."""
+    calls: dict[str, int] = {}
+    graph, cfg = ask_graph(ns, calls, "ok?"), thread()
+    first = invoke(graph, {"log": []}, cfg, aio=aio)
+    stale = invoke(graph, ns.Command(resume={"0" * 32: "old answer"}), cfg, aio=aio)
+    plain = invoke(graph, ns.Command(resume={"not an id": 1}), cfg, aio=aio)
+    return {"first": first, "stale": stale, "plain": plain, "calls": calls}
 
 
 @case
@@ -2013,3 +2028,40 @@ def case_parallel_task_order_follows_langgraph(ns: NS, aio: bool) -> Any:
     out["command_on_paused"] = _started(graph, ns.Command(update={"x": 2}), thread("d"), aio)
     out["final"] = shown(thread("c"))
     return out
+
+
+@case(aio=True)
+def case_update_state_runs_routers_that_read_managed_values_and_config(ns: NS, aio: bool) -> Any:
+    """An update as a node runs its routers as after the node: they read the managed
+    values of an update and the call's config (create_react_agent's edit-then-resume)."""
+    seen: list[Any] = []
+
+    def route(state: Any, config: RunnableConfig) -> str:
+        thread_of = ns.get_config()["configurable"]["thread_id"]
+        seen.append([state, config["configurable"]["thread_id"], thread_of])
+        return "b" if state["remaining_steps"] > 1 else ns.END
+
+    class StepsState(TypedDict):
+        x: int
+        remaining_steps: ns.RemainingSteps  # type: ignore[name-defined]
+        is_last_step: ns.IsLastStep  # type: ignore[name-defined]
+
+    builder = ns.StateGraph(StepsState)
+    builder.add_node("a", lambda s: {"x": s["x"] + 1})
+    builder.add_node("b", lambda s: {"x": s["x"] * 10})
+    builder.add_edge(ns.START, "a")
+    builder.add_conditional_edges("a", route, ["b", ns.END])
+    graph, cfg = saved(ns, builder), thread()
+
+    async def update() -> Any:
+        return await graph.aupdate_state(cfg, {"x": 5}, as_node="a")
+
+    try:
+        asyncio.run(update()) if aio else graph.update_state(cfg, {"x": 5}, as_node="a")
+    except Exception as exc:  # the error is the observation
+        return {"update": error_obs(exc), "seen": seen}
+    return {
+        "seen": seen,
+        "after": graph.get_state(cfg),
+        "result": invoke(graph, None, cfg, aio=aio),
+    }

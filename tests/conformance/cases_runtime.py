@@ -442,3 +442,40 @@ def case_max_concurrency_bounds_a_fan_out(ns: NS) -> Any:
             result = invoke(graph, {"log": []}, config, aio=True)
             out[f"{label} {limit}"] = {"result": result, "most at once": running["most"]}
     return out
+
+
+# --------------------------------------------------------------------------- drain
+
+
+@case(aio=True, sql=True)
+def case_a_node_drains_its_own_run(ns: NS, aio: bool) -> Any:
+    """Every run's runtime has a control: a node that asks for a drain stops the run
+    after its step (saved, the next node due), with GraphDrained; a graph the node
+    invokes shares the control; a later call goes on."""
+    seen: list[Any] = []
+
+    def inner_node(state: Any, runtime: ns.Runtime) -> dict[str, Any]:
+        seen.append(["inner", type(runtime.control).__name__])
+        return {"log": ["inner"]}
+
+    inner = build(ns, LogState, {"inner": inner_node}, [("S", "inner")])
+
+    def drains(state: Any, runtime: ns.Runtime) -> dict[str, Any]:
+        seen.append(["a", type(runtime.control).__name__])
+        inner.invoke({"log": []})
+        runtime.control.request_drain("enough")
+        return {"log": ["a"]}
+
+    builder = ns.StateGraph(LogState).add_node("a", drains).add_node("b", note("b"))
+    graph = (
+        builder.add_edge(ns.START, "a").add_edge("a", "b").compile(checkpointer=ns.InMemorySaver())
+    )
+    cfg, streamed = thread(), thread()
+    first = invoke(graph, {"log": []}, cfg, aio=aio)
+    drained = {"first": first, "state": graph.get_state(cfg)}
+    return {
+        "invoke": drained,
+        "stream": stream(graph, {"log": []}, streamed, aio=aio),
+        "then": invoke(graph, None, cfg, aio=aio),
+        "seen": seen,
+    }

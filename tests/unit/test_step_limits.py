@@ -4,7 +4,11 @@ is refused before the run, not ignored, and `step_timeout` bounds a sync run's s
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -42,3 +46,25 @@ def test_step_timeout_bounds_a_sync_node() -> None:
             graph.invoke({"x": 1})
     finally:
         release.set()  # the node's thread runs on, unwaited: let it end
+
+
+def test_the_default_recursion_limit_comes_from_langgraphs_variable() -> None:
+    """LANGGRAPH_DEFAULT_RECURSION_LIMIT sets the limit of a call that sets none, as it
+    does for LangGraph: read once, when the engine is imported (so in a process of its
+    own here)."""
+    code = (
+        "from engine import START, StateGraph\n"
+        "from engine.errors import GraphRecursionError\n"
+        "g = StateGraph(dict).add_node('a', lambda s: {}).add_edge(START, 'a')\n"
+        "g.add_conditional_edges('a', lambda s: 'a')\n"
+        "try:\n"
+        "    g.compile().invoke({})\n"
+        "except GraphRecursionError as exc:\n"
+        "    print(str(exc).split(' reached')[0])\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "LANGGRAPH_DEFAULT_RECURSION_LIMIT": "3"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root, env=env
+    )
+    assert done.stdout.strip() == "Recursion limit of 3"

@@ -11,10 +11,10 @@ import json
 import time
 import weakref
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import URL, event, make_url
 from sqlalchemy.engine import Connection, Engine
@@ -29,6 +29,7 @@ WRITE_OPTION = "threadline_write"
 # A pooled connection idle this long is pinged before use (see `_ping_when_idle`).
 PING_AFTER_IDLE_S = 1.0
 _IDLE_SINCE = "threadline_idle_since"
+T = TypeVar("T")
 
 # asyncpg costs less CPU per statement than psycopg; both work when named explicitly.
 _ASYNC_DRIVERS = {"postgresql": "postgresql+asyncpg", "postgres": "postgresql+asyncpg"}
@@ -271,8 +272,46 @@ def write_gate(engine: AsyncEngine, *, urgent: bool = False) -> AbstractAsyncCon
     return gate.hold(urgent=urgent)
 
 
+async def uncancelled(step: Awaitable[T]) -> T:
+    """`step` awaited to its end even when the caller is cancelled meanwhile; the
+    cancellation is raised once it ended.
+
+    For the BEGIN, COMMIT, ROLLBACK and close of a transaction: one interrupted leaves the
+    connection half done (SQLAlchemy invalidates it and closes it in the background, and a
+    second cancel there abandons even that), and on SQLite an abandoned connection can keep
+    the database's write lock for good, failing every later write with "database is
+    locked". A run is cancelled more than once (a cancel, then its heartbeat; a client's
+    disconnect cancels at every await), so the first cancel's cleanup must not be cut."""
+    task = asyncio.ensure_future(step)
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if task.done():
+                break
+            cancelled = True
+    if cancelled and not task.cancelled():
+        task.exception()  # retrieved: the cancellation wins
+        raise asyncio.CancelledError
+    return task.result()
+
+
 @asynccontextmanager
 async def write_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
-    """A transaction that writes (see `write_gate`)."""
-    async with write_gate(engine), engine.execution_options(**{WRITE_OPTION: True}).begin() as conn:
-        yield conn
+    """A transaction that writes (see `write_gate`), begun, committed or rolled back, and
+    closed whole even when its task is cancelled (see `uncancelled`)."""
+    async with write_gate(engine):
+        conn = engine.execution_options(**{WRITE_OPTION: True}).connect()
+        try:
+            await uncancelled(conn.start())
+            await uncancelled(conn.begin())
+            yield conn
+            await uncancelled(conn.commit())
+        except BaseException:
+            if conn.sync_connection is not None:
+                await uncancelled(conn.rollback())
+            raise
+        finally:
+            if conn.sync_connection is not None:
+                await uncancelled(conn.close())
