@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import uuid
@@ -9,6 +10,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from langchain_core.messages import convert_to_messages
 from sqlalchemy import BindParameter, ColumnElement, Select, TextClause, bindparam, cast, text
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.dialects.postgresql import JSONB
@@ -18,6 +20,7 @@ from app.graphs import GraphRegistry
 from app.schemas.runs import RunCommand, RunCreate
 from engine import Command, CompiledGraph, CompiledStateGraph, Send
 from engine.checkpoint.ids import new_uuid7
+from engine.graph.message import add_messages
 from engine.graph.schema import ROOT
 
 
@@ -83,11 +86,55 @@ def known_keys(graph: CompiledGraph, values: Any, field: str) -> None:
         )
 
 
+def _folds_messages(reducer: Any) -> bool:
+    while isinstance(reducer, functools.partial):
+        reducer = reducer.func
+    return reducer is add_messages
+
+
+def check_message_values(graph: CompiledGraph, values: Any, field: str) -> None:
+    """422 naming the key when a value for a key `add_messages` folds is not messages
+    LangChain can make: written as it is (to the graph's input, folded only when the next
+    run starts), it would fail every later read of the thread's state."""
+    if not isinstance(values, dict):
+        return
+    channels = graph.channels
+    for key, value in values.items():
+        if not _folds_messages(getattr(channels.get(key), "reducer", None)):
+            continue
+        try:
+            convert_to_messages(value if isinstance(value, list) else [value])
+        except (*MESSAGE_ERRORS, AttributeError) as exc:
+            raise Invalid(f"{field}.{key}: not messages: {error_message(exc)}") from None
+
+
+def check_command(graph: CompiledGraph, command: RunCommand | None, field: str) -> None:
+    """422 naming `field` unless the command's `update` is one the graph's state takes (an
+    object, or `[key, value]` pairs, of keys the state has) and its `goto` goes to the
+    graph's nodes."""
+    if command is None:
+        return
+    update = command.update
+    if isinstance(update, list):
+        if not all(
+            isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)
+            for pair in update
+        ):
+            raise Invalid(f"{field}.update: a list must be [key, value] pairs.")
+        update = dict(update)
+    known_keys(graph, update, f"{field}.update")
+    check_goto(graph, command, f"{field}.goto")
+
+
 def check_goto(graph: CompiledGraph, command: RunCommand | None, field: str) -> None:
-    """422 naming `field` unless every node a client's command goes to is the graph's."""
+    """422 naming `field` unless every node a client's command goes to is the graph's, and
+    each it sends to is sent an `input` (null too, but given: the node's state)."""
     goto = command.goto if command is not None else None
     targets = goto if isinstance(goto, list) else [] if goto is None else [goto]
     known_nodes(graph, [t if isinstance(t, str) else t.node for t in targets], field)
+    for target in targets:
+        if not isinstance(target, str) and "input" not in target.model_fields_set:
+            raise Invalid(f"{field}: sending to {target.node!r} needs its `input`.")
 
 
 def check_nodes(graph: CompiledGraph, body: RunCreate) -> None:
@@ -97,7 +144,7 @@ def check_nodes(graph: CompiledGraph, body: RunCreate) -> None:
         names = getattr(body, field)
         if isinstance(names, list):
             known_nodes(graph, names, field)
-    check_goto(graph, body.command, "command.goto")
+    check_command(graph, body.command, "command")
 
 
 def ordered(query: Select[Any], direction: str, *columns: Any) -> Select[Any]:

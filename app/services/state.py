@@ -36,7 +36,8 @@ from app.schemas.state import (
 from app.schemas.threads import ThreadCreate
 from app.services.common import (
     MESSAGE_ERRORS,
-    check_goto,
+    check_command,
+    check_message_values,
     check_messages,
     command_of,
     error_message,
@@ -356,7 +357,8 @@ class StateService:
             for update in step.updates:
                 check_messages(update.values, self.settings.max_messages, "supersteps")
                 known_keys(graph, update.values, "supersteps: values")
-                check_goto(graph, update.command, "supersteps: command.goto")
+                check_message_values(graph, update.values, "supersteps: values")
+                check_command(graph, update.command, "supersteps: command")
             supersteps.append(
                 [
                     GraphUpdate(
@@ -402,6 +404,7 @@ class StateService:
         ref = requested_version(body.checkpoint, body.checkpoint_id)
         if not ref.checkpoint_ns:  # a subgraph's keys are its own
             known_keys(graph, body.values, "values")
+            check_message_values(graph, body.values, "values")
         config = version_config(thread.thread_id, ref)
         metadata = thread.metadata_ or {}
         config["metadata"] = {

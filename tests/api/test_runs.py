@@ -142,6 +142,20 @@ async def test_interrupt_then_resume(client: LangGraphClient) -> None:
     await expect_status(409, client.runs.wait(thread_id, "asker", command={"resume": "again"}))
 
 
+async def test_a_resume_by_an_id_no_longer_waiting_is_refused(client: LangGraphClient) -> None:
+    """A map of answers by interrupt id (a card of an older question answered again) that
+    names an interrupt not waiting is refused, not saved whole as the answer."""
+    thread_id = new_id()
+    first = await client.runs.wait(
+        thread_id, "asker", input={"question": "name?"}, if_not_exists="create"
+    )
+    old_id = first["__interrupt__"][0]["id"]
+    stale = {"0" * 32: "bob"}
+    await expect_status(409, client.runs.wait(thread_id, "asker", command={"resume": stale}))
+    done = await client.runs.wait(thread_id, "asker", command={"resume": {old_id: "bob"}})
+    assert done["answers"] == ["bob", "done"]
+
+
 # The events of a run of the slow graph streaming `values` and `updates`.
 SLOW_EVENTS = ["metadata", "values", "updates", "values", "updates", "values"]
 

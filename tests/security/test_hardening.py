@@ -268,11 +268,58 @@ async def test_a_message_langchain_refuses_is_a_422_naming_it(http: httpx.AsyncC
     for bad, reason in NOT_MESSAGES:
         update = await http.post(f"{t}/state", json={"values": {"messages": [bad]}})
         assert update.status_code == 422, update.text
-        assert update.json()["detail"].startswith("Cannot update the state: ")
+        assert update.json()["detail"].startswith("values.messages: not messages: ")
         assert reason in update.json()["detail"]
         run = await echo(http, t, [bad])
         assert reason in run.json()["__error__"]["message"]
         assert (await http.get(f"{t}/state")).json()["values"] == before["values"]
+
+
+# Each was a 500 (LangChain raised AttributeError) or, written as the graph's input, saved
+# and then failed every read of the state and every copy of the thread.
+MALFORMED = [
+    {"type": "chat", "content": "x"},
+    {"type": "ai", "content": "", "tool_calls": {"name": "x"}},
+    {"type": "ai", "content": "", "tool_calls": ["abc"]},
+    {"role": "assistant", "content": "", "tool_calls": "abc"},
+    5,
+]
+
+
+async def test_messages_written_as_any_node_or_the_input_are_checked(
+    http: httpx.AsyncClient,
+) -> None:
+    t, before = await echoed_thread(http)
+    for bad in MALFORMED:
+        for as_node in ("__input__", "talk", None):
+            update = {"values": {"messages": [bad]}, "as_node": as_node}
+            refused = await http.post(f"{t}/state", json=update)
+            assert refused.status_code == 422, (bad, as_node, refused.text)
+            assert refused.json()["detail"].startswith("values.messages: not messages: ")
+        steps = [{"updates": [{"values": {"messages": [bad]}, "as_node": "__input__"}]}]
+        made = await http.post(
+            "/threads", json={"metadata": {"graph_id": "echo"}, "supersteps": steps}
+        )
+        assert made.status_code == 422, (bad, made.text)
+    state = await http.get(f"{t}/state")
+    assert state.status_code == 200 and state.json()["values"] == before["values"]
+    assert (await http.post(f"{t}/copy")).status_code == 200
+
+
+async def test_a_commands_update_and_sends_are_checked(http: httpx.AsyncClient) -> None:
+    """Keys the state does not have and pairs that are not `[key, value]` were accepted
+    and changed nothing; a Send without `input` failed the run."""
+    t, _ = await echoed_thread(http)
+    for command, field in (
+        ({"update": {"zzz": 1}}, "command.update"),
+        ({"update": [["zzz", 1]]}, "command.update"),
+        ({"update": [["messages"]]}, "command.update"),
+        ({"update": [[5, 1]]}, "command.update"),
+        ({"goto": {"node": "talk"}}, "command.goto"),
+        ({"goto": [{"node": "talk"}]}, "command.goto"),
+    ):
+        run = await http.post(f"{t}/runs/wait", json={"assistant_id": "echo", "command": command})
+        assert run.status_code == 422 and run.json()["detail"].startswith(field), run.text
 
 
 async def test_the_pages_files_are_found_by_name_alone(http: httpx.AsyncClient) -> None:

@@ -42,6 +42,7 @@ from app.services.state import read_version, requested_version, version_config
 from app.services.threads import new_thread, taken
 from app.webhooks import Webhooks
 from engine import CompiledGraph
+from engine.pregel.context import is_interrupt_id
 
 # The queue limit of the one-statement queueing when the settings set none.
 UNLIMITED = 2**31 - 1
@@ -376,7 +377,14 @@ class RunAdmission:
                 + (f" at checkpoint '{checkpoint_id}'." if checkpoint_id else ".")
             )
         pending = {i.id: i.value for i in state.interrupts}
-        if isinstance(resume, dict) and resume and set(resume) <= set(pending):
+        if isinstance(resume, dict) and resume and all(map(is_interrupt_id, resume)):
+            # A map of answers by interrupt id, as LangGraph reads one: an id no longer
+            # waiting (answered since, or of another thread) would be silently unanswered.
+            stale = sorted(set(resume) - set(pending))
+            if stale:
+                raise Conflict(
+                    f"No interrupt waiting has the id {stale[0]!r}; pending ids: {sorted(pending)}."
+                )
             answers = resume
         elif len(pending) > 1:
             raise Invalid(
