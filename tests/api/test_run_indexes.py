@@ -241,7 +241,6 @@ async def test_a_run_s_admission_updates_its_thread_in_place(db: Database) -> No
                 "thread": thread,
                 "thread_owner": "someone",
                 "thread_patch": {"graph_id": "echo"},
-                "assistant_metadata": {},
                 **{f"run_{name}": value for name, value in run.items()},
             },
         )

@@ -580,43 +580,34 @@ async def test_a_commands_update_may_be_key_value_pairs(client: LangGraphClient)
     assert [m["content"] for m in done["messages"]][:1] == ["as a pair"]
 
 
-async def test_a_runs_metadata_is_merged_over_its_assistants_and_threads(
+async def test_a_runs_config_metadata_is_its_metadata_and_a_thread_it_makes_keeps_it(
     client: LangGraphClient,
 ) -> None:
-    """As LangGraph's server does: a run's metadata (its record, its webhook, each of its
-    checkpoints) is its assistant's, under its thread's, under the run's config's and its
-    own; a thread a run makes keeps the run's."""
-    assistant = await client.assistants.create("echo", metadata={"team": "a", "tier": "x"})
-    aid = assistant["assistant_id"]
-    thread = await client.threads.create(metadata={"user": "u1", "tier": "y"})
+    """A run's `config.metadata` is merged under its `metadata` (it was dropped): in its
+    record and in every checkpoint it saves; a thread a run makes starts with it, as on
+    LangGraph's server."""
+    thread = await client.threads.create(metadata={"user": "u1"})
     run = await client.runs.create(
         thread["thread_id"],
-        aid,
+        "echo",
         input=HELLO,
-        metadata={"ticket": 7},
-        config={"metadata": {"src": "cfg"}},
+        metadata={"ticket": 7, "src": "own"},
+        config={"metadata": {"src": "cfg", "team": "a"}},
     )
     await client.runs.join(thread["thread_id"], run["run_id"])
-    merged = {
-        "team": "a",
-        "tier": "y",
-        "user": "u1",
-        "graph_id": "echo",
-        "assistant_id": aid,
-        "src": "cfg",
-        "ticket": 7,
-    }
-    assert (await client.runs.get(thread["thread_id"], run["run_id"]))["metadata"] == merged
-    found = await client.threads.get_history(thread["thread_id"], metadata={"user": "u1"})
-    assert found and all(s["metadata"].items() >= merged.items() for s in found)
-    assert {s["metadata"]["run_attempt"] for s in found} == {1}
+    own = {"src": "own", "team": "a", "ticket": 7}
+    assert (await client.runs.get(thread["thread_id"], run["run_id"]))["metadata"] == own
+    found = await client.threads.get_history(thread["thread_id"], metadata={"team": "a"})
+    assert found and all(s["metadata"].items() >= own.items() for s in found)
 
     made = new_id()
-    await client.runs.wait(made, aid, input=HELLO, metadata={"ticket": 8}, if_not_exists="create")
+    await client.runs.wait(
+        made, "echo", input=HELLO, metadata={"ticket": 8}, if_not_exists="create"
+    )
     assert (await client.threads.get(made))["metadata"] == {
         "ticket": 8,
-        "assistant_id": aid,
         "graph_id": "echo",
+        "assistant_id": (await client.assistants.get("echo"))["assistant_id"],
     }
 
 

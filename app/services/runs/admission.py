@@ -215,7 +215,6 @@ class RunAdmission:
                 "graph_id": assistant.graph_id,
                 "assistant_id": assistant.assistant_id,
             },
-            "assistant_metadata": assistant.metadata_ or {},
             **{f"run_{name}": value for name, value in values.items()},
         }
         if not started:
@@ -238,8 +237,6 @@ class RunAdmission:
             if started:
                 self.pool.release(run)
             raise
-        if added:
-            run.metadata_ = added[0].metadata
         if started and added:
             saver.expect_head(run.thread_id, added[0].head)
         elif started:
@@ -286,7 +283,6 @@ class RunAdmission:
                 "graph_id": assistant.graph_id,
                 "assistant_id": assistant.assistant_id,
             }
-            run.metadata_ = {**(assistant.metadata_ or {}), **metadata, **run.metadata_}
             if found:
                 await session.execute(BUSY, {"thread": key, "metadata": metadata})
             else:
@@ -340,12 +336,7 @@ class RunAdmission:
             thread_id=thread_id,
             assistant_id=assistant.assistant_id,
             status="pending",
-            # Its own; merged over its assistant's and its thread's when it is inserted.
-            metadata_={
-                **((body.config and body.config.metadata) or {}),
-                **(body.metadata or {}),
-                "assistant_id": assistant.assistant_id,
-            },
+            metadata_={**((body.config and body.config.metadata) or {}), **(body.metadata or {})},
             multitask_strategy=body.multitask_strategy,
             kwargs=stored_kwargs(kwargs),
             result=None,

@@ -280,7 +280,6 @@ class RunExecutor:
                 "thread_id": run.thread_id,
                 "graph_id": assistant.graph_id,
                 "assistant_id": assistant.assistant_id,
-                "run_attempt": run.attempt,
             },
         }
 

@@ -94,8 +94,7 @@ def admit_at_once_statement(
     head_of: Callable[[ColumnElement[Any]], ScalarSelect[Any]] | None = None,
 ) -> Any:
     """PostgreSQL, one statement: mark the thread busy, add the run's graph and assistant
-    to its metadata, and insert the run (with `columns`, as `run_<column>` parameters;
-    its metadata merged over `assistant_metadata` and the thread's, `run_metadata` its own)
+    to its metadata, and insert the run (with `columns`, as `run_<column>` parameters)
     if the thread is the caller's and idle; no row when it is not so. No other
     parameter may be named like a column of `runs`: an INSERT takes such a parameter as
     that column's value. A run started here also returns its thread's checkpoint head
@@ -122,27 +121,16 @@ def admit_at_once_statement(
         update(ThreadRow.__table__)
         .where(*conditions)
         .values(status="busy", metadata=cast(metadata, JSON))
-        .returning(THREADS.thread_id, THREADS.metadata)
+        .returning(THREADS.thread_id)
         .cte("busy")
     )
-    # The run's metadata: its assistant's, under its thread's, under its own.
-    merged = (
-        bindparam("assistant_metadata", type_=JSONB)
-        .op("||")(cast(busy.c.metadata, JSONB))
-        .op("||")(bindparam("run_metadata", type_=JSONB))
-    )
     row = select(
-        *[
-            cast(merged, JSON)
-            if name == "metadata"
-            else bindparam(f"run_{name}", type_=RUNS[name].type)
-            for name in columns
-        ]
+        *[bindparam(f"run_{name}", type_=RUNS[name].type) for name in columns]
     ).select_from(busy)
     added = (
         insert(RunRow.__table__)
         .from_select(list(columns), row, include_defaults=False)
-        .returning(RUNS.run_id, RUNS.metadata)
+        .returning(RUNS.run_id)
     )
     if not queued:
         if head_of is None:
@@ -153,9 +141,7 @@ def admit_at_once_statement(
     notified = select(
         func.count(func.pg_notify(bindparam("channel"), bindparam("queue_key")))
     ).select_from(inserted)
-    return select(
-        inserted.c.run_id, inserted.c.metadata, notified.scalar_subquery().label("notified")
-    )
+    return select(inserted.c.run_id, notified.scalar_subquery().label("notified"))
 
 
 @functools.cache
