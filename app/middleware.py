@@ -128,15 +128,34 @@ class JsonOnlyRoute(APIRoute):
     Infinity, no integer beyond 64 bits, no NUL character and no lone surrogate in a
     string (anything else is a 422, `json_invalid`, as malformed JSON is), nested no
     deeper than MAX_JSON_DEPTH (422, `json_too_deep`), of at most MAX_JSON_VALUES values
-    (413)."""
+    (413). The body is read as JSON whatever its Content-Type says, as LangGraph's server
+    reads it (`curl -d` sends a form's type); a compressed body is a 415."""
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
 
         async def handle(request: Request) -> Response:
-            return await handler(JsonOnlyRequest(request.scope, request.receive))
+            scope = request.scope
+            if request.method in _WITH_BODY:
+                encoding = request.headers.get("content-encoding", "identity").lower()
+                if encoding != "identity":
+                    detail = (
+                        f"Content-Encoding {encoding!r} is not supported: send the JSON body "
+                        "uncompressed."
+                    )
+                    return JSONResponse({"detail": detail}, status_code=415)
+                if not _JSON_TYPE.match(request.headers.get("content-type", "application/json")):
+                    headers = [(k, v) for k, v in scope["headers"] if k != b"content-type"]
+                    scope = {**scope, "headers": [*headers, (b"content-type", _JSON)]}
+            return await handler(JsonOnlyRequest(scope, request.receive))
 
         return handle
+
+
+_WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
+_JSON = b"application/json"
+# What FastAPI reads as JSON: application/json, application/<anything>+json.
+_JSON_TYPE = re.compile(r"\s*application/([^;\s]*\+)?json\s*(;|$)", re.IGNORECASE)
 
 
 _INT64 = 2**63

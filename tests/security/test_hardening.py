@@ -4,6 +4,8 @@ checked against the graph and the thread; no input leaves a thread unreadable.""
 
 from __future__ import annotations
 
+import gzip
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -320,6 +322,25 @@ async def test_a_commands_update_and_sends_are_checked(http: httpx.AsyncClient) 
     ):
         run = await http.post(f"{t}/runs/wait", json={"assistant_id": "echo", "command": command})
         assert run.status_code == 422 and run.json()["detail"].startswith(field), run.text
+
+
+async def test_a_body_is_json_whatever_its_type_says_and_never_compressed(
+    http: httpx.AsyncClient,
+) -> None:
+    """`curl -d` sends a form's Content-Type: the body is still read as the JSON it is, as
+    LangGraph's server reads it; a compressed body is a 415 naming its encoding (it was a
+    422 saying the body is not UTF-8)."""
+    body = json.dumps({"metadata": {"via": "curl"}}).encode()
+    for kind in ("application/x-www-form-urlencoded", "text/plain", "application/json"):
+        made = await http.post("/threads", content=body, headers={"content-type": kind})
+        assert made.status_code == 200 and made.json()["metadata"] == {"via": "curl"}, kind
+    form = await http.post("/threads", data={"metadata": "x"})
+    assert form.status_code == 422 and form.json()["detail"][0]["type"] == "json_invalid"
+    for encoding in ("gzip", "br"):
+        packed = await http.post(
+            "/threads", content=gzip.compress(body), headers={"content-encoding": encoding}
+        )
+        assert packed.status_code == 415 and encoding in packed.json()["detail"]
 
 
 async def test_the_pages_files_are_found_by_name_alone(http: httpx.AsyncClient) -> None:
