@@ -4,6 +4,7 @@ The scheduler that starts their runs is `app.runs.crons`."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -38,6 +39,20 @@ def run_body(cron: CronRow) -> RunCreate:
             **({"on_completion": cron.on_run_completed} if cron.thread_id is None else {}),
         }
     )
+
+
+def _first_run(
+    schedule: str, timezone: str | None, end_time: datetime | None, after: datetime
+) -> datetime:
+    """A new cron's first run: 422 when none comes before its `end_time` (it would never
+    run; a cron changed to end so is ended: it is how a client stops one)."""
+    first = next_run(schedule, timezone, end_time, after)
+    if first is None:
+        raise Invalid(
+            f"end_time: {end_time:%Y-%m-%dT%H:%M:%SZ} is before the schedule's next "
+            "occurrence: the cron would never run."
+        )
+    return first
 
 
 def _check_run(cron: CronRow, graph: CompiledGraph) -> None:
@@ -97,7 +112,7 @@ class CronService:
             on_run_completed=body.on_run_completed if isinstance(body, CronCreate) else None,
             payload=body.payload(),
             metadata_=dict(body.metadata or {}),
-            next_run_at=next_run(body.schedule, body.timezone, body.end_time, stamp),
+            next_run_at=_first_run(body.schedule, body.timezone, body.end_time, stamp),
             created_at=stamp,
             updated_at=stamp,
         )

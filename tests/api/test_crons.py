@@ -317,6 +317,9 @@ async def test_what_is_wrong_is_refused_naming_the_field(server: str) -> None:
             for path in ("/runs/crons", f"/threads/{thread_id}/runs/crons"):
                 [error] = await refused(path, {**good, field: value})
                 assert error["loc"] == ["body", field], error
+        # A cron whose end comes before its first occurrence would never run.
+        past = {**good, "end_time": "1970-01-01T00:00:00Z"}
+        assert (await refused("/runs/crons", past)).startswith("end_time: 1970-01-01")
         [error] = await refused(
             f"/threads/{thread_id}/runs/crons", {**good, "on_run_completed": "keep"}
         )
