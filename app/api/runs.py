@@ -18,6 +18,7 @@ from app.api.sse import (
     run_headers,
     run_stream,
     thread_event_id,
+    thread_modes,
 )
 from app.db.models import RunRow
 from app.errors import Invalid, NotFound
@@ -194,11 +195,20 @@ async def thread_stream(
             "events, as on a run's stream."
         ),
     ] = None,
+    stream_modes: Annotated[
+        str | None,
+        Query(
+            description="The same modes, comma-separated, as LangGraph's server reads them; "
+            "over `stream_mode` when both are given."
+        ),
+    ] = None,
 ) -> EventSourceResponse:
     """Follow every run of a thread as it comes, for as long as the client listens; after
     each run, a `metadata` event `{"status": "run_done", "run_id"}`. With Last-Event-ID
     (an id this stream sent), from the event after that one: the rest of its run, then
     every later run of the thread, ended or not."""
+    if stream_modes:  # LangGraph's server's name, over the SDK's (which sends a default)
+        stream_mode = thread_modes(stream_modes)
     if stream_mode and "state_update" in stream_mode:
         raise Invalid(
             "stream_mode state_update: state changes outside runs are not streamed here; "

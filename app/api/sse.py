@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator, Callable
+from typing import get_args
 
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
 
@@ -12,6 +13,7 @@ from app.db.models import RunRow
 from app.errors import Invalid
 from app.limits import MAX_EVENT_ID
 from app.runs.broker import Event
+from app.schemas.runs import StreamModeName, ThreadStreamMode
 from app.services.runs.service import RUN_DONE, RunService
 
 HEARTBEAT_S = 5.0
@@ -101,6 +103,17 @@ def of_modes(modes: list[str] | None) -> Callable[[Event], bool] | None:
     if not modes:
         return None
     return lambda event: event.event in ALWAYS or mode_of(event.event) in modes
+
+
+def thread_modes(text: str) -> list[str]:
+    """A thread stream's `stream_modes` as LangGraph's server reads it: modes joined by
+    commas; 422 naming any it does not know."""
+    modes = [mode.strip() for mode in text.split(",") if mode.strip()]
+    known = {*get_args(ThreadStreamMode), *get_args(StreamModeName)}
+    unknown = [mode for mode in modes if mode not in known]
+    if unknown:
+        raise Invalid(f"stream_modes: unknown modes {unknown}; modes: {sorted(known)}.")
+    return modes
 
 
 def of_thread_modes(modes: list[str] | None) -> Callable[[Event], bool] | None:

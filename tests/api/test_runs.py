@@ -240,8 +240,11 @@ async def test_a_threads_stream_follows_its_runs_in_the_modes_asked(
         asyncio.create_task(follow()),
         asyncio.create_task(follow(stream_mode="lifecycle")),
         asyncio.create_task(follow(stream_mode=["updates"])),
+        # LangGraph's server's name for the modes, over the SDK's default `stream_mode`.
+        asyncio.create_task(follow(params={"stream_modes": "lifecycle"})),
     ]
-    every, lifecycle, updates = await asyncio.wait_for(asyncio.gather(*readers), 30)
+    every, lifecycle, updates, named = await asyncio.wait_for(asyncio.gather(*readers), 30)
+    assert named == lifecycle
     done = [{"status": "run_done", "run_id": run_id} for run_id in runs]
     assert [d for e, d in every if e == "metadata" and "status" in d] == done
     assert {e for e, _ in every} == {"metadata", "values"}
@@ -256,6 +259,10 @@ async def test_a_threads_stream_follows_its_runs_in_the_modes_asked(
         ):
             refused = await http.get(path, params={"stream_mode": mode})
             assert refused.status_code == 422 and "stream_mode" in refused.text, mode
+        refused = await http.get(
+            f"/threads/{thread_id}/stream", params={"stream_modes": "values,everything"}
+        )
+        assert refused.status_code == 422 and "everything" in refused.text
 
 
 async def test_a_threads_stream_resumes_after_the_last_event_id_it_sent(
