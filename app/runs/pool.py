@@ -141,6 +141,9 @@ class WorkerPool:
         self.stop_actions: dict[str, str] = {}
         # Runs recording their outcome: too late to stop them.
         self.finishing: set[str] = set()
+        # Runs cancelled here already: they are stopping (rolling back, recording their
+        # interruption), and a second cancel would cut that short (see `stop_local`).
+        self.stopping: set[str] = set()
         # The saver of the runs executed here, told each claimed run's checkpoint head.
         self._heads: SQLSaver | None = None
 
@@ -241,6 +244,7 @@ class WorkerPool:
         finally:
             self.running.pop(run.run_id, None)
             self.renewed.pop(run.run_id, None)
+            self.stopping.discard(run.run_id)
             if self._full:
                 self.wake()
 
@@ -378,9 +382,16 @@ class WorkerPool:
 
     def stop_local(self, run_id: str, action: str) -> None:
         """Stop a run if it executes in this process (else its worker's heartbeat will);
-        its executor reads why in `stop_actions`."""
-        if run_id in self.finishing or run_id not in self.running:
+        its executor reads why in `stop_actions`.
+
+        Once only: the heartbeat asks again on every beat while the run's row keeps its
+        cancel action, and a second cancel landed in the first one's handling (a
+        rollback's deletes, an interruption's record), which then never ended: the run
+        stayed running under its lease until another worker took it over and stopped it
+        again, some 20 s later, while its waiters waited."""
+        if run_id in self.finishing or run_id in self.stopping or run_id not in self.running:
             return
+        self.stopping.add(run_id)
         self.stop_actions.setdefault(run_id, action)
         self.cancel_local(run_id)
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import time
 import weakref
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from sqlalchemy import URL, event, make_url
 from sqlalchemy.engine import Connection, Engine
@@ -29,7 +30,6 @@ WRITE_OPTION = "threadline_write"
 # A pooled connection idle this long is pinged before use (see `_ping_when_idle`).
 PING_AFTER_IDLE_S = 1.0
 _IDLE_SINCE = "threadline_idle_since"
-T = TypeVar("T")
 
 # asyncpg costs less CPU per statement than psycopg; both work when named explicitly.
 _ASYNC_DRIVERS = {"postgresql": "postgresql+asyncpg", "postgres": "postgresql+asyncpg"}
@@ -145,11 +145,35 @@ def create_engine(
                 f"The URL's connect timeout must be seconds, not {seconds!r}."
             ) from None
         parsed = parsed.difference_update_query(["timeout"])
+    if is_sqlite and parsed.drivername == "sqlite+aiosqlite":
+        options["connect_args"] = {"factory": RollbackOnClose}
     engine = create_async_engine(parsed, **options)
     _ping_when_idle(engine)
     if is_sqlite:
         _configure_sqlite(engine)
     return engine
+
+
+class RollbackOnClose(sqlite3.Connection):
+    """A SQLite connection that ends its transaction when it is closed.
+
+    sqlite3's `close()` leaves a connection whose statements are not all finalized open
+    as a "zombie" (sqlite3_close_v2) until the last of them is, transaction and locks
+    included. SQLAlchemy closes a connection in a transaction that way when a task is
+    cancelled during one of its statements (it invalidates the connection, and keeps the
+    cursor open): the cursor lives on in the cancelled task's traceback, so the zombie
+    kept SQLite's write lock for good, and every later write failed with "database is
+    locked". Rolled back first, the transaction ends and the lock goes whatever the
+    cursors left."""
+
+    def close(self) -> None:
+        try:
+            if self.in_transaction:
+                self.rollback()
+        except sqlite3.Error:
+            pass  # closing ends it all the same once its statements are finalized
+        finally:
+            super().close()
 
 
 def _ping_when_idle(engine: AsyncEngine) -> None:
@@ -272,46 +296,8 @@ def write_gate(engine: AsyncEngine, *, urgent: bool = False) -> AbstractAsyncCon
     return gate.hold(urgent=urgent)
 
 
-async def uncancelled(step: Awaitable[T]) -> T:
-    """`step` awaited to its end even when the caller is cancelled meanwhile; the
-    cancellation is raised once it ended.
-
-    For the BEGIN, COMMIT, ROLLBACK and close of a transaction: one interrupted leaves the
-    connection half done (SQLAlchemy invalidates it and closes it in the background, and a
-    second cancel there abandons even that), and on SQLite an abandoned connection can keep
-    the database's write lock for good, failing every later write with "database is
-    locked". A run is cancelled more than once (a cancel, then its heartbeat; a client's
-    disconnect cancels at every await), so the first cancel's cleanup must not be cut."""
-    task = asyncio.ensure_future(step)
-    cancelled = False
-    while not task.done():
-        try:
-            await asyncio.shield(task)
-        except asyncio.CancelledError:
-            if task.done():
-                break
-            cancelled = True
-    if cancelled and not task.cancelled():
-        task.exception()  # retrieved: the cancellation wins
-        raise asyncio.CancelledError
-    return task.result()
-
-
 @asynccontextmanager
 async def write_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
-    """A transaction that writes (see `write_gate`), begun, committed or rolled back, and
-    closed whole even when its task is cancelled (see `uncancelled`)."""
-    async with write_gate(engine):
-        conn = engine.execution_options(**{WRITE_OPTION: True}).connect()
-        try:
-            await uncancelled(conn.start())
-            await uncancelled(conn.begin())
-            yield conn
-            await uncancelled(conn.commit())
-        except BaseException:
-            if conn.sync_connection is not None:
-                await uncancelled(conn.rollback())
-            raise
-        finally:
-            if conn.sync_connection is not None:
-                await uncancelled(conn.close())
+    """A transaction that writes (see `write_gate`)."""
+    async with write_gate(engine), engine.execution_options(**{WRITE_OPTION: True}).begin() as conn:
+        yield conn
