@@ -149,9 +149,10 @@ class ThreadSearch(ThreadFilter):
     limit: PageSize = 10
     offset: Offset = 0
     sort_by: ThreadSortBy = Field(
-        default="created_at",
-        description="`state_updated_at` sorts by `updated_at`, which the end of every run "
-        "and every state update refreshes.",
+        default="updated_at",
+        description="`updated_at` (the default, as LangGraph's server sorts: the thread "
+        "changed last first) is refreshed by the end of every run and every change of the "
+        "thread; `state_updated_at` sorts by it too.",
     )
     sort_order: SortOrder = "desc"
     select: list[ThreadField] | None = Field(default=None, max_length=MAX_NAMES)

@@ -73,6 +73,11 @@ async def test_create_get_update_search_count(server: str) -> None:
             headers={"Prefer": "return=minimal"},
         )
         assert minimal.status_code == 204
+    # By default the thread changed last comes first, as in a chat's list: the one just
+    # continued goes to the top (LangGraph's server sorts so; sorting by `created_at`
+    # left it where it was).
+    await client.runs.wait(asked, "asker", command={"resume": "bob"})
+    assert ids(await client.threads.search()) == [asked, thread_id, echoed]
 
 
 async def test_copy_delete_prune(server: str) -> None:
