@@ -8,10 +8,11 @@ not complete. Every method is async first; the sync twins exist for `invoke()` c
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
+import copy
+from collections.abc import AsyncIterator, Collection, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple, Self, cast
 
 from typing_extensions import TypedDict
 
@@ -330,6 +331,36 @@ class BaseCheckpointSaver:
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         raise NotImplementedError
+
+    # LangGraph's savers declare these, and its in-memory one does not implement them:
+    # ours neither, so that a caller that probes for them is told the same.
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        raise NotImplementedError
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        raise NotImplementedError
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        raise NotImplementedError
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        raise NotImplementedError
+
+    @property
+    def config_specs(self) -> list[Any]:
+        """No configurable fields of its own, as LangGraph's savers declare."""
+        return []
+
+    def with_allowlist(self, extra_allowlist: Collection[tuple[str, ...]]) -> Self:
+        """A shallow copy (same storage) whose serializer also restores these classes;
+        itself when its serializer keeps no allowlist."""
+        widen = getattr(self.serde, "with_msgpack_allowlist", None)
+        if widen is None:
+            return self
+        clone = copy.copy(self)
+        clone.serde = widen(extra_allowlist)
+        return clone
 
     async def adelete_run(self, thread_id: str, run_id: str) -> None:
         """Remove the checkpoints whose metadata names `run_id`, with their pending writes:

@@ -148,7 +148,9 @@ class InMemorySaver(BaseCheckpointSaver):
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
         """Newest first over every branch; no config means every thread, a config
-        without checkpoint_ns every namespace, one with checkpoint_id just that one."""
+        without checkpoint_ns every namespace, one with checkpoint_id just that one.
+        Several threads or namespaces come one after another, each in the order it was
+        first saved to, as LangGraph's in-memory saver lists them."""
         self._check_immutable()
         conf = (config or {}).get("configurable", {})
         thread_id, ns, only_id = (
@@ -165,11 +167,10 @@ class InMemorySaver(BaseCheckpointSaver):
             for tid, thread in threads
             for cns, checkpoints in thread.checkpoints.items()
             if ns is None or cns == ns
-            for checkpoint_id in checkpoints
+            for checkpoint_id in sorted(checkpoints, reverse=True)
             if (only_id is None or checkpoint_id == only_id)
             and (before_id is None or checkpoint_id < before_id)
         ]
-        found.sort(reverse=True)
         remaining = limit
         for checkpoint_id, tid, cns in found:
             if remaining is not None and remaining <= 0:

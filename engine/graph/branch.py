@@ -7,7 +7,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
-from engine.pregel.runnable import RunnableCallable, no_sync_function
+from engine.pregel.runnable import RunnableCallable, injected, injected_params, no_sync_function
 from engine.types import Send
 
 
@@ -15,7 +15,9 @@ from engine.types import Send
 class Branch:
     path: Callable[..., Any]
     path_map: dict[Hashable, str] | None
-    takes_config: bool
+    # What of the run the router asks for (config, runtime, store, writer): a router is
+    # handed them as a node is.
+    params: tuple[str, ...]
     # The schema class the router is typed with: it reads those keys, as a node typed so
     # does. An untyped router reads the state, and what its node returned outside the
     # state's keys, as in LangGraph.
@@ -37,11 +39,7 @@ class Branch:
             mapping = {name: name for name in path_map}
         else:
             mapping = _literal_targets(path)
-        try:
-            takes_config = "config" in inspect.signature(path).parameters
-        except (TypeError, ValueError):
-            takes_config = False
-        return cls(path, mapping, takes_config, schema)
+        return cls(path, mapping, injected_params(path), schema)
 
     def choose(
         self, state: Any, config: dict[str, Any], run: Any, step: int, sync_call: bool = False
@@ -56,7 +54,11 @@ class Branch:
             name = getattr(self.path, "__name__", None) or type(self.path).__name__
             raise TypeError(no_sync_function(name))
         if run is None:
-            return self.path(state, config=config) if self.takes_config else self.path(state)
+            return (
+                self.path(state, **injected(self.params, config))
+                if self.params
+                else self.path(state)
+            )
         if self._traced is None:
             name = getattr(self.path, "__name__", None)
             # LangGraph leaves a lambda unnamed; tracers show it as "Unnamed".

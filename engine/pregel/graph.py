@@ -58,7 +58,15 @@ from engine.pregel.sync import iterate_sync, run_sync
 from engine.pregel.tasks import Task, TaskStatus, task_statuses
 from engine.runtime import RunControl
 from engine.store.base import BaseStore
-from engine.types import Durability, GraphOutput, PregelTask, StateSnapshot, StateUpdate
+from engine.types import (
+    CachePolicy,
+    Durability,
+    GraphOutput,
+    PregelTask,
+    RetryPolicy,
+    StateSnapshot,
+    StateUpdate,
+)
 from engine.warnings import LangGraphDeprecatedSinceV10, warn_renamed
 
 T = TypeVar("T")
@@ -117,7 +125,10 @@ class CompiledGraph(Runnable[Any, Any]):
         # Print every run's debug parts (compile(debug=True)), unless a call says not to.
         self.debug = debug
         # What every run's config starts from (`with_config`), the call's merged over it.
-        self.config: RunnableConfig = {}
+        self.config: RunnableConfig | None = None
+        # The policies of nodes that have none of their own (a Pregel's, given to it).
+        self.retry_policy: RetryPolicy | Sequence[RetryPolicy] = ()
+        self.cache_policy: CachePolicy | None = None
         # Seconds a step of a run may take (None: no limit), set on the compiled graph as
         # LangGraph's attribute is: a slower step raises TimeoutError.
         self.step_timeout: float | None = None
@@ -227,14 +238,19 @@ class CompiledGraph(Runnable[Any, Any]):
         inline_sync: bool,
         subgraphs: bool = False,
         print_line: Callable[[str], None] | None = None,
+        shown_keys: str | tuple[str, ...] | None = None,
         **options: Unpack[RunOptions],
     ) -> Loop:
+        """The loop of one call; `shown_keys` are the channels its parts show when the
+        call names no `output_keys` (all of the state when None)."""
         unknown = sorted(options.keys() - RunOptions.__annotations__.keys())
         if unknown:
             raise TypeError(f"Unknown option {unknown[0]!r} for a graph run.")
         options = _durability_of_old(options)
         durability = options.get("durability")
         output_keys = self._output_keys(options.get("output_keys"))
+        if output_keys is None:
+            output_keys = shown_keys
         run_context = options.get("context")
         control = options.get("control")
         debug = options.get("debug")
@@ -330,6 +346,11 @@ class CompiledGraph(Runnable[Any, Any]):
                 )
         return keys if isinstance(keys, str) else names
 
+    def _output_keys_shown(self) -> str | tuple[str, ...]:
+        """The output channels, as the `output_keys` of a call."""
+        keys = self.output_channels
+        return keys if isinstance(keys, str) else tuple(keys)
+
     async def _drive(self, loop: Loop, input: Any) -> Loop:
         """Run the call to its end; with callbacks, as one chain run that the tasks'
         runs nest under (what tracers and `astream_events` see)."""
@@ -382,8 +403,16 @@ class CompiledGraph(Runnable[Any, Any]):
                 part = self._v2_part(ns, mode, payload) if version == "v2" else payload
                 chunks.append(part if single or version == "v2" else (mode, part))
 
+        # Parts of another mode show the graph's output channels, as LangGraph's invoke
+        # shows them; "values" alone is read off the run's end (`call_output`).
+        shown = None if stream_mode == "values" else self._output_keys_shown()
         loop = self._loop(
-            config, emit=emit, modes=frozenset(modes), inline_sync=_inline_sync, **options
+            config,
+            emit=emit,
+            modes=frozenset(modes),
+            inline_sync=_inline_sync,
+            shown_keys=shown,
+            **options,
         )
         await self._drive(loop, input)
         if stream_mode != "values":
@@ -591,6 +620,8 @@ class CompiledGraph(Runnable[Any, Any]):
             interrupt_after=child.interrupt_after,
             inline_sync=parent.inline_sync,
             context=parent.context,
+            # A graph run as a node shows its output channels, as an invoked one does.
+            output_keys=child._output_keys_shown(),
             **_inherited(parent, pad, child),
         )
         # Made in the parent's task, which is no sync call of its own: the parent's call is.
@@ -1087,6 +1118,18 @@ class CompiledGraph(Runnable[Any, Any]):
     @property
     def stream_channels(self) -> str | list[str]:
         return self.output_channel or list(self.state_keys)
+
+    @property
+    def stream_channels_list(self) -> list[str]:
+        """The channels `values` parts show, as a list even when one."""
+        shown = self.stream_channels
+        if isinstance(shown, str):
+            return [shown]
+        return list(self.state_keys if shown is None else shown)
+
+    def validate(self) -> Self:
+        """Nothing to do: a graph is checked when it is built, and cannot change since."""
+        return self
 
     @property
     def interrupt_before_nodes(self) -> list[str]:

@@ -231,6 +231,9 @@ class Loop:
         self.context = context
         self.store = store
         self.cache = cache
+        # What the cache held for the tasks of the step, by task id, looked up before
+        # any of them ran (what they write is cached after).
+        self._looked_up: dict[str, Any] = {}
         self.control = control
         self.server_info = _server_info(config.get("configurable") or {})
         # Told the name of each node that finishes (not one that fails or asks), at every
@@ -722,6 +725,7 @@ class Loop:
         handled = [t for t in tasks if t.done and t.handled]
         for task in todo:
             self._emit_task_start(task)
+        await self._look_up_cache(todo)
         # What the tasks that finished in an earlier attempt of this step wrote is
         # shown again, as LangGraph shows it: as cached.
         for task in tasks:
@@ -897,9 +901,13 @@ class Loop:
             ),
         )
         # A subgraph's task needs a config only for the run its callbacks are told of
-        # (and a timed one for the clocks its callbacks and runtime report to).
+        # (and a timed one for the clocks its callbacks and runtime report to); the
+        # input node's, for its routers to be handed.
         traced = (
-            node.runnable is not None or self.config.get("callbacks") or task.timeout is not None
+            node.runnable is not None
+            or node.routes
+            or self.config.get("callbacks")
+            or task.timeout is not None
         )
         pad.config = self._task_config(task, pad.runtime) if traced else {}
         caching = node.cache_policy is not None and self.cache is not None
@@ -1120,13 +1128,30 @@ class Loop:
         # Keyed by node name only: a cached result serves the node wherever it runs.
         return ((CACHE_NS, task.name), str(key))
 
+    async def _look_up_cache(self, tasks: list[Task]) -> None:
+        """Look the step's cached tasks up at once, before any runs: tasks of one step
+        with the same input all run, none served by another's writes. Of several with one
+        key only the last is served from the cache, the others run: LangGraph's lookup."""
+        keys = {task.id: key for task in tasks if (key := self._cache_key(task)) is not None}
+        if not keys:
+            self._looked_up = {}
+            return
+        assert self.cache is not None
+        served = {key: task_id for task_id, key in keys.items()}
+        found = await self.cache.aget(list(served))
+        self._looked_up = dict.fromkeys(keys)
+        self._looked_up.update({task_id: found.get(key) for key, task_id in served.items()})
+
     async def _cached(self, task: Task) -> Writes | None:
         """The writes a cached earlier run of this node with the same input made."""
-        full = self._cache_key(task)
-        if full is None:
-            return None
-        assert self.cache is not None
-        found = (await self.cache.aget([full])).get(full)
+        if task.id in self._looked_up:
+            found = self._looked_up.pop(task.id)
+        else:
+            full = self._cache_key(task)
+            if full is None:
+                return None
+            assert self.cache is not None
+            found = (await self.cache.aget([full])).get(full)
         if found is None:
             return None
         task.cached = True

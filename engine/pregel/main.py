@@ -14,6 +14,7 @@ import functools
 from abc import ABCMeta
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, Literal, Self
 
 import pydantic
@@ -27,8 +28,9 @@ from engine.graph.schema import declared_channel
 from engine.pregel.graph import CompiledGraph
 from engine.pregel.loop import Loop
 from engine.pregel.node import Node, Writes, as_runnable
+from engine.pregel.timeouts import natively_async, sync_timeout_error
 from engine.store.base import BaseStore
-from engine.types import CachePolicy, RetryPolicy
+from engine.types import CachePolicy, RetryPolicy, TimeoutPolicy
 from engine.warnings import LangGraphDeprecatedSinceV10, renamed
 
 __all__ = ["NodeBuilder", "Pregel"]
@@ -64,6 +66,7 @@ class PregelNode:
     metadata: dict[str, Any] = field(default_factory=dict)
     retry_policy: tuple[RetryPolicy, ...] = ()
     cache_policy: CachePolicy | None = None
+    timeout: TimeoutPolicy | None = None
 
 
 class NodeBuilder:
@@ -136,6 +139,12 @@ class NodeBuilder:
         self._node.cache_policy = policy
         return self
 
+    def set_timeout(self, timeout: float | timedelta | TimeoutPolicy | None) -> Self:
+        """Cap each attempt of the node (a number of seconds or a timedelta caps its
+        run); its code must be async, for an attempt to be cancelled."""
+        self._node.timeout = TimeoutPolicy.coerce(timeout)
+        return self
+
     def build(self) -> PregelNode:
         node = self._node
         return PregelNode(
@@ -147,6 +156,7 @@ class NodeBuilder:
             metadata=dict(node.metadata),
             retry_policy=node.retry_policy,
             cache_policy=node.cache_policy,
+            timeout=node.timeout,
         )
 
 
@@ -241,6 +251,11 @@ class Pregel(CompiledGraph, metaclass=_AnyCompiledGraph):
         self.stream_mode = stream_mode
         self._stream_channels = stream_channels
         self.auto_validate = auto_validate
+        # As given (one policy in a tuple); the nodes took them as defaults when built.
+        self.retry_policy = (
+            (retry_policy,) if isinstance(retry_policy, RetryPolicy) else retry_policy
+        )
+        self.cache_policy = cache_policy
 
     # LangGraph's attributes, as given.
 
@@ -348,6 +363,8 @@ def _node(
     default_cache: CachePolicy | None,
 ) -> Node:
     bound = node.bound
+    if node.timeout is not None and not natively_async(bound):
+        raise sync_timeout_error(name)
     if bound is not None and node.tags:
         bound = bound.with_config(tags=node.tags)
     is_async = bound is not None and as_runnable(name, bound)[1]
@@ -360,6 +377,7 @@ def _node(
         write=_writer(node.writers),
         retry_policy=node.retry_policy or default_retry,
         cache_policy=node.cache_policy or default_cache,
+        timeout=node.timeout,
         metadata=node.metadata or None,
     )
 

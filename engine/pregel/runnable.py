@@ -33,6 +33,7 @@ from engine.runtime import DEFAULT_RUNTIME, Runtime
 __all__ = [
     "PlainLambda",
     "RunnableCallable",
+    "injected",
     "injected_params",
     "runtime_of",
 ]
@@ -124,7 +125,8 @@ def _ensured(config: RunnableConfig | None) -> RunnableConfig:
     return ensure_config(config)
 
 
-def _injected(names: tuple[str, ...], config: RunnableConfig) -> dict[str, Any]:
+def injected(names: tuple[str, ...], config: RunnableConfig) -> dict[str, Any]:
+    """The keyword arguments for the parts of the run `names` asks for."""
     if not names:
         return {}
     runtime = runtime_of(config)
@@ -204,7 +206,7 @@ class RunnableCallable(Runnable[Any, Any]):
             raise TypeError(no_sync_function(self.name))
         config = _ensured(config)
         if self.kwargs or self.func_params or kwargs:
-            kwargs = {**self.kwargs, **_injected(self.func_params, config), **kwargs}
+            kwargs = {**self.kwargs, **injected(self.func_params, config), **kwargs}
         if not (self.trace and config["callbacks"]):
             token = var_child_runnable_config.set(config)
             try:
@@ -229,7 +231,7 @@ class RunnableCallable(Runnable[Any, Any]):
         if self.afunc is None:
             return await run_in_executor(config, self.invoke, input, config, **kwargs)
         config = _ensured(config)
-        kwargs = {**self.kwargs, **_injected(self.afunc_params, config), **kwargs}
+        kwargs = {**self.kwargs, **injected(self.afunc_params, config), **kwargs}
         if not (self.trace and config.get("callbacks")):
             token = var_child_runnable_config.set(config)
             try:

@@ -5,6 +5,7 @@ and breakpoints, a Runnable wrapper as a node, and a saver's tuples."""
 
 from __future__ import annotations
 
+import asyncio
 import operator
 import warnings
 from typing import Annotated, Any
@@ -16,7 +17,7 @@ from langchain_core.runnables import RunnableLambda
 from langchain_core.tools import tool
 from typing_extensions import TypedDict
 
-from .cases_core import LogState, build, note
+from .cases_core import LogState, build, build_error, note
 from .harness import NS, case, invoke
 
 
@@ -133,4 +134,47 @@ def case_a_saved_checkpoint_is_a_tuple(ns: NS) -> Any:
         "same": (found[0], found.parent_config) == (config_of, parent),
         "writes": writes,
         "values": checkpoint["channel_values"],
+    }
+
+
+@case
+def case_compiled_graph_policies_channels_and_config(ns: NS) -> Any:
+    """A compiled graph's default policies (a Pregel's as given, one policy in a tuple),
+    its stream channels as a list, `validate()` and an unset config (None); a
+    NodeBuilder's timeout (an async node times out, a sync one is refused); a saver's
+    config specs and the pruning it leaves unimplemented."""
+    graph = build(ns, LogState, {"a": note("a")}, [("S", "a")])
+
+    async def slow(value: str) -> str:
+        await asyncio.sleep(1)
+        return value
+
+    def pregel(node: Any, **kw: Any) -> Any:
+        channels = {"a": ns.EphemeralValue(str), "b": ns.LastValue(str)}
+        return ns.Pregel(
+            nodes={"n": node}, channels=channels, input_channels="a", output_channels="b", **kw
+        )
+
+    def node(fn: Any) -> Any:
+        return ns.NodeBuilder().subscribe_only("a").do(fn).write_to("b")
+
+    one = pregel(node(str.upper), retry_policy=ns.RetryPolicy(), cache_policy=ns.CachePolicy())
+    several = pregel(node(str.upper), retry_policy=[ns.RetryPolicy()], stream_channels="b")
+    saver = ns.InMemorySaver()
+    unimplemented = {}
+    for name in ("prune", "delete_for_runs"):
+        try:
+            getattr(saver, name)(["t"])
+        except NotImplementedError:
+            unimplemented[name] = True
+    return {
+        "graph": [graph.retry_policy, graph.cache_policy, graph.stream_channels_list],
+        "validated": graph.validate() is graph,
+        "config": graph.config,
+        "one": [type(one.retry_policy).__name__, one.cache_policy is not None],
+        "several": [type(several.retry_policy).__name__, several.stream_channels_list],
+        "timed_out": invoke(pregel(node(slow).set_timeout(0.05)), "q", aio=True),
+        "sync_refused": build_error(lambda: pregel(node(str.upper).set_timeout(0.05))),
+        "no_timeout": invoke(pregel(node(str.upper).set_timeout(None)), "q"),
+        "saver": [saver.config_specs, unimplemented],
     }

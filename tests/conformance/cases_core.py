@@ -231,6 +231,56 @@ def case_output_keys(ns: NS, aio: bool) -> Any:
     return seen
 
 
+class QTA(TypedDict):
+    q: str
+    tmp: str
+    ans: str
+
+
+class Ans(TypedDict):
+    ans: str
+
+
+def answering(ns: NS) -> Any:
+    """START -> a -> b on QTA, output schema Ans: b writes no output key."""
+    builder = ns.StateGraph(QTA, output_schema=Ans)
+    builder.add_node("a", lambda s: {"tmp": "t", "ans": "x"})
+    builder.add_node("b", lambda s: {"tmp": "u"})
+    return builder.add_edge(ns.START, "a").add_edge("a", "b").compile()
+
+
+@case(aio=True)
+def case_invoke_in_other_modes_shows_the_output_channels(ns: NS, aio: bool) -> Any:
+    """`invoke` in another stream mode than values (or several) shows the output
+    channels only, in updates and values parts (values only when one changed); `stream`
+    shows the whole state; a Pregel's invoke shows its output channels too."""
+    graph = answering(ns)
+    node = ns.NodeBuilder().subscribe_only("a").do(lambda x: x + "!").write_to("b", "c")
+    pregel = ns.Pregel(
+        nodes={"n": node},
+        channels={"a": ns.EphemeralValue(str), "b": ns.LastValue(str), "c": ns.LastValue(str)},
+        input_channels=["a"],
+        output_channels=["c"],
+    )
+    return {
+        "updates": invoke(graph, {"q": "1"}, stream_mode="updates", aio=aio),
+        "both": invoke(graph, {"q": "1"}, stream_mode=["updates", "values"], aio=aio),
+        "values": invoke(graph, {"q": "1"}, stream_mode=["values"], aio=aio),
+        "stream": stream(graph, {"q": "1"}, stream_mode=["updates", "values"], aio=aio),
+        "pregel": invoke(pregel, {"a": "x"}, stream_mode="updates", aio=aio),
+        "pregel_stream": stream(pregel, {"a": "x"}, stream_mode="updates", aio=aio),
+    }
+
+
+@case(aio=True)
+def case_subgraph_parts_show_its_output_channels(ns: NS, aio: bool) -> Any:
+    """A subgraph's updates and values parts show its output schema's keys, as a graph
+    invoked in a node shows them; its input alone makes no values part."""
+    sub = answering(ns)
+    graph = ns.StateGraph(QTA).add_node("sub", sub).add_edge(ns.START, "sub").compile()
+    return stream(graph, {"q": "1"}, stream_mode=["updates", "values"], subgraphs=True, aio=aio)
+
+
 # --------------------------------------------------------------------------- schemas
 
 

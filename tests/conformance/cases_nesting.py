@@ -11,7 +11,7 @@ No ``from __future__ import annotations`` here (see cases_core).
 import operator
 from typing import Annotated, Any, TypedDict
 
-from .cases_core import Node, build, chain_edges, note
+from .cases_core import LogState, Node, build, chain, chain_edges, note
 from .harness import NS, bump, case, history, invoke, stream, thread
 
 
@@ -376,3 +376,28 @@ def case_checkpoint_parts_of_subgraphs_name_their_versions(ns: NS, aio: bool) ->
             for _ in range(2)
         ]
     return out
+
+
+@case
+def case_saver_lists_namespaces_and_threads_one_after_another(ns: NS) -> Any:
+    """The in-memory saver lists a thread's namespaces (for a config without one) and,
+    with no config, the threads, one after another in the order they were first saved
+    to, each newest first."""
+    sub = chain(ns, ["s"])
+    saver = ns.InMemorySaver()
+    builder = ns.StateGraph(LogState).add_node("sub", sub).add_node("after", note("after"))
+    graph = builder.add_edge(ns.START, "sub").add_edge("sub", "after").compile(checkpointer=saver)
+    for tid in ("b", "a"):
+        graph.invoke({"log": []}, thread(tid))
+
+    def listed(config: Any) -> list[Any]:
+        return [
+            [
+                t.config["configurable"]["thread_id"],
+                t.config["configurable"]["checkpoint_ns"].split(":")[0],
+                t.metadata["step"],
+            ]
+            for t in saver.list(config)
+        ]
+
+    return {"thread": listed(thread("a")), "all": listed(None)}

@@ -9,7 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 
-from .cases_core import LogState, XLogState, build, chain_edges, note
+from langchain_core.runnables import RunnableConfig
+
+from .cases_core import ItemsState, LogState, XLogState, build, chain_edges, note
 from .cases_persistence import timeline
 from .harness import NS, bump, case, invoke, stream, thread
 
@@ -284,6 +286,49 @@ def case_writer_and_runtime_stream_writer(ns: NS, aio: bool) -> Any:
     }
 
 
+@case(aio=True)
+def case_routers_get_runtime_store_and_writer(ns: NS, aio: bool) -> Any:
+    """A router is handed what it asks for as a node is: the runtime, the store (also
+    keyword-only), the writer (its parts go to the custom stream) and the config; an
+    entry router too."""
+
+    def by_runtime(state: Any, runtime: ns.Runtime[UserContext]) -> str:
+        return "b" if runtime.context.level > 1 else ns.END
+
+    def by_store(state: Any, *, store: ns.BaseStore) -> str:
+        return "b" if store.get(("k",), "go") else ns.END
+
+    def by_writer(state: Any, writer: ns.StreamWriter, config: RunnableConfig) -> str:
+        writer({"routed": config["metadata"]["langgraph_node"]})
+        return "b"
+
+    async def by_writer_async(state: Any, writer: ns.StreamWriter) -> str:
+        writer({"routed": "async"})
+        return "b"
+
+    routers = [by_runtime, by_store, by_writer] + ([by_writer_async] if aio else [])
+    out: dict[str, Any] = {}
+    for router in routers:
+        for entry in (False, True):
+            builder = ns.StateGraph(LogState, context_schema=UserContext)
+            builder.add_node("a", note("a")).add_node("b", note("b"))
+            if entry:
+                builder.set_conditional_entry_point(router, ["b", ns.END])
+            else:
+                builder.add_edge(ns.START, "a").add_conditional_edges("a", router, ["b", ns.END])
+            store = ns.InMemoryStore()
+            store.put(("k",), "go", {})
+            graph = builder.compile(store=store)
+            out[f"{router.__name__}/{entry}"] = stream(
+                graph,
+                {"log": []},
+                stream_mode=["custom", "updates"],
+                aio=aio,
+                context=UserContext(user="ann", level=2),
+            )
+    return out
+
+
 # --------------------------------------------------------------------------- defer
 
 
@@ -368,6 +413,32 @@ def case_cached_node(ns: NS, aio: bool) -> Any:
         stream(graph, {"x": x, "log": []}, stream_mode=["updates"], aio=aio) for x in (1, 1, 2, 1)
     ]
     return {"runs": runs, "calls": calls}
+
+
+@case(aio=True)
+def case_cached_node_sent_the_same_input_twice_in_a_step(ns: NS, aio: bool) -> Any:
+    """Tasks of one step with the same input all run (the cache is looked up before
+    the step, written after); the next run's are all served from the cache."""
+    calls: list[int] = []
+
+    def work(state: Any) -> dict[str, Any]:
+        calls.append(state["item"])
+        return {"results": [state["item"] * 10]}
+
+    async def awork(state: Any) -> dict[str, Any]:
+        return work(state)
+
+    def fan(state: Any) -> list[Any]:
+        return [ns.Send("work", {"item": i}) for i in state["items"]]
+
+    builder = ns.StateGraph(ItemsState)
+    builder.add_node("work", awork if aio else work, cache_policy=ns.CachePolicy())
+    graph = builder.add_conditional_edges(ns.START, fan, ["work"]).compile(cache=ns.InMemoryCache())
+    runs = [
+        stream(graph, {"items": [1, 2, 2], "results": []}, aio=aio, unordered=True)
+        for _ in range(2)
+    ]
+    return {"runs": runs, "calls": sorted(calls)}
 
 
 @case()
