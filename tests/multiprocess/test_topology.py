@@ -267,11 +267,12 @@ async def test_cancel_on_one_api_stops_the_run_on_its_worker_process(
         await eventually(lambda: _at_least(ticks, 3), "three ticks")
         # Waits for the run to end: only the cancel ends it before the client's timeout.
         response = await a.post(f"/threads/{thread_id}/runs/{run['run_id']}/cancel?wait=1")
-        assert response.status_code == 202
+        assert response.status_code == 200
         cancelled = await get_json(b, f"/threads/{thread_id}/runs/{run['run_id']}")
         assert cancelled["status"] == "interrupted"
         at_cancel = await ticks()
         assert 3 <= len(at_cancel) < ENDLESS_TICKS, "stopped by the cancel, not at its end"
+        assert response.json()["ticks"] == at_cancel  # the run's final values
 
         more = len(at_cancel) + 4
         later = await create_run(
