@@ -49,6 +49,13 @@ def served_graph(graphs: GraphRegistry, graph_id: str) -> CompiledGraph:
     return graph
 
 
+def _are_pairs(update: list[Any]) -> bool:
+    """Whether a command's list `update` is `[key, value]` pairs."""
+    return all(
+        isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) for pair in update
+    )
+
+
 def command_of(command: dict[str, Any]) -> Command:
     """The engine's Command for a client's (`RunCommand` as JSON): `goto` names nodes, or
     sends them input (`{"node", "input"}`); an `update` of `[key, value]` pairs is the
@@ -59,9 +66,7 @@ def command_of(command: dict[str, Any]) -> Command:
     elif isinstance(goto, list):
         goto = [Send(g["node"], g.get("input")) if isinstance(g, dict) else g for g in goto]
     update = command.get("update")
-    if isinstance(update, list) and all(
-        isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) for pair in update
-    ):
+    if isinstance(update, list) and _are_pairs(update):
         update = [tuple(pair) for pair in update]
     return Command(resume=command.get("resume"), update=update, goto=goto or ())
 
@@ -92,6 +97,14 @@ def _folds_messages(reducer: Any) -> bool:
     return reducer is add_messages
 
 
+def check_values(graph: CompiledGraph, values: Any, field: str) -> None:
+    """422 naming `field` unless `values`, written to the graph's state as a node's
+    return, holds keys the state has (`known_keys`) and messages where the state folds
+    messages (`check_message_values`)."""
+    known_keys(graph, values, field)
+    check_message_values(graph, values, field)
+
+
 def check_message_values(graph: CompiledGraph, values: Any, field: str) -> None:
     """422 naming the key when a value for a key `add_messages` folds is not messages
     LangChain can make: written as it is (to the graph's input, folded only when the next
@@ -116,10 +129,7 @@ def check_command(graph: CompiledGraph, command: RunCommand | None, field: str) 
         return
     update = command.update
     if isinstance(update, list):
-        if not all(
-            isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)
-            for pair in update
-        ):
+        if not _are_pairs(update):
             raise Invalid(f"{field}.update: a list must be [key, value] pairs.")
         update = dict(update)
     known_keys(graph, update, f"{field}.update")

@@ -37,11 +37,10 @@ from app.schemas.threads import ThreadCreate
 from app.services.common import (
     MESSAGE_ERRORS,
     check_command,
-    check_message_values,
     check_messages,
+    check_values,
     command_of,
     error_message,
-    known_keys,
     parse_uuid,
     served_graph,
 )
@@ -356,8 +355,7 @@ class StateService:
         for step in body.supersteps:
             for update in step.updates:
                 check_messages(update.values, self.settings.max_messages, "supersteps")
-                known_keys(graph, update.values, "supersteps: values")
-                check_message_values(graph, update.values, "supersteps: values")
+                check_values(graph, update.values, "supersteps: values")
                 check_command(graph, update.command, "supersteps: command")
             supersteps.append(
                 [
@@ -403,8 +401,7 @@ class StateService:
             )
         ref = requested_version(body.checkpoint, body.checkpoint_id)
         if not ref.checkpoint_ns:  # a subgraph's keys are its own
-            known_keys(graph, body.values, "values")
-            check_message_values(graph, body.values, "values")
+            check_values(graph, body.values, "values")
         config = version_config(thread.thread_id, ref)
         metadata = thread.metadata_ or {}
         config["metadata"] = {

@@ -432,9 +432,7 @@ class CompiledGraph(Runnable[Any, Any]):
         return values
 
     def invoke(self, input: Any, config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
-        return run_sync(
-            lambda: context.as_sync_call(self.ainvoke(input, config, _inline_sync=True, **kwargs))
-        )
+        return _as_sync_call(lambda: self.ainvoke(input, config, _inline_sync=True, **kwargs))
 
     async def astream(
         self,
@@ -841,9 +839,7 @@ class CompiledGraph(Runnable[Any, Any]):
         as_node: str | None = None,
         task_id: str | None = None,
     ) -> dict[str, Any]:
-        return run_sync(
-            lambda: context.as_sync_call(self.aupdate_state(config, values, as_node, task_id))
-        )
+        return _as_sync_call(lambda: self.aupdate_state(config, values, as_node, task_id))
 
     async def abulk_update_state(
         self, config: dict[str, Any], supersteps: Sequence[Sequence[StateUpdate]]
@@ -864,7 +860,7 @@ class CompiledGraph(Runnable[Any, Any]):
     def bulk_update_state(
         self, config: dict[str, Any], supersteps: Sequence[Sequence[StateUpdate]]
     ) -> dict[str, Any]:
-        return run_sync(lambda: context.as_sync_call(self.abulk_update_state(config, supersteps)))
+        return _as_sync_call(lambda: self.abulk_update_state(config, supersteps))
 
     async def _update_step(
         self, saver: BaseCheckpointSaver, config: dict[str, Any], updates: list[StateUpdate]
@@ -1232,6 +1228,11 @@ async def _as_input(loop: Loop, saved: CheckpointTuple | None, values: Any) -> d
     await loop._save_checkpoint("input")
     await loop._finish_saving()
     return loop._config()
+
+
+def _as_sync_call(make: Callable[[], Awaitable[T]]) -> T:
+    """A graph's async method run for its sync twin: a sync call (`context.as_sync_call`)."""
+    return run_sync(lambda: context.as_sync_call(make()))
 
 
 async def _written_as(loop: Loop, node: Node, values: Any) -> Writes:

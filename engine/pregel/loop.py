@@ -725,7 +725,8 @@ class Loop:
         handled = [t for t in tasks if t.done and t.handled]
         for task in todo:
             self._emit_task_start(task)
-        await self._look_up_cache(todo)
+        if self.cache is not None:
+            await self._look_up_cache(todo)
         # What the tasks that finished in an earlier attempt of this step wrote is
         # shown again, as LangGraph shows it: as cached.
         for task in tasks:
