@@ -100,9 +100,15 @@ async def cleaning(
     background while the block (an app's lifespan) runs."""
     older_than = retention(settings)
     sweeps = (threads.expire, store.expire)
-    tasks = [asyncio.create_task(expire_forever(sweeps, settings.ttl_sweep_s))]
+    tasks = [
+        asyncio.create_task(
+            expire_forever(sweeps, settings.ttl_sweep_s), name="threadline: ttl sweep"
+        )
+    ]
     if older_than is not None:
-        tasks.append(asyncio.create_task(clean_forever(db, older_than)))
+        tasks.append(
+            asyncio.create_task(clean_forever(db, older_than), name="threadline: event retention")
+        )
     try:
         yield
     finally:

@@ -278,7 +278,7 @@ class Webhooks:
                 base_url=OWN_APP_BASE,
             ),
         }
-        self._loop = asyncio.create_task(self._send_forever())
+        self._loop = asyncio.create_task(self._send_forever(), name="threadline: webhooks")
 
     async def stop(self) -> None:
         """Stop sending; deliveries in flight are sent again later (by any process)."""
@@ -301,7 +301,7 @@ class Webhooks:
                 room = MAX_IN_FLIGHT - len(self._sending)
                 if room > 0 and await self._until_next_due() == 0:
                     for delivery in await self._claim(room):
-                        task = asyncio.create_task(self._send(delivery))
+                        task = asyncio.create_task(self._send(delivery), name="threadline: webhook")
                         self._sending.add(task)
                         task.add_done_callback(self._sent)
                 if len(self._sending) < MAX_IN_FLIGHT:  # else a send that ends wakes it

@@ -67,7 +67,7 @@ class CronScheduler:
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._poll())
+        self._task = asyncio.create_task(self._poll(), name="threadline: crons")
 
     async def stop(self) -> None:
         if self._task is None:

@@ -173,7 +173,7 @@ class PostgresNotifier(Notifier):
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        self._task = asyncio.create_task(self._listen())
+        self._task = asyncio.create_task(self._listen(), name="threadline: listen")
 
     async def close(self) -> None:
         if self._task is not None:

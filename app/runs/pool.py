@@ -155,8 +155,8 @@ class WorkerPool:
         self._heads = heads
         self._claiming = True
         self._loops = [
-            asyncio.create_task(self._dispatch(execute)),
-            asyncio.create_task(self._heartbeat()),
+            asyncio.create_task(self._dispatch(execute), name="threadline: dispatch"),
+            asyncio.create_task(self._heartbeat(), name="threadline: heartbeat"),
         ]
 
     async def stop(self, grace_s: float) -> None:
@@ -325,7 +325,7 @@ class WorkerPool:
             await asyncio.sleep(self.heartbeat_s)
             self._expire()
             if self.running and (self._beating is None or self._beating.done()):
-                self._beating = asyncio.create_task(self._renew())
+                self._beating = asyncio.create_task(self._renew(), name="threadline: lease")
 
     def _expire(self) -> None:
         deadline = asyncio.get_running_loop().time() - self.hold_s

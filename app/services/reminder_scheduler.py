@@ -49,7 +49,7 @@ class ReminderScheduler:
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._forever())
+        self._task = asyncio.create_task(self._forever(), name="threadline: reminders")
 
     async def stop(self) -> None:
         if self._task is not None:
