@@ -27,11 +27,11 @@ from app.middleware import JsonOnlyRoute
 from app.schemas.common import ERROR_RESPONSES, page
 from app.schemas.runs import (
     CancelMany,
+    QueryStreamModes,
+    QueryThreadStreamModes,
     Run,
     RunCreate,
     RunField,
-    StreamModeName,
-    ThreadStreamMode,
 )
 from app.services.runs.kwargs import shown_kwargs
 
@@ -160,7 +160,7 @@ async def join_stream(
     slot: StreamSlot,
     last_event_id: Annotated[str | None, Header()] = None,
     cancel_on_disconnect: bool = False,
-    stream_mode: Annotated[list[StreamModeName] | None, Query()] = None,
+    stream_mode: Annotated[QueryStreamModes, Query()] = None,
 ) -> EventSourceResponse:
     """Follow a run's stream; with Last-Event-ID, from the event after that one."""
     after = parse_last_event_id(last_event_id)
@@ -188,7 +188,7 @@ async def thread_stream(
     slot: StreamSlot,
     last_event_id: Annotated[str | None, Header()] = None,
     stream_mode: Annotated[
-        list[ThreadStreamMode | StreamModeName] | None,
+        QueryThreadStreamModes,
         Query(
             description="`run_modes` (the default): every event of the runs; `lifecycle`: "
             "each run's start and `run_done` (`metadata` events); a run stream mode: its "

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, model_validator
 
 from app.limits import MAX_DELAY_S, MAX_NAMES, Key, Keys, Metadata, Names
 from app.schemas.assistants import RunnableConfig
@@ -26,6 +27,29 @@ StreamModeName = Literal[
 # (`run_modes`), or only each run's start and end (`lifecycle`); `state_update` (state
 # changes outside runs) is not streamed here.
 ThreadStreamMode = Literal["run_modes", "lifecycle", "state_update"]
+
+
+def _json_arrays(values: Any) -> Any:
+    """Query values each a name or a JSON array of names: LangGraph's JS client sends a
+    list as one JSON array (`stream_mode=["values","updates"]`), the Python one as
+    repeated keys."""
+    names: list[Any] = []
+    for value in values if isinstance(values, list) else [values]:
+        listed = None
+        if isinstance(value, str) and value.startswith("["):
+            try:
+                listed = json.loads(value)
+            except ValueError:
+                listed = None  # then refused as a name: the answer shows it
+        names.extend(listed if isinstance(listed, list) else [value])
+    return names
+
+
+# A stream's modes in a query (the JS client's array form included).
+QueryStreamModes = Annotated[list[StreamModeName] | None, BeforeValidator(_json_arrays)]
+QueryThreadStreamModes = Annotated[
+    list[ThreadStreamMode | StreamModeName] | None, BeforeValidator(_json_arrays)
+]
 MultitaskStrategy = Literal["reject", "enqueue", "interrupt", "rollback"]
 RunStatus = Literal["pending", "running", "success", "error", "timeout", "interrupted"]
 

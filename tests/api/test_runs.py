@@ -45,6 +45,32 @@ async def test_stream_modes(client: LangGraphClient) -> None:
     assert "".join(c[0]["content"] for c in chunks) == "You said: hello there"
 
 
+async def test_a_rejoined_stream_reads_modes_as_a_json_array(
+    client: LangGraphClient, server: str
+) -> None:
+    """LangGraph's JS client sends a list in a query as one JSON array: a run's stream
+    rejoined with `stream_mode=["updates"]` keeps that mode (it was a 422), as repeated
+    keys do; an unknown name in the array is still a 422 naming it."""
+    thread_id = await helpers.new_thread(client)
+    run = await client.runs.create(
+        thread_id, "echo", input=HELLO, stream_mode=["values", "updates"]
+    )
+    await client.runs.join(thread_id, run["run_id"])
+    path = f"/threads/{thread_id}/runs/{run['run_id']}/stream"
+    async with httpx.AsyncClient(base_url=server, timeout=30) as http:
+        as_array = await http.get(path, params={"stream_mode": '["updates"]'})
+        repeated = await http.get(path, params={"stream_mode": ["updates"]})
+        both = await http.get(path, params={"stream_mode": '["values","updates"]'})
+        unknown = await http.get(path, params={"stream_mode": '["updates","everything"]'})
+        thread = await http.get(f"/threads/{thread_id}/stream", params={"stream_mode": '["x"]'})
+    assert as_array.status_code == 200
+    assert as_array.text == repeated.text
+    assert "event: updates" in as_array.text and "event: values" not in as_array.text
+    assert "event: values" in both.text and "event: updates" in both.text
+    assert unknown.status_code == 422 and "everything" in unknown.text
+    assert thread.status_code == 422 and '"input":"x"' in thread.text
+
+
 async def test_events_mode(client: LangGraphClient) -> None:
     """`events` streams what `astream_events(version="v2")` yields, as LangGraph's server
     does: the graph's run (named after its graph id, with the run's id), each node's run
