@@ -320,8 +320,7 @@ class AssistantService:
         return GraphDrawing(nodes=nodes, edges=edges)
 
     def schemas(self, assistant: AssistantRow) -> GraphSchemas:
-        """JSON schemas of the graph's declared types; LangGraph's config schema has no
-        counterpart here (graphs declare a context schema instead), so it is null."""
+        """JSON schemas of the graph's declared types."""
         graph = served_graph(self.graphs, assistant.graph_id)
         return GraphSchemas(graph_id=assistant.graph_id, **graph_schemas(graph).model_dump())
 
@@ -341,16 +340,36 @@ class AssistantService:
 def graph_schemas(graph: CompiledGraph) -> SubgraphSchemas:
     """The schemas of a graph, as LangGraph's server gives them: its input and output
     (for an `@entrypoint`, what its function's annotations say), its state (every key,
-    each optional: a state may lack any) and its context. A schema that cannot be
-    written is null. LangGraph's config schema has no counterpart here (graphs declare a
-    context schema instead)."""
+    each optional: a state may lack any), its context, and its config's `configurable`
+    (the context's keys, as LangGraph's deprecated config schema gives them). A schema
+    that cannot be written is null."""
+    context = _written(graph.get_context_jsonschema)
     return SubgraphSchemas(
         input_schema=_written(graph.get_input_jsonschema),
         output_schema=_written(graph.get_output_jsonschema),
         state_schema=None if graph.builder is None else _written(lambda: state_schema(graph)),
-        config_schema=None,
-        context_schema=_written(graph.get_context_jsonschema),
+        config_schema=configurable_schema(context) if graph.context_schema else {},
+        context_schema=context,
     )
+
+
+# Configurable keys the server sets itself, which an assistant's config form must not offer.
+SERVER_CONFIGURABLE = ("thread_id", "checkpoint_id", "checkpoint_ns")
+
+
+def configurable_schema(context: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A context schema as the schema of a config's `configurable` (what forms written
+    for LangGraph's config schema read): without the keys the server sets itself."""
+    if context is None:
+        return None
+    properties = context.get("properties")
+    if not isinstance(properties, dict):
+        return context
+    kept = {key: value for key, value in properties.items() if key not in SERVER_CONFIGURABLE}
+    schema = {**context, "properties": kept}
+    if "required" in context:
+        schema["required"] = [key for key in context["required"] if key in kept]
+    return schema
 
 
 def _written(write: Callable[[], dict[str, Any] | None]) -> dict[str, Any] | None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from dataclasses import dataclass
+from typing import TypedDict
 
 import httpx
 import pytest
@@ -14,6 +16,7 @@ from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEnti
 from app.graphs import system_assistant_id
 from app.services.assistants import graph_schemas
 from engine.func import entrypoint
+from engine.graph import START, StateGraph
 from tests.api.graphs import GRAPHS
 
 
@@ -103,7 +106,8 @@ async def test_graph_and_schemas(server: str) -> None:
         "title": "AskState",
         "type": "object",
     }
-    assert schemas["config_schema"] is None and schemas["context_schema"] is None
+    # No context schema: LangGraph's server gives an empty configurable schema, not null.
+    assert schemas["config_schema"] == {} and schemas["context_schema"] is None
     messages = (await client.assistants.get_schemas("echo"))["input_schema"]
     assert messages["required"] == ["messages"]
     assert "HumanMessage" in messages["$defs"]
@@ -241,10 +245,39 @@ def test_an_entrypoint_has_schemas_without_a_builder() -> None:
         "input_schema": {"title": "LangGraphInput", "type": "array", "items": {"type": "integer"}},
         "output_schema": {"title": "LangGraphOutput", "type": "string"},
         "state_schema": None,
-        "config_schema": None,
+        "config_schema": {},
         "context_schema": None,
     }
     assert graph_schemas(untyped).model_dump()["input_schema"] == {"title": "LangGraphInput"}
+
+
+def test_the_config_schema_is_the_context_without_the_servers_keys() -> None:
+    """LangGraph's server's config schema: the context's keys, less those it sets itself
+    (a thread id is not the assistant's to configure)."""
+
+    @dataclass
+    class Context:
+        thread_id: str
+        model: str = "small"
+
+    class Count(TypedDict):
+        n: int
+
+    graph = (
+        StateGraph(Count, context_schema=Context)
+        .add_node("one", lambda state: state)
+        .add_edge(START, "one")
+        .compile()
+    )
+    schemas = graph_schemas(graph)
+    assert schemas.context_schema is not None and schemas.config_schema is not None
+    assert sorted(schemas.context_schema["properties"]) == ["model", "thread_id"]
+    assert schemas.config_schema == {
+        "properties": {"model": {"default": "small", "title": "Model", "type": "string"}},
+        "required": [],
+        "title": "Context",
+        "type": "object",
+    }
 
 
 async def test_bad_requests(server: str) -> None:

@@ -122,6 +122,9 @@ async def test_the_schemas_are_the_graphs(url: str) -> None:
         "title": "Style",
         "type": "string",
     }
+    # The config schema that forms written for LangGraph's server read: the context's
+    # keys, as what a config's `configurable` takes.
+    assert schemas["config_schema"] == context
     notes = {"items": {"type": "string"}, "title": "Notes", "type": "array"}
     assert schemas["state_schema"] == {
         "properties": {"notes": {**notes, "default": None}},  # a state may lack any key
