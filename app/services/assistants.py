@@ -13,7 +13,7 @@ from sqlalchemy import ColumnElement, Select, func, or_, select
 from sqlalchemy import delete as sql_delete
 
 from app.db.database import Database
-from app.db.models import AssistantRow, AssistantVersionRow, ThreadRow
+from app.db.models import AssistantRow, AssistantVersionRow, CronRow, ThreadRow
 from app.errors import Conflict, NotFound
 from app.graphs import GraphRegistry, system_assistant_id
 from app.jsonable import jsonable
@@ -267,8 +267,9 @@ class AssistantService:
         return assistant
 
     async def delete(self, assistant_id: str, *, delete_threads: bool, owner: str) -> None:
-        """Delete an assistant (and, if asked, the owner's threads it ran on). A graph's
-        system assistant stays: clients address the graph through it."""
+        """Delete an assistant, its crons (as LangGraph's server does: they could only
+        fail) and, if asked, the owner's threads it ran on. A graph's system assistant
+        stays: clients address the graph through it."""
         found = await self.resolve(assistant_id, owner=owner)
         _refuse_system(found)
         if delete_threads:
@@ -284,6 +285,9 @@ class AssistantService:
             for thread_id in thread_ids:
                 await self.threads.delete(thread_id, owner=owner)
         async with self.db.write() as session:
+            await session.execute(
+                sql_delete(CronRow).where(CronRow.assistant_id == found.assistant_id)
+            )
             await session.execute(
                 sql_delete(AssistantRow).where(AssistantRow.assistant_id == found.assistant_id)
             )

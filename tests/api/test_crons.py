@@ -296,6 +296,23 @@ async def test_an_occurrence_that_cannot_run_is_skipped(server: str, database_ur
     await client.runs.join(thread_id, busy["run_id"])
 
 
+async def test_an_assistants_crons_go_with_it(server: str) -> None:
+    """Deleting an assistant deletes its crons, on a thread or not (they could only fail
+    from then on); other assistants' stay."""
+    client = get_client(url=server)
+    thread_id = await new_thread(client)
+    mine = await client.assistants.create("echo", name="morning")
+    await client.crons.create_for_thread(thread_id, mine["assistant_id"], schedule=YEARLY)
+    await client.crons.create(mine["assistant_id"], schedule=YEARLY)
+    other = await client.crons.create("echo", schedule=YEARLY)
+    assert await client.crons.count(assistant_id=mine["assistant_id"]) == 2
+    await client.assistants.delete(mine["assistant_id"])
+    assert await client.crons.count(assistant_id=mine["assistant_id"]) == 0
+    assert [c["cron_id"] for c in await client.crons.search(assistant_id="echo")] == [
+        other["cron_id"]
+    ]
+
+
 async def test_what_is_wrong_is_refused_naming_the_field(server: str) -> None:
     client = get_client(url=server)
     thread_id = await new_thread(client)
