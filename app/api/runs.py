@@ -26,6 +26,7 @@ from app.limits import MAX_BATCH_RUNS, MAX_OFFSET, MAX_PAGE_SIZE
 from app.middleware import JsonOnlyRoute
 from app.schemas.common import ERROR_RESPONSES, page
 from app.schemas.runs import (
+    BatchRunCreate,
     CancelMany,
     QueryStreamModes,
     QueryThreadStreamModes,
@@ -296,9 +297,10 @@ async def wait_stateless(
 
 
 @router.post("/runs/batch")
-async def batch_stateless(
-    body: Annotated[list[RunCreate], Body(max_length=MAX_BATCH_RUNS)],
+async def batch(
+    body: Annotated[list[BatchRunCreate], Body(max_length=MAX_BATCH_RUNS)],
     runs: Runs,
     user: CurrentUser,
 ) -> list[Run]:
-    return [out(await runs.create(None, item, owner=user.user_id)) for item in body]
+    """Create runs, each on its `thread_id` if it names one, else stateless."""
+    return [out(await runs.create(item.thread_id, item, owner=user.user_id)) for item in body]

@@ -118,6 +118,13 @@ class RunCreate(RequestModel):
         return self
 
 
+class BatchRunCreate(RunCreate):
+    """A run of `POST /runs/batch`: on its thread if it names one (langgraph-sdk's
+    `RunCreate` declares `thread_id`), else stateless."""
+
+    thread_id: Key | None = None
+
+
 RunField = Literal[
     "run_id",
     "thread_id",

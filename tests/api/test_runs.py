@@ -71,6 +71,29 @@ async def test_a_rejoined_stream_reads_modes_as_a_json_array(
     assert thread.status_code == 422 and '"input":"x"' in thread.text
 
 
+async def test_a_batch_runs_each_on_its_thread_or_stateless(client: LangGraphClient) -> None:
+    """`runs.create_batch`: a payload naming a thread (langgraph-sdk's `RunCreate`
+    declares `thread_id`) runs there, one without runs stateless; an unknown thread is
+    a 404 unless the payload says `if_not_exists: create`."""
+    thread_id = await helpers.new_thread(client)
+    fresh = new_id()
+    on_thread, stateless, created = await client.runs.create_batch(
+        [
+            {"assistant_id": "echo", "input": said("one"), "thread_id": thread_id},
+            {"assistant_id": "echo", "input": said("two")},
+            {"assistant_id": "echo", "thread_id": fresh, "if_not_exists": "create"},
+        ]
+    )
+    assert on_thread["thread_id"] == thread_id
+    assert stateless["thread_id"] not in (thread_id, fresh)
+    assert created["thread_id"] == fresh
+    await client.runs.join(thread_id, on_thread["run_id"])
+    state = await client.threads.get_state(thread_id)
+    assert state["values"]["messages"][-1]["content"] == "You said: one"
+    with pytest.raises(NotFoundError):
+        await client.runs.create_batch([{"assistant_id": "echo", "thread_id": new_id()}])
+
+
 async def test_events_mode(client: LangGraphClient) -> None:
     """`events` streams what `astream_events(version="v2")` yields, as LangGraph's server
     does: the graph's run (named after its graph id, with the run's id), each node's run

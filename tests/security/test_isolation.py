@@ -195,6 +195,7 @@ def attempts(w: World) -> list[Attempt]:
         Attempt("POST", f"{t}/runs/stream", run),
         Attempt("POST", f"{t}/runs/wait", run),
         Attempt("POST", f"{t}/runs/wait", {**run, "checkpoint_id": w.checkpoint}),
+        Attempt("POST", "/runs/batch", [{**run, "thread_id": w.thread}]),
         Attempt("POST", f"{t}/runs/crons", cron),
         Attempt("GET", c),
         Attempt("PATCH", c, {"enabled": True}),
