@@ -7,6 +7,8 @@ import re
 import sqlite3
 
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
@@ -20,7 +22,7 @@ UNAVAILABLE_RETRY_AFTER_S = 2
 _SQLITE_LIMIT = re.compile(r"too (large|big|complex|many)|stack overflow")
 
 
-def validation_problems(exc: ValidationError, whole: str = "") -> str:
+def validation_problems(exc: ValidationError | RequestValidationError, whole: str = "") -> str:
     """Each error of `exc` as `field.path: message`, joined by "; " (`whole` names an
     error of the value as a whole, which has no path)."""
     return "; ".join(
@@ -121,6 +123,17 @@ def install(app: FastAPI) -> None:
             headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER_S)},
         )
 
+    async def malformed(_request: Request, exc: Exception) -> JSONResponse:
+        """FastAPI's answer (`detail`: the errors), and with it the same as one line in
+        `message`: langgraph-sdk's exceptions show a string `message` or `detail`, and
+        without one said only "422 Unprocessable Entity"."""
+        assert isinstance(exc, RequestValidationError)
+        return JSONResponse(
+            {"detail": jsonable_encoder(exc.errors()), "message": validation_problems(exc)},
+            status_code=422,
+        )
+
     app.add_exception_handler(APIError, handle)
+    app.add_exception_handler(RequestValidationError, malformed)
     for database_down in (DBAPIError, PoolTimeout, OSError):
         app.add_exception_handler(database_down, unavailable)

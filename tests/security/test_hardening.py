@@ -11,6 +11,8 @@ from typing import Any
 
 import httpx
 import pytest
+from langgraph_sdk import get_client
+from langgraph_sdk.errors import UnprocessableEntityError
 
 from tests.helpers import new_thread
 
@@ -126,6 +128,22 @@ async def test_wrong_types_are_refused_by_name(http: httpx.AsyncClient) -> None:
         assert answer.status_code == 422
         named = {str(part) for error in answer.json()["detail"] for part in error["loc"]}
         assert field in named, (path, answer.text)
+
+
+async def test_a_refusal_says_what_is_wrong_in_the_clients_exception(server: str) -> None:
+    """langgraph-sdk's exception shows a string `message` (or `detail`): a 422 of a
+    malformed request has both FastAPI's errors and one line naming each field."""
+    client = get_client(url=server)
+    with pytest.raises(UnprocessableEntityError) as refused:
+        await client.crons.create("echo", schedule="every minute")
+    assert str(refused.value).startswith("body.schedule: Value error, 'every minute' is not")
+    with pytest.raises(UnprocessableEntityError) as refused:
+        await client.threads.search(limit=0, sort_by="colour")  # type: ignore[arg-type]
+    assert str(refused.value).count("body.") == 2
+    assert [e["loc"] for e in refused.value.body["detail"]] == [  # type: ignore[index]
+        ["body", "limit"],
+        ["body", "sort_by"],
+    ]
 
 
 async def test_every_field_the_sdk_sends_is_accepted(http: httpx.AsyncClient) -> None:
