@@ -118,6 +118,8 @@ class CronService:
         )
         _check_run(cron, graph)
         async with self.db.write() as session:
+            if thread_id is not None:  # deleted since it was read: the cron would outlive it
+                await self.threads.locked_thread(session, thread_id)
             session.add(cron)
         return cron
 

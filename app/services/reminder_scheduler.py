@@ -81,12 +81,14 @@ class ReminderScheduler:
         free = or_(ReminderRow.claimed_until.is_(None), ReminderRow.claimed_until < stamp)
         due = (
             select(ReminderRow.reminder_id)
-            .join(ThreadRow, ThreadRow.thread_id == ReminderRow.thread_id)
+            # A reminder whose thread is gone (deleted before its reminders went with it)
+            # is claimed too: its delivery finds no thread, and it is marked undeliverable.
+            .outerjoin(ThreadRow, ThreadRow.thread_id == ReminderRow.thread_id)
             .where(
                 ReminderRow.status == "scheduled",
                 ReminderRow.due_at <= stamp,
                 free,
-                ThreadRow.status != "interrupted",
+                or_(ThreadRow.status.is_(None), ThreadRow.status != "interrupted"),
             )
             .order_by(ReminderRow.due_at)
             .limit(BATCH)

@@ -23,6 +23,7 @@ from app.db.models import (
     PENDING,
     RUNNING,
     CronRow,
+    ReminderRow,
     RunEventRow,
     RunRow,
     ThreadRow,
@@ -325,6 +326,16 @@ class ThreadService:
         the saver's fence refuses the checkpoints of a run that lost its row."""
         await session.execute(self._revive, {"revived": thread_id})
 
+    async def locked_thread(self, session: AsyncSession, thread_id: str) -> None:
+        """In the write transaction that adds what hangs on a thread (a cron): the thread
+        is there, its row locked until the commit on PostgreSQL, so that a delete either
+        waits for the commit and sees what was added, or goes first (404 here)."""
+        query = select(ThreadRow.thread_id).where(ThreadRow.thread_id == thread_id)
+        if self.db.dialect == "postgresql":
+            query = query.with_for_update()
+        if await session.scalar(query) is None:
+            raise NotFound(f"Thread '{thread_id}' not found.")
+
     @contextlib.asynccontextmanager
     async def changing(self, thread_id: str) -> AsyncIterator[Change]:
         """Hold the thread for a change of its checkpoints outside a run (a state update
@@ -545,17 +556,19 @@ class ThreadService:
         return len(found)
 
     async def remove(self, thread_id: str, *, keep_runs: bool = False) -> None:
-        """Remove a thread with its checkpoints, its crons and (unless kept) its runs and
-        events. The checkpoints go first, leaving their tombstone: until the row goes,
-        the id is taken, so a new thread under it (`reuse`) always comes after the
-        tombstone, never before it (it would be born deleted); and a crash between the
+        """Remove a thread with its checkpoints, its crons and reminders and (unless kept)
+        its runs and events. The checkpoints go first, leaving their tombstone: until the
+        row goes, the id is taken, so a new thread under it (`reuse`) always comes after
+        the tombstone, never before it (it would be born deleted); and a crash between the
         two leaves a thread to delete again, not checkpoints that a new thread under the
-        id would show."""
+        id would show. The row goes before what hangs on it: a cron made meanwhile locks
+        the row to check it (`locked_thread`), so it either fails or is seen here."""
         await self.saver.adelete_thread(thread_id)
         async with self.db.write() as session:
+            await session.execute(delete(ThreadRow).where(ThreadRow.thread_id == thread_id))
             await session.execute(delete(CronRow).where(CronRow.thread_id == thread_id))
+            await session.execute(delete(ReminderRow).where(ReminderRow.thread_id == thread_id))
             if not keep_runs:
                 run_ids = select(RunRow.run_id).where(RunRow.thread_id == thread_id)
                 await session.execute(delete(RunEventRow).where(RunEventRow.run_id.in_(run_ids)))
                 await session.execute(delete(RunRow).where(RunRow.thread_id == thread_id))
-            await session.execute(delete(ThreadRow).where(ThreadRow.thread_id == thread_id))

@@ -313,6 +313,22 @@ async def test_an_assistants_crons_go_with_it(server: str) -> None:
     ]
 
 
+async def test_a_cron_made_while_its_thread_is_deleted_goes_with_it(server: str) -> None:
+    """Crons made on a thread while it is deleted either fail (404) or are deleted with
+    it: one made between the check of its thread and the delete outlived the thread,
+    and ran on a new thread made under the same id."""
+    client = get_client(url=server)
+    for _ in range(10):
+        thread_id = await new_thread(client)
+        made = [
+            client.crons.create_for_thread(thread_id, "echo", schedule=YEARLY) for _ in range(12)
+        ]
+        await asyncio.gather(
+            *made[:6], client.threads.delete(thread_id), *made[6:], return_exceptions=True
+        )
+        assert await client.crons.search(thread_id=thread_id) == []
+
+
 async def test_what_is_wrong_is_refused_naming_the_field(server: str) -> None:
     client = get_client(url=server)
     thread_id = await new_thread(client)

@@ -5,12 +5,15 @@ said once in its thread by the agent, seen live by a reader of the thread's stre
 from __future__ import annotations
 
 import asyncio
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
+from sqlalchemy import insert
 
-from tests.helpers import eventually, follow_thread, new_thread, said
+from app.db.models import ReminderRow, columns_of
+from tests.helpers import database_execute, eventually, follow_thread, new_thread, said
 
 TEXT = "stretch my legs"
 SAID = f"⏰ Reminder: {TEXT}."
@@ -94,3 +97,42 @@ async def test_a_client_sending_remind_no_reminder_has_nothing_said(agent_server
             assert answer.status_code == 200 and "__error__" not in answer.json(), answer.text
             messages = answer.json().get("messages", [])
             assert [m for m in messages if m.get("name") == "reminder"] == []
+
+
+async def test_a_deleted_threads_reminders_go_with_it(agent_server: str, database_url: str) -> None:
+    """Deleting a thread deletes its reminders: one was listed `scheduled` for ever, and
+    said in a new thread made under the same id. One whose thread went before that (a
+    database of earlier versions) is marked undeliverable when due."""
+    async with httpx.AsyncClient(base_url=agent_server, timeout=30) as api:
+        thread_id = await new_thread(api)
+        asked = await api.post(
+            f"/threads/{thread_id}/runs/wait",
+            json={"assistant_id": "agent", "input": said(f"Remind me to {TEXT} in 1 hour")},
+        )
+        assert asked.json()["__interrupt__"]
+        await api.post(
+            f"/threads/{thread_id}/runs/wait",
+            json={"assistant_id": "agent", "command": {"resume": "yes"}},
+        )
+        [reminder] = (await api.get("/reminders")).json()
+        assert reminder["status"] == "scheduled"
+        assert (await api.delete(f"/threads/{thread_id}")).status_code == 204
+        assert (await api.get("/reminders")).json() == []
+
+        orphan = ReminderRow(
+            reminder_id=str(uuid.uuid4()),
+            owner=reminder["owner"],
+            thread_id=str(uuid.uuid4()),
+            text=TEXT,
+            due="now",
+            tool_call_id="orphan",
+            created_at=datetime.now(UTC),
+            due_at=datetime.now(UTC),
+            status="scheduled",
+        )
+        await database_execute(database_url, insert(ReminderRow).values(**columns_of(orphan)))
+
+        async def undeliverable() -> bool:
+            return [r["status"] for r in (await api.get("/reminders")).json()] == ["undeliverable"]
+
+        await eventually(undeliverable, "the orphan reminder marked undeliverable")
