@@ -26,6 +26,7 @@ from app.config import Settings
 from app.db.database import Database
 from app.db.models import ApiKeyRow, UserRow
 from app.errors import Unauthorized
+from app.limits import UNSTORABLE
 from app.services.common import new_id, now
 
 LOCAL_USER = "local"
@@ -138,8 +139,8 @@ class JwtAuth:
         subject = claims["sub"]
         if not isinstance(subject, str) or not 0 < len(subject) <= _MAX_USER_ID:
             raise Unauthorized(f"Invalid token: `sub` must be 1 to {_MAX_USER_ID} characters.")
-        if "\x00" in subject:
-            raise Unauthorized("Invalid token: `sub` must not contain NUL.")
+        if UNSTORABLE.search(subject):
+            raise Unauthorized("Invalid token: `sub` must not contain NUL or lone surrogates.")
         return Principal(subject)
 
 

@@ -13,6 +13,7 @@ filter is matched against every row a search reads.
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, StringConstraints
@@ -22,6 +23,9 @@ from pydantic import AfterValidator, Field, StringConstraints
 # (parsing, validating, storing, answering) walks them all.
 MAX_JSON_DEPTH = 64
 MAX_JSON_VALUES = 100_000
+# Characters no text the server stores may hold: a lone surrogate cannot be written as
+# UTF-8; NUL cannot be stored in PostgreSQL text.
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 # Ids, names (graphs, nodes, assistants), store keys, metadata keys, the keys of filters
 # at any depth, a store namespace's labels joined: columns and indexes hold this many on
 # both databases.

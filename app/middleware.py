@@ -17,7 +17,7 @@ from fastapi.routing import APIRoute
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.limits import MAX_JSON_DEPTH, MAX_JSON_VALUES
+from app.limits import MAX_JSON_DEPTH, MAX_JSON_VALUES, UNSTORABLE
 
 
 class QueryStrings:
@@ -162,8 +162,6 @@ _INT64 = 2**63
 # Bodies longer than this many bytes are parsed off the event loop; shorter ones, the
 # turns of a chat, are not worth a thread's hop.
 _PARSED_IN_A_THREAD = 256 * 1024
-# A lone surrogate cannot be written as UTF-8; NUL cannot be stored in PostgreSQL text.
-_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 # The JSON escapes that spell either.
 _ESCAPE = re.compile(r"\\u(0000|d[89a-f])", re.IGNORECASE)
 
@@ -219,7 +217,7 @@ def strict_json(body: bytes) -> Any:
     def scalar(value: Any) -> None:
         kind = type(value)
         if kind is str:
-            if strings and _UNSTORABLE.search(value):
+            if strings and UNSTORABLE.search(value):
                 raise refuse("strings must not contain NUL or unpaired surrogates")
         elif kind is int:
             if not -_INT64 <= value < _INT64:

@@ -127,6 +127,7 @@ JWT_REFUSED = {
     "empty subject": lambda: token(""),
     "subject too long": lambda: token("x" * 201),
     "subject with NUL": lambda: token("a\x00b"),
+    "subject with a lone surrogate": lambda: token("a\ud800b"),
     "wrong signature": lambda: token("alice", key=JWT_SECRET[::-1]),
     "another algorithm": lambda: token("alice", algorithm="HS512"),
     "alg none": lambda: token("alice", key=None, algorithm="none"),
