@@ -11,6 +11,7 @@ from langchain_core.utils.pydantic import create_model_v2
 from pydantic import PydanticUserError, TypeAdapter
 from sqlalchemy import ColumnElement, Select, func, or_, select
 from sqlalchemy import delete as sql_delete
+from sqlalchemy.exc import IntegrityError
 
 from app.db.database import Database
 from app.db.models import AssistantRow, AssistantVersionRow, CronRow, ThreadRow
@@ -141,15 +142,19 @@ class AssistantService:
             created_at=stamp,
             updated_at=stamp,
         )
-        async with self.db.write() as session:
-            existing = await session.get(AssistantRow, assistant.assistant_id)
-            if existing is not None:
-                # A foreign (or system) assistant is never handed out: the id is just taken.
-                if body.if_exists == "do_nothing" and existing.owner == owner:
-                    return existing
-                raise Conflict(f"Assistant '{assistant.assistant_id}' already exists.")
-            session.add(assistant)
-            session.add(_version_of(assistant))
+        try:
+            async with self.db.write() as session:
+                existing = await session.get(AssistantRow, assistant.assistant_id)
+                if existing is not None:
+                    return _taken(existing, body, owner)
+                session.add(assistant)
+                session.add(_version_of(assistant))
+        except IntegrityError:  # made by a request at the same time (PostgreSQL)
+            async with self.db.read() as session:
+                existing = await session.get(AssistantRow, assistant.assistant_id)
+            if existing is None:
+                raise
+            return _taken(existing, body, owner)
         return assistant
 
     def _filtered(self, query: Select[Any], where: AssistantFilter, owner: str) -> Select[Any]:
@@ -288,9 +293,11 @@ class AssistantService:
             await session.execute(
                 sql_delete(CronRow).where(CronRow.assistant_id == found.assistant_id)
             )
-            await session.execute(
+            gone = await session.execute(
                 sql_delete(AssistantRow).where(AssistantRow.assistant_id == found.assistant_id)
             )
+            if not gone.rowcount:  # deleted by another request meanwhile
+                raise NotFound(f"Assistant '{assistant_id}' not found.")
 
     def drawing(self, assistant: AssistantRow, xray: bool | int = False) -> GraphDrawing:
         """Nodes and edges of the assistant's graph as LangGraph's server answers them
@@ -374,6 +381,15 @@ def configurable_schema(context: dict[str, Any] | None) -> dict[str, Any] | None
     if "required" in context:
         schema["required"] = [key for key in context["required"] if key in kept]
     return schema
+
+
+def _taken(existing: AssistantRow, body: AssistantCreate, owner: str) -> AssistantRow:
+    """What creating an assistant whose id is taken answers: the owner's own assistant
+    with `if_exists: do_nothing`, else 409. A foreign (or system) assistant is never
+    handed out: the id is just taken."""
+    if body.if_exists == "do_nothing" and existing.owner == owner:
+        return existing
+    raise Conflict(f"Assistant '{existing.assistant_id}' already exists.")
 
 
 def _written(write: Callable[[], dict[str, Any] | None]) -> dict[str, Any] | None:

@@ -280,6 +280,24 @@ def test_the_config_schema_is_the_context_without_the_servers_keys() -> None:
     }
 
 
+async def test_one_id_made_or_deleted_by_many_requests_at_once(server: str) -> None:
+    """Requests at the same time on one assistant id: one creates it and the others get
+    409 (or, with `if_exists: do_nothing`, the same assistant), never a 500; one delete
+    answers 204 and the others 404."""
+    async with httpx.AsyncClient(base_url=server, timeout=30) as http:
+        for if_exists in ("raise", "do_nothing"):
+            body = {"graph_id": "echo", "assistant_id": str(uuid.uuid4()), "if_exists": if_exists}
+            made = await asyncio.gather(*(http.post("/assistants", json=body) for _ in range(16)))
+            codes = sorted(answer.status_code for answer in made)
+            assert codes == ([200] * 16 if if_exists == "do_nothing" else [200] + [409] * 15)
+            assert {a.json()["assistant_id"] for a in made if a.status_code == 200} == {
+                body["assistant_id"]
+            }
+            path = f"/assistants/{body['assistant_id']}"
+            gone = await asyncio.gather(*(http.delete(path) for _ in range(16)))
+            assert sorted(answer.status_code for answer in gone) == [204] + [404] * 15
+
+
 async def test_bad_requests(server: str) -> None:
     client = get_client(url=server)
     with pytest.raises(NotFoundError, match="not served"):
