@@ -141,7 +141,9 @@ class CronService:
             run_context(graph, assistant.context, body.context)
         await self.webhooks.check(body.webhook)
         async with self.db.write() as session:
-            cron = _mine(await session.get(CronRow, found.cron_id), cron_id, owner)
+            # Locked (PostgreSQL): two metadata merges at once would each keep only theirs.
+            locked = await session.get(CronRow, found.cron_id, with_for_update=True)
+            cron = _mine(locked, cron_id, owner)
             payload = dict(cron.payload)
             for name, value in body.model_dump(
                 include=given & RUN_FIELDS, exclude_unset=True, mode="json"

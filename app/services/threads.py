@@ -514,7 +514,9 @@ class ThreadService:
         its time to live becomes that, counted from now."""
         key = parse_uuid(thread_id, "thread_id")
         async with self.db.write() as session:
-            thread = owned(await session.get(ThreadRow, key), thread_id, owner)
+            # Locked (PostgreSQL): two merges at once would each keep only their own keys.
+            found = await session.get(ThreadRow, key, with_for_update=True)
+            thread = owned(found, thread_id, owner)
             thread.metadata_ = {**(thread.metadata_ or {}), **metadata}
             thread.updated_at = now()
             if ttl is not None:

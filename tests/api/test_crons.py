@@ -329,6 +329,22 @@ async def test_a_cron_made_while_its_thread_is_deleted_goes_with_it(server: str)
         assert await client.crons.search(thread_id=thread_id) == []
 
 
+async def test_metadata_merged_by_many_requests_at_once_keeps_every_key(server: str) -> None:
+    """PATCHes of a thread's and of a cron's metadata at the same time each merge their
+    key: on PostgreSQL both read the row before either wrote it, and one key was lost."""
+    client = get_client(url=server)
+    thread_id = await new_thread(client)
+    cron = await client.crons.create("echo", schedule=YEARLY)
+    async with httpx.AsyncClient(base_url=server, timeout=30) as http:
+        for path in (f"/threads/{thread_id}", f"/runs/crons/{cron['cron_id']}"):
+            patched = await asyncio.gather(
+                *(http.patch(path, json={"metadata": {f"k{i}": i}}) for i in range(16))
+            )
+            assert {answer.status_code for answer in patched} == {200}
+            metadata = (await http.get(path)).json()["metadata"]
+            assert {f"k{i}" for i in range(16)} <= set(metadata), path
+
+
 async def test_what_is_wrong_is_refused_naming_the_field(server: str) -> None:
     client = get_client(url=server)
     thread_id = await new_thread(client)
