@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from sqlalchemy import Executable
+from sqlalchemy import Executable, event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.db.migrations import migrate, schema_state
@@ -38,6 +38,16 @@ def _deadlocked(exc: BaseException) -> bool:
     )
 
 
+def _add_casefold(connection: Any, _record: Any) -> None:
+    """SQLite's `casefold(text)`, Python's: its own `lower()` and `LIKE` fold ASCII
+    letters only, where PostgreSQL's `ILIKE` folds every alphabet."""
+    connection.create_function("casefold", 1, _casefold, deterministic=True)
+
+
+def _casefold(text: str | None) -> str | None:
+    return None if text is None else text.casefold()
+
+
 class Database:
     def __init__(self, url: str, *, pool_size: int = 10, max_overflow: int = 20) -> None:
         self.url = normalize_url(url)
@@ -61,6 +71,8 @@ class Database:
         self._alone = async_sessionmaker(alone, expire_on_commit=False)
         # A turn's statements alone go around SQLAlchemy's execution on asyncpg.
         self._direct = direct_statements(self.engine)
+        if self.dialect == "sqlite":
+            event.listen(self.engine.sync_engine, "connect", _add_casefold)
 
     @property
     def dialect(self) -> str:

@@ -168,7 +168,11 @@ class AssistantService:
         if where.graph_id:
             query = query.where(AssistantRow.graph_id == where.graph_id)
         if where.name:
-            query = query.where(AssistantRow.name.icontains(where.name, autoescape=True))
+            if self.db.dialect == "sqlite":  # see `Database`: casefold, not LIKE's ASCII
+                name = func.casefold(AssistantRow.name)
+                query = query.where(name.contains(where.name.casefold(), autoescape=True))
+            else:
+                query = query.where(AssistantRow.name.icontains(where.name, autoescape=True))
         return query
 
     async def search(self, body: AssistantSearch, *, owner: str) -> tuple[list[AssistantRow], int]:

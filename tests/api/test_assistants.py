@@ -82,6 +82,20 @@ async def test_create_search_update_delete(server: str) -> None:
         await client.assistants.get(made["assistant_id"])
 
 
+async def test_a_name_is_searched_in_any_alphabets_case(server: str, database_url: str) -> None:
+    """On SQLite, whose LIKE folds ASCII letters only, names are compared casefolded.
+    PostgreSQL's ILIKE folds as the database's LC_CTYPE says (these tests' cluster: C,
+    ASCII only too)."""
+    client = get_client(url=server)
+    await client.assistants.create("echo", name="Éclair Ωmega")
+    asked = ["clair", "CLAIR"]
+    if database_url.startswith("sqlite"):
+        asked += ["éCLAIR", "ωMEGA", "clair ω", "ÉCLAIR ΩMEGA"]
+    for name in asked:
+        found = await client.assistants.search(name=name)
+        assert [a["name"] for a in found] == ["Éclair Ωmega"], name
+
+
 async def test_graph_and_schemas(server: str) -> None:
     client = get_client(url=server)
     drawing = await client.assistants.get_graph("asker")
