@@ -269,6 +269,9 @@ class ThreadService:
         self._changing: weakref.WeakValueDictionary[str, asyncio.Lock] = (
             weakref.WeakValueDictionary()
         )
+        # SQLite (one process): threads whose time to live ran out, being deleted; a run's
+        # admission refuses them (see `_expire`).
+        self.expiring: set[str] = set()
 
     settle = staticmethod(settle)
     head_of = staticmethod(head_of)
@@ -374,7 +377,7 @@ class ThreadService:
         while True:
             stamp = now()
             looks = (
-                select(ThreadTTLRow, ThreadRow.updated_at, ThreadRow.status, ThreadRow.owner)
+                select(ThreadTTLRow, ThreadRow.updated_at, ThreadRow.status)
                 .join(ThreadRow, ThreadRow.thread_id == ThreadTTLRow.thread_id)
                 .where(ThreadTTLRow.expires_at <= stamp)
                 .order_by(ThreadTTLRow.expires_at)
@@ -382,16 +385,15 @@ class ThreadService:
             )
             async with self.db.read() as session:
                 due = (await session.execute(looks)).all()
-            for ttl, changed_at, status, owner in due:
+            for ttl, changed_at, status in due:
                 lasts = timedelta(minutes=ttl.minutes)
                 if status == "busy":
                     changed_at = stamp
                 elif changed_at + lasts <= stamp:
-                    done += 1
                     if ttl.strategy == "delete":
-                        with contextlib.suppress(NotFound):
-                            await self.delete(ttl.thread_id, owner=owner)
+                        done += await self._expire(ttl.thread_id, changed_at)
                         continue
+                    done += 1
                     await self.saver.aprune([ttl.thread_id], keep_last_turns=1)
                     changed_at = stamp
                 async with self.db.write() as session:
@@ -405,6 +407,43 @@ class ThreadService:
                     )
             if len(due) < batch:
                 return done
+
+    async def _expire(self, thread_id: str, changed_at: datetime) -> bool:
+        """Delete a thread whose time to live ran out, if it is still idle and unchanged
+        since `changed_at`, so that a run admitted meanwhile is never deleted under it:
+        on PostgreSQL under its row's lock, which admissions wait for (they then find
+        no thread); on SQLite (one process) with this process's admissions of it refused
+        meanwhile. Whether it went (when not, the next look comes later)."""
+
+        async def still_idle(session: AsyncSession, lock: bool) -> bool:
+            query = select(ThreadRow.status, ThreadRow.updated_at).where(
+                ThreadRow.thread_id == thread_id
+            )
+            row = (await session.execute(query.with_for_update() if lock else query)).first()
+            return bool(
+                row
+                and row.status != "busy"
+                and row.updated_at == changed_at
+                and not await active_runs(session, thread_id)
+            )
+
+        if self.db.dialect == "postgresql":
+            async with self.db.write() as session:
+                if not await still_idle(session, lock=True):
+                    return False
+                await self.saver.adelete_thread(thread_id)
+                await self._remove_rows(session, thread_id)
+            return True
+        self.expiring.add(thread_id)
+        try:
+            # A write: after every admission that began before the thread was marked.
+            async with self.db.write() as session:
+                if not await still_idle(session, lock=False):
+                    return False
+            await self.remove(thread_id)
+            return True
+        finally:
+            self.expiring.discard(thread_id)
 
     async def refresh(self, thread_id: str, graph: CompiledGraph) -> None:
         """Set the thread row from its head checkpoint, after the checkpoints changed
@@ -567,10 +606,17 @@ class ThreadService:
         the row to check it (`locked_thread`), so it either fails or is seen here."""
         await self.saver.adelete_thread(thread_id)
         async with self.db.write() as session:
-            await session.execute(delete(ThreadRow).where(ThreadRow.thread_id == thread_id))
-            await session.execute(delete(CronRow).where(CronRow.thread_id == thread_id))
-            await session.execute(delete(ReminderRow).where(ReminderRow.thread_id == thread_id))
-            if not keep_runs:
-                run_ids = select(RunRow.run_id).where(RunRow.thread_id == thread_id)
-                await session.execute(delete(RunEventRow).where(RunEventRow.run_id.in_(run_ids)))
-                await session.execute(delete(RunRow).where(RunRow.thread_id == thread_id))
+            await self._remove_rows(session, thread_id, keep_runs=keep_runs)
+
+    @staticmethod
+    async def _remove_rows(
+        session: AsyncSession, thread_id: str, *, keep_runs: bool = False
+    ) -> None:
+        """`remove`'s rows, in the caller's transaction."""
+        await session.execute(delete(ThreadRow).where(ThreadRow.thread_id == thread_id))
+        await session.execute(delete(CronRow).where(CronRow.thread_id == thread_id))
+        await session.execute(delete(ReminderRow).where(ReminderRow.thread_id == thread_id))
+        if not keep_runs:
+            run_ids = select(RunRow.run_id).where(RunRow.thread_id == thread_id)
+            await session.execute(delete(RunEventRow).where(RunEventRow.run_id.in_(run_ids)))
+            await session.execute(delete(RunRow).where(RunRow.thread_id == thread_id))

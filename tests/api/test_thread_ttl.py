@@ -4,7 +4,9 @@ or prunes it to its latest turn and counts again; a thread that changed since is
 at again later. On SQLite and PostgreSQL; rows are made old in the database rather than
 waited for."""
 
+import asyncio
 import json
+import random
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -152,3 +154,31 @@ async def test_a_patch_may_set_the_time_to_live_alone(server: str) -> None:
         assert (await http.patch(url, json={})).status_code == 200
         shown = (await http.get(url, params={"include": "ttl"})).json()
         assert shown["metadata"] == {"a": 1} and shown["ttl"]["ttl_minutes"] == 45.0
+
+
+@pytest.mark.slow
+async def test_a_run_admitted_as_the_time_to_live_runs_out_is_never_deleted_under_it(
+    serve_app: ServeApp, database_url: str
+) -> None:
+    """Threads whose time to live (1.2 s) runs out about when a run is made on them: each
+    run either finds its thread gone (404) or runs to its end on a thread that stays.
+    The sweep read a thread idle, then deleted it under a run admitted meanwhile (the
+    run ended 409, rolled back)."""
+    settings = Settings(database_url=database_url, graphs=json.dumps(GRAPHS), ttl_sweep_s=0.02)
+    url = serve_app(create_app(settings))
+    spread = random.Random(7)
+    limits = asyncio.Semaphore(16)
+
+    async def one(http: httpx.AsyncClient, delay: float) -> int:
+        async with limits:
+            made = await http.post("/threads", json={"ttl": {"ttl": 0.02, "strategy": "delete"}})
+            thread_id = made.json()["thread_id"]
+            await asyncio.sleep(delay)  # the input: runs spread over the thread's expiry
+            body = {"assistant_id": "echo", "input": said("hi")}
+            answer = await http.post(f"/threads/{thread_id}/runs/wait", json=body)
+            return answer.status_code
+
+    async with httpx.AsyncClient(base_url=url, timeout=60) as http:
+        delays = [spread.uniform(1.0, 1.4) for _ in range(96)]
+        codes = await asyncio.gather(*(one(http, delay) for delay in delays))
+    assert set(codes) <= {200, 404}, sorted(codes)

@@ -265,6 +265,8 @@ class RunAdmission:
         async with self.db.write(urgent=True) as session:
             if claim is not None:
                 await claim(session)
+            if key in self.executor.threads.expiring:
+                raise NotFound(f"Thread '{key}' not found: its time to live ran out.")
             found = (await session.execute(self._thread, {"thread": key})).first()
             _refuse_foreign(found and found.owner, key, owner, create=create)
             active = sorted(found.active.split()) if found and found.active else []
