@@ -17,7 +17,6 @@ import contextvars
 import dataclasses
 import functools
 import inspect
-import itertools
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -164,8 +163,9 @@ class _TaskFunction:
             handed_down=False,
             call_counter=0,
             call_writes={},
-            graph_calls=itertools.count(),
         )
+        if pad.config:
+            asking.config = self._call_config(pad.config, context.asking_ns(asking), call)
         _write_at_caller(pad, asking)
         # As in LangGraph, the messages a call is given are not news to the `messages`
         # stream when its caller returns them again.
@@ -216,12 +216,28 @@ class _TaskFunction:
             loop.emit(loop.ns, "updates", update)
         return value
 
+    def _call_config(self, config: RunnableConfig, ns: str, call: _Call) -> RunnableConfig:
+        """The config of a call made by the code that `config` is the config of: it names
+        the call's namespace (where a graph its code invokes runs), and its metadata is a
+        task's (its node name, path and namespace, under its caller's), as LangGraph's
+        task calls' configs are."""
+        metadata = config.get("metadata") or {}
+        metadata = {
+            **metadata,
+            "langgraph_node": self.name,
+            "langgraph_triggers": (PUSH,),
+            "langgraph_path": (PUSH, metadata.get("langgraph_path"), call.index, True),
+            "langgraph_checkpoint_ns": ns,
+        }
+        configurable = {**config.get("configurable", {}), "checkpoint_ns": ns}
+        return {**config, "metadata": metadata, "configurable": configurable}
+
     async def _attempt(
         self, pad: context.Scratchpad, call: _Call, watcher: BaseCallbackHandler | None
     ) -> Any:
         """One call of the function; with callbacks, a chain run named after the task
-        that the runs of its code nest under, with the task's own metadata (its node
-        name, path and namespace, under its caller's), as LangGraph's task runs are.
+        that the runs of its code nest under, with the call's metadata (see
+        `_call_config`), as LangGraph's task runs are.
         `watcher` (of the call's idle timeout) is told of every event under it."""
         config = pad.config
         callbacks = config.get("callbacks")
@@ -230,17 +246,16 @@ class _TaskFunction:
                 "callbacks"
             ]
         if not callbacks:
-            value = self.func(*call.args, **self._keywords(pad, call, config))
-            return await value if inspect.isawaitable(value) else value
+            # `get_config()` in the call's code is the call's (naming its namespace).
+            token = var_child_runnable_config.set(config) if config else None
+            try:
+                value = self.func(*call.args, **self._keywords(pad, call, config))
+                return await value if inspect.isawaitable(value) else value
+            finally:
+                if token is not None:
+                    var_child_runnable_config.reset(token)
         metadata = config.get("metadata") or {}
-        ns = f"{pad.task_ns}|{self.name}:{call.id}"
-        metadata = {
-            **metadata,
-            "langgraph_node": self.name,
-            "langgraph_triggers": (PUSH,),
-            "langgraph_path": (PUSH, metadata.get("langgraph_path"), call.index, True),
-            "langgraph_checkpoint_ns": ns,
-        }
+        ns = context.asking_ns(pad)
         manager = AsyncCallbackManager.configure(
             callbacks, inheritable_tags=config.get("tags"), inheritable_metadata=metadata
         )

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import itertools
 import re
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -85,8 +84,9 @@ class Scratchpad:
     # The event loop the run is on, unless the task holds it: an async `@task` called
     # from the task's sync code in a worker thread runs there.
     events: asyncio.AbstractEventLoop | None = None
-    # Counts the graphs run in this task, so that each has a namespace of its own.
-    graph_calls: Iterator[int] = field(default_factory=itertools.count)
+    # Counts the graphs run under each namespace of the task (its own, its calls'), so
+    # that each has a namespace of its own; shared by the task and its calls.
+    graph_calls: dict[str, int] = field(default_factory=dict)
     # The clocks of the attempt running, for a task with a timeout.
     timer: TimedAttempt | None = None
     # Whether the task runs for a sync call of the graph, where async routers are refused.
@@ -175,12 +175,16 @@ async def calls_settled(pad: Scratchpad) -> None:
         await asyncio.gather(*running, return_exceptions=True)
 
 
-def next_graph_namespace(pad: Scratchpad) -> tuple[str, ...]:
-    """The namespace of the next graph run in the task: the task's own for the first,
-    then numbered (`node:<task id>|1`, `|2`...), as LangGraph numbers them, so that two
-    graphs a node invokes keep their checkpoints apart."""
-    n = next(pad.graph_calls)
-    ns = tuple(pad.task_ns.split("|"))
+def next_graph_namespace(pad: Scratchpad, at: str | None = None) -> tuple[str, ...]:
+    """The namespace of the next graph run by the code running: `at` (the namespace its
+    config names), else the task's own (in a `@task` call's code, the call's place in
+    it), for the first, then numbered (`node:<task id>|1`, `|2`...), as LangGraph
+    numbers them, so that two graphs a node or two calls invoke keep their checkpoints
+    apart."""
+    base = at or asking_ns(pad)
+    n = pad.graph_calls.get(base, 0)
+    pad.graph_calls[base] = n + 1
+    ns = tuple(base.split("|"))
     return (*ns, str(n)) if n else ns
 
 

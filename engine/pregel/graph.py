@@ -284,7 +284,8 @@ class CompiledGraph(Runnable[Any, Any]):
                 if mode in parent.modes:
                     parent.emit(ns, mode, payload)
 
-            inherited = _inherited(parent, pad, self)
+            at = (config.get("configurable") or {}).get("checkpoint_ns")
+            inherited = _inherited(parent, pad, self, at)
             child_ns = inherited["ns"]
             loop = Loop(
                 self,
@@ -1407,15 +1408,18 @@ def _checkpoint_as_schema(schema: Any, payload: Any) -> Any:
     return {**payload, "values": _as_schema(schema, values)}
 
 
-def _inherited(parent: Loop, pad: context.Scratchpad, graph: CompiledGraph) -> dict[str, Any]:
+def _inherited(
+    parent: Loop, pad: context.Scratchpad, graph: CompiledGraph, at: str | None = None
+) -> dict[str, Any]:
     """What a graph run inside a task (as a node, or invoked by one) takes from the call
-    around it: where it saves and under which namespace, the call's replay, named
-    versions and answers, and the versions of the graphs around it."""
+    around it: where it saves and under which namespace (under `at`, the namespace the
+    config it is invoked with names, if any), the call's replay, named versions and
+    answers, and the versions of the graphs around it."""
     own = graph._checkpointer
     saver = parent.saver if own is None or own is True else graph._saver()
     return {
         "checkpointer": saver,
-        "ns": own_namespace(context.next_graph_namespace(pad), graph),
+        "ns": own_namespace(context.next_graph_namespace(pad, at), graph),
         "replay": parent.replay,
         "checkpoint_map": parent.checkpoint_map,
         "resume_map": parent.resume_map,
@@ -1425,7 +1429,7 @@ def _inherited(parent: Loop, pad: context.Scratchpad, graph: CompiledGraph) -> d
         "store": graph.store or parent.store,
         "cache": graph.cache or parent.cache,
         "control": parent.control,
-        "outer_ns": parent.outer_ns or pad.task_ns,
+        "outer_ns": parent.outer_ns or context.asking_ns(pad),
     }
 
 
@@ -1456,9 +1460,10 @@ def _refuse_stateful_root(graph: CompiledGraph) -> None:
 def _in_task(config: dict[str, Any], pad: context.Scratchpad) -> bool:
     """Whether a graph called inside a node runs as a subgraph of the node's task: it
     does unless the call brings a `configurable` of its own (a thread of its own, say),
-    and then runs as a root graph, as in LangGraph."""
+    and then runs as a root graph, as in LangGraph. In a `@task` call's code, the config
+    of the call and that of the task it is made in are both its own."""
     conf = config.get("configurable")
-    return conf is None or conf.get("checkpoint_ns") == pad.task_ns
+    return conf is None or conf.get("checkpoint_ns") in (pad.task_ns, context.asking_ns(pad))
 
 
 def _print_modes(print_mode: str | Sequence[str], debug: bool | None) -> tuple[str, ...]:

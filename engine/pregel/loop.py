@@ -278,6 +278,8 @@ class Loop:
         self.updated: set[str] | None = None
         self.pending: list[tuple[str, str, Any]] = []
         self.interrupts: list[Interrupt] = []
+        # The questions the running step's tasks asked so far, in the order asked.
+        self._asked: list[Interrupt] = []
         # Where an interrupted call stopped: with tasks due (a node's `interrupt()`), or
         # at a breakpoint. And whether the call went on from a saved checkpoint.
         self.stopped_at: GraphLifecycleStatus = "pending"
@@ -719,6 +721,7 @@ class Loop:
     async def _run_step(self, tasks: list[Task]) -> None:
         self._restore_pending(tasks)
         self._handlers = []
+        self._asked = []
         todo = [t for t in tasks if not t.done]
         # A failure an earlier attempt of this step saved for an error handler: the
         # handler runs (unless it finished too), not the node again.
@@ -752,13 +755,11 @@ class Loop:
         if interrupted:
             self.status = "interrupted"
             self.interrupts = [i for t in interrupted for i in t.interrupts]
-            # Questions were shown at every level they stop, a part for each task that
+            # Questions were shown at every level they stop, parts for each task that
             # asked, when it asked; a breakpoint inside a subgraph (no questions) is
             # shown only by the top graph, as in LangGraph.
             if "updates" in self.modes and not self.interrupts and not self.ns:
                 self.emit(self.ns, "updates", {INTERRUPT: ()})
-            if "values" in self.modes and self.interrupts:
-                self._show(with_interrupts(self._shown_state(), self.interrupts))
             # The caller then sees what the finished tasks wrote, though the step stays
             # open (no checkpoint) until the interrupts are answered.
             finished = [t for t in tasks if not t.interrupted]
@@ -942,10 +943,16 @@ class Loop:
                 task.interrupted = True
                 if pad.started:
                     await context.calls_settled(pad)
-                # Shown when asked, as LangGraph shows it: a client may put the question
-                # to its user while the step's other tasks go on.
-                if "updates" in self.modes and task.interrupts:
-                    self.emit(self.ns, "updates", {INTERRUPT: tuple(task.interrupts)})
+                # Shown when asked, before the task's result, as LangGraph shows it: a
+                # client may put the question to its user while the step's other tasks
+                # go on. The state shown with it asks every question of the step so far,
+                # so that the last one a client keeps shows all that are open.
+                if task.interrupts:
+                    self._asked.extend(task.interrupts)
+                    if "updates" in self.modes:
+                        self.emit(self.ns, "updates", {INTERRUPT: tuple(task.interrupts)})
+                    if "values" in self.modes:
+                        self._show(with_interrupts(self._shown_state(), self._asked))
                 await self._task_finished(task, [(INTERRUPT, task.interrupts)], pad)
                 return
             except Exception as exc:
@@ -1351,7 +1358,7 @@ class Loop:
                     "id": t.id,
                     "name": t.name,
                     "interrupts": tuple(
-                        {"value": i.value, "id": i.id}
+                        {"value": i.value, "id": i.id, "response_schema": i.response_schema}
                         for i in (statuses[t.id].interrupts if t.id in statuses else ())
                     ),
                     "state": self.subgraph_config(t),

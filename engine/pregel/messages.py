@@ -67,11 +67,14 @@ def graph_namespace(
     if tags and TAG_NOSTREAM in tags:
         return None
     # A task's namespace ends with its own segment; a `@task` call's with its caller's
-    # and its own: what it streams is its caller's graph's.
+    # and its own (a nested call's path wraps its caller's): what it streams is the
+    # graph's that runs the task the calls are made in.
     ns = tuple(metadata["langgraph_checkpoint_ns"].split("|"))
     path = metadata.get("langgraph_path")
-    is_call = bool(path) and path[0] == PUSH and len(path) == 4 and path[-1] is True
-    return ns[:-2] if is_call else ns[:-1]
+    own = 1
+    while path and path[0] == PUSH and len(path) == 4 and path[-1] is True:
+        own, path = own + 1, path[1]
+    return ns[:-own]
 
 
 class StreamMessagesHandler(GraphStreamHandler):

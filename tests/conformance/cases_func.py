@@ -424,3 +424,102 @@ def case_custom_parts_of_task_calls_carry_the_callers_namespace(ns: NS, aio: boo
         "entrypoint, no subgraphs": stream(flow, 1, stream_mode=modes, aio=aio),
         "graph node": stream(graph, {"log": []}, stream_mode=modes, subgraphs=True, aio=aio),
     }
+
+
+def _asking_subgraph(ns: NS, seen: list[Any]) -> Any:
+    """A graph whose one node notes its namespace and asks about its first log entry."""
+
+    def ask(state: Any) -> dict[str, Any]:
+        seen.append(ns.get_config()["configurable"]["checkpoint_ns"])
+        first = state["log"][0]
+        return {"log": [f"{first}={ns.interrupt('q ' + first)}"]}
+
+    return ns.StateGraph(LogState).add_node("ask", ask).add_edge(ns.START, "ask").compile()
+
+
+def _answer_all(ns: NS, flow: Any, first: Any, config: dict[str, Any], aio: bool) -> list[Any]:
+    """Stream the run with subgraphs, then answer every question it asks (each with its
+    question in capitals) until it finishes. The parts of each run are sorted by their
+    namespace's names and their content: parallel calls' parts come in any order."""
+    command: Any = first
+    runs = []
+    for _ in range(6):
+        run = stream(flow, command, config, stream_mode="updates", subgraphs=True, aio=aio)
+        run["parts"].sort(key=lambda p: (_names_only(p[0]), repr(p[1])))
+        runs.append(run)
+        asked = flow.get_state(config).interrupts
+        if not asked:
+            break
+        command = ns.Command(resume={i.id: i.value.upper() for i in asked})
+    return runs
+
+
+def _names_only(namespace: Any) -> Any:
+    """A namespace (a string or its parts) without the task ids in it."""
+    parts = namespace.split("|") if isinstance(namespace, str) else namespace
+    return [part.split(":")[0] for part in parts]
+
+
+@case(aio=True, sql=True)
+def case_graphs_invoked_in_task_calls_run_in_the_calls_namespaces(ns: NS, aio: bool) -> Any:
+    """A graph invoked inside a `@task` call runs under the call's namespace (the
+    entrypoint's task, then the calls it is made in; a second graph in one call is
+    numbered), as the call's config names it, or under the one the config it is invoked
+    with names: two calls' graphs keep their own checkpoints, so each asks its own
+    question, in sequence or in parallel."""
+    seen: list[Any] = []
+    sub = _asking_subgraph(ns, seen)
+
+    @ns.task
+    def run_sub(x: str) -> list[str]:
+        seen.append(ns.get_config()["configurable"]["checkpoint_ns"])
+        return sub.invoke({"log": [x]})["log"]
+
+    @ns.task
+    async def arun_sub(x: str) -> list[str]:
+        seen.append(ns.get_config()["configurable"]["checkpoint_ns"])
+        return (await sub.ainvoke({"log": [x]}))["log"]
+
+    call = arun_sub if aio else run_sub
+
+    @ns.task
+    def twice(x: str) -> list[str]:
+        return sub.invoke({"log": [x]})["log"] + sub.invoke({"log": [x + "2"]})["log"]
+
+    @ns.task
+    def given(x: str, cfg: dict[str, Any]) -> list[str]:
+        # The entrypoint's config: the graph runs under the entrypoint's namespace.
+        return sub.invoke({"log": [x]}, cfg)["log"]
+
+    @ns.task
+    def outer(x: str) -> list[str]:
+        return call(x).result()
+
+    @ns.task
+    async def aouter(x: str) -> list[str]:
+        return await call(x)
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver())
+    def in_turn(xs: list[str]) -> Any:
+        results = [call(x).result() for x in xs] + [twice("t").result()]
+        results.append(given("g", ns.get_config()).result())
+        return [*results, (aouter if aio else outer)("o").result()]
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver())
+    def together(xs: list[str]) -> Any:
+        futures = [call(x) for x in xs]
+        return [f.result() for f in futures]
+
+    config = thread()
+    runs = _answer_all(ns, in_turn, ["a", "b"], config, aio)
+    saver = in_turn.checkpointer
+    saved = {c.config["configurable"]["checkpoint_ns"] for c in saver.list(None)}
+    # In the order the calls ran in: by names, then by the namespace a node first saw.
+    first_seen = {n: next((i for i, s in enumerate(seen) if s.startswith(n)), -1) for n in saved}
+    return {
+        "in turn": runs,
+        "seen": list(seen),
+        "saved": sorted(saved, key=lambda n: (_names_only(n), first_seen[n])),
+        "together": _answer_all(ns, together, ["a", "b"], thread("t2"), aio),
+        "together state": together.get_state(thread("t2")).values,
+    }

@@ -813,6 +813,54 @@ def case_messages_from_a_task(ns: NS, aio: bool) -> Any:
 
 
 @case(aio=True)
+def case_messages_from_nested_task_calls_and_their_graphs(ns: NS, aio: bool) -> Any:
+    """A chat model in a task call made by another call streams in the namespace of the
+    entrypoint's caller, with the call's namespace (the calls it is made in, then its
+    own) and its path (wrapping its caller's); one in a graph the call invokes streams in
+    that graph's namespace, under the call's."""
+
+    def answer(state: Any) -> dict[str, Any]:
+        return {"messages": [replies(AIMessage("from the graph", id="g")).invoke("?")]}
+
+    sub = ns.StateGraph(ns.MessagesState).add_node("answer", answer)
+    sub = sub.add_edge(ns.START, "answer").compile()
+
+    @ns.task
+    def inner(text: str) -> str:
+        replies(AIMessage("from inner", id="i")).invoke(text)
+        return sub.invoke({"messages": [text]})["messages"][-1].content
+
+    @ns.task
+    def outer(text: str) -> str:
+        return inner(text).result()
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver())
+    def workflow(text: str) -> str:
+        return outer(text).result()
+
+    keys = ("checkpoint_ns", "langgraph_checkpoint_ns", "langgraph_node", "langgraph_path")
+    return {
+        f"subgraphs={subgraphs}": [
+            [
+                part[0] if subgraphs else [],
+                message.content,
+                {k: meta.get(k) for k in keys},
+            ]
+            for part in stream(
+                workflow,
+                "hi",
+                thread(f"t{subgraphs}"),
+                stream_mode="messages",
+                subgraphs=subgraphs,
+                aio=aio,
+            )["parts"]
+            for message, meta in [part[1] if subgraphs else part]
+        ]
+        for subgraphs in (False, True)
+    }
+
+
+@case(aio=True)
 def case_callback_runs_of_routers(ns: NS, aio: bool) -> Any:
     """A conditional edge's function is a run under its source node's run, after the
     node's code (`seq:step:3`, then 4 for the next one); the input node that routes is a

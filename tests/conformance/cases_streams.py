@@ -7,6 +7,7 @@ No ``from __future__ import annotations`` here (see cases_core).
 
 import contextlib
 import operator
+import time
 import warnings
 from typing import Annotated, Any, TypedDict
 
@@ -536,3 +537,83 @@ def case_a_task_result_shows_its_questions_whole(ns: NS, aio: bool) -> Any:
     # Each question's fields as they are (the observation's normalising keeps an
     # interrupt's value and id only).
     return [[(sorted(q), q["value"], q.get("response_schema")) for q in part] for part in shown]
+
+
+@case(aio=True, sql=True)
+def case_a_checkpoint_part_shows_its_tasks_questions_whole(ns: NS, aio: bool) -> Any:
+    """The `checkpoints` and `debug` checkpoint parts show a task's questions as its
+    result does: value, id and the schema of the answer it expects (None without)."""
+
+    class Answer(pydantic.BaseModel):
+        approved: bool
+
+    def ask(state: Any) -> dict[str, Any]:
+        return {"log": [str(ns.interrupt("approve?", response_schema=Answer))]}
+
+    def ask_more(state: Any) -> dict[str, Any]:
+        return {"log": [ns.interrupt("more?")]}
+
+    nodes = {"ask": ask, "more": ask_more}
+    graph = build(
+        ns, LogState, nodes, [("S", "ask"), ("ask", "more")], checkpointer=ns.InMemorySaver()
+    )
+    config = thread()
+    modes = ["checkpoints", "debug"]
+    runs = [
+        stream(graph, inp, config, stream_mode=modes, aio=aio)
+        for inp in ({"log": []}, ns.Command(resume={"approved": True}), ns.Command(resume="no"))
+    ]
+    checkpoints = [
+        p["payload"] if m == "debug" else p
+        for run in runs
+        for m, p in run["parts"]
+        if m == "checkpoints" or p["type"] == "checkpoint"
+    ]
+    # Each question's fields as they are (the observation's normalising keeps an
+    # interrupt's value and id only, and drops a checkpoint's ids).
+    return [
+        [
+            [(sorted(q), q["value"], q.get("response_schema")) for q in t["interrupts"]]
+            for t in c["tasks"]
+        ]
+        for c in checkpoints
+    ]
+
+
+@case(aio=True)
+def case_a_question_shows_the_state_before_the_tasks_result(ns: NS, aio: bool) -> Any:
+    """When a task asks, the `values` part with its question comes at once, before the
+    task's `tasks` result and the results of tasks that finish later, at every level, in
+    every format. (With several tasks asking, the engine's parts show the questions
+    asked so far: see docs/langgraph-differences.md.)"""
+
+    def ask(name: str) -> Node:
+        def node(state: Any) -> dict[str, Any]:
+            return {"log": [ns.interrupt(f"{name}?")]}
+
+        return node
+
+    def slow(state: Any) -> dict[str, Any]:
+        time.sleep(0.3)
+        return {"log": ["slow"]}
+
+    nodes = {"a": ask("a"), "slow": slow}
+    parallel = build(
+        ns, LogState, nodes, [("S", "a"), ("S", "slow")], checkpointer=ns.InMemorySaver()
+    )
+    sub = build(ns, LogState, {"inner": ask("inner")}, [("S", "inner")])
+    nested = build(ns, LogState, {"sub": sub}, [("S", "sub")], checkpointer=ns.InMemorySaver())
+    modes = ["tasks", "values", "updates"]
+
+    def shown(parts: list[Any]) -> list[Any]:
+        return [[p.get("name"), "result" in p] if m == "tasks" else [m, p] for m, p in parts]
+
+    return {
+        "parallel": shown(
+            stream(parallel, {"log": []}, thread("p"), stream_mode=modes, aio=aio)["parts"]
+        ),
+        "subgraphs": stream(
+            nested, {"log": []}, thread("s"), stream_mode=modes, subgraphs=True, aio=aio
+        ),
+        "v2": v2(nested, {"log": []}, thread("v"), aio=aio, stream_mode=modes, subgraphs=True),
+    }

@@ -1,7 +1,8 @@
-"""The questions of parallel tasks of one step: an `updates` part per interrupted task,
-as in LangGraph, and one `values` part with all of them, where LangGraph streams a
-values part per task (docs/langgraph-differences.md): a client keeping the last state it
-saw sees every open question."""
+"""The questions of parallel tasks of one step: an `updates` and a `values` part per
+interrupted task when it asks, as in LangGraph, but each `values` part shows every
+question of the step asked so far, where LangGraph's shows its task's only
+(docs/langgraph-differences.md): a client keeping the last state it saw sees every open
+question."""
 
 from __future__ import annotations
 
@@ -37,14 +38,15 @@ def _questions(part: dict[str, Any]) -> list[str]:
     return sorted(i.value for i in part["__interrupt__"])
 
 
-def test_parallel_questions_are_an_updates_part_each_and_one_values_part() -> None:
+def test_parallel_questions_are_parts_each_and_the_last_values_part_shows_all() -> None:
     config = {"configurable": {"thread_id": "1"}}
     parts = list(_graph().stream({"log": []}, config, stream_mode=["updates", "values"]))
     asked = [(mode, _questions(p)) for mode, p in parts if "__interrupt__" in p]
-    updates = sorted(questions for mode, questions in asked if mode == "updates")
-    assert updates == [["p?"], ["q?"]]
-    assert [questions for mode, questions in asked if mode == "values"] == [["p?", "q?"]]
-    assert [mode for mode, _ in asked] == ["updates", "updates", "values"]
+    updates = [questions for mode, questions in asked if mode == "updates"]
+    assert sorted(updates) == [["p?"], ["q?"]]
+    values = [questions for mode, questions in asked if mode == "values"]
+    assert values == [updates[0], ["p?", "q?"]]
+    assert [mode for mode, _ in asked] == ["updates", "values", "updates", "values"]
     # The step's end is shown after them, with the finished task's write, as in LangGraph.
     assert parts[-1] == ("values", {"log": ["ok"]})
 
