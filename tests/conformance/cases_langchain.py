@@ -7,7 +7,7 @@ see the same replies. No ``from __future__ import annotations`` here (see cases_
 
 import asyncio
 import operator
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import reduce
 from typing import Annotated, Any, Literal, TypedDict
 
@@ -789,18 +789,31 @@ def case_messages_from_a_task(ns: NS, aio: bool) -> Any:
     def workflow(messages: list[Any]) -> str:
         return forecast(messages).result()
 
+    return messages_streamed(
+        workflow,
+        question()["messages"],
+        lambda at, message, meta: [
+            [seg.split(":")[0] for seg in at],
+            message.content,
+            meta["langgraph_node"],
+            meta["langgraph_triggers"],
+            meta["langgraph_checkpoint_ns"].count("|"),
+        ],
+        aio,
+    )
+
+
+def messages_streamed(
+    workflow: Any, given: Any, row: Callable[[Any, Any, dict[str, Any]], Any], aio: bool
+) -> dict[str, list[Any]]:
+    """`row(namespace, message, metadata)` of each part the `messages` mode streams,
+    without subgraphs (the namespace `[]`) and with them, each on a thread of its own."""
     return {
         f"subgraphs={subgraphs}": [
-            [
-                [seg.split(":")[0] for seg in part[0]] if subgraphs else [],
-                message.content,
-                meta["langgraph_node"],
-                meta["langgraph_triggers"],
-                meta["langgraph_checkpoint_ns"].count("|"),
-            ]
+            row(part[0] if subgraphs else [], message, meta)
             for part in stream(
                 workflow,
-                question()["messages"],
+                given,
                 thread(f"t{subgraphs}"),
                 stream_mode="messages",
                 subgraphs=subgraphs,
@@ -839,25 +852,12 @@ def case_messages_from_nested_task_calls_and_their_graphs(ns: NS, aio: bool) -> 
         return outer(text).result()
 
     keys = ("checkpoint_ns", "langgraph_checkpoint_ns", "langgraph_node", "langgraph_path")
-    return {
-        f"subgraphs={subgraphs}": [
-            [
-                part[0] if subgraphs else [],
-                message.content,
-                {k: meta.get(k) for k in keys},
-            ]
-            for part in stream(
-                workflow,
-                "hi",
-                thread(f"t{subgraphs}"),
-                stream_mode="messages",
-                subgraphs=subgraphs,
-                aio=aio,
-            )["parts"]
-            for message, meta in [part[1] if subgraphs else part]
-        ]
-        for subgraphs in (False, True)
-    }
+    return messages_streamed(
+        workflow,
+        "hi",
+        lambda at, message, meta: [at, message.content, {k: meta.get(k) for k in keys}],
+        aio,
+    )
 
 
 @case(aio=True)
