@@ -49,7 +49,7 @@ from engine.pregel.messages import show_output
 from engine.pregel.node import Node
 from engine.pregel.retry import as_policies, retry_delay
 from engine.pregel.runnable import RunnableCallable, injected_params, runtime_of
-from engine.pregel.sync import running_loop
+from engine.pregel.sync import outside_the_loop, running_loop
 from engine.pregel.timeouts import TimedAttempt, sync_timeout_error
 from engine.store.base import BaseStore
 from engine.types import CachePolicy, RetryPolicy, TimeoutPolicy
@@ -113,6 +113,7 @@ class _TaskFunction:
         call_id = task_id(
             pad.loop.checkpoint_id, context.asking_ns(pad), pad.step, self.name, "call", index
         )
+        pad.loop.emit_call_start(pad.node, call_id, self.name, (args, kwargs))
         asynchronous = _is_async(self.func)
         here = running_loop() if asynchronous else None
         if call_id in pad.call_results:
@@ -196,6 +197,7 @@ class _TaskFunction:
                 delay = retry_delay(self.retry_policy, exc, failures)
                 if delay is None:
                     _stopped(pad, asking, exc)
+                    pad.loop.emit_call_end(pad.node, call.id, self.name, exc)
                     raise
                 await asyncio.sleep(delay)
             finally:
@@ -206,7 +208,8 @@ class _TaskFunction:
         return self._finished(pad, call, value, cached=False)
 
     def _finished(self, pad: context.Scratchpad, call: _Call, value: Any, *, cached: bool) -> Any:
-        """Keep the call's result for the task's writes, and show it."""
+        """Keep the call's result for the task's writes, and show it: its update, then
+        (unless cached) its result as a task's, in LangGraph's order."""
         pad.finished_calls.append((call.id, value))
         loop = pad.loop
         if "updates" in loop.modes:
@@ -214,6 +217,8 @@ class _TaskFunction:
             if cached:
                 update["__metadata__"] = {"cached": True}
             loop.emit(loop.ns, "updates", update)
+        if not cached:
+            loop.emit_call_end(pad.node, call.id, self.name, None, value)
         return value
 
     def _call_config(self, config: RunnableConfig, ns: str, call: _Call) -> RunnableConfig:
@@ -249,7 +254,7 @@ class _TaskFunction:
             # `get_config()` in the call's code is the call's (naming its namespace).
             token = var_child_runnable_config.set(config) if config else None
             try:
-                value = self.func(*call.args, **self._keywords(pad, call, config))
+                value = self._call_func(call, self._keywords(pad, call, config))
                 return await value if inspect.isawaitable(value) else value
             finally:
                 if token is not None:
@@ -270,7 +275,7 @@ class _TaskFunction:
         }
         token = var_child_runnable_config.set(child)
         try:
-            value = self.func(*call.args, **self._keywords(pad, call, child))
+            value = self._call_func(call, self._keywords(pad, call, child))
             if inspect.isawaitable(value):
                 value = await value
         except BaseException as exc:
@@ -281,6 +286,15 @@ class _TaskFunction:
         await show_output(run, value)
         await run.on_chain_end(value)
         return value
+
+    def _call_func(self, call: _Call, keywords: dict[str, Any]) -> Any:
+        """Call the function; a sync one with its worker thread's event loop set aside,
+        as sync code runs: an async task it calls then runs on the run's loop (or a
+        loop of its own), where this loop, blocked by the function, could never run it."""
+        if _is_async(self.func):
+            return self.func(*call.args, **keywords)
+        with outside_the_loop():
+            return self.func(*call.args, **keywords)
 
     def _keywords(
         self, pad: context.Scratchpad, call: _Call, config: RunnableConfig

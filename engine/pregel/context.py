@@ -76,6 +76,9 @@ class Scratchpad:
     # The loop running this task: a graph invoked inside the node streams and saves
     # through it, as a subgraph of this task.
     loop: Any = None
+    # The node the task runs (a `Node`): its `@task` calls show in the `tasks` stream
+    # as its own tasks, with its metadata.
+    node: Any = None
     # The task's callback run while its node runs and routes, if it has callbacks: its
     # routers run as runs of their own under it, numbered from `router_step` in the
     # node's sequence (its code's steps, its state writes, then its routers).

@@ -875,6 +875,7 @@ class Loop:
             null_resume=self._null_resume_taker(),
             writer=self._custom_writer(task),
             loop=self,
+            node=node,
             # An inline node holds the event loop: nothing can run there until it returns.
             events=None if inline else asyncio.get_running_loop(),
             step=self.step,
@@ -1523,26 +1524,57 @@ class Loop:
             self.config = {**self.config, "callbacks": [*kept, *added]}
 
     def _emit_task_start(self, task: Task) -> None:
-        if task.node.hidden or not ({"tasks", "debug"} & self.modes):
-            return
-        payload = {
-            "id": task.id,
-            "name": task.name,
-            "input": task.input,
-            "triggers": task.triggers if task.path[0] == PULL else (PUSH,),
-        }
-        # The run's and the node's own metadata and tags, as the `messages` stream shows
-        # them, less what the task's other fields and namespace already say.
-        given = {**(self.config.get("metadata") or {}), **(task.node.metadata or {})}
+        if self._shows_tasks(task.node):
+            payload = {
+                "id": task.id,
+                "name": task.name,
+                "input": task.input,
+                "triggers": task.triggers if task.path[0] == PULL else (PUSH,),
+            }
+            self._show_start(task.node, payload)
+
+    def emit_call_start(
+        self, node: Node, call_id: str, name: str, given: tuple[tuple[Any, ...], dict[str, Any]]
+    ) -> None:
+        """A `@task` call's start in the `tasks` and `debug` streams: a task pushed by
+        its caller's node (`given`: its args and kwargs), as LangGraph shows a call;
+        also that of a call whose saved result it gets back."""
+        if self._shows_tasks(node):
+            payload = {"id": call_id, "name": name, "input": given, "triggers": (PUSH,)}
+            self._show_start(node, payload)
+
+    def emit_call_end(
+        self, node: Node, call_id: str, name: str, error: Exception | None, value: Any = None
+    ) -> None:
+        """A `@task` call's result (or error) in the `tasks` and `debug` streams, for a
+        call that ran: a cached or saved result, or a question, is not one, as in
+        LangGraph (the caller's result shows the question)."""
+        if self._shows_tasks(node):
+            result = {} if error is not None else {RETURN: value}
+            payload = {"id": call_id, "name": name, "error": error, "result": result}
+            self._show_task("task_result", {**payload, "interrupts": []})
+
+    def _shows_tasks(self, node: Node) -> bool:
+        return not node.hidden and bool({"tasks", "debug"} & self.modes)
+
+    def _show_start(self, node: Node, payload: dict[str, Any]) -> None:
+        """A task's start, with the run's and the node's own metadata and tags, as the
+        `messages` stream shows them, less what the task's other fields and namespace
+        already say."""
+        given = {**(self.config.get("metadata") or {}), **(node.metadata or {})}
         metadata = {k: v for k, v in given.items() if k not in _TASK_BOOKKEEPING}
         if tags := user_tags(self.config.get("tags")):
             metadata["tags"] = tags
         if metadata:
             payload["metadata"] = metadata
+        self._show_task("task", payload)
+
+    def _show_task(self, kind: str, payload: dict[str, Any]) -> None:
+        """A part of the `tasks` stream, and of the `debug` stream as a `kind` event."""
         if "tasks" in self.modes:
             self.emit(self.ns, "tasks", payload)
         if "debug" in self.modes:
-            self.emit(self.ns, "debug", _debug(self.step, "task", payload))
+            self.emit(self.ns, "debug", _debug(self.step, kind, payload))
 
     def _state_writes(self, task: Task) -> list[tuple[str, Any]]:
         keys = self.graph.state_key_set
@@ -1591,10 +1623,7 @@ class Loop:
                     for i in task.interrupts
                 ],
             }
-            if "tasks" in self.modes:
-                self.emit(self.ns, "tasks", payload)
-            if "debug" in self.modes:
-                self.emit(self.ns, "debug", _debug(self.step, "task_result", payload))
+            self._show_task("task_result", payload)
 
     def _message_routes(self) -> list[tuple[StreamMessagesHandler, Emit]]:
         """Where the messages a node returns or pushes are shown: this call's stream when

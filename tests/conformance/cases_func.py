@@ -5,6 +5,7 @@ No ``from __future__ import annotations`` here (see cases_core).
 """
 
 import asyncio
+import contextlib
 from typing import Any
 
 import pydantic
@@ -164,6 +165,37 @@ def case_sync_entrypoint_calls_an_async_task(ns: NS) -> Any:
         return add(x).result()
 
     return {"ainvoke": invoke(flow, 1, thread(), aio=True)}
+
+
+@case
+def case_sync_task_waits_for_an_async_task(ns: NS) -> Any:
+    """Under `ainvoke`/`astream` a sync task's code can wait for an async task it calls
+    (`result()`): the call runs on the run's event loop, not on the worker thread's."""
+
+    @ns.task
+    async def add(x: int) -> int:
+        await asyncio.sleep(0)
+        return x + 1
+
+    @ns.task
+    def tenfold(x: int) -> int:
+        return add(x).result() * 10
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver())
+    async def from_async(x: int) -> int:
+        return await tenfold(x)
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver())
+    def from_sync(x: int) -> int:
+        return tenfold(x).result()
+
+    return [
+        {
+            "ainvoke": invoke(graph, 1, thread(), aio=True),
+            "astream": stream(graph, 2, thread("t2"), stream_mode="updates", aio=True),
+        }
+        for graph in (from_async, from_sync)
+    ]
 
 
 @case(aio=True, sql=True)
@@ -387,6 +419,78 @@ def case_an_entrypoint_task_result_is_its_return(ns: NS, aio: bool) -> Any:
         stream(graph, 5, cfg, stream_mode=["tasks", "updates"], aio=aio)
         for graph in (total, total, plain)
     ]
+
+
+def _calls_flow(ns: NS, aio: bool) -> Any:
+    """An entrypoint whose task calls finish, fail and ask; under `ainvoke` an async one
+    whose first call is an async task's."""
+
+    @ns.task
+    def double(x: int, *, plus: int = 0) -> int:
+        return 2 * x + plus
+
+    @ns.task
+    async def adouble(x: int, *, plus: int = 0) -> int:
+        return 2 * x + plus
+
+    @ns.task
+    def boom(x: int) -> int:
+        raise ValueError(f"no {x}")
+
+    @ns.task
+    def ask(x: int) -> Any:
+        return ns.interrupt({"q": x})
+
+    @ns.task
+    def outer(x: int) -> int:
+        return double(x).result() + 1
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver())
+    def flow(x: int) -> int:
+        a = double(x, plus=1).result()
+        with contextlib.suppress(ValueError):
+            boom(a).result()
+        return outer(a).result() + ask(a).result()
+
+    @ns.entrypoint(checkpointer=ns.InMemorySaver())
+    async def aflow(x: int) -> int:
+        a = await adouble(x, plus=1)
+        with contextlib.suppress(ValueError):
+            await boom(a)
+        return await outer(a) + await ask(a)
+
+    return aflow if aio else flow
+
+
+@case(aio=True)
+def case_task_calls_are_tasks_of_the_tasks_and_debug_streams(ns: NS, aio: bool) -> Any:
+    """Each `@task` call shows in the `tasks` and `debug` streams as a task: its start
+    (input `(args, kwargs)`, its caller's metadata) and its result (`__return__`) or
+    error. A call that asks shows no result (its caller's shows the question); on
+    resume a call whose result was saved shows its start only."""
+
+    out: dict[str, Any] = {}
+    # (The run's metadata only where no `debug` checkpoint parts show it: LangGraph's
+    # leave it out of a new checkpoint's, a difference of its own.)
+    tagged = {**thread(), "metadata": {"user": 1}, "tags": ["t"]}
+    for mode, run in ((["tasks", "updates"], tagged), ("debug", thread())):
+        flow = _calls_flow(ns, aio)
+        out[str(mode)] = [
+            stream(flow, 3, run, stream_mode=mode, aio=aio),
+            stream(flow, ns.Command(resume=10), run, stream_mode=mode, aio=aio),
+        ]
+
+    @ns.task
+    def halve(x: int) -> int:
+        return x // 2
+
+    def halving(state: Any) -> dict[str, Any]:
+        return {"log": [str(halve(len(state["log"]) + 4).result())]}
+
+    graph = ns.StateGraph(LogState).add_node("n", halving).add_edge(ns.START, "n").compile()
+    parent = ns.StateGraph(LogState).add_node("p", graph).add_edge(ns.START, "p").compile()
+    out["subgraph"] = stream(parent, {"log": []}, stream_mode="tasks", subgraphs=True, aio=aio)
+    return out
 
 
 @case(aio=True)
