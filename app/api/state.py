@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse
 
 from app.api.deps import CurrentUser, State
-from app.limits import MAX_PAGE_SIZE
+from app.limits import MAX_PAGE_SIZE, Key
 from app.middleware import JsonOnlyRoute
 from app.schemas.common import ERROR_RESPONSES, pick
 from app.schemas.runs import CheckpointRef
@@ -78,7 +78,7 @@ async def get_state_at(
 @router.get("/threads/{thread_id}/state/{checkpoint_id}", response_model=ThreadState)
 async def get_state_by_id(
     thread_id: str,
-    checkpoint_id: str,
+    checkpoint_id: Key,
     state: State,
     user: CurrentUser,
     subgraphs: bool = False,

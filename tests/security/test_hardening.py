@@ -130,6 +130,18 @@ async def test_wrong_types_are_refused_by_name(http: httpx.AsyncClient) -> None:
         assert field in named, (path, answer.text)
 
 
+async def test_a_checkpoint_id_too_long_in_a_path_is_refused_by_name(
+    http: httpx.AsyncClient,
+) -> None:
+    """As in a body (422 naming it); it was a 500, and the connection was reset."""
+    thread_id = await new_thread(http)
+    answer = await http.get(f"/threads/{thread_id}/state/{'c' * 201}")
+    assert answer.status_code == 422
+    assert [e["loc"] for e in answer.json()["detail"]] == [["path", "checkpoint_id"]]
+    fits = await http.get(f"/threads/{thread_id}/state/{'c' * 200}")
+    assert fits.status_code < 500, fits.text
+
+
 async def test_a_refusal_says_what_is_wrong_in_the_clients_exception(server: str) -> None:
     """langgraph-sdk's exception shows a string `message` (or `detail`): a 422 of a
     malformed request has both FastAPI's errors and one line naming each field."""
