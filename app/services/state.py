@@ -366,10 +366,16 @@ class StateService:
                     for u in step.updates
                 ]
             )
-        if body.thread_id and body.if_exists == "do_nothing":
+        existing_wins = bool(body.thread_id) and body.if_exists == "do_nothing"
+        if existing_wins:
             with contextlib.suppress(NotFound):
                 return await self.threads.get(body.thread_id, owner=owner)
-        thread = await create("raise")
+        try:
+            thread = await create("raise")
+        except Conflict:
+            if not existing_wins:
+                raise
+            return await create("do_nothing")  # made by another request meanwhile
         config = {
             "configurable": {"thread_id": thread.thread_id},
             "metadata": {"thread_id": thread.thread_id, "graph_id": graph_id},

@@ -453,9 +453,13 @@ class ThreadService:
             await settle(session, thread_id, head.status, **head.columns)
 
     async def head_from_checkpoints(self, thread_id: str, graph: CompiledGraph) -> Head:
-        """The thread's head as its row keeps it, read from its checkpoints."""
+        """The thread's head as its row keeps it, read from its checkpoints (404 when they
+        went meanwhile: the thread is being deleted)."""
         state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
-        return await head_of(graph, state, saved=False)
+        try:
+            return await head_of(graph, state, saved=False)
+        except CheckpointNotFoundError:
+            raise NotFound(f"Thread '{thread_id}' not found: it was deleted.") from None
 
     async def values_of(self, thread: ThreadRow) -> dict[str, Any] | None:
         """The thread's values: those its row keeps, or its checkpoint's, read with the graph
@@ -574,6 +578,11 @@ class ThreadService:
         graph = self.graph_of(source)
         target = await self.create(metadata=source.metadata_, owner=owner)
         await self.saver.acopy_thread(source.thread_id, target.thread_id)
+        copied = {"configurable": {"thread_id": target.thread_id, "checkpoint_ns": ""}}
+        if source.checkpoint_id is not None and await self.saver.aget_tuple(copied) is None:
+            # The source was deleted meanwhile: its checkpoints went before the copy.
+            await self.remove(target.thread_id)
+            raise NotFound(f"Thread '{thread_id}' not found: it was deleted.")
         if graph is not None:
             await self.refresh(target.thread_id, graph)
         return await self.get(target.thread_id, owner=owner)

@@ -3,6 +3,7 @@ supersteps=...)`, how LangGraph copies a thread between deployments) starts at t
 they write, as the graph's `bulk_update_state` writes it; when they cannot be written
 the thread is not made. On SQLite and PostgreSQL."""
 
+import asyncio
 import uuid
 
 import httpx
@@ -125,3 +126,20 @@ async def test_supersteps_that_cannot_be_written_make_no_thread(
         assert (await http.post("/threads/count", json={})).json() == 0
     with pytest.raises(NotFoundError):
         await get_client(url=server).threads.get(thread_id)
+
+
+async def test_one_id_made_with_supersteps_by_many_requests_at_once(server: str) -> None:
+    """With `if_exists: do_nothing`, requests at the same time making one thread with
+    supersteps all answer the thread (one made it); the others got 409 when it was made
+    between their check and their insert."""
+    body = {
+        "thread_id": str(uuid.uuid4()),
+        "if_exists": "do_nothing",
+        "metadata": {"graph_id": "echo"},
+        "supersteps": COPIED,
+    }
+    async with httpx.AsyncClient(base_url=server, timeout=30) as http:
+        made = await asyncio.gather(*(http.post("/threads", json=body) for _ in range(8)))
+        assert {answer.status_code for answer in made} == {200}, [a.text for a in made]
+        thread = (await http.get(f"/threads/{body['thread_id']}")).json()
+    assert [m["content"] for m in thread["values"]["messages"]] == ["hi", "hello"]

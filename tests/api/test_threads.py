@@ -3,6 +3,7 @@ PostgreSQL."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 import httpx
@@ -159,3 +160,32 @@ async def test_bad_requests(server: str) -> None:
         ):
             bad_path = await http.post("/threads/search", json={"extract": extract})
             assert bad_path.status_code == 422 and problem in bad_path.text
+
+
+async def test_a_copy_or_state_update_racing_a_delete_is_whole_or_404(server: str) -> None:
+    """A copy made as its thread is deleted is a whole copy or a 404 (it was a 200 with an
+    empty thread, copied after the checkpoints went); state updates at that moment are
+    a 200, 404 or 409 (busy), never a 500 (the head they moved was gone)."""
+    client = get_client(url=server)
+    async with httpx.AsyncClient(base_url=server, timeout=30) as http:
+        for _ in range(8):
+            thread_id = await new_thread(client)
+            await client.runs.wait(thread_id, "echo", input=said("hi"))
+            t = f"/threads/{thread_id}"
+            update = {"values": {"messages": [{"role": "user", "content": "u"}]}}
+            answers = await asyncio.gather(
+                http.post(f"{t}/copy"),
+                *(http.post(f"{t}/state", json=update) for _ in range(3)),
+                http.delete(t),
+                http.post(f"{t}/copy"),
+            )
+            copies, updates = [answers[0], answers[-1]], answers[1:4]
+            assert {a.status_code for a in updates} <= {200, 404, 409}, [a.text for a in updates]
+            for copy in copies:
+                assert copy.status_code in (200, 404), copy.text
+                if copy.status_code == 200:
+                    values = (await http.get(f"/threads/{copy.json()['thread_id']}/state")).json()
+                    assert [m["content"] for m in values["values"]["messages"]][:2] == [
+                        "hi",
+                        "You said: hi",
+                    ]
