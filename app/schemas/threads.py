@@ -103,6 +103,12 @@ class SuperstepUpdate(RequestModel):
     command: RunCommand | None = None
     as_node: Key | None = None
 
+    @model_validator(mode="after")
+    def _values_or_command(self) -> SuperstepUpdate:
+        if self.values is not None and self.command is not None:
+            raise refusal("an update gives `values` or a `command`, not both")
+        return self
+
 
 class Superstep(RequestModel):
     updates: list[SuperstepUpdate] = Field(

@@ -117,8 +117,13 @@ def _task(task: PregelTask) -> ThreadTask:
 
 def requested_version(checkpoint: CheckpointRef | None, checkpoint_id: str | None) -> CheckpointRef:
     """The version a request names in `checkpoint`, or with the `checkpoint_id` given
-    apart (the older form, which wins)."""
+    apart (the older form); both naming different versions is a 422."""
     ref = checkpoint or CheckpointRef()
+    if checkpoint_id and ref.checkpoint_id and ref.checkpoint_id != checkpoint_id:
+        raise Invalid(
+            f"checkpoint_id {checkpoint_id!r} and checkpoint.checkpoint_id "
+            f"{ref.checkpoint_id!r} name different versions: give one."
+        )
     return ref.model_copy(update={"checkpoint_id": checkpoint_id}) if checkpoint_id else ref
 
 

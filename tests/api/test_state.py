@@ -197,3 +197,24 @@ async def test_storage_of_a_thread(server: str, database_url: str) -> None:
     assert channels["messages"]["versions"] == 6  # the input's, then the reply's: per turn
     assert sum(c["bytes"] for c in channels.values()) == report["channel_values"]["bytes"]
     assert report["channel_values"]["count"] == sum(c["versions"] for c in channels.values())
+
+
+async def test_two_different_versions_named_at_once_are_refused(server: str) -> None:
+    """`checkpoint_id` beside a `checkpoint` naming another version is a 422 (one of
+    the two was silently dropped); the same version twice is fine."""
+    client = get_client(url=server)
+    thread_id = await new_thread(client)
+    for text in ("one", "two"):
+        await client.runs.wait(thread_id, "echo", input=said(text))
+    ids = [s["checkpoint"]["checkpoint_id"] for s in await client.threads.get_history(thread_id)]
+    t = f"/threads/{thread_id}"
+    both = {"checkpoint_id": ids[1], "checkpoint": {"checkpoint_id": ids[2]}}
+    same = {"checkpoint_id": ids[1], "checkpoint": {"checkpoint_id": ids[1]}}
+    async with httpx.AsyncClient(base_url=server, timeout=30) as http:
+        for path, body in (
+            (f"{t}/runs/wait", {"assistant_id": "echo", "input": said("x")}),
+            (f"{t}/state", {"values": {"messages": [{"role": "user", "content": "x"}]}}),
+        ):
+            refused = await http.post(path, json={**body, **both})
+            assert refused.status_code == 422 and "name different versions" in refused.text
+            assert (await http.post(path, json={**body, **same})).status_code == 200

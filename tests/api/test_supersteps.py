@@ -112,6 +112,16 @@ async def test_a_thread_starts_at_the_state_its_supersteps_write(server: str) ->
             422,
             "supersteps: values: the state has no keys ['mesages']",
         ),
+        (
+            {
+                "metadata": {"graph_id": "echo"},
+                "supersteps": [
+                    {"updates": [{"values": HI, "command": {"goto": "talk"}, "as_node": "talk"}]}
+                ],
+            },
+            422,
+            "gives `values` or a `command`, not both",
+        ),
         ({"metadata": {"graph_id": "echo"}, "supersteps": [{"updates": []}]}, 422, "at least 1"),
         ({"metadata": {"graph_id": "echo"}, "supersteps": [{"writes": []}]}, 422, "updates"),
     ],
