@@ -144,7 +144,7 @@ class JsonOnlyRoute(APIRoute):
                         "uncompressed."
                     )
                     return JSONResponse({"detail": detail}, status_code=415)
-                if not _JSON_TYPE.match(request.headers.get("content-type", "application/json")):
+                if not _JSON_TYPE.match(request.headers.get("content-type", "")):
                     headers = [(k, v) for k, v in scope["headers"] if k != b"content-type"]
                     scope = {**scope, "headers": [*headers, (b"content-type", _JSON)]}
             return await handler(JsonOnlyRequest(scope, request.receive))

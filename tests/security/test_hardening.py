@@ -358,12 +358,18 @@ async def test_a_body_is_json_whatever_its_type_says_and_never_compressed(
     http: httpx.AsyncClient,
 ) -> None:
     """`curl -d` sends a form's Content-Type: the body is still read as the JSON it is, as
-    LangGraph's server reads it; a compressed body is a 415 naming its encoding (it was a
+    LangGraph's server reads it, and so is a body without one (`/mcp` refused it as no
+    JSON-RPC message); a compressed body is a 415 naming its encoding (it was a
     422 saying the body is not UTF-8)."""
     body = json.dumps({"metadata": {"via": "curl"}}).encode()
     for kind in ("application/x-www-form-urlencoded", "text/plain", "application/json"):
         made = await http.post("/threads", content=body, headers={"content-type": kind})
         assert made.status_code == 200 and made.json()["metadata"] == {"via": "curl"}, kind
+    bare = await http.post("/threads", content=body)  # no Content-Type at all
+    assert bare.status_code == 200 and bare.json()["metadata"] == {"via": "curl"}
+    ping = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+    answered = await http.post("/mcp", content=ping, headers={"accept": "application/json"})
+    assert answered.status_code == 200 and answered.json()["id"] == 1, answered.text
     form = await http.post("/threads", data={"metadata": "x"})
     assert form.status_code == 422 and form.json()["detail"][0]["type"] == "json_invalid"
     for encoding in ("gzip", "br"):
