@@ -39,7 +39,7 @@ def _json_arrays(values: Any) -> Any:
         if isinstance(value, str) and value.startswith("["):
             try:
                 listed = json.loads(value)
-            except ValueError:
+            except (ValueError, RecursionError):
                 listed = None  # then refused as a name: the answer shows it
         names.extend(listed if isinstance(listed, list) else [value])
     return names

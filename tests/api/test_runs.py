@@ -62,12 +62,14 @@ async def test_a_rejoined_stream_reads_modes_as_a_json_array(
         repeated = await http.get(path, params={"stream_mode": ["updates"]})
         both = await http.get(path, params={"stream_mode": '["values","updates"]'})
         unknown = await http.get(path, params={"stream_mode": '["updates","everything"]'})
+        deep = await http.get(path, params={"stream_mode": "[" * 5000})
         thread = await http.get(f"/threads/{thread_id}/stream", params={"stream_mode": '["x"]'})
     assert as_array.status_code == 200
     assert as_array.text == repeated.text
     assert "event: updates" in as_array.text and "event: values" not in as_array.text
     assert "event: values" in both.text and "event: updates" in both.text
     assert unknown.status_code == 422 and "everything" in unknown.text
+    assert deep.status_code == 422
     assert thread.status_code == 422 and '"input":"x"' in thread.text
 
 
