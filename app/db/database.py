@@ -29,7 +29,7 @@ DEADLOCK_ATTEMPTS = 3
 _DEADLOCK = "40P01"
 
 
-def _deadlocked(exc: BaseException) -> bool:
+def deadlocked(exc: BaseException) -> bool:
     """Whether PostgreSQL aborted the statement to break a deadlock (asyncpg's error, or
     SQLAlchemy's around it)."""
     return _DEADLOCK in (
@@ -111,7 +111,7 @@ class Database:
                 except Exception as exc:
                     # PostgreSQL undid the statement to break a deadlock: it changed
                     # nothing, so sending it again is safe.
-                    if attempt == DEADLOCK_ATTEMPTS or not _deadlocked(exc):
+                    if attempt == DEADLOCK_ATTEMPTS or not deadlocked(exc):
                         raise
                     attempt += 1
 

@@ -12,11 +12,11 @@ from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import insert
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
-from app.db.database import Database
+from app.db.database import DEADLOCK_ATTEMPTS, Database, deadlocked
 from app.db.models import AssistantRow, RunRow, ThreadRow, columns_of
 from app.errors import Conflict, Invalid, NotFound, TooManyRequests
 from app.graphs import GraphRegistry, run_context
@@ -244,6 +244,42 @@ class RunAdmission:
         return bool(added)
 
     async def _insert(
+        self,
+        run: RunRow,
+        body: RunCreate,
+        assistant: AssistantRow,
+        owner: str,
+        *,
+        create: bool,
+        start: bool,
+        claim: Claim | None,
+        stateless: bool,
+    ) -> list[str]:
+        """`_insert_once`, again when PostgreSQL rolled its transaction back to break a
+        deadlock (as `Database.write_one` does a statement's): in a burst of runs on one
+        thread, admissions and ends take the thread's row and the runs' index in
+        different orders, and a client got a 500."""
+        attempt = 1
+        while True:
+            try:
+                return await self._insert_once(
+                    run,
+                    body,
+                    assistant,
+                    owner,
+                    create=create,
+                    start=start,
+                    claim=claim,
+                    stateless=stateless,
+                )
+            except DBAPIError as exc:
+                if attempt == DEADLOCK_ATTEMPTS or not deadlocked(exc):
+                    raise
+                attempt += 1
+                if run.status == "running":  # taken in the transaction rolled back
+                    self.pool.release(run)
+
+    async def _insert_once(
         self,
         run: RunRow,
         body: RunCreate,
