@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Executable, event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -24,7 +24,8 @@ class SchemaOutdatedError(RuntimeError):
     """The database needs `threadline migrate` before the server can use it."""
 
 
-# Attempts of a one-statement write that PostgreSQL chose as a deadlock's victim.
+T = TypeVar("T")
+# Attempts of a write that PostgreSQL chose as a deadlock's victim.
 DEADLOCK_ATTEMPTS = 3
 _DEADLOCK = "40P01"
 
@@ -36,6 +37,23 @@ def deadlocked(exc: BaseException) -> bool:
         getattr(exc, "sqlstate", None),
         getattr(getattr(exc, "orig", None), "sqlstate", None),
     )
+
+
+async def retry_deadlocks(
+    work: Callable[[], Awaitable[T]], undone: Callable[[], None] = lambda: None
+) -> T:
+    """`work`, again (up to DEADLOCK_ATTEMPTS times in all) when PostgreSQL undid its
+    statement or transaction to break a deadlock: that changed nothing in the database,
+    so doing it again is safe once `undone` has put back what it did outside."""
+    attempt = 1
+    while True:
+        try:
+            return await work()
+        except Exception as exc:
+            if attempt == DEADLOCK_ATTEMPTS or not deadlocked(exc):
+                raise
+            attempt += 1
+            undone()
 
 
 def _add_casefold(connection: Any, _record: Any) -> None:
@@ -104,16 +122,9 @@ class Database:
                 result = await session.execute(statement, params)
                 return list(result) if result.returns_rows else []
         async with write_gate(self.engine):
-            attempt = 1
-            while True:
-                try:
-                    return await fetch_alone(self._direct, self._autocommit, statement, params)
-                except Exception as exc:
-                    # PostgreSQL undid the statement to break a deadlock: it changed
-                    # nothing, so sending it again is safe.
-                    if attempt == DEADLOCK_ATTEMPTS or not deadlocked(exc):
-                        raise
-                    attempt += 1
+            return await retry_deadlocks(
+                lambda: fetch_alone(self._direct, self._autocommit, statement, params)
+            )
 
     async def read_one(self, statement: Executable, params: dict[str, Any]) -> list[Any]:
         """One read statement's rows, in no transaction (sent by asyncpg itself on

@@ -12,11 +12,11 @@ from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import insert
-from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.config import Settings
-from app.db.database import DEADLOCK_ATTEMPTS, Database, deadlocked
+from app.db.database import Database, retry_deadlocks
 from app.db.models import AssistantRow, RunRow, ThreadRow, columns_of
 from app.errors import Conflict, Invalid, NotFound, TooManyRequests
 from app.graphs import GraphRegistry, run_context
@@ -255,83 +255,58 @@ class RunAdmission:
         claim: Claim | None,
         stateless: bool,
     ) -> list[str]:
-        """`_insert_once`, again when PostgreSQL rolled its transaction back to break a
-        deadlock (as `Database.write_one` does a statement's): in a burst of runs on one
-        thread, admissions and ends take the thread's row and the runs' index in
-        different orders, and a client got a 500."""
-        attempt = 1
-        while True:
-            try:
-                return await self._insert_once(
-                    run,
-                    body,
-                    assistant,
-                    owner,
-                    create=create,
-                    start=start,
-                    claim=claim,
-                    stateless=stateless,
-                )
-            except DBAPIError as exc:
-                if attempt == DEADLOCK_ATTEMPTS or not deadlocked(exc):
-                    raise
-                attempt += 1
-                if run.status == "running":  # taken in the transaction rolled back
-                    self.pool.release(run)
-
-    async def _insert_once(
-        self,
-        run: RunRow,
-        body: RunCreate,
-        assistant: AssistantRow,
-        owner: str,
-        *,
-        create: bool,
-        start: bool,
-        claim: Claim | None,
-        stateless: bool,
-    ) -> list[str]:
         """Insert `run` in one transaction with the multitask strategy applied; return
         the runs to cancel. With `start`, a run on a free thread is inserted held by this
         process if it has room (see `WorkerPool.take`); `stateless`: on a thread of a new
-        random id."""
+        random id. A transaction PostgreSQL undid to break a deadlock is made again
+        (admissions and ends of a burst of runs on one thread take the thread's row and
+        the runs' index in different orders)."""
         key = run.thread_id
-        # Urgent: on SQLite the run's first token waits for this transaction, which
-        # would otherwise queue behind the saves and outcomes of every other run.
-        async with self.db.write(urgent=True) as session:
-            if claim is not None:
-                await claim(session)
-            if key in self.executor.threads.expiring:
-                raise NotFound(f"Thread '{key}' not found: its time to live ran out.")
-            found = (await session.execute(self._thread, {"thread": key})).first()
-            _refuse_foreign(found and found.owner, key, owner, create=create)
-            active = sorted(found.active.split()) if found and found.active else []
-            if active and body.multitask_strategy == "reject":
-                raise Conflict(
-                    f"Thread '{key}' is busy with run '{active[0]}' "
-                    "and multitask_strategy is 'reject'."
-                )
-            if not (start and not active and self.pool.take(run)):
-                # Only a run that queues counts toward the queue limit.
-                await self._check_queue(session, owner)
-            # A new thread keeps the metadata of the run that made it, as LangGraph's
-            # server's does.
-            metadata = {
-                **((found.metadata or {}) if found else run.metadata_),
-                "graph_id": assistant.graph_id,
-                "assistant_id": assistant.assistant_id,
-            }
-            if found:
-                await session.execute(BUSY, {"thread": key, "metadata": metadata})
-            else:
-                thread = new_thread(key, metadata, owner)
-                thread.status = "busy"
-                await session.execute(insert(ThreadRow.__table__).values(columns_of(thread)))
-                if not stateless:  # the client's id, which a deleted thread may have had
-                    await self.executor.threads.reuse(session, key)
-            await session.execute(ADD_RUN, columns_of(run))
-            if run.status == "pending":
-                await self.broker.notifier.announce(session, QUEUE)
+
+        async def admit() -> tuple[Any, list[str]]:
+            # Urgent: on SQLite the run's first token waits for this transaction, which
+            # would otherwise queue behind the saves and outcomes of every other run.
+            async with self.db.write(urgent=True) as session:
+                if claim is not None:
+                    await claim(session)
+                if key in self.executor.threads.expiring:
+                    raise NotFound(f"Thread '{key}' not found: its time to live ran out.")
+                found = (await session.execute(self._thread, {"thread": key})).first()
+                _refuse_foreign(found and found.owner, key, owner, create=create)
+                active = sorted(found.active.split()) if found and found.active else []
+                if active and body.multitask_strategy == "reject":
+                    raise Conflict(
+                        f"Thread '{key}' is busy with run '{active[0]}' "
+                        "and multitask_strategy is 'reject'."
+                    )
+                if not (start and not active and self.pool.take(run)):
+                    # Only a run that queues counts toward the queue limit.
+                    await self._check_queue(session, owner)
+                # A new thread keeps the metadata of the run that made it, as LangGraph's
+                # server's does.
+                metadata = {
+                    **((found.metadata or {}) if found else run.metadata_),
+                    "graph_id": assistant.graph_id,
+                    "assistant_id": assistant.assistant_id,
+                }
+                if found:
+                    await session.execute(BUSY, {"thread": key, "metadata": metadata})
+                else:
+                    thread = new_thread(key, metadata, owner)
+                    thread.status = "busy"
+                    await session.execute(insert(ThreadRow.__table__).values(columns_of(thread)))
+                    if not stateless:  # the client's id, which a deleted thread may have had
+                        await self.executor.threads.reuse(session, key)
+                await session.execute(ADD_RUN, columns_of(run))
+                if run.status == "pending":
+                    await self.broker.notifier.announce(session, QUEUE)
+                return found, active
+
+        def undone() -> None:
+            if run.status == "running":  # taken in the transaction undone
+                self.pool.release(run)
+
+        found, active = await retry_deadlocks(admit, undone)
         if run.status == "running" and found is not None:
             self.executor.saver.expect_head(key, found.head)
         return active if body.multitask_strategy in ("interrupt", "rollback") else []
