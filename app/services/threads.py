@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Select, bindparam, case, delete, exists, func, select
+from sqlalchemy import Select, Text, bindparam, case, delete, exists, func, null, select
 from sqlalchemy import update as sql_update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -112,8 +112,8 @@ async def active_runs(session: AsyncSession, thread_id: str) -> int:
 
 @functools.cache
 def settle_statement(changed: tuple[str, ...], *, ending: bool = False) -> Any:
-    """`settle`'s statement, built once per set of changed columns: a run ends with one,
-    every time. `ending`: for a statement that also records the end of the run
+    """`settle`'s statement on SQLite, built once per set of changed columns: a run ends
+    with one, every time. `ending`: for a statement that also records the end of the run
     `ended_run` (in whose snapshot that run still runs): it does not count as waiting."""
     # Columns of the tables, not ORM attributes: an ORM-enabled statement is copied on
     # every execution, and its cache key computed anew.
@@ -135,25 +135,51 @@ def settle_statement(changed: tuple[str, ...], *, ending: bool = False) -> Any:
     )
 
 
+# The columns of a thread's row that its head sets (`Head.columns`).
+HEAD_COLUMNS = ("checkpoint_id", "values", "interrupts")
+
+
+@functools.cache
+def settle_call(*, ending: bool = False) -> Any:
+    """`settle` on PostgreSQL: the `threadline_settle` function (migration 0025), which
+    reads the thread's runs only once it holds the row. One UPDATE would read them in the
+    snapshot it started with, before an admission holding the row added one."""
+    threads, runs = ThreadRow.__table__.c, RunRow.__table__.c
+    return func.threadline_settle(
+        bindparam("settled_thread", type_=threads.thread_id.type),
+        bindparam("ended_run", type_=runs.run_id.type) if ending else null(),
+        bindparam("resting", type_=threads.status.type),
+        bindparam("now", type_=threads.updated_at.type),
+        bindparam("settled_changed", type_=postgresql.ARRAY(Text)),
+        bindparam("new_checkpoint_id", type_=threads.checkpoint_id.type),
+        bindparam("new_values", type_=threads["values"].type),
+        bindparam("new_interrupts", type_=threads.interrupts.type),
+        type_=threads.status.type,
+    )
+
+
 async def settle(
     session: AsyncSession, thread_id: str, status: ThreadStatus, **changes: Any
 ) -> bool:
     """Set what a finished run leaves, in one statement (the row, whose values can be a
     long chat, is not read); the thread stays busy while other runs wait. True when
     other runs wait: one of them may start now."""
-    settled = await session.scalar(
-        settle_statement(tuple(sorted(changes))), settle_params(thread_id, status, changes)
-    )
+    params = settle_params(thread_id, status, changes)
+    if session.get_bind().dialect.name == "postgresql":
+        settled = await session.scalar(select(settle_call()), params)
+    else:
+        settled = await session.scalar(settle_statement(tuple(sorted(changes))), params)
     return settled == "busy"
 
 
 def settle_params(thread_id: str, status: ThreadStatus, changes: dict[str, Any]) -> dict[str, Any]:
-    """`settle_statement`'s parameters."""
+    """The parameters of `settle_statement` and `settle_call`."""
     return {
         "settled_thread": thread_id,
         "resting": status,
         "now": now(),
-        **{f"new_{name}": value for name, value in changes.items()},
+        "settled_changed": sorted(changes),
+        **{f"new_{name}": changes.get(name) for name in HEAD_COLUMNS},
     }
 
 

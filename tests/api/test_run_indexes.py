@@ -23,9 +23,8 @@ from app.services.runs.statements import (
     QUEUED,
     THREAD,
     admit_at_once_statement,
-    record_at_once_statement,
 )
-from app.services.threads import settle_statement
+from app.services.threads import settle_call, settle_params, settle_statement
 
 PARTIAL = {"runs_pending", "runs_active_by_owner", "one_running_run_per_thread"}
 
@@ -96,6 +95,30 @@ async def generic_plan(conn: AsyncConnection, statement: Any) -> str:
     return "\n".join(str(row[-1]) for row in rows)
 
 
+async def nested_plans(conn: AsyncConnection, statement: Any, params: dict[str, Any]) -> str:
+    """PostgreSQL's generic plans of the statements that `statement` runs in functions it
+    calls (auto_explain, its reports sent to this client)."""
+    driver = (await conn.get_raw_connection()).driver_connection
+    reports: list[str] = []
+
+    def heard(_: object, message: Any) -> None:
+        reports.append(message.message)
+
+    driver.add_log_listener(heard)
+    for setting in (
+        "auto_explain.log_min_duration = 0",
+        "auto_explain.log_nested_statements = on",
+        "auto_explain.log_level = notice",
+        "plan_cache_mode = force_generic_plan",
+        "enable_seqscan = off",
+    ):
+        await conn.exec_driver_sql(f"SET LOCAL {setting}")
+    await conn.exec_driver_sql("LOAD 'auto_explain'")
+    await conn.execute(statement, params)
+    driver.remove_log_listener(heard)
+    return "\n".join(reports)
+
+
 async def test_a_turn_finds_its_thread_s_active_runs_by_partial_indexes(db: Database) -> None:
     """A run's admission, its end and the thread's read look for the thread's active runs
     by their status, never through every run the thread ever had: on PostgreSQL as
@@ -128,11 +151,13 @@ async def test_a_turn_finds_its_thread_s_active_runs_by_partial_indexes(db: Data
     if db.dialect == "postgresql":
         queries = {
             "admission": admit_at_once_statement(("run_id", "thread_id", "status")),
-            "end": record_at_once_statement(()),
             "thread": THREAD,
         }
         async with db.engine.begin() as conn:
             plans = {name: await generic_plan(conn, query) for name, query in queries.items()}
+            plans["end"] = await nested_plans(
+                conn, sa.select(settle_call()), settle_params(threads[1], "idle", {})
+            )
     else:
         queries = {
             "thread": THREAD,

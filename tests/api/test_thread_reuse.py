@@ -6,17 +6,14 @@ still going never writes into the new one. On SQLite and on PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from app.config import Settings
-from app.main import create_app
 from tests.api import held_graph
-from tests.api.graphs import GRAPHS
+from tests.api.held_graph import held_thread
 from tests.helpers import ServeApp, eventually, new_id, said
 
 
@@ -92,19 +89,6 @@ async def test_a_pruned_threads_id_makes_a_new_thread(server: str) -> None:
     assert await client.threads.prune([thread_id], strategy="delete") == {"pruned_count": 1}
     await client.threads.create(thread_id=thread_id, ttl={"ttl": 60, "strategy": "delete"})
     await assert_fresh_and_usable(server, thread_id)
-
-
-async def held_thread(serve_app: ServeApp, database_url: str) -> tuple[Any, Any, str]:
-    """A server of its own (its app, a client of it) that serves the held graph, its gate
-    closed, and a new thread on it."""
-    graphs = {**GRAPHS, "held": "tests.api.held_graph:held"}
-    app = create_app(Settings(database_url=database_url, graphs=json.dumps(graphs), workers=8))
-    client = get_client(url=serve_app(app))
-    held_graph.GATE.clear()
-    held_graph.WAITING.clear()
-    thread_id = new_id()
-    await client.threads.create(thread_id=thread_id)
-    return app, client, thread_id
 
 
 async def test_a_run_of_the_deleted_thread_never_writes_into_the_new_one(

@@ -6,11 +6,16 @@ agree, on both databases."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
+
+from tests.api import held_graph
+from tests.api.held_graph import held_thread
+from tests.helpers import ServeApp, eventually
 
 BURST = 50
 
@@ -86,3 +91,46 @@ async def test_a_burst_is_answered_truthfully(server: str, strategy: str) -> Non
     assert thread["status"] == "idle"
     [last] = [a for a in succeeded if a.run_id == history[0]["metadata"]["run_id"]]
     assert contents(thread["values"]) == contents(last.body)
+
+
+@pytest.mark.parametrize("strategy", ["interrupt", "rollback"])
+async def test_runs_that_stop_the_active_one_stop_each_other(
+    serve_app: ServeApp, database_url: str, strategy: str
+) -> None:
+    """Runs made at once on a busy thread with `interrupt` or `rollback` stop whatever is
+    active when each is admitted, runs admitted alongside it included: with the thread's
+    run held until all are in, one run is left to finish, not several one after another
+    (on PostgreSQL, admissions that each saw no other committed kept them all)."""
+    _, client, thread_id = await held_thread(serve_app, database_url)
+    try:
+        first = await client.runs.create(thread_id, "held", input={"log": ["first"]})
+        await eventually(lambda: _async(held_graph.WAITING.is_set()), "the run to reach its node")
+        made = await asyncio.gather(
+            *(
+                client.runs.create(
+                    thread_id, "held", input={"log": [str(i)]}, multitask_strategy=strategy
+                )
+                for i in range(BURST // 4)
+            )
+        )
+    finally:
+        held_graph.GATE.set()
+    for run in [first, *made]:
+        with contextlib.suppress(httpx.HTTPStatusError):  # a rolled-back run is gone
+            await client.runs.join(thread_id, run["run_id"])
+    runs = await client.runs.list(thread_id, limit=100)
+    outcomes = sorted(run["status"] for run in runs)
+    # Rolled back, a run's row goes; interrupted, it stays.
+    stopped = ["interrupted"] * len(made) if strategy == "interrupt" else []
+    assert outcomes == [*stopped, "success"], outcomes
+    thread = await client.threads.get(thread_id)
+    assert thread["status"] == "idle"
+    # The inputs of interrupted runs stay (their first step saved them); the node ran once.
+    log = thread["values"]["log"]
+    assert log.count("held") == 1 and log[-1] == "held", log
+    if strategy == "rollback":
+        assert len(log) == 2, log
+
+
+async def _async(value: bool) -> bool:
+    return value

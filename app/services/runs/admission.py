@@ -33,6 +33,7 @@ from app.services.runs.results import RunResults
 from app.services.runs.statements import (
     ADD_RUN,
     BUSY,
+    LOCK_THREAD,
     QUEUED,
     THREAD,
     THREADS,
@@ -255,15 +256,17 @@ class RunAdmission:
         claim: Claim | None,
         stateless: bool,
     ) -> list[str]:
-        """Insert `run` in one transaction with the multitask strategy applied; return
-        the runs to cancel. With `start`, a run on a free thread is inserted held by this
-        process if it has room (see `WorkerPool.take`); `stateless`: on a thread of a new
-        random id. A transaction PostgreSQL undid to break a deadlock is made again
-        (admissions and ends of a burst of runs on one thread take the thread's row and
-        the runs' index in different orders)."""
+        """Insert `run` in one transaction with the multitask strategy applied (pending
+        runs it stops are stopped in it); return the running run to cancel. With `start`,
+        a run on a free thread is inserted held by this process if it has room (see
+        `WorkerPool.take`); `stateless`: on a thread of a new random id. A transaction
+        PostgreSQL undid to break a deadlock is made again (admissions and ends of a
+        burst of runs on one thread take the thread's row and the runs' index in
+        different orders)."""
         key = run.thread_id
+        stops_active = body.multitask_strategy in ("interrupt", "rollback")
 
-        async def admit() -> tuple[Any, list[str]]:
+        async def admit() -> tuple[Any, list[str], list[str]]:
             # Urgent: on SQLite the run's first token waits for this transaction, which
             # would otherwise queue behind the saves and outcomes of every other run.
             async with self.db.write(urgent=True) as session:
@@ -271,6 +274,11 @@ class RunAdmission:
                     await claim(session)
                 if key in self.executor.threads.expiring:
                     raise NotFound(f"Thread '{key}' not found: its time to live ran out.")
+                if stops_active and self.db.dialect == "postgresql":
+                    # Each must stop the runs admitted before it, those not committed
+                    # when it started included: such admissions take turns. (SQLite's
+                    # writers do anyway.)
+                    await session.execute(LOCK_THREAD, {"thread": key})
                 found = (await session.execute(self._thread, {"thread": key})).first()
                 _refuse_foreign(found and found.owner, key, owner, create=create)
                 active = sorted(found.active.split()) if found and found.active else []
@@ -279,6 +287,14 @@ class RunAdmission:
                         f"Thread '{key}' is busy with run '{active[0]}' "
                         "and multitask_strategy is 'reject'."
                     )
+                stopped: list[str] = []
+                if active and stops_active:
+                    # Those pending stop now: one whose cancel came after this commit
+                    # could start first, and run after this run.
+                    stopped = await self.cancels.stop_pending(
+                        session, active, body.multitask_strategy
+                    )
+                    active = [run_id for run_id in active if run_id not in stopped]
                 if not (start and not active and self.pool.take(run)):
                     # Only a run that queues counts toward the queue limit.
                     await self._check_queue(session, owner)
@@ -300,16 +316,17 @@ class RunAdmission:
                 await session.execute(ADD_RUN, columns_of(run))
                 if run.status == "pending":
                     await self.broker.notifier.announce(session, QUEUE)
-                return found, active
+                return found, active, stopped
 
         def undone() -> None:
             if run.status == "running":  # taken in the transaction undone
                 self.pool.release(run)
 
-        found, active = await retry_deadlocks(admit, undone)
+        found, active, stopped = await retry_deadlocks(admit, undone)
         if run.status == "running" and found is not None:
             self.executor.saver.expect_head(key, found.head)
-        return active if body.multitask_strategy in ("interrupt", "rollback") else []
+        await self.cancels.closed(stopped)
+        return active if stops_active else []
 
     async def _check_queue(self, session: AsyncSession, owner: str) -> None:
         """429 when the owner already has as many pending runs as a user may."""

@@ -3,7 +3,10 @@ once if it runs here, or on its worker's next heartbeat), and delete a finished 
 
 from __future__ import annotations
 
-from sqlalchemy import delete, select
+from typing import Any
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.database import Database
 from app.db.models import PENDING, RUNNING, RunEventRow, RunRow, ThreadRow
@@ -61,6 +64,29 @@ class RunCancels:
             return None if action == "rollback" else run
         self.pool.stop_local(run.run_id, action)
         return run
+
+    async def stop_pending(
+        self, session: AsyncSession, run_ids: list[str], action: str
+    ) -> list[str]:
+        """In the caller's transaction, those of `run_ids` still pending never start: they
+        end interrupted, or go with `rollback`. The ids stopped; once the transaction has
+        committed, `closed` tells their waiters."""
+        runs = RunRow.__table__.c
+        which = (runs.run_id.in_(run_ids), runs.status == PENDING)
+        if action == "rollback":
+            stop: Any = delete(RunRow.__table__).where(*which)
+        else:
+            stop = (
+                update(RunRow.__table__)
+                .where(*which)
+                .values(status="interrupted", updated_at=now())
+            )
+        return list(await session.scalars(stop.returning(runs.run_id)))
+
+    async def closed(self, run_ids: list[str]) -> None:
+        """`stop_pending`'s runs, after its transaction: their waiters hear their end."""
+        for run_id in run_ids:
+            await self.broker.close(run_id)
 
     async def cancel_many(
         self,

@@ -31,8 +31,8 @@ from app.services.runs.results import RunResults
 from app.services.runs.statements import (
     HOLDS,
     RECORD,
+    RECORD_AT_ONCE,
     REQUEUE,
-    record_at_once_statement,
 )
 from app.services.threads import Head, ThreadService, settle_params
 from app.webhooks import Webhooks
@@ -400,14 +400,13 @@ class RunExecutor:
         round trip for eight, its notifications led by `answer`'s. Whether other runs
         wait on the thread; None (nothing written) when this attempt no longer holds the
         run."""
-        changes = head.columns
         params = {
             **outcome,
-            **settle_params(run.thread_id, resting, changes),
+            **settle_params(run.thread_id, resting, head.columns),
             "ended_run": run.run_id,
             **notifications(keys, answer),
         }
-        [row] = await self.db.write_one(record_at_once_statement(tuple(sorted(changes))), params)
+        [row] = await self.db.write_one(RECORD_AT_ONCE, params)
         if not row.held:
             self._lost(run)
             return None

@@ -28,7 +28,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 from app.db.models import PENDING, RUNNING, RunRow, ThreadRow
 from app.runs.broker import NOTIFIED
-from app.services.threads import settle_statement
+from app.services.threads import settle_call
 
 FINAL = frozenset({"success", "error", "timeout", "interrupted"})
 
@@ -77,6 +77,10 @@ ACTIVE = (
 )
 THREAD = select(THREADS.owner, THREADS.metadata, ACTIVE.label("active")).where(
     THREADS.thread_id == bindparam("thread")
+)
+# The thread's row, taken: admissions that stop the active runs take turns with it.
+LOCK_THREAD = (
+    select(THREADS.thread_id).where(THREADS.thread_id == bindparam("thread")).with_for_update()
 )
 BUSY = (
     update(ThreadRow.__table__)
@@ -144,21 +148,22 @@ def admit_at_once_statement(
     return select(inserted.c.run_id, notified.scalar_subquery().label("notified"))
 
 
-@functools.cache
-def record_at_once_statement(changed: tuple[str, ...]) -> Any:
+def _record_at_once() -> Any:
     """PostgreSQL, one statement: the run's outcome and last events (`RECORD`), its
-    thread's rest (`settle`, with `changed` columns) and the notification of its end,
-    all only if this attempt holds the run. Its row: `held`, and the thread's
-    `status`."""
+    thread's rest (`settle`) and the notification of its end, all only if this attempt
+    holds the run. Its row: `held`, and the thread's `status`."""
     ended = RECORD.returning(RUNS.run_id).cte("ended")
     held = exists(select(ended.c.run_id))
-    settled = settle_statement(changed, ending=True).where(held).cte("settled")
+    settled = select(settle_call(ending=True).label("status")).where(held).cte("settled")
     notified = NOTIFIED.where(held)
     return select(
         held.label("held"),
         select(settled.c.status).scalar_subquery().label("status"),
         notified.scalar_subquery().label("notified"),
     )
+
+
+RECORD_AT_ONCE = _record_at_once()
 
 
 def _pending_of(owner: Any) -> Any:
