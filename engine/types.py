@@ -232,9 +232,9 @@ def _http_verdict(exc: Exception) -> bool | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """How often and how patiently one node is retried when it raises."""
+class RetryPolicy(NamedTuple):
+    """How often and how patiently one node is retried when it raises. A NamedTuple, as
+    LangGraph's is, so `_replace`, unpacking and tuple equality work on it too."""
 
     initial_interval: float = 0.5
     backoff_factor: float = 2.0
@@ -244,14 +244,6 @@ class RetryPolicy:
     retry_on: type[Exception] | Sequence[type[Exception]] | Callable[[Exception], bool] = (
         default_retry_on
     )
-
-    def should_retry(self, exc: Exception) -> bool:
-        retry_on = self.retry_on
-        if isinstance(retry_on, type):
-            return isinstance(exc, retry_on)
-        if isinstance(retry_on, Sequence):
-            return isinstance(exc, tuple(retry_on))
-        return bool(retry_on(exc))
 
 
 class PregelTask(NamedTuple):

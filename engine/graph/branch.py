@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
@@ -60,14 +61,11 @@ class Branch:
                 else self.path(state)
             )
         if self._traced is None:
-            name = getattr(self.path, "__name__", None)
-            # LangGraph leaves a lambda unnamed; tracers show it as "Unnamed".
-            name = "Unnamed" if name in (None, "<lambda>") else name
-            self._traced = RunnableCallable(self.path, name=name)
+            self._traced = _traced_router(self.path)
         traced = {**config, "callbacks": run.get_child(f"seq:step:{step}")}
-        if self._traced.afunc is not None:
-            return self._traced.ainvoke(state, traced)
-        return self._traced.invoke(state, traced)
+        if sync_call:
+            return self._traced.invoke(state, traced)
+        return self._traced.ainvoke(state, traced)
 
     def destinations(self) -> list[str] | None:
         """Possible targets for drawing; None when any node may be chosen."""
@@ -88,6 +86,20 @@ class Branch:
             else:
                 out.append(item)
         return out
+
+
+def _traced_router(path: Callable[..., Any]) -> RunnableCallable:
+    """The router as a traced Runnable. A sync one gets an async side that calls it
+    inline, so that in an async run it is called as LangGraph calls it, through that
+    side: a lambda's run is then unnamed, and named after the class in a sync run."""
+    if inspect.iscoroutinefunction(path):
+        return RunnableCallable(path)
+
+    @functools.wraps(path)
+    async def inline(*args: Any, **kwargs: Any) -> Any:
+        return path(*args, **kwargs)
+
+    return RunnableCallable(path, inline)
 
 
 def _literal_targets(path: Callable[..., Any]) -> dict[Hashable, str] | None:

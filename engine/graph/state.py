@@ -425,14 +425,13 @@ def _channel_keys(schema: Any, channels: dict[str, Any]) -> tuple[str, ...]:
 
 
 def _node_name(action: Any) -> str:
+    """The name a node added without one takes, LangGraph's way: a Runnable's own name,
+    else the callable's `__name__` (`<lambda>` for a lambda), else its class's name."""
     if isinstance(action, Runnable):
-        name = action.get_name()
-    else:
-        name = getattr(action, "name", None) or getattr(action, "__name__", None)
-        if name is None and callable(action):  # an object with __call__: its class's
-            name = type(action).__name__
-    if not name or name == "<lambda>":
-        raise ValueError("Give the node a name: add_node('name', fn).")
+        return action.get_name()
+    name = getattr(action, "__name__", type(action).__name__)
+    if name is None:
+        raise ValueError("Node name must be provided if action is not a function")
     return str(name)
 
 

@@ -294,6 +294,10 @@ class Loop:
         self._exit_checkpoint: tuple[Checkpoint, dict[str, Any], str | None] | None = None
         self._exit_writes: list[tuple[str, Writes]] = []
         self.subgraphs = subgraphs
+        # The lone task of the step, whose end parts may wait until its writes are
+        # applied (see _holds_task_end), and the same task once they do wait.
+        self._lone: Task | None = None
+        self._held: Task | None = None
         self._messages: StreamMessagesHandler | None = None
         # A caller's `messages` handlers that observe this call (see _join_stream_handlers).
         self._observers: list[StreamMessagesHandler] = []
@@ -697,6 +701,7 @@ class Loop:
                 if self.status == "interrupted":
                     return
                 self.updated = self.apply(tasks, self.live)
+                self._release_held()
                 if self._finishing and self.updated.isdisjoint(self.graph.trigger_to_nodes):
                     self._finish_channels()
                 if not self.output_updated:
@@ -735,7 +740,12 @@ class Loop:
         for task in tasks:
             if task.done and not task.handled and not task.node.hidden:
                 self._emit_update(task, self._state_writes(task), cached=True)
-        if len(todo) == 1 and not handled and self.graph.step_timeout is None:
+        # The one task the cache does not serve is what LangGraph runs on its own: its
+        # end parts may wait until the step's writes are applied.
+        fresh = [t for t in todo if self._looked_up.get(t.id) is None]
+        alone = not handled and self.graph.step_timeout is None
+        self._lone = fresh[0] if alone and len(fresh) == 1 else None
+        if alone and len(todo) == 1:
             await self._execute(todo[0], inline=self.inline_sync)
         elif todo or handled:
             await self._run_together(
@@ -1129,7 +1139,7 @@ class Loop:
 
     def _cache_key(self, task: Task) -> tuple[tuple[str, ...], str] | None:
         policy = task.node.cache_policy
-        if policy is None or self.cache is None or task.node.subgraph is not None:
+        if policy is None or self.cache is None:
             return None
         key = policy.key_func(task.input)
         if isinstance(key, bytes):
@@ -1605,8 +1615,34 @@ class Loop:
             update["__metadata__"] = {"cached": True}
         self.emit(self.ns, "updates", update)
 
-    def _emit_task_end(self, task: Task) -> None:
+    def _holds_task_end(self, task: Task) -> bool:
+        """Whether the end parts of `task`, the one task of its step that the cache
+        does not serve, wait until the step's writes are applied, as LangGraph's do when
+        it runs a lone task in the caller's thread and streams nothing live: they go out
+        with the step's `values`, showing what applying changed in place (the ids
+        `add_messages` gives), and not at all when applying fails. Not for a failure, a
+        question or a cached result (shown before the step goes on), nor in a subgraph
+        (its parts reach the caller's stream as they are made)."""
+        return not (
+            task.cached
+            or task.error is not None
+            or task.interrupted
+            or self.ns
+            or self.subgraphs
+            or self.graph.stream_eager
+            or not self.modes.isdisjoint(("custom", "messages"))
+        )
+
+    def _release_held(self) -> None:
+        held, self._held, self._lone = self._held, None, None
+        if held is not None:
+            self._emit_task_end(held, now=True)
+
+    def _emit_task_end(self, task: Task, *, now: bool = False) -> None:
         if task.node.hidden:
+            return
+        if not now and task is self._lone and self._holds_task_end(task):
+            self._held = task
             return
         state_writes = self._state_writes(task)
         if task.error is None and not task.interrupted:

@@ -17,12 +17,22 @@ def as_policies(value: RetryPolicy | Sequence[RetryPolicy] | None) -> tuple[Retr
     return tuple(value)
 
 
+def _matches(policy: RetryPolicy, error: Exception) -> bool:
+    """Whether `policy.retry_on` (a class, classes or a predicate) covers `error`."""
+    retry_on = policy.retry_on
+    if isinstance(retry_on, type):
+        return isinstance(error, retry_on)
+    if isinstance(retry_on, Sequence):
+        return isinstance(error, tuple(retry_on))
+    return bool(retry_on(error))
+
+
 def retry_delay(policies: Sequence[RetryPolicy], error: Exception, failed: int) -> float | None:
     """Seconds to wait before another attempt, after `failed` attempts of which the last
     raised `error`; None when it is not retried. The first policy whose `retry_on`
     matches the error decides, as in LangGraph."""
     for policy in policies:
-        if policy.should_retry(error):
+        if _matches(policy, error):
             if failed >= policy.max_attempts:
                 return None
             interval = min(

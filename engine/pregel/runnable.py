@@ -140,7 +140,7 @@ def injected(names: tuple[str, ...], config: RunnableConfig) -> dict[str, Any]:
     return {name: values[name] for name in names}
 
 
-def no_sync_function(name: str) -> str:
+def no_sync_function(name: str | None) -> str:
     """LangGraph's words for async-only code called from a sync path."""
     return (
         f'No synchronous function provided to "{name}".\nEither initialize with a '
@@ -174,7 +174,7 @@ class RunnableCallable(Runnable[Any, Any]):
             func, afunc = None, func
         self.func = func
         self.afunc = afunc
-        self.name = name or getattr(func or afunc, "__name__", None) or type(self).__name__
+        self.name: str | None = name or _own_name(func, afunc)
         self.tags = tags
         self.trace = trace
         self.recurse = recurse
@@ -193,11 +193,11 @@ class RunnableCallable(Runnable[Any, Any]):
             inheritable_metadata=config.get("metadata"),
         )
 
-    def _run_start(self, input: Any, config: RunnableConfig) -> dict[str, Any]:
+    def _run_start(self, input: Any, config: RunnableConfig, name: str | None) -> dict[str, Any]:
         return {
             "serialized": None,
             "inputs": input,
-            "name": config.get("run_name") or self.name,
+            "name": config.get("run_name") or name,
             "run_id": config.get("run_id"),
         }
 
@@ -215,7 +215,7 @@ class RunnableCallable(Runnable[Any, Any]):
                 var_child_runnable_config.reset(token)
         else:
             run = self._configure(CallbackManager, config).on_chain_start(
-                **self._run_start(input, config)
+                **self._run_start(input, config, self.get_name())
             )
             try:
                 output = _child_context(config, run).run(self.func, input, **kwargs)
@@ -239,8 +239,10 @@ class RunnableCallable(Runnable[Any, Any]):
             finally:
                 var_child_runnable_config.reset(token)
         else:
+            # Unnamed (None) here where a sync call names the run after the class:
+            # LangGraph's two sides differ so, and tracers show the async one "Unnamed".
             run = await self._configure(AsyncCallbackManager, config).on_chain_start(
-                **self._run_start(input, config)
+                **self._run_start(input, config, self.name)
             )
             context = _child_context(config, run)
             try:
@@ -252,6 +254,17 @@ class RunnableCallable(Runnable[Any, Any]):
         if self.recurse and isinstance(output, Runnable):
             return await output.ainvoke(input, config)
         return output
+
+
+def _own_name(
+    func: Callable[..., Any] | None, afunc: Callable[..., Awaitable[Any]] | None
+) -> str | None:
+    """LangGraph's default name: the sync function's, but none for a lambda; else the
+    async function's (a lambda's too)."""
+    if func is not None:
+        name = getattr(func, "__name__", None)
+        return None if name == "<lambda>" else name
+    return getattr(afunc, "__name__", None)
 
 
 def _child_context(config: RunnableConfig, run: Any) -> Context:

@@ -600,6 +600,26 @@ def case_node_name_inferred_from_function(ns: NS) -> Any:
 
 
 @case
+def case_node_name_inferred_from_lambdas_and_objects(ns: NS) -> Any:
+    class Named:
+        """A callable whose `name` attribute is not the node's name (its class's is)."""
+
+        name = "own name"
+
+        def __call__(self, state: Any) -> dict[str, Any]:
+            return {"log": ["object"]}
+
+    graph = (
+        ns.StateGraph(LogState)
+        .add_node(lambda state: {"log": ["lambda"]})
+        .add_node(Named())
+        .add_edge(ns.START, "<lambda>")
+        .add_edge("<lambda>", "Named")
+    )
+    return {"nodes": list(graph.nodes), "run": stream(graph.compile(), {"log": []})}
+
+
+@case
 def case_join_waits_for_slowest_branch(ns: NS) -> Any:
     graph = build(
         ns,

@@ -12,6 +12,7 @@ from functools import reduce
 from typing import Annotated, Any, Literal, TypedDict
 
 import pydantic
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models.fake_chat_models import (
     FakeListChatModel,
     FakeMessagesListChatModel,
@@ -882,6 +883,34 @@ def case_callback_runs_of_routers(ns: NS, aio: bool) -> Any:
         .compile()
     )
     return callback_runs(graph, question(), {"tags": ["mine"]})
+
+
+@case(aio=True)
+def case_callback_run_names_of_routers(ns: NS, aio: bool) -> Any:
+    """The name a handler is told for each router's run: a named function's name; for a
+    lambda, the Runnable class's in a sync run and none in an async one (LangGraph's
+    two sides differ so). A router asking for its config is handed it either way."""
+    seen: list[Any] = []
+
+    class Names(BaseCallbackHandler):
+        def on_chain_start(self, serialized: Any, inputs: Any, **kwargs: Any) -> None:
+            if any(tag.startswith("seq:") for tag in kwargs.get("tags") or ()):
+                seen.append(kwargs.get("name"))
+
+    def named(state: Any, config: RunnableConfig) -> str:
+        return "b" if config["configurable"]["go"] else ns.END
+
+    graph = (
+        ns.StateGraph(LogState)
+        .add_node("a", note("a"))
+        .add_node("b", note("b"))
+        .add_edge(ns.START, "a")
+        .add_conditional_edges("a", lambda state: ns.END)
+        .add_conditional_edges("a", named, ["b", ns.END])
+        .compile()
+    )
+    config = {"callbacks": [Names()], "configurable": {"go": True}}
+    return {"run": invoke(graph, {"log": []}, config, aio=aio), "names": seen}
 
 
 @case

@@ -660,3 +660,17 @@ def case_step_timeout_of_a_compiled_graph(ns: NS) -> Any:
         "resumed": invoke(graph, None, config, aio=True),
         "quick ran": seen["quick"],
     }
+
+
+@case
+def case_retry_policy_is_a_named_tuple(ns: NS) -> Any:
+    policy = ns.RetryPolicy(max_attempts=5, retry_on=KeyError)
+    initial, backoff, longest, attempts, jitter, retry_on = policy
+    return {
+        "tuple": isinstance(policy, tuple),
+        "fields": list(policy._fields),
+        "defaults": {k: v for k, v in policy._field_defaults.items() if k != "retry_on"},
+        "unpacked": [initial, backoff, longest, attempts, jitter, retry_on.__name__],
+        "replaced": policy._replace(max_attempts=2).max_attempts,
+        "as a tuple": policy == (0.5, 2.0, 128.0, 5, True, KeyError),
+    }

@@ -441,6 +441,48 @@ def case_cached_node_sent_the_same_input_twice_in_a_step(ns: NS, aio: bool) -> A
     return {"runs": runs, "calls": sorted(calls)}
 
 
+@case(aio=True, sql=True)
+def case_cached_subgraph_node(ns: NS, aio: bool) -> Any:
+    """A compiled subgraph as a node with a cache policy: its result is cached as any
+    node's, so the next run with the same input runs none of its inner nodes; a
+    subgraph that stopped on a question is not cached."""
+    calls: dict[str, int] = {}
+
+    def inner(state: Any) -> dict[str, Any]:
+        return {"log": [f"inner#{bump(calls, 'inner')} x={state['x']}"]}
+
+    def asking(state: Any) -> dict[str, Any]:
+        bump(calls, "asking")
+        return {"log": [ns.interrupt("go?")]}
+
+    def parent(node: Any) -> Any:
+        sub = ns.StateGraph(XLogState).add_node("inner", node).add_edge(ns.START, "inner")
+        return (
+            ns.StateGraph(XLogState)
+            .add_node("sub", sub.compile(), cache_policy=ns.CachePolicy())
+            .add_edge(ns.START, "sub")
+            .compile(checkpointer=ns.InMemorySaver(), cache=ns.InMemoryCache())
+        )
+
+    graph = parent(inner)
+    runs = [
+        stream(graph, {"x": x, "log": []}, thread(f"t{i}"), subgraphs=True, aio=aio)
+        for i, x in enumerate((1, 1, 2))
+    ]
+    asked = parent(asking)
+    questions = [stream(asked, {"x": 1, "log": []}, thread(f"q{i}"), aio=aio) for i in range(2)]
+    resumed = invoke(asked, ns.Command(resume="yes"), thread("q0"), aio=aio)
+    again = stream(asked, {"x": 1, "log": []}, thread("q2"), aio=aio)
+    return {
+        "runs": runs,
+        "questions": questions,
+        "resumed": resumed,
+        "again": again,
+        "calls": calls,
+        "state": graph.get_state(thread("t1")).values,
+    }
+
+
 @case()
 def case_clear_cache(ns: NS) -> Any:
     calls: dict[str, int] = {}

@@ -16,10 +16,19 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 
-from .cases_core import DataState, LogState, ModelState, Node, build, chain_edges, note
+from .cases_core import (
+    DataState,
+    LogState,
+    ModelState,
+    Node,
+    XLogState,
+    build,
+    chain_edges,
+    note,
+)
 from .cases_langchain import question
 from .cases_persistence import _error_of, timeline
-from .harness import NS, case, invoke, raw_stream, stream, thread
+from .harness import NS, bump, case, invoke, raw_stream, stream, thread
 
 RUN_MODES = ["values", "updates", "custom"]
 TASK_MODES = ["tasks", "checkpoints", "debug"]
@@ -617,3 +626,54 @@ def case_a_question_shows_the_state_before_the_tasks_result(ns: NS, aio: bool) -
         ),
         "v2": v2(nested, {"log": []}, thread("v"), aio=aio, stream_mode=modes, subgraphs=True),
     }
+
+
+class OneValue(TypedDict):
+    x: int
+
+
+@case(aio=True)
+def case_parts_of_a_lone_task_whose_writes_fail_to_apply(ns: NS, aio: bool) -> Any:
+    """A step of one task goes out once its writes are applied, as LangGraph streams it
+    when nothing streams live: a node writing a plain key twice shows only its start
+    before the InvalidUpdateError. Streamed live (subgraphs, custom parts) its end goes
+    out as it finishes, and so do the ends of parallel tasks."""
+
+    def twice(state: Any) -> list[Any]:
+        return [ns.Command(update={"x": 1}), ns.Command(update={"x": 2})]
+
+    lone = ns.StateGraph(OneValue).add_node("a", twice).add_edge(ns.START, "a").compile()
+    pair = (
+        ns.StateGraph(OneValue)
+        .add_node("a", lambda state: {"x": 1})
+        .add_node("b", lambda state: {"x": 2})
+        .add_edge(ns.START, "a")
+        .add_edge(ns.START, "b")
+        .compile()
+    )
+    shown = {
+        f"{modes} subgraphs={subgraphs}": stream(
+            lone, {"x": 0}, stream_mode=modes, subgraphs=subgraphs, aio=aio
+        )
+        for modes in ("updates", ["updates", "tasks"], ["updates", "debug"], ["updates", "custom"])
+        for subgraphs in (False, True)
+    }
+    shown["parallel"] = stream(pair, {"x": 0}, stream_mode="updates", aio=aio, unordered=True)
+    # Beside a task the cache serves, the one that runs is alone all the same.
+    calls: dict[str, int] = {}
+
+    def first_once(state: Any) -> Any:
+        return twice(state) if bump(calls, "a") > 1 else {"log": ["a"]}
+
+    cached = (
+        ns.StateGraph(XLogState)
+        .add_node("a", first_once)
+        .add_node("c", note("c"), cache_policy=ns.CachePolicy())
+        .add_edge(ns.START, "a")
+        .add_edge(ns.START, "c")
+        .compile(cache=ns.InMemoryCache())
+    )
+    shown["beside a cached task"] = [
+        stream(cached, {"x": 0, "log": []}, aio=aio, unordered=True) for _ in range(2)
+    ]
+    return shown

@@ -11,6 +11,7 @@ import re
 from typing import Annotated, Any
 
 import pytest
+from langchain_core.messages import AIMessage, HumanMessage
 from typing_extensions import TypedDict
 
 from engine.graph import START, StateGraph
@@ -98,3 +99,33 @@ def test_print_mode_prints_in_order_with_the_parts_yielded(
     ours = _interleaved("engine", capsys, aio)
     assert ours == _interleaved("langgraph", capsys, aio)
     assert ours.index("yielded {'a'") < ours.index("[values]\x1b[0m {'log': ['a']}")
+
+
+def _printed_messages(package: str, capsys: pytest.CaptureFixture[str], aio: bool) -> str:
+    """What `debug=True` prints of a node that adds a message without an id."""
+    graph = importlib.import_module(f"{package}.graph")
+    compiled = (
+        graph.StateGraph(graph.MessagesState)
+        .add_node("reply", lambda state: {"messages": [AIMessage("hi")]})
+        .add_edge(graph.START, "reply")
+        .compile(debug=True)
+    )
+    capsys.readouterr()
+    given = {"messages": [HumanMessage("hello", id="h")]}
+    if aio:
+        asyncio.run(compiled.ainvoke(given))
+    else:
+        compiled.invoke(given)
+    return re.sub(r"id='[0-9a-f-]{36}'", "id=<id>", capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("aio", [False, True])
+def test_debug_prints_the_ids_add_messages_gives(
+    capsys: pytest.CaptureFixture[str], aio: bool
+) -> None:
+    """The update of a step that runs one node is printed once its writes are applied,
+    as LangGraph prints it: a message `add_messages` gave an id shows that id."""
+    ours = _printed_messages("engine", capsys, aio)
+    assert ours == _printed_messages("langgraph", capsys, aio)
+    assert "[updates]\x1b[0m {'reply': {'messages': [AIMessage(content='hi'" in ours
+    assert "id=<id>" in ours.split("[updates]")[1]
