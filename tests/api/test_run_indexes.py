@@ -146,6 +146,11 @@ async def test_a_turn_finds_its_thread_s_active_runs_by_partial_indexes(db: Data
             ),
             ended,
         )
+        await conn.execute(
+            sa.insert(ThreadRow.__table__).values(
+                thread_id=threads[1], metadata={}, owner="someone", created_at=now, updated_at=now
+            )
+        )
         if db.dialect == "postgresql":
             await conn.execute(sa.text("ANALYZE runs"))
     if db.dialect == "postgresql":
