@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import socket
 import threading
@@ -180,13 +181,19 @@ async def follow_thread(
 
 
 async def eventually(
-    check: Callable[[], Awaitable[T | None]], what: str, timeout: float = 30.0, every: float = 0.05
+    check: Callable[[], Awaitable[T | None] | T | None],
+    what: str,
+    timeout: float = 30.0,
+    every: float = 0.05,
 ) -> T:
-    """The first truthy result of `check`, polled every `every` seconds; fails naming
-    `what` after `timeout` (a deadline for a test that would hang, not a speed bound)."""
+    """The first truthy result of `check` (a coroutine function, or a plain one),
+    polled every `every` seconds; fails naming `what` after `timeout` (a deadline for a
+    test that would hang, not a speed bound)."""
     deadline = time.monotonic() + timeout
     while True:
-        result = await check()
+        result = check()
+        if inspect.isawaitable(result):
+            result = await result
         if result:
             return result
         if time.monotonic() > deadline:

@@ -419,8 +419,7 @@ class ThreadService:
                     if ttl.strategy == "delete":
                         done += await self._expire(ttl.thread_id, changed_at)
                         continue
-                    done += 1
-                    await self.saver.aprune([ttl.thread_id], keep_last_turns=1)
+                    done += await self._keep_latest(ttl.thread_id)
                     changed_at = stamp
                 async with self.db.write() as session:
                     await session.execute(
@@ -614,22 +613,42 @@ class ThreadService:
         return await self.get(target.thread_id, owner=owner)
 
     async def prune(self, body: ThreadPrune, *, owner: str) -> int:
-        """Delete the owner's threads, or keep only their latest turn; other ids are skipped."""
+        """Delete the owner's threads, or keep only their latest turn; other ids are
+        skipped. A thread with a run on it is not pruned to its latest turn (409, nothing
+        pruned): that turn would be the run's unfinished one."""
         keys = [parse_uuid(t, "thread_ids") for t in body.thread_ids]
         async with self.db.read() as session:
-            found = list(
-                await session.scalars(
-                    select(ThreadRow.thread_id).where(
+            found = (
+                await session.execute(
+                    select(ThreadRow.thread_id, ThreadRow.status).where(
                         ThreadRow.thread_id.in_(keys), ThreadRow.owner == owner
                     )
                 )
-            )
+            ).all()
         if body.strategy == "delete":
-            for thread_id in found:
+            for thread_id, _ in found:
                 await self.delete(thread_id, owner=owner)
-        elif found:
-            await self.saver.aprune(found, keep_last_turns=1)
-        return len(found)
+            return len(found)
+        busy = sorted(thread_id for thread_id, status in found if status == "busy")
+        if busy:
+            raise Conflict(
+                f"Thread '{busy[0]}' is busy: prune it to its latest turn once its runs end."
+            )
+        # A run admitted since is let be: its thread is not counted.
+        return sum([await self._keep_latest(thread_id) for thread_id, _ in found])
+
+    async def _keep_latest(self, thread_id: str) -> bool:
+        """Prune the thread to its latest turn unless a run is on it, holding it (see
+        `changing`) so that none is admitted meanwhile: a run's unfinished turn would be
+        the one kept, and rolling the run back would then leave nothing. Whether it was."""
+        try:
+            async with self.changing(thread_id) as change:
+                if await change.busy():
+                    return False
+                await self.saver.aprune([thread_id], keep_last_turns=1)
+                return True
+        except NotFound:  # deleted meanwhile
+            return False
 
     async def remove(self, thread_id: str, *, keep_runs: bool = False) -> None:
         """Remove a thread with its checkpoints, its crons and reminders and (unless kept)

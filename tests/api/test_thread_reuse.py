@@ -102,26 +102,18 @@ async def test_a_run_of_the_deleted_thread_never_writes_into_the_new_one(
     monkeypatch.setattr(pool, "cancel_local", lambda run_id: False)  # the cancel is lost
     try:
         old = await client.runs.create(thread_id, "held", input={"log": ["old"]})
-        await eventually(
-            lambda: _async(held_graph.WAITING.is_set()), "the old run to reach its node"
-        )
+        await eventually(lambda: held_graph.WAITING.is_set(), "the old run to reach its node")
         await client.threads.delete(thread_id)
         await client.threads.create(thread_id=thread_id)
         await client.runs.wait(thread_id, "echo", input=said("new"))
     finally:
         held_graph.GATE.set()
-    await eventually(
-        lambda: _async(old["run_id"] not in pool.running), "the old run to end on its refusal"
-    )
+    await eventually(lambda: old["run_id"] not in pool.running, "the old run to end on its refusal")
     history = await client.threads.get_history(thread_id)
     assert history and all(s["metadata"].get("run_id") != old["run_id"] for s in history)
     thread = await client.threads.get(thread_id)
     assert thread["status"] == "idle"
     assert [m["content"] for m in thread["values"]["messages"]] == ["new", "You said: new"]
-
-
-async def _async(value: bool) -> bool:
-    return value
 
 
 @pytest.mark.parametrize("cancel_reaches_it", [True, False])
@@ -137,10 +129,10 @@ async def test_clients_of_a_run_hear_its_end_when_its_thread_is_deleted(
         monkeypatch.setattr(pool, "cancel_local", lambda run_id: False)
     try:
         run = await client.runs.create(thread_id, "held", input={"log": ["old"]})
-        await eventually(lambda: _async(held_graph.WAITING.is_set()), "the run to reach its node")
+        await eventually(lambda: held_graph.WAITING.is_set(), "the run to reach its node")
         joined = asyncio.create_task(client.runs.join(thread_id, run["run_id"]))
         awaited = app.state.services.runs.results.awaited
-        await eventually(lambda: _async(run["run_id"] in awaited), "the join to wait")
+        await eventually(lambda: run["run_id"] in awaited, "the join to wait")
         await client.threads.delete(thread_id)
     finally:
         held_graph.GATE.set()
@@ -151,5 +143,5 @@ async def test_clients_of_a_run_hear_its_end_when_its_thread_is_deleted(
         assert ended == {"log": ["old"]} or "__error__" in ended, ended
     except httpx.HTTPStatusError as refused:  # its row went with the thread first
         assert refused.response.status_code == 409
-    await eventually(lambda: _async(run["run_id"] not in pool.running), "the run to end")
+    await eventually(lambda: run["run_id"] not in pool.running, "the run to end")
     assert await client.threads.search(ids=[thread_id]) == []

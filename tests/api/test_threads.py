@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from typing import Any
 
 import httpx
 import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
 
-from tests.helpers import new_thread, said
+from tests.api import held_graph
+from tests.api.held_graph import held_thread
+from tests.helpers import ServeApp, eventually, new_thread, said
 
 
 async def test_create_get_update_search_count(server: str) -> None:
@@ -189,3 +192,36 @@ async def test_a_copy_or_state_update_racing_a_delete_is_whole_or_404(server: st
                         "hi",
                         "You said: hi",
                     ]
+
+
+async def test_a_thread_with_a_run_on_it_is_not_pruned_to_its_latest_turn(
+    serve_app: ServeApp, database_url: str
+) -> None:
+    """The latest turn of a thread with a run on it is the run's unfinished one: pruned
+    to it, the thread kept only that, and rolling the run back then left nothing. Such a
+    prune is a 409, and the thread keeps every turn."""
+    _, client, thread_id = await held_thread(serve_app, database_url)
+    held_graph.GATE.set()
+    await client.runs.wait(thread_id, "held", input={"log": ["first"]})
+    held_graph.GATE.clear()
+    held_graph.WAITING.clear()
+    try:
+        run = await client.runs.create(thread_id, "held", input={"log": ["second"]})
+        await eventually(held_graph.WAITING.is_set, "the run to reach its node")
+        with pytest.raises(ConflictError, match="busy"):
+            await client.threads.prune([thread_id], strategy="keep_latest")
+        await client.runs.cancel(thread_id, run["run_id"], action="rollback")
+    finally:
+        held_graph.GATE.set()
+    state = await eventually(
+        lambda: _idle_state(client, thread_id), "the rolled-back run to leave the thread"
+    )
+    assert state["values"] == {"log": ["first", "held"]}
+    assert await client.threads.prune([thread_id], strategy="keep_latest") == {"pruned_count": 1}
+    assert (await client.threads.get_state(thread_id))["values"] == state["values"]
+
+
+async def _idle_state(client: Any, thread_id: str) -> dict[str, Any] | None:
+    if (await client.threads.get(thread_id))["status"] != "idle":
+        return None
+    return dict(await client.threads.get_state(thread_id))

@@ -104,7 +104,7 @@ async def test_runs_that_stop_the_active_one_stop_each_other(
     _, client, thread_id = await held_thread(serve_app, database_url)
     try:
         first = await client.runs.create(thread_id, "held", input={"log": ["first"]})
-        await eventually(lambda: _async(held_graph.WAITING.is_set()), "the run to reach its node")
+        await eventually(lambda: held_graph.WAITING.is_set(), "the run to reach its node")
         made = await asyncio.gather(
             *(
                 client.runs.create(
@@ -130,7 +130,3 @@ async def test_runs_that_stop_the_active_one_stop_each_other(
     assert log.count("held") == 1 and log[-1] == "held", log
     if strategy == "rollback":
         assert len(log) == 2, log
-
-
-async def _async(value: bool) -> bool:
-    return value
