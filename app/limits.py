@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, StringConstraints
@@ -54,6 +55,15 @@ MAX_VERSION = 2**31 - 1
 MAX_EVENT_ID = 2**31 - 2
 # `after_seconds`: a run may be put off by a year at most.
 MAX_DELAY_S = 365 * 24 * 3600
+
+
+def canonical_uuid(value: str) -> str:
+    """A UUID given by a client in its canonical form (lowercase, with dashes). ASCII
+    only: `uuid.UUID` reads any Unicode digit as one, so '１' (fullwidth) would name the
+    same thread as '1'. ValueError when it is none."""
+    if not isinstance(value, str) or not value.isascii():
+        raise ValueError(f"{value!r} is not a UUID")
+    return str(uuid.UUID(value))
 
 
 def _key(key: str) -> None:

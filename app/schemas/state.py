@@ -4,12 +4,11 @@ its versions take."""
 
 from __future__ import annotations
 
-import uuid
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, Field, field_validator
 
-from app.limits import Filter, Key, Names, PageSize
+from app.limits import Filter, Key, Names, PageSize, canonical_uuid
 from app.schemas.common import Interrupt, RequestModel, refusal
 from app.schemas.runs import CheckpointRef
 
@@ -18,7 +17,7 @@ def _checkpoint_id(value: str) -> str:
     """A checkpoint id in its canonical form: ids are UUIDs, so anything else names no
     version and is refused (422) rather than read as none given."""
     try:
-        return str(uuid.UUID(value))
+        return canonical_uuid(value)
     except ValueError:
         raise refusal(f"{value!r} is not a checkpoint id (a UUID)") from None
 

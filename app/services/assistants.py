@@ -3,7 +3,6 @@ every user sees them; an assistant a user made is theirs alone (404 for anyone e
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +17,7 @@ from app.db.models import AssistantRow, AssistantVersionRow, CronRow, ThreadRow
 from app.errors import Conflict, NotFound
 from app.graphs import GraphRegistry, system_assistant_id
 from app.jsonable import jsonable
+from app.limits import canonical_uuid
 from app.schemas.assistants import (
     AssistantCreate,
     AssistantFilter,
@@ -107,7 +107,7 @@ class AssistantService:
     async def resolve(self, assistant_id: str, *, owner: str) -> AssistantRow:
         """An assistant by id, or the system assistant of a graph given by its id."""
         try:
-            key = str(uuid.UUID(assistant_id))
+            key = canonical_uuid(assistant_id)
         except ValueError:
             if self.graphs.get(assistant_id) is None:
                 raise NotFound(

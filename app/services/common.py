@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -17,6 +16,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 from app.errors import Invalid, NotFound, TooLarge
 from app.graphs import GraphRegistry
+from app.limits import canonical_uuid
 from app.schemas.runs import RunCommand, RunCreate
 from engine import Command, CompiledGraph, CompiledStateGraph, Send
 from engine.checkpoint.ids import new_uuid7
@@ -36,7 +36,7 @@ def new_id() -> str:
 def parse_uuid(value: str, what: str) -> str:
     """The canonical form of a UUID given by a client, or a 422 naming the field."""
     try:
-        return str(uuid.UUID(value))
+        return canonical_uuid(value)
     except (ValueError, AttributeError, TypeError):
         raise Invalid(f"{what} must be a UUID, got {value!r}.") from None
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
-from uuid import UUID
 
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -17,6 +16,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from app.agents.reminder_store import Reminder
 from app.db.database import Database
 from app.db.models import ReminderRow
+from app.limits import canonical_uuid
 from app.services.common import new_id, now
 
 
@@ -86,7 +86,7 @@ class SQLReminderStore:
     async def deliver(self, *, reminder_id: str, owner: str, thread_id: str, run_id: str) -> bool:
         try:
             # What a run was sent as the reminder's id (a client may send `remind` anything).
-            reminder_id = str(UUID(reminder_id))
+            reminder_id = canonical_uuid(reminder_id)
         except (ValueError, AttributeError, TypeError):
             return False  # no such reminder
         async with self.db.write() as session:

@@ -86,3 +86,31 @@ async def test_a_threads_run_is_not_deleted_on_completion(server: str) -> None:
         assert (await http.post(f"/threads/{thread_id}/runs/wait", json=kept)).status_code == 200
     thread = await client.threads.get(thread_id)
     assert [m["content"] for m in thread["values"]["messages"]][-1] == "You said: two"
+
+
+async def test_ids_in_other_digits_name_nothing(server: str) -> None:
+    """`uuid.UUID` reads any Unicode digit: an id in fullwidth or Arabic-Indic digits
+    named the thread, assistant or version of the ASCII id. It is malformed (422), or
+    for an assistant, which may be given by graph id, none (404)."""
+    client = get_client(url=server)
+    thread_id = await new_thread(client)
+    await client.runs.wait(thread_id, "echo", input=said("one"))
+    checkpoint_id = (await client.threads.get_state(thread_id))["checkpoint"]["checkpoint_id"]
+    assistant_id = (await client.assistants.search(graph_id="echo"))[0]["assistant_id"]
+    async with httpx.AsyncClient(base_url=server) as http:
+        for digits in ("０１２３４５６７８９", "٠١٢٣٤٥٦٧٨٩"):
+            other = str.maketrans("0123456789", digits)
+            thread, checkpoint = thread_id.translate(other), checkpoint_id.translate(other)
+            for answer in (
+                await http.get(f"/threads/{thread}"),
+                await http.post("/threads", json={"thread_id": thread}),
+                await http.get(f"/threads/{thread_id}/state/{checkpoint}"),
+                await http.post(f"/threads/{thread_id}/history", json={"before": checkpoint}),
+                await http.post(
+                    f"/threads/{thread_id}/runs/wait",
+                    json={"assistant_id": "echo", "checkpoint_id": checkpoint},
+                ),
+            ):
+                assert answer.status_code == 422, (answer.request.url, answer.text)
+            answer = await http.get(f"/assistants/{assistant_id.translate(other)}")
+            assert answer.status_code == 404, answer.text
