@@ -45,7 +45,7 @@ from app.schemas.threads import (
 )
 from app.services.common import json_contains, new_id, now, ordered, parse_uuid, served_graph
 from engine import CompiledGraph, StateSnapshot
-from engine.checkpoint.sql.saver import SQLSaver
+from engine.checkpoint.sql.saver import SQLSaver, ThreadDeletedError
 from engine.errors import CheckpointNotFoundError
 
 if TYPE_CHECKING:
@@ -602,12 +602,11 @@ class ThreadService:
         source = await self.get(thread_id, owner=owner)
         graph = self.graph_of(source)
         target = await self.create(metadata=source.metadata_, owner=owner)
-        await self.saver.acopy_thread(source.thread_id, target.thread_id)
-        copied = {"configurable": {"thread_id": target.thread_id, "checkpoint_ns": ""}}
-        if source.checkpoint_id is not None and await self.saver.aget_tuple(copied) is None:
-            # The source was deleted meanwhile: its checkpoints went before the copy.
+        try:
+            await self.saver.acopy_thread(source.thread_id, target.thread_id)
+        except ThreadDeletedError:  # its checkpoints went before the copy read them
             await self.remove(target.thread_id)
-            raise NotFound(f"Thread '{thread_id}' not found: it was deleted.")
+            raise NotFound(f"Thread '{thread_id}' not found: it was deleted.") from None
         if graph is not None:
             await self.refresh(target.thread_id, graph)
         return await self.get(target.thread_id, owner=owner)

@@ -324,6 +324,8 @@ async def test_deleted_thread_stays_deleted(saver: BaseCheckpointSaver) -> None:
             await saver.aput_writes(h.config(checkpoint_id), [("a", 3)], "task")
         with pytest.raises(ThreadDeletedError):
             await History(saver, "t1").put({"a": 1}, parent=None)
+        with pytest.raises(ThreadDeletedError):  # an empty copy would look like a thread
+            await saver.acopy_thread("t1", "t2")
     assert await saver.aget_tuple(h.config()) is None
 
 

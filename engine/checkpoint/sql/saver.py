@@ -235,10 +235,11 @@ _SUMMARIES = (
 
 
 class ThreadDeletedError(LookupError):
-    """A write to a deleted thread: a run still finishing must not bring it back."""
+    """A write to a deleted thread (a run still finishing must not bring it back), or a
+    copy of one (a copy made as its thread goes is whole, or this)."""
 
     def __init__(self, thread_id: str) -> None:
-        super().__init__(f"Thread {thread_id!r} was deleted; its checkpoints cannot be written")
+        super().__init__(f"Thread {thread_id!r} was deleted")
         self.thread_id = thread_id
 
 
@@ -1318,7 +1319,8 @@ class SQLSaver(BaseCheckpointSaver):
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint, value and write to a thread that has no checkpoints, under
         the same ids; metadata that records the source thread id names the target instead.
-        Raises ValueError if the target has checkpoints (a copy never merges histories)."""
+        Raises ValueError if the target has checkpoints (a copy never merges histories),
+        ThreadDeletedError if the source was deleted."""
         source_id, target_id = str(source_thread_id), str(target_thread_id)
 
         async def copy_thread() -> None:
@@ -1331,8 +1333,10 @@ class SQLSaver(BaseCheckpointSaver):
                         else self._locked(conn, thread_id)
                     )
                 source, target = locked[source_id], locked[target_id]
-                if source is None or source.deleted_at is not None:
+                if source is None:  # no checkpoints: nothing to copy
                     return
+                if source.deleted_at is not None:
+                    raise ThreadDeletedError(source_id)
                 if await conn.scalar(select(exists().where(save_table.c.thread == target.id))):
                     raise ValueError(
                         f"Thread {target_id!r} has checkpoints: copy into a new thread"
