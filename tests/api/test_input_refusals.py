@@ -114,3 +114,15 @@ async def test_ids_in_other_digits_name_nothing(server: str) -> None:
                 assert answer.status_code == 422, (answer.request.url, answer.text)
             answer = await http.get(f"/assistants/{assistant_id.translate(other)}")
             assert answer.status_code == 404, answer.text
+
+
+async def test_a_stateless_run_resumes_nothing(server: str) -> None:
+    """A stateless run starts a thread of its own, which waits for no answer: a resume
+    is refused as such (422), not as a 409 naming a thread the client never saw."""
+    async with httpx.AsyncClient(base_url=server) as http:
+        for path in ("/runs/wait", "/runs", "/runs/stream"):
+            answer = await http.post(
+                path, json={"assistant_id": "asker", "command": {"resume": "yes"}}
+            )
+            assert answer.status_code == 422, answer.text
+            assert "a stateless run starts a new one" in answer.json()["detail"]

@@ -111,6 +111,11 @@ class RunAdmission:
         check_messages(body.input, limit, "input")
         check_messages(body.command and body.command.update, limit, "command.update")
         stateless = thread_id is None
+        if stateless and body.command is not None and body.command.resume is not None:
+            raise Invalid(
+                "command.resume answers an interrupt of a thread: give the thread "
+                "(POST /threads/{thread_id}/runs...); a stateless run starts a new one."
+            )
         if not stateless and body.on_completion == "delete":
             raise Invalid(
                 "on_completion: 'delete' is for a stateless run (POST /runs...), whose "
