@@ -74,7 +74,9 @@ def run_stream(
     headers: dict[str, str] | None = None,
     modes: list[str] | None = None,
 ) -> EventSourceResponse:
-    """A run's events after `after`; ids only for runs created resumable."""
+    """A run's events after `after`, with their ids: every run's are recorded, so a
+    client that loses the stream gets the rest by the last id it read (LangGraph's
+    server gives ids only to a run created resumable)."""
 
     async def events() -> AsyncIterator[tuple[str, list[Event]]]:
         finished = False
@@ -93,7 +95,7 @@ def run_stream(
         events(),
         release,
         of_modes(modes),
-        event_id=_seq_id if run.kwargs.get("stream_resumable") else None,
+        event_id=_seq_id,
         headers=headers,
     )
 

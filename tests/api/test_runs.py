@@ -237,14 +237,17 @@ async def test_background_run_join_and_rejoin(client: LangGraphClient) -> None:
     assert rest == replay[3:]
 
 
-async def test_rejoin_while_running_gets_every_event_once(server: str) -> None:
-    """A browser-style client reads part of a stream, drops, and reconnects by id."""
+@pytest.mark.parametrize("resumable", [True, False])
+async def test_rejoin_while_running_gets_every_event_once(server: str, resumable: bool) -> None:
+    """A browser-style client reads part of a stream, drops, and reconnects by id. Every
+    run's events are recorded, so a stream not asked resumable has ids too: without,
+    langgraph-sdk's reconnect sent no `Last-Event-ID`, and was replayed what it had."""
     thread_id = new_id()
     body = {
         "assistant_id": "slow",
         "input": {"delay": 0.3},
         "stream_mode": ["values", "updates"],
-        "stream_resumable": True,
+        "stream_resumable": resumable,
         "if_not_exists": "create",
     }
     seen: list[tuple[str, str]] = []
