@@ -103,6 +103,11 @@ class ThreadCronCreate(CronRunFields):
     multitask_strategy: MultitaskStrategy | None = Field(
         default=None, description="When a run of it is due while the thread is busy."
     )
+    # langgraph-sdk's JavaScript client offers it for a thread's cron too.
+    on_run_completed: Literal["keep"] | None = Field(
+        default=None,
+        description="Its runs keep their thread, the cron's: only 'keep' is taken.",
+    )
 
     def payload(self) -> dict[str, Any]:
         """The run fields as the client sent them."""

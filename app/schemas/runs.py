@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -123,6 +124,29 @@ class BatchRunCreate(RunCreate):
     `RunCreate` declares `thread_id`), else stateless."""
 
     thread_id: Key | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_camel_case(cls, data: Any) -> Any:
+        """langgraph-sdk's JavaScript client sends each payload of `createBatch` as it was
+        given, its keys in camelCase (`assistantId`, `streamMode`), beside the
+        `assistant_id` it adds: each is read as its field, and one given both ways must
+        say the same."""
+        if not isinstance(data, dict):
+            return data
+        fields = cls.model_fields
+        read = dict(data)
+        for key, value in data.items():
+            name = _CAPITAL.sub(lambda capital: "_" + capital[0].lower(), key)
+            if name == key or name not in fields:
+                continue
+            if name in read and read[name] != value:
+                raise ValueError(f"{key} and {name} say different things")
+            read[name] = read.pop(key)
+        return read
+
+
+_CAPITAL = re.compile("[A-Z]")
 
 
 RunField = Literal[

@@ -133,8 +133,11 @@ class CronService:
         """Change the owner's cron (see `CronPatch`)."""
         given = body.model_fields_set
         found = await self.get(cron_id, owner=owner)
-        if "on_run_completed" in given and found.thread_id is not None:
-            raise Invalid("on_run_completed: only a cron whose runs get a new thread has it.")
+        if found.thread_id is not None and body.on_run_completed not in (None, "keep"):
+            raise Invalid(
+                "on_run_completed: a cron on a thread keeps it (only 'keep' is taken); "
+                "deleting a run's thread is for a cron whose runs get a new one."
+            )
         assistant = await self.assistants.resolve(found.assistant_id, owner=owner)
         graph = self.runs.graph_of(assistant)
         if body.context is not None:

@@ -96,6 +96,30 @@ async def test_a_batch_runs_each_on_its_thread_or_stateless(client: LangGraphCli
         await client.runs.create_batch([{"assistant_id": "echo", "thread_id": new_id()}])
 
 
+async def test_a_batch_as_the_javascript_client_sends_it(server: str) -> None:
+    """langgraph-sdk's JavaScript `createBatch` sends each payload as given, in camelCase,
+    beside the `assistant_id` it adds: every key is read as its field (an unknown one
+    is still refused), and one given both ways must say the same."""
+    thread_id = new_id()
+    payload = {
+        "assistantId": "echo",
+        "assistant_id": "echo",
+        "input": said("one"),
+        "threadId": thread_id,
+        "ifNotExists": "create",
+        "streamMode": ["values"],
+        "multitaskStrategy": "reject",
+    }
+    async with httpx.AsyncClient(base_url=server) as http:
+        answer = await http.post("/runs/batch", json=[payload])
+        assert answer.status_code == 200, answer.text
+        [run] = answer.json()
+        assert run["thread_id"] == thread_id and run["multitask_strategy"] == "reject"
+        for wrong in ({"assistantId": "asker"}, {"colourScheme": 1}):
+            refused = await http.post("/runs/batch", json=[{**payload, **wrong}])
+            assert refused.status_code == 422, refused.text
+
+
 async def test_events_mode(client: LangGraphClient) -> None:
     """`events` streams what `astream_events(version="v2")` yields, as LangGraph's server
     does: the graph's run (named after its graph id, with the run's id), each node's run
