@@ -679,7 +679,11 @@ class _Compiler:
                 config = _config()
                 results = [
                     br.choose(seen if read is None else read(view), config, run, step, sync_call)
-                    for step, (br, read) in enumerate(zip(branches, own, strict=True), start=first)
+                    # LangGraph's node writes its static edges and joins one writer each,
+                    # between its state writes and its routers: those are steps too.
+                    for step, (br, read) in enumerate(
+                        zip(branches, own, strict=True), start=first + len(fixed)
+                    )
                 ]
                 if any(inspect.isawaitable(r) for r in results):
                     return _route_async(branches, results, writes, gotos, nodes)
@@ -767,6 +771,7 @@ class _Compiler:
             subgraph=spec.subgraph,
             defer=spec.defer,
             metadata=spec.metadata,
+            routes=bool(self.b.branches.get(name)),
         )
 
 

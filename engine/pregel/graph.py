@@ -18,7 +18,7 @@ from langchain_core.callbacks.manager import (
     AsyncCallbackManager,
     AsyncCallbackManagerForChainRun,
 )
-from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langchain_core.utils.pydantic import create_model_v2
 from typing_extensions import TypedDict, Unpack, is_typeddict
 
@@ -937,7 +937,11 @@ class CompiledGraph(Runnable[Any, Any]):
             tid = candidates[0].id if candidates else _task_id(loop, name, len(tasks))
             if candidates and saved is not None:
                 await saver.aput_writes(loop._config(), writes or [(NO_WRITES, None)], tid)
-            tasks.append(Task(tid, name, (PULL, name), node, None, node.triggers, writes=writes))
+            # As in LangGraph, the update's task is triggered by the interrupt marker, no
+            # channel: it records no version of its node's triggers as seen (what the node
+            # was due to read stays due, a barrier stays full) and leaves the node's last
+            # run what an update without `as_node` goes by.
+            tasks.append(Task(tid, name, (PULL, name), node, None, (INTERRUPT,), writes=writes))
         loop.apply(tasks, loop.live)
         # Like LangGraph, a version saved by update_state does not record which channels
         # it updated: a call from it looks at every node in declared order (so what was
@@ -950,28 +954,29 @@ class CompiledGraph(Runnable[Any, Any]):
         return loop._config()
 
     def _last_node(self, loop: Loop, saved: CheckpointTuple | None) -> str:
-        """The node an update without `as_node` stands for: the one that ran last. That
-        may be the input node, on a version that took new input: the update is then
-        input too, and the graph runs from its start again. A graph of one node (an
-        entrypoint's) updates as that node: what it saves for its next call."""
+        """The node an update without `as_node` stands for: the one that ran last, by the
+        newest channel version any node saw. That may be the input node, on a version
+        that took new input: the update is then input too, and the graph runs from its
+        start again. A graph of one node (an entrypoint's) updates as that node: what it
+        saves for its next call."""
         if len(self.nodes) == 1:
             return next(iter(self.nodes))
-        if saved is None:
-            return START
-        latest: dict[str, int] = {
-            name: max(seen.values(), default=0)
+        if saved is None or not any(v for seen in loop.seen.values() for v in seen.values()):
+            # Nothing ran yet: the update is input, if input is a node (a builder's).
+            if START in self.nodes:
+                return START
+            raise InvalidUpdateError("Ambiguous update, specify as_node")
+        # Every (version, node) pair, as LangGraph ranks them: two nodes that ran in one
+        # step saw the same version, and so does one node woken by two channels at once.
+        ranked = sorted(
+            (v, name)
             for name, seen in loop.seen.items()
             if name in self.nodes
-        }
-        if not latest:
-            return START
-        top = max(latest.values())
-        names = [n for n, v in latest.items() if v == top]
-        if len(names) > 1:
-            raise InvalidUpdateError(
-                f"Ambiguous update: nodes {sorted(names)} ran last; pass as_node to say which."
-            )
-        return names[0]
+            for v in seen.values()
+        )
+        if not ranked or len(ranked) > 1 and ranked[-1][0] == ranked[-2][0]:
+            raise InvalidUpdateError("Ambiguous update, specify as_node")
+        return ranked[-1][1]
 
     def _require_saver(self) -> BaseCheckpointSaver:
         _refuse_stateful_root(self)
@@ -1241,20 +1246,51 @@ async def _written_as(loop: Loop, node: Node, values: Any) -> Writes:
     of it, in a task of the call's config (a router may take `config` or call
     `get_config()`), reading managed values as LangGraph computes them for an update:
     two steps left, whatever the recursion limit."""
+    # The call's config as LangGraph hands it to the node's writers: ensured, its
+    # `configurable` keys in its metadata, its run name and id the update's run's only.
+    config: dict[str, Any] = dict(
+        ensure_config(
+            cast(
+                RunnableConfig,
+                _with_run_keys_in_metadata(
+                    {k: v for k, v in loop.config.items() if k not in ("run_name", "run_id")}
+                ),
+            )
+        )
+    )
     pad = context.Scratchpad(
         task_ns="|".join([*loop.ns, node.name]),
-        config=dict(loop.config),
+        config=config,
         sync_call=loop.sync_call,
         step=loop.step,
         stop=loop.step + 2,
     )
+    # LangGraph runs the node's writers as one chain run, `<graph name>UpdateState`,
+    # which only shows where a router runs under it (its state writes are not traced).
+    run = None
+    callbacks = loop.config.get("callbacks")
+    if callbacks and node.routes:
+        manager = AsyncCallbackManager.configure(
+            callbacks,
+            inheritable_tags=config["tags"],
+            inheritable_metadata=config["metadata"],
+        )
+        run = await manager.on_chain_start(None, values, name=f"{loop.graph.name}UpdateState")
+        # Its routers come after the state writes in the sequence: step 2 on.
+        pad.node_run, pad.router_step = run, 2
     token = context.enter(pad)
     try:
         writes = node.write(values, loop.channels)
         if asyncio.iscoroutine(writes):
             writes = await writes
+    except BaseException as exc:
+        if run is not None:
+            await run.on_chain_error(exc)
+        raise
     finally:
         context.leave(token)
+    if run is not None:
+        await run.on_chain_end(values)
     return writes
 
 

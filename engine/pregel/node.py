@@ -54,7 +54,8 @@ class Node:
     # Hidden nodes (the input node) do not show in updates, tasks or messages streams.
     hidden: bool = False
     # Whether routers (conditional edges) run in its writes: an input node that routes is
-    # a callback run too (hidden, as LangGraph's `__start__` is), for theirs to nest under.
+    # a callback run too (hidden, as LangGraph's `__start__` is), and so is an update as a
+    # node that routes (`<graph name>UpdateState`), for theirs to nest under.
     routes: bool = False
     # A deferred node runs only once no other node is due (a final summary, a join of
     # branches of different lengths).

@@ -35,7 +35,16 @@ from tests.message_samples import user_dict_with_blocks
 
 from .cases_core import LogState, Node, build, chain_edges, note, notes
 from .cases_persistence import timeline
-from .harness import NS, case, graph_shape, invoke, stream, thread
+from .harness import (
+    NS,
+    case,
+    error_obs,
+    graph_shape,
+    invoke,
+    run_sync_or_async,
+    stream,
+    thread,
+)
 
 TOOL_CALLS = [
     {
@@ -1062,3 +1071,77 @@ def case_a_functional_chatbot_streams_each_turn_once(ns: NS, aio: bool) -> Any:
         stream(chat, [{"role": "user", "content": text}], cfg, stream_mode="messages", aio=aio)
         for text in ("hi", "again")
     ]
+
+
+@case(aio=True)
+def case_callback_runs_of_routers_in_update_state(ns: NS, aio: bool) -> Any:
+    """An update as a node with routers is a run, `<graph name>UpdateState`, of the
+    caller's tags and metadata (with its thread), and its routers runs under it, numbered
+    after the node's state writes, then one step for each static edge and join out of it
+    (as in a real run of the node, after its code); an update as a node without routers
+    is no run. A router handed its config sees the call's, less its run name."""
+    runs: dict[Any, str] = {}
+    seen: list[Any] = []
+
+    class Runs(BaseCallbackHandler):
+        def on_chain_start(self, serialized: Any, inputs: Any, **kwargs: Any) -> None:
+            runs[kwargs["run_id"]] = kwargs.get("name") or ""
+            keys = sorted(k for k in kwargs.get("metadata") or {} if not k.startswith("lang"))
+            parent = runs.get(kwargs.get("parent_run_id"))
+            seen.append(["start", kwargs.get("name"), kwargs.get("tags"), keys, parent, inputs])
+
+        def on_chain_end(self, outputs: Any, **kwargs: Any) -> None:
+            seen.append(["end", runs.get(kwargs["run_id"]), outputs])
+
+        def on_chain_error(self, error: BaseException, **kwargs: Any) -> None:
+            seen.append(["error", runs.get(kwargs["run_id"]), repr(error)])
+
+    def route(state: Any, config: RunnableConfig) -> str:
+        seen.append(["config", config.get("run_name"), sorted(config["metadata"])])
+        return "c" if len(state["log"]) > 3 else ns.END
+
+    def again(state: Any) -> list[str]:
+        return ["b"]
+
+    def refuse(state: Any) -> str:
+        raise ValueError("no way")
+
+    builder = ns.StateGraph(LogState)
+    for name in ("a", "b", "c", "d"):
+        builder.add_node(name, note(name))
+    builder.add_edge(ns.START, "a").add_edge(ns.START, "d").add_edge("a", "b")
+    builder.add_edge(["a", "d"], "c").add_conditional_edges("a", route, ["c", ns.END])
+    builder.add_conditional_edges("a", again).add_conditional_edges("d", refuse, [ns.END])
+    graph, cfg = builder.compile(checkpointer=ns.InMemorySaver(), name="Edited"), thread()
+
+    def update(values: Any, as_node: str | None, **config: Any) -> Any:
+        config = {**cfg, "callbacks": [Runs()], **config}
+        try:
+            run_sync_or_async(
+                lambda: graph.update_state(config, values, as_node=as_node),
+                lambda: graph.aupdate_state(config, values, as_node=as_node),
+                aio,
+            )
+        except Exception as exc:  # the error is the observation
+            return error_obs(exc)
+        return graph.get_state(cfg).next
+
+    def traced(**config: Any) -> list[Any]:
+        seen.clear()
+        return [update(**config), list(seen)]
+
+    invoke(graph, {"log": []}, {**cfg, "callbacks": [Runs()]}, aio=aio)
+    ran = [event for event in seen if event[0] == "start" and event[4] in ("a", "d")]
+    return {
+        "run": ran,
+        "as a": traced(
+            values={"log": ["x"]},
+            as_node="a",
+            tags=["mine"],
+            metadata={"who": "me"},
+            run_name="named",
+        ),
+        "as b": traced(values={"log": ["y"]}, as_node="b"),
+        "inferred": traced(values=None, as_node=None),
+        "refused": traced(values={"log": ["z"]}, as_node="d"),
+    }

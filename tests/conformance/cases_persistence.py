@@ -4,6 +4,7 @@ No ``from __future__ import annotations`` here (see cases_core).
 """
 
 import asyncio
+import itertools
 import operator
 import threading
 from collections import deque
@@ -14,7 +15,18 @@ from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from langchain_core.runnables import RunnableConfig
 
 from .cases_core import LogState, Node, XLogState, build, chain, chain_edges, note, notes
-from .harness import NS, bump, case, error_obs, history, invoke, raw_stream, stream, thread
+from .harness import (
+    NS,
+    bump,
+    case,
+    error_obs,
+    history,
+    invoke,
+    raw_stream,
+    run_sync_or_async,
+    stream,
+    thread,
+)
 
 
 class AskState(TypedDict):
@@ -2065,3 +2077,84 @@ def case_update_state_runs_routers_that_read_managed_values_and_config(ns: NS, a
         "after": graph.get_state(cfg),
         "result": invoke(graph, None, cfg, aio=aio),
     }
+
+
+@case(aio=True, sql=True)
+def case_update_state_infers_the_node_from_what_nodes_ran(ns: NS, aio: bool) -> Any:
+    """An update without `as_node` stands for the node that last ran, by the versions
+    nodes saw when they ran: an earlier update's `as_node` did not run, so a chain ending
+    in `gate` infers `gate` after an update as `sub` (a subgraph or not), and a node a
+    breakpoint stopped, updated as, is still due. Two nodes that ran in one step, or one
+    node woken by two channels at once, make it ambiguous; a fresh thread infers input."""
+
+    def update(graph: Any, config: Any, values: Any, as_node: str | None = None) -> Any:
+        try:
+            run_sync_or_async(
+                lambda: graph.update_state(config, values, as_node=as_node),
+                lambda: graph.aupdate_state(config, values, as_node=as_node),
+                aio,
+            )
+        except Exception as exc:  # the error is the observation
+            return error_obs(exc)
+        return graph.get_state(config).next
+
+    def chat_sub_gate(subgraph: bool, **compile_kw: Any) -> Any:
+        inner = chain(ns, ["inner"]) if subgraph else note("sub")
+        return build(
+            ns,
+            XLogState,
+            {"chat": note("chat"), "sub": inner, "gate": note("gate")},
+            chain_edges(["chat", "sub", "gate"]),
+            checkpointer=ns.InMemorySaver(),
+            **compile_kw,
+        )
+
+    out: dict[str, Any] = {}
+    threads = itertools.count()
+
+    def new_thread() -> dict[str, Any]:
+        # A thread per graph: the SQL saver is one database for all of them.
+        return thread(f"infer-{next(threads)}")
+
+    for subgraph in (True, False):
+        for first in ("chat", "sub", "gate"):
+            graph, cfg = chat_sub_gate(subgraph), new_thread()
+            invoke(graph, {"log": []}, cfg, aio=aio)
+            out[f"{subgraph} as {first}"] = [
+                update(graph, cfg, {"x": 1}, first),
+                update(graph, cfg, {"x": 2}),
+                update(graph, cfg, {"x": 3}),
+            ]
+        graph, cfg = chat_sub_gate(subgraph, interrupt_before=["sub"]), new_thread()
+        invoke(graph, {"log": []}, cfg, aio=aio)
+        out[f"{subgraph} at a breakpoint"] = [
+            update(graph, cfg, {"x": 1}, "sub"),
+            update(graph, cfg, {"x": 2}),
+            invoke(graph, None, cfg, aio=aio),
+        ]
+    parallel = [("S", "a"), ("S", "b"), ("a", "c"), ("b", "c")]
+    two_channels = [("S", "a"), ("S", "b"), ("S", "d"), (["a", "b"], "c"), ("d", "c")]
+    shapes = {
+        "parallel": (notes("a", "b", "c"), parallel),
+        "ends": (notes("a", "b"), [("S", "a"), ("S", "b")]),
+        "two": (notes("a", "b", "c", "d"), two_channels),
+    }
+    for shape, (nodes, edges) in shapes.items():
+        for first in (None, "a", "b"):
+            graph = build(ns, XLogState, nodes, edges, checkpointer=ns.InMemorySaver())
+            cfg = new_thread()
+            invoke(graph, {"log": []}, cfg, aio=aio)
+            steps = [update(graph, cfg, {"x": 1}, first)] if first else []
+            out[f"{shape} as {first}"] = [*steps, update(graph, cfg, {"x": 2})]
+    graph, cfg = chat_sub_gate(False), new_thread()
+    out["fresh"] = [update(graph, cfg, {"x": 1}, "sub"), update(graph, cfg, {"x": 2})]
+    graph, cfg = chat_sub_gate(False), new_thread()
+    invoke(graph, {"log": []}, cfg, aio=aio)
+    steps = [[({"x": 1}, "sub", None)], [({"x": 2}, None, None)]]
+    run_sync_or_async(
+        lambda: graph.bulk_update_state(cfg, steps),
+        lambda: graph.abulk_update_state(cfg, steps),
+        aio,
+    )
+    out["bulk"] = graph.get_state(cfg)
+    return out
