@@ -169,12 +169,14 @@ class RunAdmission:
                     stateless=stateless,
                 )
         except IntegrityError:
-            if run.status != "running":
-                raise
-            self.pool.release(run)
-            run = self._new_run(
-                key, assistant, body, modes, checkpoint_id, stateless, owner, awaited
-            )
+            # Another admission on the thread came first: it started a run (the index on
+            # running runs) or made the thread (its key). Admitted again, this run finds
+            # that thread, and queues.
+            if run.status == "running":
+                self.pool.release(run)
+                run = self._new_run(
+                    key, assistant, body, modes, checkpoint_id, stateless, owner, awaited
+                )
             cancel = await self._insert(
                 run,
                 body,
@@ -311,7 +313,10 @@ class RunAdmission:
                     "assistant_id": assistant.assistant_id,
                 }
                 if found:
-                    await session.execute(BUSY, {"thread": key, "metadata": metadata})
+                    busy = await session.execute(BUSY, {"thread": key, "metadata": metadata})
+                    if not busy.rowcount:  # type: ignore[attr-defined]
+                        # Deleted since it was read: a run added now would outlive it.
+                        raise NotFound(f"Thread '{key}' not found: it was deleted.")
                 else:
                     thread = new_thread(key, metadata, owner)
                     thread.status = "busy"

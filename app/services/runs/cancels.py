@@ -3,19 +3,20 @@ once if it runs here, or on its worker's next heartbeat), and delete a finished 
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.database import Database
+from app.db.database import Database, retry_deadlocks
 from app.db.models import PENDING, RUNNING, RunEventRow, RunRow, ThreadRow
-from app.errors import Conflict, Invalid
+from app.errors import Conflict, Invalid, NotFound
 from app.runs.broker import StreamBroker
 from app.runs.pool import WorkerPool
 from app.services.common import now, parse_uuid
 from app.services.runs.results import RunResults
-from app.services.runs.statements import FINAL
+from app.services.runs.statements import FINAL, LOCK_THREAD
 from app.services.threads import settle
 
 
@@ -36,15 +37,27 @@ class RunCancels:
         run = await self.results.get(thread_id, run_id, owner=owner)
         if run.status in FINAL:
             return run
-        async with self.db.write() as session:
-            # Locked: a worker claiming it meanwhile would otherwise run it (or a second
-            # cancel delete it) under this transaction's feet.
-            current = await session.get(
-                RunRow, run.run_id, populate_existing=True, with_for_update=True
-            )
-            if current is None or current.status in FINAL:
-                return current
-            if current.status == "pending":
+
+        async def stop() -> RunRow | str | None:
+            """The run's row if it is over already (None: gone); else what became of
+            it: "stopped" (it was pending) or "told" (its worker is to stop it)."""
+            async with self.db.write() as session:
+                if run.status == "pending":
+                    # The thread's row before the run's, as an admission that stops
+                    # pending runs takes them (the other order deadlocked with it); a
+                    # running run's end takes them the other way round, so a running
+                    # run is cancelled without the thread's.
+                    await session.execute(LOCK_THREAD, {"thread": run.thread_id})
+                # Locked: a worker claiming it meanwhile would otherwise run it (or a
+                # second cancel delete it) under this transaction's feet.
+                current = await session.get(
+                    RunRow, run.run_id, populate_existing=True, with_for_update=True
+                )
+                if current is None or current.status in FINAL:
+                    return current
+                if current.status != "pending":
+                    current.cancel_action = action
+                    return "told"
                 if action == "rollback":
                     await session.delete(current)
                 else:
@@ -54,11 +67,13 @@ class RunCancels:
                 if thread is not None:
                     await session.flush()
                     await settle(session, thread.thread_id, await self._resting_status(thread))
-                pending_done = True
-            else:
-                current.cancel_action = action
-                pending_done = False
-        if pending_done:
+                return "stopped"
+
+        # A claim or a run's end may have come between the read and the locks.
+        done = await retry_deadlocks(stop)
+        if not isinstance(done, str):
+            return done
+        if done == "stopped":
             self.pool.wake()  # a run queued behind it may start now
             await self.broker.close(run.run_id)
             return None if action == "rollback" else run
@@ -112,7 +127,9 @@ class RunCancels:
         async with self.db.read() as session:
             targets = list(await session.execute(query))
         for tid, rid in targets:
-            await self.cancel(tid, rid, action, owner=owner)
+            # One rolled back meanwhile (by another cancel, or an admission) is gone: done.
+            with contextlib.suppress(NotFound):
+                await self.cancel(tid, rid, action, owner=owner)
 
     async def delete(self, thread_id: str, run_id: str, *, owner: str) -> None:
         run = await self.results.get(thread_id, run_id, owner=owner)

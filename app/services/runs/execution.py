@@ -17,7 +17,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from app import logs
 from app.auth import LOCAL_USER, GraphUser
 from app.config import Settings
-from app.db.database import Database
+from app.db.database import Database, retry_deadlocks
 from app.db.models import AssistantRow, RunEventRow, RunRow
 from app.graphs import GraphRegistry, run_context
 from app.jsonable import as_dict, jsonable, to_json
@@ -448,10 +448,18 @@ class RunExecutor:
         await self.saver.adelete_run(run.thread_id, run.run_id)
         state = await graph.aget_state({"configurable": {"thread_id": run.thread_id}})
         head = await self.threads.head_of(graph, state, saved=False)
-        async with self.db.write() as session:
-            await session.execute(delete(RunEventRow).where(RunEventRow.run_id == run.run_id))
-            await session.execute(delete(RunRow).where(RunRow.run_id == run.run_id))
-            waiting = await self.threads.settle(session, run.thread_id, head.status, **head.columns)
+
+        async def undo() -> bool:
+            async with self.db.write() as session:
+                await session.execute(delete(RunEventRow).where(RunEventRow.run_id == run.run_id))
+                await session.execute(delete(RunRow).where(RunRow.run_id == run.run_id))
+                return await self.threads.settle(
+                    session, run.thread_id, head.status, **head.columns
+                )
+
+        # The run's row, then its thread's: a cancel that read the run pending takes them
+        # the other way round.
+        waiting = await retry_deadlocks(undo)
         if waiting:
             self.pool.wake()
         self.broker.discard(run.run_id)
