@@ -38,12 +38,11 @@ from .cases_persistence import timeline
 from .harness import (
     NS,
     case,
-    error_obs,
     graph_shape,
     invoke,
-    run_sync_or_async,
     stream,
     thread,
+    update_next,
 )
 
 TOOL_CALLS = [
@@ -1116,15 +1115,7 @@ def case_callback_runs_of_routers_in_update_state(ns: NS, aio: bool) -> Any:
 
     def update(values: Any, as_node: str | None, **config: Any) -> Any:
         config = {**cfg, "callbacks": [Runs()], **config}
-        try:
-            run_sync_or_async(
-                lambda: graph.update_state(config, values, as_node=as_node),
-                lambda: graph.aupdate_state(config, values, as_node=as_node),
-                aio,
-            )
-        except Exception as exc:  # the error is the observation
-            return error_obs(exc)
-        return graph.get_state(cfg).next
+        return update_next(graph, config, values, as_node, aio=aio, read=cfg)
 
     def traced(**config: Any) -> list[Any]:
         seen.clear()

@@ -26,6 +26,7 @@ from .harness import (
     run_sync_or_async,
     stream,
     thread,
+    update_next,
 )
 
 
@@ -2088,15 +2089,7 @@ def case_update_state_infers_the_node_from_what_nodes_ran(ns: NS, aio: bool) -> 
     node woken by two channels at once, make it ambiguous; a fresh thread infers input."""
 
     def update(graph: Any, config: Any, values: Any, as_node: str | None = None) -> Any:
-        try:
-            run_sync_or_async(
-                lambda: graph.update_state(config, values, as_node=as_node),
-                lambda: graph.aupdate_state(config, values, as_node=as_node),
-                aio,
-            )
-        except Exception as exc:  # the error is the observation
-            return error_obs(exc)
-        return graph.get_state(config).next
+        return update_next(graph, config, values, as_node, aio=aio)
 
     def chat_sub_gate(subgraph: bool, **compile_kw: Any) -> Any:
         inner = chain(ns, ["inner"]) if subgraph else note("sub")

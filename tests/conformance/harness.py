@@ -185,6 +185,28 @@ def invoke(
     return _interrupts_in_order(out)
 
 
+def update_next(
+    graph: Any,
+    config: Mapping[str, Any],
+    values: Any,
+    as_node: str | None,
+    *,
+    aio: bool,
+    read: Mapping[str, Any] | None = None,
+) -> Any:
+    """``graph.update_state`` / ``aupdate_state``, then the thread's ``next`` (read with
+    `read`, else `config`); an exception becomes an error observation."""
+    try:
+        run_sync_or_async(
+            lambda: graph.update_state(config, values, as_node=as_node),
+            lambda: graph.aupdate_state(config, values, as_node=as_node),
+            aio,
+        )
+    except Exception as exc:  # the error is the observation
+        return error_obs(exc)
+    return graph.get_state(read or config).next
+
+
 def _interrupts_in_order(out: Any) -> Any:
     """Sort a result's interrupts by value.
 
