@@ -225,3 +225,25 @@ async def _idle_state(client: Any, thread_id: str) -> dict[str, Any] | None:
     if (await client.threads.get(thread_id))["status"] != "idle":
         return None
     return dict(await client.threads.get_state(thread_id))
+
+
+async def test_a_run_stopped_before_it_started_answers_its_threads_values(
+    serve_app: ServeApp, database_url: str
+) -> None:
+    """Waiting on a run cancelled while it was still pending answered `null`: it has no
+    values of its own, and its waiters get its thread's, as from LangGraph's server."""
+    _, client, thread_id = await held_thread(serve_app, database_url)
+    held_graph.GATE.set()
+    first = await client.runs.wait(thread_id, "held", input={"log": ["first"]})
+    held_graph.GATE.clear()
+    held_graph.WAITING.clear()
+    try:
+        await client.runs.create(thread_id, "held", input={"log": ["second"]})
+        await eventually(held_graph.WAITING.is_set, "the run to reach its node")
+        queued = await client.runs.create(thread_id, "held", input={"log": ["third"]})
+        waiting = asyncio.create_task(client.runs.join(thread_id, queued["run_id"]))
+        await client.runs.cancel(thread_id, queued["run_id"])
+        assert await asyncio.wait_for(waiting, 30) == first
+        assert await client.runs.join(thread_id, queued["run_id"]) == first
+    finally:
+        held_graph.GATE.set()

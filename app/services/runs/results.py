@@ -108,7 +108,10 @@ class RunResults:
 
     async def answer(self, run: Ended) -> str:
         """A run's recorded result as JSON text: its checkpoint's saved values followed
-        by `result` (interrupts), or `result` alone when it names no checkpoint."""
+        by `result` (interrupts), or `result` alone when it names no checkpoint; for a
+        run stopped before it started, its thread's values."""
+        if run.checkpoint_id is None and run.result is None and run.status == "interrupted":
+            return to_json(await self._thread_values(run))
         if run.checkpoint_id is None:
             return to_json(run.result)
         found = await self._saved_values(run, [run.checkpoint_id])
@@ -119,6 +122,16 @@ class RunResults:
                 "served): its values are gone."
             )
         return to_json({**as_dict(found[run.checkpoint_id]), **(run.result or {})})
+
+    async def _thread_values(self, run: Ended) -> Any:
+        """The values of the thread of a run stopped before it started (it has none of
+        its own): what its waiters get, as from LangGraph's server ({} for none)."""
+        async with self.db.read() as session:
+            thread = await session.get(ThreadRow, run.thread_id)
+        if thread is None or thread.checkpoint_id is None:
+            return (thread and thread.values) or {}
+        found = await self._saved_values(run, [thread.checkpoint_id])
+        return found.get(thread.checkpoint_id, {})
 
     async def saved_values(self, run_id: str, checkpoint_ids: list[str]) -> dict[str, str]:
         """The JSON of the saved values of checkpoints of the run's thread, by id (those
