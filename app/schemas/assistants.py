@@ -45,15 +45,20 @@ class RunnableConfig(BaseModel):
     @field_validator("configurable")
     @classmethod
     def _no_engine_keys(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        # The engine passes its own objects (the runtime, callbacks) under these keys;
-        # JSON cannot be one, and a run would fail on it or use it wrongly.
-        reserved = sorted(k for k in value or () if k.startswith(ENGINE_KEY_PREFIX))
-        if reserved:
-            raise ValueError(
-                f"configurable keys starting with {ENGINE_KEY_PREFIX!r} are the engine's "
-                f"own and cannot be set: {reserved}"
-            )
-        return value
+        return refuse_engine_keys(value)
+
+
+def refuse_engine_keys(configurable: dict[str, Any] | None) -> dict[str, Any] | None:
+    """`configurable` as given, or a ValueError naming its engine keys: the engine passes
+    its own objects (the runtime, callbacks) under these; JSON cannot be one, and a run
+    would fail on it or use it wrongly."""
+    reserved = sorted(k for k in configurable or () if k.startswith(ENGINE_KEY_PREFIX))
+    if reserved:
+        raise ValueError(
+            f"configurable keys starting with {ENGINE_KEY_PREFIX!r} are the engine's "
+            f"own and cannot be set: {reserved}"
+        )
+    return configurable
 
 
 class AssistantCreate(RequestModel):

@@ -7,10 +7,10 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, field_validator, model_validator
 
 from app.limits import MAX_DELAY_S, MAX_NAMES, Key, Keys, Metadata, Names
-from app.schemas.assistants import RunnableConfig
+from app.schemas.assistants import RunnableConfig, refuse_engine_keys
 from app.schemas.common import RequestModel
 
 StreamModeName = Literal[
@@ -77,12 +77,30 @@ class RunCommand(RequestModel):
     goto: Key | Send | Annotated[list[Key | Send], Field(max_length=MAX_NAMES)] | None = None
 
 
+class RunConfig(RunnableConfig):
+    """A run's config: as an assistant's, but for the engine's keys that LangGraph's
+    `RemoteGraph`, a node of a local LangGraph graph, forwards from its caller's config
+    (`__pregel_resuming` when the local graph resumes): dropped, as the engine sets its
+    own; refused, the local graph could not be resumed."""
+
+    @field_validator("configurable")
+    @classmethod
+    def _no_engine_keys(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        return refuse_engine_keys({k: v for k, v in value.items() if k not in FORWARDED})
+
+
+# LangGraph's keys of a node's config that hold plain values, which `RemoteGraph` sends on.
+FORWARDED = frozenset({"__pregel_resuming", "__pregel_durability", "__pregel_resume_map"})
+
+
 class RunCreate(RequestModel):
     assistant_id: Key = Field(description="An assistant id or a graph id.")
     input: dict[str, Any] | list[Any] | None = None
     command: RunCommand | None = None
     metadata: Metadata | None = None
-    config: RunnableConfig | None = None
+    config: RunConfig | None = None
     context: dict[str, Any] | None = None
     checkpoint: CheckpointRef | None = None
     checkpoint_id: Key | None = None

@@ -55,8 +55,9 @@ def test_interrupts_and_resumes_through_a_remote_node(server: str) -> None:
 
     # As a node of a local graph: the remote thread is the local run's, and its
     # interrupt is the local node's. (Resuming the local graph runs the node again on
-    # its input, a new run of the remote thread: RemoteGraph passes no resume down, on
-    # LangGraph's server too. The remote thread is answered directly.)
+    # its input, a new run of the remote thread, which asks again: RemoteGraph passes
+    # no resume down, only LangGraph's `__pregel_resuming`, on LangGraph's server too.
+    # The remote thread is answered directly.)
     local = (
         StateGraph(AskState)
         .add_node("remote", asker)
@@ -72,6 +73,8 @@ def test_interrupts_and_resumes_through_a_remote_node(server: str) -> None:
     )
     assert [inner_ns[0].split(":")[0], outer_ns] == ["remote", ()]
     assert inner["__interrupt__"][0]["value"] == outer["__interrupt__"][0].value
+    again = local.invoke(Command(resume="there"), mine)
+    assert again["__interrupt__"][0].value == {"question": "where?"}
     assert asker.invoke(Command(resume="here"), mine)["answers"] == ["here", "done"]
 
 

@@ -107,7 +107,8 @@ async def test_checkpoint_during_is_the_older_name_of_durability(server: str) ->
 async def test_the_engines_own_configurable_keys_are_refused(server: str) -> None:
     """`__pregel_*` keys carry the engine's objects (a node-finished callback, the
     runtime): from JSON they are refused with 422 naming them, for runs, crons and
-    assistants, and nothing is written."""
+    assistants, and nothing is written; but a run drops those LangGraph's RemoteGraph
+    forwards."""
     api = client(server)
     thread_id = await new_thread(api)
     config = {"configurable": {"user": "ann", "__pregel_node_finished": "x"}}
@@ -122,3 +123,10 @@ async def test_the_engines_own_configurable_keys_are_refused(server: str) -> Non
             assert refused.status_code == 422, (path, refused.text)
             assert "__pregel_node_finished" in refused.text
     assert await api.runs.list(thread_id) == []
+    # Those LangGraph's RemoteGraph forwards from its caller's config are dropped: the
+    # engine sets its own.
+    forwarded = {"user": "ann", "__pregel_resuming": True, "__pregel_durability": "sync"}
+    done = await api.runs.wait(
+        thread_id, "echo", input=said("hi"), config={"configurable": forwarded}
+    )
+    assert "__error__" not in done, done
