@@ -15,11 +15,13 @@ can address an assistant before anyone created one.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import inspect
 import json
 import sys
+import typing
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -197,12 +199,55 @@ class GraphRegistry:
         return {graph_id: system_assistant_id(graph_id) for graph_id in self.graphs}
 
 
-def run_context(graph: CompiledGraph, *layers: dict[str, Any] | None) -> Any:
-    """A run's `Runtime.context`: its assistant's context, then its own, key by key, read
+def _context_layer(
+    graph: CompiledGraph, context: dict[str, Any] | None, configurable: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """What an assistant or a run gives its runs' context: its `context`; without one,
+    the keys of its config's `configurable` that the graph's `context_schema` names, as
+    LangGraph's server copies them (a client written before `context` sets them there,
+    for a graph that reads `runtime.context`)."""
+    if context or not configurable:
+        return context
+    names = _context_keys(graph.context_schema)
+    return {key: value for key, value in configurable.items() if key in names} or None
+
+
+def configurable_of(config: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A stored config's `configurable`."""
+    return (config or {}).get("configurable")
+
+
+@functools.cache
+def _context_keys(schema: Any) -> frozenset[str]:
+    """The fields a context schema names (none without one, or for a type without
+    fields)."""
+    if schema is None:
+        return frozenset()
+    fields = getattr(schema, "model_fields", None)  # pydantic
+    if fields is None and dataclasses.is_dataclass(schema):
+        fields = {field.name: field for field in dataclasses.fields(schema)}
+    if fields is None:
+        try:
+            fields = typing.get_type_hints(schema)  # a TypedDict, a plain class
+        except (TypeError, NameError):
+            fields = {}
+    return frozenset(fields)
+
+
+Given = tuple[dict[str, Any] | None, dict[str, Any] | None]  # a context, a configurable
+
+
+def run_context(graph: CompiledGraph, *layers: Given) -> Any:
+    """A run's `Runtime.context`: what its assistant gives, then what it gives (each its
+    `context`, else its configurable's context keys: `_context_layer`), key by key, read
     as the graph's `context_schema` reads it (a dataclass or pydantic schema gives an
     instance); 422 naming the fields that do not fit. Without a schema, the dict (None
     when empty, as a graph called without a context sees)."""
-    merged = {key: value for layer in layers for key, value in (layer or {}).items()}
+    merged = {
+        key: value
+        for context, configurable in layers
+        for key, value in (_context_layer(graph, context, configurable) or {}).items()
+    }
     adapter = _adapter(graph.context_schema)
     if adapter is None:
         return merged or None

@@ -12,7 +12,7 @@ from sqlalchemy import Select, func, select
 
 from app.db.models import CronRow
 from app.errors import Invalid, NotFound, validation_problems
-from app.graphs import run_context, system_assistant_id
+from app.graphs import configurable_of, run_context, system_assistant_id
 from app.schedules import next_run
 from app.schemas.crons import RUN_FIELDS, CronCreate, CronFilter, CronPatch, CronSearch
 from app.schemas.crons import ThreadCronCreate as ThreadCronBody
@@ -95,7 +95,11 @@ class CronService:
         its first run is the schedule's first occurrence from now."""
         assistant = await self.assistants.resolve(body.assistant_id, owner=owner)
         graph = self.runs.graph_of(assistant)
-        run_context(graph, assistant.context, body.context)
+        run_context(
+            graph,
+            (assistant.context, configurable_of(assistant.config)),
+            (body.context, body.config and body.config.configurable),
+        )
         await self.webhooks.check(body.webhook)
         if thread_id is not None:
             thread_id = (await self.threads.get(thread_id, owner=owner)).thread_id
@@ -141,7 +145,11 @@ class CronService:
         assistant = await self.assistants.resolve(found.assistant_id, owner=owner)
         graph = self.runs.graph_of(assistant)
         if body.context is not None:
-            run_context(graph, assistant.context, body.context)
+            run_context(
+                graph,
+                (assistant.context, configurable_of(assistant.config)),
+                (body.context, body.config and body.config.configurable),
+            )
         await self.webhooks.check(body.webhook)
         async with self.db.write() as session:
             # Locked (PostgreSQL): two metadata merges at once would each keep only theirs.

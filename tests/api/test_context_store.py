@@ -81,6 +81,34 @@ async def test_a_graph_reads_the_context_and_writes_its_users_store(url: str) ->
     assert [item["namespace"] for item in found] == [["memories", "ally"]]
 
 
+async def test_a_context_given_in_the_configurable_reaches_the_graph(url: str) -> None:
+    """A client written before `context` (LangGraph's `RemoteGraph` among them) gives it
+    in `config.configurable`: without a `context`, the keys there that the graph's
+    context schema names are its context, as LangGraph's server reads them, for an
+    assistant and for a run (the run's over the assistant's)."""
+    alice = as_user(url, "alice")
+    assistant = await alice.assistants.create(
+        GRAPH, config={"configurable": {"style": "terse", "other": 1}}
+    )
+    thread_id = await new_thread(alice)
+    values = await alice.runs.wait(
+        thread_id,
+        assistant["assistant_id"],
+        input={"notes": []},
+        config={"configurable": {"user_name": "ally", "unrelated": True}},
+    )
+    assert values["notes"][0] == "ally/terse/alice"
+    # A context given wins over the configurable's, which is then the graph's own.
+    given = await alice.runs.wait(
+        thread_id,
+        GRAPH,
+        input={"notes": []},
+        context={"user_name": "bea"},
+        config={"configurable": {"user_name": "ally", "style": "long"}},
+    )
+    assert given["notes"][-2] == "bea/plain/alice"
+
+
 async def test_a_bad_max_concurrency_is_refused(url: str) -> None:
     alice = as_user(url, "alice")
     thread_id = await new_thread(alice)

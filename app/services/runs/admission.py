@@ -19,7 +19,7 @@ from app.config import Settings
 from app.db.database import Database, retry_deadlocks
 from app.db.models import AssistantRow, RunRow, ThreadRow, columns_of
 from app.errors import Conflict, Invalid, NotFound, TooManyRequests
-from app.graphs import GraphRegistry, run_context
+from app.graphs import GraphRegistry, configurable_of, run_context
 from app.runs.broker import StreamBroker
 from app.runs.notify import CHANNEL, QUEUE, STARTED
 from app.runs.pool import WorkerPool
@@ -137,7 +137,11 @@ class RunAdmission:
                 _refuse_foreign(thread and thread.owner, key, owner, create=create)
         assistant = await self.assistants.resolve(body.assistant_id, owner=owner)
         graph = self.results.graph_of(assistant)
-        run_context(graph, assistant.context, body.context)  # 422 if it does not fit
+        run_context(  # 422 if it does not fit
+            graph,
+            (assistant.context, configurable_of(assistant.config)),
+            (body.context, body.config and body.config.configurable),
+        )
         await self.webhooks.check(body.webhook)  # 422 if it cannot be called
         check_nodes(graph, body)
         if addressed:

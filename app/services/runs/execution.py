@@ -19,7 +19,7 @@ from app.auth import LOCAL_USER, GraphUser
 from app.config import Settings
 from app.db.database import Database, retry_deadlocks
 from app.db.models import AssistantRow, RunEventRow, RunRow
-from app.graphs import GraphRegistry, run_context
+from app.graphs import GraphRegistry, configurable_of, run_context
 from app.jsonable import as_dict, jsonable, to_json
 from app.runs.broker import StreamBroker
 from app.runs.events import CallbackEvents, EventMapper, Later, engine_modes
@@ -189,7 +189,11 @@ class RunExecutor:
                 # An unnamed graph's run is named after its graph id, as LangGraph's server does.
                 config["run_name"] = assistant.graph_id
             config["configurable"][CONFIG_KEY_RUNTIME] = Runtime(
-                context=run_context(runnable, assistant.context, kwargs.get("context")),
+                context=run_context(
+                    runnable,
+                    (assistant.context, configurable_of(assistant.config)),
+                    (kwargs.get("context"), configurable_of(kwargs.get("config"))),
+                ),
                 store=self.store_of(run.owner or LOCAL_USER),
             )
             with later:  # whatever way the run ends, its parts are recorded before it
