@@ -592,10 +592,13 @@ class ThreadService:
         return thread
 
     async def delete(self, thread_id: str, *, owner: str) -> None:
-        """Stop the thread's runs, then remove it with its runs, events and checkpoints."""
+        """Stop the thread's runs, then remove it with its runs, events and checkpoints;
+        404 if another request removed it meanwhile (one delete of several at once
+        succeeds)."""
         thread = await self.get(thread_id, owner=owner)
         await self.cancels.cancel_many(thread.thread_id, None, None, "interrupt", owner=owner)
-        await self.remove(thread.thread_id)
+        if not await self.remove(thread.thread_id):
+            raise NotFound(f"Thread '{thread_id}' not found.")
 
     async def copy(self, thread_id: str, *, owner: str) -> ThreadRow:
         """A new thread with the same metadata and a copy of every checkpoint (all branches)."""
@@ -625,9 +628,12 @@ class ThreadService:
                 )
             ).all()
         if body.strategy == "delete":
+            deleted = 0
             for thread_id, _ in found:
-                await self.delete(thread_id, owner=owner)
-            return len(found)
+                with contextlib.suppress(NotFound):  # deleted meanwhile: not by this prune
+                    await self.delete(thread_id, owner=owner)
+                    deleted += 1
+            return deleted
         busy = sorted(thread_id for thread_id, status in found if status == "busy")
         if busy:
             raise Conflict(
@@ -649,27 +655,29 @@ class ThreadService:
         except NotFound:  # deleted meanwhile
             return False
 
-    async def remove(self, thread_id: str, *, keep_runs: bool = False) -> None:
+    async def remove(self, thread_id: str, *, keep_runs: bool = False) -> bool:
         """Remove a thread with its checkpoints, its crons and reminders and (unless kept)
         its runs and events. The checkpoints go first, leaving their tombstone: until the
         row goes, the id is taken, so a new thread under it (`reuse`) always comes after
         the tombstone, never before it (it would be born deleted); and a crash between the
         two leaves a thread to delete again, not checkpoints that a new thread under the
         id would show. The row goes before what hangs on it: a cron made meanwhile locks
-        the row to check it (`locked_thread`), so it either fails or is seen here."""
+        the row to check it (`locked_thread`), so it either fails or is seen here.
+        Whether the row was there to remove."""
         await self.saver.adelete_thread(thread_id)
         async with self.db.write() as session:
-            await self._remove_rows(session, thread_id, keep_runs=keep_runs)
+            return await self._remove_rows(session, thread_id, keep_runs=keep_runs)
 
     @staticmethod
     async def _remove_rows(
         session: AsyncSession, thread_id: str, *, keep_runs: bool = False
-    ) -> None:
-        """`remove`'s rows, in the caller's transaction."""
-        await session.execute(delete(ThreadRow).where(ThreadRow.thread_id == thread_id))
+    ) -> bool:
+        """`remove`'s rows, in the caller's transaction; whether the thread's was there."""
+        removed = await session.execute(delete(ThreadRow).where(ThreadRow.thread_id == thread_id))
         await session.execute(delete(CronRow).where(CronRow.thread_id == thread_id))
         await session.execute(delete(ReminderRow).where(ReminderRow.thread_id == thread_id))
         if not keep_runs:
             run_ids = select(RunRow.run_id).where(RunRow.thread_id == thread_id)
             await session.execute(delete(RunEventRow).where(RunEventRow.run_id.in_(run_ids)))
             await session.execute(delete(RunRow).where(RunRow.thread_id == thread_id))
+        return bool(removed.rowcount)  # type: ignore[attr-defined]

@@ -92,3 +92,27 @@ async def test_no_run_outlives_its_deleted_thread(server: str, database_url: str
                 database_url, sa.select(RunRow.run_id).where(RunRow.thread_id == thread_id)
             )
             assert not left, left
+
+
+async def test_one_of_several_deletes_at_once_deletes(server: str) -> None:
+    """Deletes of one thread, of one run, and prunes of one thread, sent at once: one of
+    each says it deleted, the others find nothing (every one said it did)."""
+    async with httpx.AsyncClient(base_url=server, timeout=60) as http:
+        thread_id = (await http.post("/threads", json={})).json()["thread_id"]
+        body = {"assistant_id": "echo", "input": said("hi")}
+        run_id = (
+            (await http.post(f"/threads/{thread_id}/runs/wait", json=body))
+            .headers["content-location"]
+            .rsplit("/", 1)[1]
+        )
+        runs = await asyncio.gather(
+            *(http.delete(f"/threads/{thread_id}/runs/{run_id}") for _ in range(6))
+        )
+        assert sorted(a.status_code for a in runs) == [204] + [404] * 5, [a.text for a in runs]
+        threads = await asyncio.gather(*(http.delete(f"/threads/{thread_id}") for _ in range(6)))
+        assert sorted(a.status_code for a in threads) == [204] + [404] * 5
+        pruned_ids = [(await http.post("/threads", json={})).json()["thread_id"]]
+        prunes = await asyncio.gather(
+            *(http.post("/threads/prune", json={"thread_ids": pruned_ids}) for _ in range(6))
+        )
+        assert sorted(a.json()["pruned_count"] for a in prunes) == [0] * 5 + [1]

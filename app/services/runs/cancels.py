@@ -137,7 +137,9 @@ class RunCancels:
             raise Conflict(f"Run '{run_id}' is {run.status}: cancel it before deleting it.")
         async with self.db.write() as session:
             await session.execute(delete(RunEventRow).where(RunEventRow.run_id == run.run_id))
-            await session.execute(delete(RunRow).where(RunRow.run_id == run.run_id))
+            removed = await session.execute(delete(RunRow).where(RunRow.run_id == run.run_id))
+        if not removed.rowcount:  # type: ignore[attr-defined]
+            raise NotFound(f"Run '{run_id}' not found.")  # another delete came first
 
     async def _resting_status(self, thread: ThreadRow) -> str:
         if thread.status == "error":
