@@ -578,9 +578,9 @@ def _bound(func: Callable[..., Any], params: Any) -> RunnableCallable:
         async def acall(value: Any, config: RunnableConfig) -> Any:
             return await func(value, **extras(config))
 
-        return RunnableCallable(None, acall, name=func.__name__, trace=False)
+        return RunnableCallable(None, acall, name=func.__name__, trace=False, source=func)
 
     def call(value: Any, config: RunnableConfig) -> Any:
         return func(value, **extras(config))
 
-    return RunnableCallable(call, name=func.__name__, trace=False)
+    return RunnableCallable(call, name=func.__name__, trace=False, source=func)

@@ -6,20 +6,20 @@ LangChain's class is what LangGraph returns, so `draw_mermaid()`, `draw_ascii()`
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import Runnable
 from langchain_core.runnables.graph import Graph
 
 from engine.constants import END, START
-from engine.pregel.node import find_inner_graph
+from engine.pregel.node import Node, find_inner_graph
 from engine.pregel.runnable import RunnableCallable
 
 if TYPE_CHECKING:
     from engine.graph.state import StateGraph
 
-__all__ = ["draw", "draw_entrypoint"]
+__all__ = ["draw", "draw_channels", "draw_entrypoint"]
 
 
 def _pass_through(value: Any) -> Any:
@@ -201,4 +201,67 @@ def draw_entrypoint(name: str) -> Graph:
     nodes.append(graph.add_node(None, END))
     graph.add_edge(nodes[0], nodes[1])
     graph.add_edge(nodes[1], nodes[2])
+    return graph
+
+
+def draw_channels(
+    nodes: Mapping[str, Node],
+    writes: Mapping[str, frozenset[str]],
+    input_channels: str | Sequence[str],
+    interrupt_before: Sequence[str] = (),
+    interrupt_after: Sequence[str] = (),
+    limit: int = 250,
+) -> Graph:
+    """A graph built from channels by hand (a `Pregel`): every node, and the edges a dry
+    run finds, as LangGraph draws it: START to the nodes its input wakes (a str input
+    channel's only: LangGraph's dry run writes an empty input dict, which a list of
+    input channels takes nothing from), a node to each node a channel it writes wakes,
+    and the nodes that wake none to END."""
+    woken_by: dict[str, list[str]] = {}
+    for name, node in nodes.items():
+        for trigger in node.triggers:
+            woken_by.setdefault(trigger, []).append(name)
+
+    def woken(channels: Iterable[str]) -> list[str]:
+        return sorted({name for channel in channels for name in woken_by.get(channel, ())})
+
+    start = woken([input_channels]) if isinstance(input_channels, str) else []
+    edges: set[tuple[str, str]] = set()
+    step, last = start, start
+    # Step by step until no node wakes; a cycle runs to the limit, as LangGraph's does
+    # (the node its last step runs is the one drawn as maybe ending the run).
+    for _ in range(limit + 1):
+        if not step:
+            break
+        after = woken(channel for name in step for channel in writes[name])
+        edges.update(
+            (source, target)
+            for target in after
+            for source in step
+            if writes[source].intersection(nodes[target].triggers)
+        )
+        last, step = step, after
+    graph = Graph()
+    for name, node in nodes.items():
+        metadata = dict(node.metadata or {})
+        stops = [
+            w
+            for w, names in (("before", interrupt_before), ("after", interrupt_after))
+            if name in names
+        ]
+        if stops:
+            metadata["__interrupt"] = ",".join(stops)
+        graph.add_node(node.runnable, name, metadata=metadata or None)
+    graph.add_node(None, START)
+    drawn = [(START, target, False) for target in start]
+    drawn += [(source, target, False) for source, target in sorted(edges)]
+    termini = {target for _, target in edges} - {source for source, _ in edges}
+    drawn += [(source, END, False) for source in sorted(termini)]
+    if not termini and len(last) == 1:
+        # One node whose writes wake none: it may end the run.
+        drawn.append((last[0], END, True))
+    if any(target == END for _, target, _ in drawn):
+        graph.add_node(None, END)
+    for source, target, conditional in drawn:
+        graph.add_edge(graph.nodes[source], graph.nodes[target], conditional=conditional)
     return graph

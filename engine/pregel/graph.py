@@ -181,10 +181,6 @@ class CompiledGraph(Runnable[Any, Any]):
     def goto_writes(self, goto: Any) -> Writes:
         return self._goto(goto)
 
-    def call_output(self, loop: Loop) -> Any:
-        """What `invoke` returns once the call stopped."""
-        return loop.output()
-
     def input_writes(self, input: Any) -> Writes:
         """What a run's input writes: the input node's channel, which it reads."""
         return [(START, input)]
@@ -250,7 +246,7 @@ class CompiledGraph(Runnable[Any, Any]):
         durability = options.get("durability")
         output_keys = self._output_keys(options.get("output_keys"))
         if output_keys is None:
-            output_keys = shown_keys
+            output_keys = shown_keys or self._streamed_keys()
         run_context = options.get("context")
         control = options.get("control")
         debug = options.get("debug")
@@ -334,16 +330,25 @@ class CompiledGraph(Runnable[Any, Any]):
         loop.config = _with_run_keys_in_metadata(loop.config)
         return loop
 
+    def _streamed_keys(self) -> str | None:
+        """What a call's parts show when it names no `output_keys`: one channel's value
+        for a str, all of the state for None."""
+        return None
+
+    def _output_key_choices(self) -> Sequence[str]:
+        """The channels a call's `output_keys` may name."""
+        return self.state_keys
+
     def _output_keys(self, keys: str | Sequence[str] | None) -> str | tuple[str, ...] | None:
-        """A call's `output_keys`, checked: channels of the state (one, as a str)."""
+        """A call's `output_keys`, checked against `_output_key_choices` (one, as a str)."""
         if keys is None:
             return None
         names = (keys,) if isinstance(keys, str) else tuple(keys)
+        choices = self._output_key_choices()
         for name in names:
-            if name not in self.state_key_set:
+            if name not in choices:
                 raise ValueError(
-                    f"output_keys: {name!r} is not a key of the state "
-                    f"(keys: {', '.join(self.state_keys)})."
+                    f"output_keys: {name!r} is not a key of the state (keys: {', '.join(choices)})."
                 )
         return keys if isinstance(keys, str) else names
 
@@ -404,15 +409,14 @@ class CompiledGraph(Runnable[Any, Any]):
                 part = self._v2_part(ns, mode, payload) if version == "v2" else payload
                 chunks.append(part if single or version == "v2" else (mode, part))
 
-        # Parts of another mode show the graph's output channels, as LangGraph's invoke
-        # shows them; "values" alone is read off the run's end (`call_output`).
-        shown = None if stream_mode == "values" else self._output_keys_shown()
+        # The parts show the graph's output channels, as LangGraph's invoke asks its
+        # stream for them.
         loop = self._loop(
             config,
             emit=emit,
             modes=frozenset(modes),
             inline_sync=_inline_sync,
-            shown_keys=shown,
+            shown_keys=self._output_keys_shown(),
             **options,
         )
         await self._drive(loop, input)
@@ -422,9 +426,10 @@ class CompiledGraph(Runnable[Any, Any]):
             # What the last values part showed, and every interrupt the parts carried.
             value = chunks[-1]["data"] if chunks else None
             return GraphOutput(value, tuple(i for part in chunks for i in part["interrupts"]))
-        # The state the last values part showed: none if the call showed none (nothing
-        # it ran wrote a key of the output), as LangGraph's invoke returns None then.
-        values = self.call_output(loop) if chunks else None
+        # What the last values part showed, as LangGraph's invoke returns: not the state
+        # at the end, which may have lost an ephemeral value since; None if the call
+        # showed none (nothing it ran wrote a key of the output).
+        values = chunks[-1] if chunks else None
         if loop.status == "interrupted" and loop.interrupts:
             return {
                 **with_interrupts(values, loop.interrupts),
@@ -1319,6 +1324,12 @@ def _json_schema(schema: Any, title: str | None = None) -> dict[str, Any]:
         # The value's own type (a TypedDict of `__root__` names it as its one key).
         found = pydantic.TypeAdapter(keys[ROOT]).json_schema()
         return {**found, "default": None, "title": title or "Root"}
+    if not (is_typeddict(schema) or dataclasses.is_dataclass(schema)):
+        # A plain annotated class, which pydantic does not take: a model of its keys,
+        # each required unless it may be None, as LangGraph makes one.
+        fields = {key: (typ, None if _allows_none(typ) else ...) for key, typ in keys.items()}
+        model = create_model_v2(title or schema.__name__, field_definitions=fields)
+        return model.model_json_schema()
     found = pydantic.TypeAdapter(pydantic_ready(schema)).json_schema()
     if dataclasses.is_dataclass(schema):
         _dataclass_defaults(schema, found, keys)
@@ -1462,8 +1473,10 @@ def _inherited(
         "resuming": parent.resuming,
         "parent_resume": lambda: context.next_answer(pad, hand_down=saver is not None),
         "parents": {**parent.parents, parent.ns_str: parent.checkpoint_id},
-        "store": graph.store or parent.store,
-        "cache": graph.cache or parent.cache,
+        # The parent's store, not its own, and its own cache, not the parent's: what
+        # LangGraph's subgraphs use (the store of the runtime they are handed).
+        "store": parent.store,
+        "cache": graph.cache,
         "control": parent.control,
         "outer_ns": parent.outer_ns or context.asking_ns(pad),
     }

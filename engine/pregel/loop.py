@@ -284,9 +284,6 @@ class Loop:
         # at a breakpoint. And whether the call went on from a saved checkpoint.
         self.stopped_at: GraphLifecycleStatus = "pending"
         self.resumed = False
-        # Whether a step of this call changed an output channel (a low-level graph's
-        # call returns None when none did).
-        self.output_updated = False
         self.status = "pending"
         self._saving: asyncio.Task[None] | None = None
         self._queue: list[SaveOp] = []
@@ -542,10 +539,13 @@ class Loop:
         self.seen[INTERRUPT] = dict(self.versions)
 
     async def _apply_input(self, input: Any) -> None:
+        writes = self.graph.input_writes(input)
+        if not writes:
+            # An input dict with none of a Pregel's input channels.
+            raise EmptyInputError(f"Received no input for {self.graph.input_channels}")
         # Tasks left unfinished by an earlier call are dropped: new input starts anew. A
         # thread with no versions yet has none (and looking meant asking every node).
         dropped = self._prepare(read=False) if self.versions else []
-        writes = self.graph.input_writes(input)
         feed = Task(NULL_TASK, INPUT, (INPUT,), None, None, (), writes=writes)  # type: ignore[arg-type]
         self.pending = []
         self.updated = self.apply([*dropped, feed], self.live)
@@ -704,8 +704,6 @@ class Loop:
                 self._release_held()
                 if self._finishing and self.updated.isdisjoint(self.graph.trigger_to_nodes):
                     self._finish_channels()
-                if not self.output_updated:
-                    self.output_updated = not self.updated.isdisjoint(self.graph.output_keys)
                 self.pending = []
                 await self._save_checkpoint("loop", show=self.updated)
                 if self._should_interrupt(self.interrupt_after, tasks):
@@ -1392,17 +1390,9 @@ class Loop:
 
     def _emit_values_now(self) -> None:
         if "values" in self.modes:
-            values = self._shown_state()
             # The state as the call goes on from it, even when empty (no key written
-            # yet), as LangGraph shows it; a graph whose output is one value shows it
-            # even when there is none yet, but a call shown one channel only a value.
-            one = self.output_keys if isinstance(self.output_keys, str) else None
-            if (
-                one is None
-                or self.graph.output_channel is not None
-                or self.channels[one].is_available()
-            ):
-                self._show(values)
+            # yet, or no value of the one channel shown), as LangGraph shows it.
+            self._show(self._shown_state())
 
     def _emit_values(self, updated: set[str]) -> None:
         if "values" in self.modes and not updated.isdisjoint(self._shown_keys):
@@ -1480,6 +1470,8 @@ class Loop:
             # the graph's run): LangGraph leaves it out of the config a node is given.
             metadata.pop("ls_integration", None)
         config = {"callbacks": None, **self.config, "configurable": conf, "metadata": metadata}
+        if task.node.tags:
+            config["tags"] = [*(config.get("tags") or ()), *task.node.tags]
         # A run without tags gives its nodes none (no key), as LangGraph's do.
         if not config.get("tags"):
             config.pop("tags", None)
@@ -1599,13 +1591,13 @@ class Loop:
         if "updates" not in self.modes:
             return
         keys = self.graph.output_channel if self.output_keys is None else self.output_keys
+        # The call's `output_keys` may name channels beyond the state (a Pregel's).
+        writes = state_writes if self.output_keys is None else task.writes
         if isinstance(keys, str):
-            values = [v for k, v in state_writes if k == keys]
+            values = [v for k, v in writes if k == keys]
             shown = values if len(values) > 1 else next(iter(values), None)
         else:
-            chosen = (
-                state_writes if keys is None else [(k, v) for k, v in state_writes if k in keys]
-            )
+            chosen = writes if keys is None else [(k, v) for k, v in writes if k in keys]
             if len({k for k, _ in chosen}) < len(chosen):
                 shown = [{k: v} for k, v in chosen]
             else:

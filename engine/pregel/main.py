@@ -11,6 +11,7 @@ channels.
 from __future__ import annotations
 
 import functools
+import logging
 from abc import ABCMeta
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,9 +25,9 @@ from langchain_core.utils.pydantic import create_model_v2
 from engine.cache.base import BaseCache
 from engine.channels.base import Channel
 from engine.checkpoint.base import BaseCheckpointSaver
+from engine.graph.drawing import draw_channels
 from engine.graph.schema import declared_channel
 from engine.pregel.graph import CompiledGraph
-from engine.pregel.loop import Loop
 from engine.pregel.node import Node, Writes, as_runnable
 from engine.pregel.timeouts import natively_async, sync_timeout_error
 from engine.store.base import BaseStore
@@ -34,6 +35,8 @@ from engine.types import CachePolicy, RetryPolicy, TimeoutPolicy
 from engine.warnings import LangGraphDeprecatedSinceV10, renamed
 
 __all__ = ["NodeBuilder", "Pregel"]
+
+log = logging.getLogger(__name__)
 
 _PASSTHROUGH = object()
 
@@ -79,7 +82,7 @@ class NodeBuilder:
         """Wake on `channel`, and take its value as the input."""
         if self._node.channels:
             raise ValueError(
-                "Cannot subscribe to a single channel when other channels are already read"
+                "Cannot subscribe to single channels when other channels are already subscribed to"
             )
         self._node.channels = channel
         self._node.triggers.append(channel)
@@ -88,9 +91,7 @@ class NodeBuilder:
     def subscribe_to(self, *channels: str, read: bool = True) -> Self:
         """Wake on any of `channels`; with `read`, take them in a dict as the input."""
         if isinstance(self._node.channels, str):
-            raise ValueError(
-                "Cannot subscribe to more channels when subscribed to a single channel"
-            )
+            raise ValueError("Cannot subscribe to channels when subscribed to a single channel")
         if read:
             self._node.channels.extend(c for c in channels if c not in self._node.channels)
         self._node.triggers.extend(channels)
@@ -99,7 +100,10 @@ class NodeBuilder:
     def read_from(self, *channels: str) -> Self:
         """Also take these channels in the input dict, without waking on them."""
         if isinstance(self._node.channels, str):
-            raise ValueError("Cannot read more channels when subscribed to a single channel")
+            # LangGraph asserts this: the same error class for programs that catch it.
+            raise AssertionError(
+                "Cannot read additional channels when subscribed to single channels"
+            )
         self._node.channels.extend(c for c in channels if c not in self._node.channels)
         return self
 
@@ -224,6 +228,10 @@ class Pregel(CompiledGraph, metaclass=_AnyCompiledGraph):
         shown = _names(stream_channels) if stream_channels is not None else tuple(channels)
         self._input_channels = input_channels
         self._templates = channels
+        # The channels each node writes: the edges its drawing shows.
+        self._writes = {
+            name: frozenset(w.channel for w in node.writers) for name, node in built.items()
+        }
         _validate(built, channels, input_channels, output_channels, shown)
         super().__init__(
             nodes={name: _node(name, node, defaults, cache_policy) for name, node in built.items()},
@@ -288,16 +296,35 @@ class Pregel(CompiledGraph, metaclass=_AnyCompiledGraph):
         fields = {name: (typ(name), None) for name in names}
         return create_model_v2(self.get_name(kind), field_definitions=fields)
 
+    def get_graph(self, config: Any = None, *, xray: int | bool = False) -> Any:
+        """Every node, joined where a channel one writes wakes another."""
+        return draw_channels(
+            self.nodes,
+            self._writes,
+            self._input_channels,
+            self.interrupt_before,
+            self.interrupt_after,
+        )
+
     def read_output(self, channels: dict[str, Channel]) -> Any:
         if isinstance(self._output_channels, str):
-            channel = channels[self._output_channels]
-            return channel.value if channel.is_available() else None
+            return _value_of(channels[self._output_channels])
         return super().read_output(channels)
 
-    def call_output(self, loop: Loop) -> Any:
-        """The output channels, if a step of the call wrote them: a call that stopped
-        before (at a breakpoint, say) returns None, as in LangGraph."""
-        return loop.output() if loop.output_updated else None
+    def read_state(self, channels: dict[str, Channel]) -> Any:
+        """What snapshots show: the stream channels, one channel's bare value if they
+        were given as one name, as LangGraph shows them."""
+        if isinstance(self._stream_channels, str):
+            return _value_of(channels[self._stream_channels])
+        return super().read_state(channels)
+
+    def _streamed_keys(self) -> str | None:
+        # Stream channels given as one name: parts show that channel's bare value.
+        return self._stream_channels if isinstance(self._stream_channels, str) else None
+
+    def _output_key_choices(self) -> Sequence[str]:
+        # Any channel, not only the stream channels, as LangGraph checks them.
+        return tuple(self._templates)
 
     def input_writes(self, input: Any) -> Writes:
         if isinstance(self._input_channels, str):
@@ -307,7 +334,17 @@ class Pregel(CompiledGraph, metaclass=_AnyCompiledGraph):
                 f"The input of a graph with input channels {list(self._input_channels)} is "
                 f"a dict of them, not {type(input).__name__}"
             )
-        return [(key, value) for key, value in input.items() if key in self._input_channels]
+        writes: Writes = []
+        for key, value in input.items():
+            if key in self._input_channels:
+                writes.append((key, value))
+            else:
+                log.warning("Input channel %s not found in %s", key, self._input_channels)
+        return writes
+
+
+def _value_of(channel: Channel) -> Any:
+    return channel.value if channel.is_available() else None
 
 
 def _built(name: str, node: Any) -> PregelNode:
@@ -365,8 +402,6 @@ def _node(
     bound = node.bound
     if node.timeout is not None and not natively_async(bound):
         raise sync_timeout_error(name)
-    if bound is not None and node.tags:
-        bound = bound.with_config(tags=node.tags)
     is_async = bound is not None and as_runnable(name, bound)[1]
     return Node(
         name=name,
@@ -379,6 +414,7 @@ def _node(
         cache_policy=node.cache_policy or default_cache,
         timeout=node.timeout,
         metadata=node.metadata or None,
+        tags=list(node.tags),
     )
 
 

@@ -61,6 +61,8 @@ class Node:
     # branches of different lengths).
     defer: bool = False
     metadata: dict[str, Any] | None = None
+    # Tags of the node's runs (a Pregel node's `meta`), inherited by what its code runs.
+    tags: list[str] = field(default_factory=list)
     # A graph the node's code runs in its body, found among the names it closes over on
     # first need (finding it reads the code's source): snapshots point at its checkpoints.
     _inner: Any = field(default=_NOT_LOOKED_UP, init=False, repr=False)
@@ -141,7 +143,8 @@ def find_inner_graph(runnable: Runnable[Any, Any] | None) -> CompiledGraph | Non
         elif isinstance(candidate, RunnableLambda):
             candidates.extend(candidate.deps)
         elif isinstance(candidate, RunnableCallable):
-            for fn in (candidate.func, candidate.afunc):
+            code = (candidate.source,) if candidate.source else (candidate.func, candidate.afunc)
+            for fn in code:
                 if fn is not None:
                     candidates.extend(getattr(v, "__self__", v) for v in get_function_nonlocals(fn))
     return None

@@ -166,6 +166,7 @@ class RunnableCallable(Runnable[Any, Any]):
         tags: list[str] | None = None,
         trace: bool = True,
         recurse: bool = True,
+        source: Callable[..., Any] | None = None,
         **kwargs: Any,
     ) -> None:
         if func is None and afunc is None:
@@ -178,6 +179,9 @@ class RunnableCallable(Runnable[Any, Any]):
         self.tags = tags
         self.trace = trace
         self.recurse = recurse
+        # The user's function, when `func` only wraps it: the code read for the graphs
+        # it calls (its subgraphs' state), as LangGraph reads the user's own function.
+        self.source = source
         self.kwargs = kwargs
         self.func_params = injected_params(func) if func is not None else ()
         self.afunc_params = injected_params(afunc) if afunc is not None else ()

@@ -2022,3 +2022,39 @@ def case_remove_unknown_message_id(ns: NS) -> Any:
     return build_error(
         lambda: ns.add_messages([HumanMessage(content="a", id="1")], [RemoveMessage(id="missing")])
     )
+
+
+@case(aio=True)
+def case_invoke_returns_the_last_values_part(ns: NS, aio: bool) -> Any:
+    """A node writes an ephemeral value (or a Topic), a later node writes nothing: invoke
+    returns what the last values part showed, with the value the end state lost; so do
+    a graph with an output schema and a subgraph invoked from a node."""
+
+    class Flash(TypedDict):
+        x: int
+        e: Annotated[str, ns.EphemeralValue(str)]
+        t: Annotated[list, ns.Topic(str)]
+
+    class Out(TypedDict):
+        e: str
+        t: list
+
+    def graph(**kw: Any) -> Any:
+        builder = ns.StateGraph(Flash, **kw)
+        builder.add_node("a", lambda s: {"e": "eph", "t": "top", "x": 1})
+        builder.add_node("b", lambda s: {})
+        builder.add_edge(ns.START, "a")
+        builder.add_edge("a", "b")
+        return builder.compile()
+
+    inner = graph()
+
+    def call_inner(state: Any) -> dict[str, Any]:
+        return {"x": 0, "e": str(inner.invoke({"x": 0}))}
+
+    outer = build(ns, Flash, {"call": call_inner}, [("S", "call")])
+    return {
+        "plain": invoke(graph(), {"x": 0}, aio=aio),
+        "output_schema": invoke(graph(output_schema=Out), {"x": 0}, aio=aio),
+        "subgraph": invoke(outer, {"x": 0}, aio=aio),
+    }

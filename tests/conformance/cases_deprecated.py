@@ -286,3 +286,18 @@ def case_dataclass_state_json_schema_optional_fields(ns: NS) -> Any:
 
     graph = ns.StateGraph(Form).add_node("n", lambda s: {}).add_edge(ns.START, "n").compile()
     return [graph.get_input_jsonschema(), graph.get_output_jsonschema()]
+
+
+@case
+def case_plain_class_state_json_schema(ns: NS) -> Any:
+    """A plain annotated class as the state (neither TypedDict, dataclass nor model):
+    its JSON schemas list its keys, each required unless it may be None."""
+
+    class Plain:
+        x: int
+        y: Optional[str]  # noqa: UP045
+        log: Annotated[list, operator.add]
+
+    graph = ns.StateGraph(Plain).add_node("a", lambda s: {"x": 1}).add_edge(ns.START, "a")
+    app = graph.compile()
+    return [app.invoke({"log": []}), app.get_input_jsonschema(), app.get_output_jsonschema()]

@@ -627,3 +627,39 @@ def case_graphs_invoked_in_task_calls_run_in_the_calls_namespaces(ns: NS, aio: b
         "together": _answer_all(ns, together, ["a", "b"], thread("t2"), aio),
         "together state": together.get_state(thread("t2")).values,
     }
+
+
+@case(aio=True, sql=True)
+def case_entrypoint_shows_the_state_of_a_graph_it_invokes(ns: NS, aio: bool) -> Any:
+    """An entrypoint invokes a graph that stops on a question: the entrypoint's task
+    in get_state(subgraphs=True) carries that graph's snapshot, found in the code of the
+    user's function (async too), as LangGraph finds it."""
+
+    def ask(state: Any) -> dict[str, Any]:
+        return {"log": [ns.interrupt("sub?")]}
+
+    builder = ns.StateGraph(LogState)
+    builder.add_node("ask", ask)
+    builder.add_edge(ns.START, "ask")
+    inner = builder.compile()
+
+    if aio:
+
+        @ns.entrypoint(checkpointer=ns.InMemorySaver())
+        async def flow(x: str, *, previous: Any = None) -> Any:
+            return (await inner.ainvoke({"log": [x]}))["log"]
+
+    else:
+
+        @ns.entrypoint(checkpointer=ns.InMemorySaver())
+        def flow(x: str, *, previous: Any = None) -> Any:
+            return inner.invoke({"log": [x]})["log"]
+
+    config = thread()
+    first = invoke(flow, "a", config, aio=aio)
+    state = flow.get_state(config, subgraphs=True)
+    return {
+        "first": first,
+        "tasks": state.tasks,
+        "resumed": invoke(flow, ns.Command(resume="b"), config, aio=aio),
+    }

@@ -7,7 +7,9 @@ cases_core).
 import operator
 from typing import Any
 
-from .harness import NS, case, history, invoke, stream, thread
+from langchain_core.callbacks import BaseCallbackHandler
+
+from .harness import NS, case, graph_shape, history, invoke, stream, thread
 
 
 def two_processes(ns: NS, **options: Any) -> Any:
@@ -237,3 +239,111 @@ def case_pregel_after_finish_channels(ns: NS, aio: bool) -> Any:
         "last value": ran_last(runs_last(ns, ns.LastValueAfterFinish(str)), aio, "last"),
         "join": ran_last(join, aio, "join"),
     }
+
+
+@case(aio=True)
+def case_pregel_stream_channels_as_one_name(ns: NS, aio: bool) -> Any:
+    """Stream channels given as one name: values parts, updates and snapshots show that
+    channel's bare value; a call's `output_keys` may name any channel, beyond them."""
+    graph = two_processes(ns, stream_channels="inbox", checkpointer=ns.InMemorySaver())
+    listed = two_processes(ns, stream_channels=["inbox"])
+    config = thread()
+    return {
+        "values": stream(graph, 2, config, aio=aio),
+        "updates": stream(graph, 2, config, stream_mode=["updates", "values"], aio=aio),
+        "state": graph.get_state(config).values,
+        "output keys": invoke(listed, 2, output_keys=["input", "output"], aio=aio),
+        "updates of other keys": stream(
+            listed, 2, stream_mode="updates", output_keys="output", aio=aio
+        ),
+    }
+
+
+@case(aio=True)
+def case_pregel_input_dict_without_input_channels(ns: NS, aio: bool) -> Any:
+    """Input channels given as a list, an input dict naming none of them: the run has no
+    input (EmptyInputError), as in LangGraph."""
+    node = ns.NodeBuilder().subscribe_only("in").do(lambda x: x).write_to("out")
+    graph = ns.Pregel(
+        nodes={"node": node},
+        channels={"in": ns.LastValue(int), "out": ns.LastValue(int)},
+        input_channels=["in"],
+        output_channels="out",
+    )
+    return [invoke(graph, given, aio=aio) for given in ({}, {"other": 1}, {"in": 1})]
+
+
+@case(aio=True, sql=True)
+def case_pregel_resume_shows_the_output_first(ns: NS, aio: bool) -> Any:
+    """Resumed after a breakpoint, a run's values parts start with its output channel as
+    it goes on from (None before any node wrote it), as LangGraph's do."""
+    graph = two_processes(ns, checkpointer=ns.InMemorySaver(), interrupt_after_nodes=["one"])
+    config = thread()
+    modes = ["values", "updates"]
+    return [
+        invoke(graph, 1, config, aio=aio),
+        invoke(graph, None, config, stream_mode=modes, aio=aio),
+        invoke(graph, 5, config, aio=aio),
+        invoke(graph, None, config, stream_mode=modes, aio=aio),
+    ]
+
+
+@case(aio=True)
+def case_pregel_node_tags_and_drawing(ns: NS, aio: bool) -> Any:
+    """A node's `meta` tags: on its run (what callbacks see) and on the built node; the
+    drawing of a hand-built graph: every node, joined where a channel one writes wakes
+    another, a cycle, breakpoints; a Pregel run by a node streams its updates."""
+    seen: list[Any] = []
+
+    class Runs(BaseCallbackHandler):
+        def on_chain_start(self, serialized: Any, inputs: Any, **kwargs: Any) -> None:
+            if kwargs.get("name") in ("one", "two"):
+                seen.append([kwargs["name"], sorted(kwargs.get("tags") or [])])
+
+    inner = two_processes(ns)
+    tagged = ns.NodeBuilder().subscribe_only("a").do(inner).write_to("b").meta("tagA", k="v")
+    last = ns.NodeBuilder().subscribe_only("b").do(lambda v: v * 10).write_to("c")
+    outer = ns.Pregel(
+        nodes={"one": tagged, "two": last},
+        channels={key: ns.LastValue(int) for key in "abc"},
+        input_channels="a",
+        output_channels="c",
+        interrupt_before_nodes=["two"],
+    )
+    loop = {
+        "p": ns.NodeBuilder().subscribe_only("a").do(lambda v: v).write_to("b"),
+        "q": ns.NodeBuilder().subscribe_only("b").do(lambda v: v).write_to("a"),
+    }
+    cyclic = ns.Pregel(
+        nodes=loop,
+        channels={key: ns.LastValue(int) for key in "ab"},
+        input_channels="a",
+        output_channels="b",
+    )
+    run = invoke(outer, 2, {"callbacks": [Runs()]}, aio=aio)
+    return {
+        "run": run,
+        "tags": sorted(seen),
+        "node": [outer.nodes["one"].tags, outer.nodes["one"].metadata],
+        "drawn": [graph_shape(outer), graph_shape(cyclic)],
+        "mermaid": outer.get_graph().draw_mermaid(),
+        "updates": stream(outer, 2, stream_mode="updates", subgraphs=True, aio=aio),
+    }
+
+
+@case
+def case_nodebuilder_misuse(ns: NS) -> Any:
+    """Reading or subscribing to more channels after subscribing to one: LangGraph's
+    error classes and messages."""
+    attempts = {
+        "read_from": lambda: ns.NodeBuilder().subscribe_only("a").read_from("k"),
+        "subscribe_to": lambda: ns.NodeBuilder().subscribe_only("a").subscribe_to("k"),
+        "subscribe_only": lambda: ns.NodeBuilder().subscribe_to("a").subscribe_only("k"),
+    }
+    out = {}
+    for name, attempt in attempts.items():
+        try:
+            attempt()
+        except Exception as exc:  # the error is the observation
+            out[name] = [type(exc).__name__, str(exc)]
+    return out

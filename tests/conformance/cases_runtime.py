@@ -483,6 +483,59 @@ def case_cached_subgraph_node(ns: NS, aio: bool) -> Any:
     }
 
 
+@case(aio=True)
+def case_subgraph_does_not_use_the_parent_cache(ns: NS, aio: bool) -> Any:
+    """Only the parent has a cache: a cached node of a subgraph (a node, or a graph a
+    node invokes) runs again on the same input, as LangGraph hands subgraphs no cache;
+    a subgraph with a cache of its own uses it."""
+    calls: dict[str, int] = {}
+
+    def sub(label: str, **compile_kw: Any) -> Any:
+        def inner(state: Any) -> dict[str, Any]:
+            return {"log": [f"{label}#{bump(calls, label)}"]}
+
+        builder = ns.StateGraph(LogState).add_node("inner", inner, cache_policy=ns.CachePolicy())
+        return builder.add_edge(ns.START, "inner").compile(**compile_kw)
+
+    invoked = sub("invoked")
+
+    def call(state: Any) -> dict[str, Any]:
+        return {"log": invoked.invoke({"log": []})["log"]}
+
+    graph = (
+        ns.StateGraph(LogState)
+        .add_node("node", sub("node"))
+        .add_node("own", sub("own", cache=ns.InMemoryCache()))
+        .add_node("call", call)
+        .add_edge(ns.START, "node")
+        .add_edge(ns.START, "own")
+        .add_edge(ns.START, "call")
+        .compile(cache=ns.InMemoryCache())
+    )
+    runs = [invoke(graph, {"log": []}, aio=aio) for _ in range(2)]
+    return {"runs": runs, "calls": calls}
+
+
+@case(aio=True)
+def case_subgraph_uses_the_parent_store(ns: NS, aio: bool) -> Any:
+    """A subgraph compiled with a store of its own: its nodes see the parent's store
+    (none when the parent has none), as LangGraph's do."""
+    own = ns.InMemoryStore()
+    own.put(("ns",), "k", {"v": 1})
+
+    def count(state: Any) -> dict[str, Any]:
+        store = ns.get_store()
+        return {"log": [None if store is None else len(store.search(("ns",)))]}
+
+    sub = ns.StateGraph(LogState).add_node("count", count).add_edge(ns.START, "count")
+    parent = ns.StateGraph(LogState).add_node("sub", sub.compile(store=own))
+    parent.add_edge(ns.START, "sub")
+    return [
+        invoke(parent.compile(**kw), {"log": []}, aio=aio)
+        for kw in ({}, {"store": ns.InMemoryStore()})
+    ]
+
+
 @case()
 def case_clear_cache(ns: NS) -> Any:
     calls: dict[str, int] = {}

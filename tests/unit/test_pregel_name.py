@@ -62,7 +62,7 @@ def test_nodes_and_channels_of_other_kinds_are_refused() -> None:
 def test_subscriptions_that_cannot_mix_are_refused() -> None:
     with pytest.raises(ValueError, match="single channel"):
         NodeBuilder().subscribe_only("a").subscribe_to("b")
-    with pytest.raises(ValueError, match="already read"):
+    with pytest.raises(ValueError, match="already subscribed to"):
         NodeBuilder().subscribe_to("a").subscribe_only("b")
 
 
