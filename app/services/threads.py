@@ -111,17 +111,14 @@ async def active_runs(session: AsyncSession, thread_id: str) -> int:
 
 
 @functools.cache
-def settle_statement(changed: tuple[str, ...], *, ending: bool = False) -> Any:
+def settle_statement(changed: tuple[str, ...]) -> Any:
     """`settle`'s statement on SQLite, built once per set of changed columns: a run ends
-    with one, every time. `ending`: for a statement that also records the end of the run
-    `ended_run` (in whose snapshot that run still runs): it does not count as waiting."""
+    with one, every time."""
     # Columns of the tables, not ORM attributes: an ORM-enabled statement is copied on
     # every execution, and its cache key computed anew.
     threads, runs = ThreadRow.__table__.c, RunRow.__table__.c
     thread_id = bindparam("settled_thread")
     waiting = exists().where(runs.thread_id == thread_id, runs.status.in_((PENDING, RUNNING)))
-    if ending:
-        waiting = waiting.where(runs.run_id != bindparam("ended_run"))
     resting = bindparam("resting", type_=threads.status.type)
     return (
         sql_update(ThreadRow.__table__)
@@ -142,8 +139,10 @@ HEAD_COLUMNS = ("checkpoint_id", "values", "interrupts")
 @functools.cache
 def settle_call(*, ending: bool = False) -> Any:
     """`settle` on PostgreSQL: the `threadline_settle` function (migration 0025), which
-    reads the thread's runs only once it holds the row. One UPDATE would read them in the
-    snapshot it started with, before an admission holding the row added one."""
+    checks the thread's runs again once it holds the row. One UPDATE would read them in
+    the snapshot it started with, before an admission holding the row added one.
+    `ending`: for a statement that also records the end of the run `ended_run` (in
+    whose snapshot that run still runs): it does not count as waiting."""
     threads, runs = ThreadRow.__table__.c, RunRow.__table__.c
     return func.threadline_settle(
         bindparam("settled_thread", type_=threads.thread_id.type),

@@ -58,14 +58,9 @@ class RunCancels:
                 if current.status != "pending":
                     current.cancel_action = action
                     return "told"
-                if action == "rollback":
-                    await session.delete(current)
-                else:
-                    current.status = "interrupted"
-                    current.updated_at = now()
+                await self.stop_pending(session, [current.run_id], action)
                 thread = await session.get(ThreadRow, current.thread_id)
                 if thread is not None:
-                    await session.flush()
                     await settle(session, thread.thread_id, await self._resting_status(thread))
                 return "stopped"
 
