@@ -51,7 +51,8 @@ OnStop = Callable[[str, str], None]
 
 
 class LeaseLost(Exception):
-    """This process no longer holds the run: another worker took it over."""
+    """This process no longer holds the run: it was deleted (with its thread, say), or
+    another worker took it over."""
 
 
 class RunFence:
@@ -77,7 +78,7 @@ class RunFence:
         # expanding IN list is rendered anew on every call).
         for run_id in sorted(self._runs(ops)):
             if await conn.scalar(self._held, self._params(run_id)) is None:
-                raise LeaseLost(f"Run {run_id} is held by another worker now.")
+                raise LeaseLost(f"Run {run_id} is no longer held here.")
 
     def condition(self, ops: Sequence[SaveOp]) -> tuple[ColumnElement[bool], dict[str, Any]] | None:
         runs = self._runs(ops)

@@ -6,6 +6,7 @@ still going never writes into the new one. On SQLite and on PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import httpx
@@ -118,11 +119,15 @@ async def test_a_run_of_the_deleted_thread_never_writes_into_the_new_one(
 
 @pytest.mark.parametrize("cancel_reaches_it", [True, False])
 async def test_clients_of_a_run_hear_its_end_when_its_thread_is_deleted(
-    serve_app: ServeApp, database_url: str, monkeypatch: pytest.MonkeyPatch, cancel_reaches_it: bool
+    serve_app: ServeApp,
+    database_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    cancel_reaches_it: bool,
 ) -> None:
     """A thread deleted while its run executes: whoever waits for the run (`join`,
     `runs/wait`) is answered, whether the delete's cancel stopped it or it went on to its
-    end; nobody waits forever."""
+    end; nobody waits forever, and the server warns of nothing (a delete is no fault)."""
     app, client, thread_id = await held_thread(serve_app, database_url)
     pool = app.state.services.runs.pool
     if not cancel_reaches_it:
@@ -145,3 +150,4 @@ async def test_clients_of_a_run_hear_its_end_when_its_thread_is_deleted(
         assert refused.response.status_code == 409
     await eventually(lambda: run["run_id"] not in pool.running, "the run to end")
     assert await client.threads.search(ids=[thread_id]) == []
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []

@@ -37,7 +37,8 @@ from app.services.runs.statements import (
 from app.services.threads import Head, ThreadService, settle_params
 from app.webhooks import Webhooks
 from engine import CompiledGraph, GraphRecursionError, StateSnapshot
-from engine.checkpoint.sql.saver import SQLSaver
+from engine.checkpoint.sql.saver import SQLSaver, ThreadDeletedError
+from engine.errors import CheckpointNotFoundError
 from engine.pregel.runnable import CONFIG_KEY_RUNTIME
 from engine.runtime import Runtime
 from engine.store.base import BaseStore
@@ -308,7 +309,10 @@ class RunExecutor:
             # The thread's state cannot be read back: its thread was deleted while the run
             # ran (its checkpoints go first), say. The run ends as failed, without it, so
             # that whoever waits for the run is answered.
-            log.warning("run %s: its end without the thread's state", run.run_id, exc_info=True)
+            if isinstance(exc, CheckpointNotFoundError | ThreadDeletedError):
+                log.info("run %s: its thread was deleted as it ran", run.run_id)
+            else:
+                log.warning("run %s: its end without the thread's state", run.run_id, exc_info=True)
             await self._record(run, None, "error", exc, None)
         finally:
             self.pool.finishing.discard(run.run_id)
@@ -421,7 +425,8 @@ class RunExecutor:
         return {"held_run": run.run_id, "held_by": self.pool.worker_id, "held_attempt": run.attempt}
 
     def _lost(self, run: RunRow) -> None:
-        log.warning("run %s: another worker holds it now; dropping this attempt's end", run.run_id)
+        # Deleted with its thread, most often; else another worker took it over.
+        log.info("run %s: no longer held by this attempt; its end is dropped", run.run_id)
         self.broker.discard(run.run_id)
 
     async def _final_state(
