@@ -337,7 +337,10 @@ class AssistantService:
     def schemas(self, assistant: AssistantRow) -> GraphSchemas:
         """JSON schemas of the graph's declared types."""
         graph = served_graph(self.graphs, assistant.graph_id)
-        return GraphSchemas(graph_id=assistant.graph_id, **graph_schemas(graph).model_dump())
+        # An unnamed graph is served under its graph id, as LangGraph's server names it.
+        name = assistant.graph_id if graph.name == "LangGraph" else graph.name
+        schemas = graph_schemas(graph, name)
+        return GraphSchemas(graph_id=assistant.graph_id, **schemas.model_dump())
 
     def subgraphs(
         self, assistant: AssistantRow, namespace: str | None, recurse: bool
@@ -352,17 +355,20 @@ class AssistantService:
         }
 
 
-def graph_schemas(graph: CompiledGraph) -> SubgraphSchemas:
+def graph_schemas(graph: CompiledGraph, name: str | None = None) -> SubgraphSchemas:
     """The schemas of a graph, as LangGraph's server gives them: its input and output
     (for an `@entrypoint`, what its function's annotations say), its state (every key,
     each optional: a state may lack any), its context, and its config's `configurable`
     (the context's keys, as LangGraph's deprecated config schema gives them). A schema
-    that cannot be written is null."""
+    that cannot be written is null. `name` names the state's model (the graph's own by
+    default)."""
     context = _written(graph.get_context_jsonschema)
     return SubgraphSchemas(
         input_schema=_written(graph.get_input_jsonschema),
         output_schema=_written(graph.get_output_jsonschema),
-        state_schema=None if graph.builder is None else _written(lambda: state_schema(graph)),
+        state_schema=(
+            None if graph.builder is None else _written(lambda: state_schema(graph, name))
+        ),
         config_schema=configurable_schema(context) if graph.context_schema else {},
         context_schema=context,
     )
@@ -403,7 +409,7 @@ def _written(write: Callable[[], dict[str, Any] | None]) -> dict[str, Any] | Non
         return None
 
 
-def state_schema(graph: CompiledGraph) -> dict[str, Any]:
+def state_schema(graph: CompiledGraph, name: str | None = None) -> dict[str, Any]:
     """A model of the graph's state keys, each None by default; a key whose type has no
     JSON schema takes any value."""
     types = field_types(graph.builder.state_schema)
@@ -415,4 +421,5 @@ def state_schema(graph: CompiledGraph) -> dict[str, Any]:
         except (PydanticUserError, TypeError):
             found = Any
         fields[key] = (found, None)
-    return create_model_v2(graph.get_name("State"), field_definitions=fields).model_json_schema()
+    title = graph.get_name("State", name=name)
+    return create_model_v2(title, field_definitions=fields).model_json_schema()

@@ -156,7 +156,7 @@ async def test_the_schemas_are_the_graphs(url: str) -> None:
     notes = {"items": {"type": "string"}, "title": "Notes", "type": "array"}
     assert schemas["state_schema"] == {
         "properties": {"notes": {**notes, "default": None}},  # a state may lack any key
-        "title": "LangGraphState",
+        "title": "memory_state",  # an unnamed graph is named by its id, as LangGraph's server does
         "type": "object",
     }
     assert schemas["input_schema"] == schemas["output_schema"]
