@@ -183,6 +183,11 @@ class Thread(BaseModel):
     interrupts: dict[str, list[Interrupt]] = Field(
         description="Open interrupts of the head, by task id."
     )
+    error: dict[str, Any] | None = Field(
+        default=None,
+        description="While the status is `error`: the error its failed run ended with "
+        "(`error`, its type; `message`).",
+    )
     extracted: dict[str, Any] | None = Field(
         default=None, description="Present only when the search asked to `extract`."
     )
@@ -191,7 +196,9 @@ class Thread(BaseModel):
     )
 
     @classmethod
-    def of(cls, row: ThreadRow, values: dict[str, Any] | None) -> Thread:
+    def of(
+        cls, row: ThreadRow, values: dict[str, Any] | None, error: dict[str, Any] | None = None
+    ) -> Thread:
         """The thread of `row`, with its values (which the row may only refer to)."""
         return cls(
             thread_id=row.thread_id,
@@ -201,6 +208,7 @@ class Thread(BaseModel):
             status=row.status,  # type: ignore[arg-type]
             values=values,
             interrupts=row.interrupts or {},
+            error=error,
         )
 
     def with_extracted(self, paths: dict[str, str]) -> Thread:

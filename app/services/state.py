@@ -453,10 +453,14 @@ class StateService:
         if graph is None:
             return []
         config = version_config(thread.thread_id, query.checkpoint)
+        where = query.metadata
         if config["configurable"]["checkpoint_ns"]:
             await read_version(graph, config)  # a 404 for a namespace it has no state in
+            if where and where.get("thread_id") == thread.thread_id:
+                # A subgraph's versions do not repeat the thread's id, and all are its own.
+                where = {k: v for k, v in where.items() if k != "thread_id"}
         found = graph.aget_state_history(
-            config, filter=query.metadata, before=_before(query.before), limit=query.limit
+            config, filter=where, before=_before(query.before), limit=query.limit
         )
         return [thread_state(snapshot) async for snapshot in found]
 

@@ -134,6 +134,13 @@ def settle_statement(changed: tuple[str, ...]) -> Any:
 
 # The columns of a thread's row that its head sets (`Head.columns`).
 HEAD_COLUMNS = ("checkpoint_id", "values", "interrupts")
+# The error of a thread's last failed run, as its result keeps it.
+_LAST_ERROR = (
+    select(RunRow.result)
+    .where(RunRow.thread_id == bindparam("thread_id"), RunRow.status == "error")
+    .order_by(RunRow.updated_at.desc(), RunRow.run_id.desc())
+    .limit(1)
+)
 
 
 @functools.cache
@@ -499,9 +506,23 @@ class ThreadService:
         except CheckpointNotFoundError:
             return None
 
-    async def shown(self, thread: ThreadRow, *, with_values: bool = True) -> Thread:
-        """The thread on the wire; `with_values=False` leaves its values out (null)."""
-        return Thread.of(thread, await self.values_of(thread) if with_values else None)
+    async def error_of(self, thread: ThreadRow) -> dict[str, Any] | None:
+        """Why a thread is in `error`: the error its last failed run ended with (None in any
+        other status, or once that run is deleted)."""
+        if thread.status != "error":
+            return None
+        async with self.db.read() as session:
+            result = await session.scalar(_LAST_ERROR, {"thread_id": thread.thread_id})
+        return (result or {}).get("__error__")
+
+    async def shown(
+        self, thread: ThreadRow, *, with_values: bool = True, values: dict[str, Any] | None = None
+    ) -> Thread:
+        """The thread on the wire: `values`, else those it has (`with_values=False` leaves
+        them out: null)."""
+        if values is None and with_values:
+            values = await self.values_of(thread)
+        return Thread.of(thread, values, await self.error_of(thread))
 
     def graph_of(self, thread: ThreadRow) -> CompiledGraph | None:
         """The graph that reads the thread's checkpoints: the one its runs ran (or its
@@ -538,7 +559,7 @@ class ThreadService:
         if body.values:
             found = await self._matching(query, body.values)
             page = found[body.offset : body.offset + body.limit]
-            return [Thread.of(row, values) for row, values in page], len(found)
+            return [await self.shown(row, values=values) for row, values in page], len(found)
         async with self.db.read() as session:
             rows = list(await session.scalars(query.limit(body.limit).offset(body.offset)))
         shown_rows = [await self.shown(row, with_values=with_values) for row in rows]

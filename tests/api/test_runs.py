@@ -532,8 +532,14 @@ async def test_step_limit_is_an_error_and_the_thread_stays_usable(
     )
     assert parts[-1][0] == "error"
     assert parts[-1][1]["error"] == "GraphRecursionError"
-    assert (await client.threads.get(thread_id))["status"] == "error"
+    failed = await client.threads.get(thread_id)
+    # The thread says why, as LangGraph's server's does: a thread list can show it.
+    assert (failed["status"], failed["error"]) == ("error", parts[-1][1])
+    [found] = await client.threads.search(ids=[thread_id], status="error")
+    assert found["error"] == parts[-1][1]
     assert (await client.runs.wait(thread_id, "asker", input={"question": "q"}))["__interrupt__"]
+    again = await client.threads.get(thread_id)
+    assert (again["status"], again["error"]) == ("interrupted", None)
 
 
 async def test_a_slow_thread_does_not_delay_another(client: LangGraphClient) -> None:

@@ -69,6 +69,15 @@ async def test_regenerate_from_the_sub_agents_versions(server: str) -> None:
     }
     reviews = [s for s in inner if s["next"] == ["review"]]
     assert [texts(s["values"])[-1] for s in reviews] == ["draft 2", "draft 1"]
+    # Searched by the thread's id, as a history may be: each of them is the thread's.
+    by_thread = await client.threads.get_history(
+        thread_id, checkpoint={"checkpoint_ns": ns}, metadata={"thread_id": thread_id}, limit=100
+    )
+    assert by_thread == inner
+    other = await client.threads.get_history(
+        thread_id, checkpoint={"checkpoint_ns": ns}, metadata={"thread_id": str(uuid.uuid4())}
+    )
+    assert other == []
     assert await client.threads.get_state(thread_id, checkpoint=same["checkpoint"]) == same
 
     # Regenerate from the researcher's first review: the supervisor goes back to its
