@@ -14,6 +14,8 @@ from pydantic import ValidationError
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
+from engine.checkpoint.sql.saver import TRANSIENT_SQLSTATES
+
 log = logging.getLogger(__name__)
 # How long a client should wait before retrying while the database is unreachable.
 UNAVAILABLE_RETRY_AFTER_S = 2
@@ -92,6 +94,18 @@ def refused_by_database(exc: DBAPIError) -> int | None:
     return None
 
 
+def _unavailable(exc: DBAPIError) -> bool:
+    """Whether the database failed the request for a while, not for good: unreached or
+    lost, out of connections, shutting down or starting up (asyncpg's "the database
+    system is starting up" comes as a plain DBAPIError, with its SQLSTATE)."""
+    sqlstate = str(getattr(exc.orig, "sqlstate", None) or "")
+    return (
+        exc.connection_invalidated
+        or isinstance(exc, OperationalError | InterfaceError)
+        or sqlstate.startswith(TRANSIENT_SQLSTATES)
+    )
+
+
 def install(app: FastAPI) -> None:
     async def handle(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, APIError)
@@ -112,9 +126,7 @@ def install(app: FastAPI) -> None:
                 else "The database refused a value of the request as invalid or out of range."
             )
             return JSONResponse({"detail": detail}, status_code=refused)
-        if isinstance(exc, DBAPIError) and not (
-            exc.connection_invalidated or isinstance(exc, OperationalError | InterfaceError)
-        ):
+        if isinstance(exc, DBAPIError) and not _unavailable(exc):
             raise exc
         log.warning("%s: the database is unavailable: %r", where, exc)
         return JSONResponse(

@@ -299,6 +299,7 @@ async def test_database_restart_under_load(
         threads = [await new_thread(a) for _ in range(20)]
         answered: dict[str, list[str]] = defaultdict(list)  # turns the server confirmed
         unanswered: list[str] = []  # and turns it refused or dropped
+        refusals: set[int] = set()  # the statuses it refused them with
 
         async def turn(api: httpx.AsyncClient, thread_id: str, text: str) -> None:
             """A turn the server confirmed is recorded in `answered`; one it refused is not."""
@@ -306,7 +307,9 @@ async def test_database_restart_under_load(
                 result = await run_and_join(
                     api, b if api is a else a, thread_id, assistant_id="echo", input=said(text)
                 )
-            except httpx.HTTPError:
+            except httpx.HTTPError as failed:
+                if isinstance(failed, httpx.HTTPStatusError):
+                    refusals.add(failed.response.status_code)
                 unanswered.append(text)
                 return
             assert result["messages"][-1]["content"] == f"You said: {text}"
@@ -391,6 +394,9 @@ async def test_database_restart_under_load(
             for text in answered[thread_id]:
                 assert contents.count(text) == 1 and contents.count(f"You said: {text}") == 1
             assert answered[thread_id][-1] == f"after {number}", "served again after the restart"
+    # Down, shutting down or starting up: each a 503 to retry (PostgreSQL's "the database
+    # system is starting up" was a 500).
+    assert refusals <= {503}, refusals
     assert all(process.alive for process in deployment.processes), "no process restarted"
 
 

@@ -161,7 +161,7 @@ HEAD_TRUSTED_S = 1.0
 _HEADS_MAX = 1024
 # SQLSTATE classes worth another attempt: connection lost, transaction rolled back by the
 # server (deadlock, serialization), out of resources, server shutting down or starting.
-_TRANSIENT_SQLSTATES = ("08", "40", "53", "57P")
+TRANSIENT_SQLSTATES = ("08", "40", "53", "57P")
 
 # A thread's row with the records after :after, in order: what a saver needs to bring
 # its journal of the thread up to date, in one statement. (Digests are rows under the
@@ -1535,7 +1535,7 @@ class SQLSaver(BaseCheckpointSaver):
             return True
         sqlstate = getattr(exc.orig, "sqlstate", None)
         if sqlstate:
-            return str(sqlstate).startswith(_TRANSIENT_SQLSTATES)
+            return str(sqlstate).startswith(TRANSIENT_SQLSTATES)
         # No SQLSTATE: the server was not reached at all (refused, reset, starting up). On
         # SQLite such errors are local and final (the busy timeout already waited).
         return self._dialect != "sqlite" and isinstance(exc, OperationalError | InterfaceError)
