@@ -106,6 +106,14 @@ def _unavailable(exc: DBAPIError) -> bool:
     )
 
 
+def database_unavailable(exc: BaseException) -> bool:
+    """Whether `exc` is the database's failing for a while (what answers 503), so that the
+    same work may succeed if tried again shortly."""
+    if isinstance(exc, DBAPIError):
+        return refused_by_database(exc) is None and _unavailable(exc)
+    return isinstance(exc, PoolTimeout | OSError)
+
+
 def install(app: FastAPI) -> None:
     async def handle(_request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, APIError)

@@ -15,7 +15,8 @@ from base64 import urlsafe_b64decode, urlsafe_b64encode
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 from uuid import UUID
 
 from sqlalchemy import Integer, String, Text, and_, bindparam, case, func, insert, select
@@ -23,6 +24,7 @@ from sqlalchemy.dialects.postgresql import ARRAY
 
 from app.db.database import Database
 from app.db.models import RunEventRow, RunRow, UUIDText
+from app.errors import database_unavailable
 from app.jsonable import to_json
 from app.runs.notify import Notifier, events_key, notifications, run_key, until
 
@@ -36,6 +38,9 @@ POLL_EVERY_S = 1.0
 # A recorded `values` event whose checkpoint is not committed yet (its run saves it in
 # the background) is read again this soon.
 UNSAVED_RETRY_S = 0.02
+# How long a reader waits out an unavailable database (a restart, a failover) before its
+# stream fails.
+UNAVAILABLE_WAIT_S = 30.0
 # Core, not ORM, statements on the hot path: the ORM's bulk machinery costs more than the
 # insert.
 _ADD_EVENTS = insert(RunEventRow.__table__)
@@ -546,16 +551,17 @@ class StreamBroker:
                 continue  # the run left this process: it goes on elsewhere
             # Events of an earlier attempt of a run executing here now: their checkpoints
             # were saved, or never will be.
-            stored, whole = await self._stored(run_id, next_seq, final=stream is not None)
+            read = partial(self._stored, run_id, next_seq, final=stream is not None)
+            stored, whole = await _waiting_out(read)
             if stored:
                 yield stored
                 next_seq = stored[-1].seq + 1
             if stream is not None or run_id in self.streams:
                 continue
             woken = self.notifier.listen(events_key(run_id))
-            if await self._is_final(run_id):
+            if await _waiting_out(partial(self._is_final, run_id)):
                 # Whatever checkpoint is missing now was deleted: its events are gone.
-                stored, _ = await self._stored(run_id, next_seq, final=True)
+                stored, _ = await _waiting_out(partial(self._stored, run_id, next_seq, final=True))
                 if stored:
                     yield stored
                 return
@@ -613,6 +619,25 @@ class StreamBroker:
             elif not final:
                 return events, False
         return events, True
+
+
+T = TypeVar("T")
+
+
+async def _waiting_out(read: Callable[[], Awaitable[T]]) -> T:
+    """`read`, tried again while the database is unavailable, for up to UNAVAILABLE_WAIT_S:
+    a reader's stream outlives a database restart rather than being cut mid-run."""
+    clock = asyncio.get_running_loop().time
+    deadline, delay = clock() + UNAVAILABLE_WAIT_S, 0.1
+    while True:
+        try:
+            return await read()
+        except Exception as exc:
+            if not database_unavailable(exc) or clock() + delay > deadline:
+                raise
+            log.info("a stream's read waits for the database: %r", exc)
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 2.0)
 
 
 async def _none_saved(run_id: str, checkpoint_ids: list[str]) -> dict[str, str]:

@@ -346,6 +346,19 @@ async def test_database_restart_under_load(
         before = confirmed()
         await eventually(lambda: more(confirmed, before + len(loads)), "the load's turns")
         await eventually(slow_ticked, "the slow run to tick")
+
+        events: list[str] = []
+
+        async def slow_stream() -> None:
+            """The slow run's events, read raw (nothing reconnects) across the restart."""
+            path = f"/threads/{slow_thread}/runs/{slow['run_id']}/stream"
+            async with b.stream("GET", path) as stream:
+                async for line in stream.aiter_lines():
+                    if line.startswith("event:"):
+                        events.append(line.removeprefix("event: "))
+
+        streamed = asyncio.create_task(slow_stream())
+        await eventually(lambda: "values" in events, "the slow run's stream to start")
         await asyncio.to_thread(postgres_cluster.stop)
         for api, http in zip(apis, (a, b), strict=True):
             down = await readiness(api.url)
@@ -379,6 +392,9 @@ async def test_database_restart_under_load(
 
         await eventually(settled, "every run in flight to end", timeout=60)
         slow_run = await get_json(a, f"/threads/{slow_thread}/runs/{slow['run_id']}")
+        # Its stream waited the restart out and ended with the run, not cut.
+        await asyncio.wait_for(streamed, 60)
+        assert events[0] == "metadata" and events[-1] == "values" or "error" in events, events
         if slow_run["status"] == "success":
             state = await get_json(a, f"/threads/{slow_thread}/state")
             ticks = state["values"]["ticks"]
