@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Select, Text, bindparam, case, delete, exists, func, null, select
 from sqlalchemy import update as sql_update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from app.db.database import Database
 from app.db.models import (
@@ -621,14 +621,22 @@ class ThreadService:
             raise NotFound(f"Thread '{thread_id}' not found.")
 
     async def copy(self, thread_id: str, *, owner: str) -> ThreadRow:
-        """A new thread with the same metadata and a copy of every checkpoint (all branches)."""
+        """A new thread with the same metadata and a copy of every checkpoint (all branches):
+        its row is added in the copy's transaction, so that a crash leaves the copy whole
+        or absent, never a thread without its checkpoints."""
         source = await self.get(thread_id, owner=owner)
         graph = self.graph_of(source)
-        target = await self.create(metadata=source.metadata_, owner=owner)
+        target = new_thread(None, source.metadata_, owner)
+        # The same checkpoint ids: the source's head is the copy's, until the refresh.
+        for column in HEAD_COLUMNS:
+            setattr(target, column, getattr(source, column))
+
+        async def add_row(conn: AsyncConnection) -> None:
+            await conn.execute(_add_thread(self.db.dialect), columns_of(target))
+
         try:
-            await self.saver.acopy_thread(source.thread_id, target.thread_id)
+            await self.saver.acopy_thread(source.thread_id, target.thread_id, along=add_row)
         except ThreadDeletedError:  # its checkpoints went before the copy read them
-            await self.remove(target.thread_id)
             raise NotFound(f"Thread '{thread_id}' not found: it was deleted.") from None
         if graph is not None:
             await self.refresh(target.thread_id, graph)

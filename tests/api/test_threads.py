@@ -12,6 +12,7 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
 
+from engine.checkpoint.sql import saver as saver_module
 from tests.api import held_graph
 from tests.api.held_graph import held_thread
 from tests.helpers import ServeApp, eventually, new_thread, said
@@ -115,6 +116,28 @@ async def test_copy_delete_prune(server: str) -> None:
     pruned = await client.threads.prune([copy["thread_id"], str(uuid.uuid4())])
     assert pruned == {"pruned_count": 1}
     assert await client.threads.count() == 0
+
+
+async def test_a_copy_cut_short_leaves_no_thread(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copy stopped as it writes the checkpoints (as by a crash) leaves no thread: its
+    row is written in the same transaction, not a thread without them before it."""
+    client = get_client(url=server)
+    thread_id = await new_thread(client)
+    await client.runs.wait(thread_id, "echo", input=said("hello"))
+
+    def dies(*_: Any) -> None:
+        raise RuntimeError("the process stops here")
+
+    monkeypatch.setattr(saver_module, "_renamed", dies)
+    async with httpx.AsyncClient(base_url=server) as http:
+        assert (await http.post(f"/threads/{thread_id}/copy")).status_code == 500
+    assert [thread["thread_id"] for thread in await client.threads.search()] == [thread_id]
+    monkeypatch.undo()
+    copy = await client.threads.copy(thread_id)
+    source = await client.threads.get(thread_id)
+    assert (copy["values"], copy["status"]) == (source["values"], "idle")
 
 
 async def test_delete_cancels_a_running_run(server: str) -> None:

@@ -1316,15 +1316,25 @@ class SQLSaver(BaseCheckpointSaver):
         await self._retry(delete_thread)
         self._journals.drop(thread_id)
 
-    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+    async def acopy_thread(
+        self,
+        source_thread_id: str,
+        target_thread_id: str,
+        *,
+        along: Callable[[AsyncConnection], Awaitable[None]] | None = None,
+    ) -> None:
         """Copy every checkpoint, value and write to a thread that has no checkpoints, under
         the same ids; metadata that records the source thread id names the target instead.
         Raises ValueError if the target has checkpoints (a copy never merges histories),
-        ThreadDeletedError if the source was deleted."""
+        ThreadDeletedError if the source was deleted. `along` runs in the copy's
+        transaction: what its caller writes with the copy (a server's thread row) is
+        committed with it or not at all, whatever stops the process."""
         source_id, target_id = str(source_thread_id), str(target_thread_id)
 
         async def copy_thread() -> None:
             async with write_transaction(self.engine) as conn:
+                if along is not None:
+                    await along(conn)
                 locked = {}
                 for thread_id in sorted({source_id, target_id}):  # one lock order: no deadlock
                     locked[thread_id] = await (
