@@ -8,11 +8,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Literal
 
-from engine.types import Interrupt
+from engine.types import PLACEHOLDER_INTERRUPT_ID, Interrupt
 from engine.warnings import LangGraphDeprecatedSinceV10
-
-# The id of a `NodeInterrupt`'s interrupt, as LangGraph gives it.
-PLACEHOLDER_INTERRUPT_ID = "placeholder-id"
 
 
 class ErrorCode(Enum):

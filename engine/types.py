@@ -116,13 +116,19 @@ class Send:
         return f"Send(node={self.node!r}, arg={self.arg!r}, timeout={self.timeout!r})"
 
 
+# The id of an Interrupt made without one (by hand, or a `NodeInterrupt`'s), as
+# LangGraph gives it.
+PLACEHOLDER_INTERRUPT_ID = "placeholder-id"
+
+
 @dataclass(frozen=True, slots=True)
 class Interrupt:
     """A question a node asked with `interrupt()`; `id` is stable across resumes.
     `response_schema` is the JSON Schema of the answer expected, when the node gave one."""
 
     value: Any
-    id: str = ""
+    # LangGraph's default: an Interrupt made by hand (not by `interrupt()`) has this id.
+    id: str = PLACEHOLDER_INTERRUPT_ID
     response_schema: dict[str, Any] | None = None
 
     @property

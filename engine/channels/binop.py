@@ -34,27 +34,21 @@ def initial_value(typ: Any) -> Any:
         return MISSING
 
 
-def check_reducer(key: str, reducer: Callable[..., Any]) -> None:
-    """Refuse a reducer that cannot take (current, update) before any node runs."""
+def check_reducer(reducer: Callable[..., Any]) -> None:
+    """Refuse a reducer that does not take (current, update) before any node runs, as
+    LangGraph does: exactly two positional parameters, counting defaulted ones (a third
+    optional one would be a reducer the graph never fills) and none for `*args`."""
     try:
         sig = inspect.signature(reducer)
     except (TypeError, ValueError):
+        # A builtin without a readable signature (`max`): LangGraph's build fails on the
+        # lookup; we let it run, as it may well take two arguments.
         return
-    params = list(sig.parameters.values())
     positional = [
-        p
-        for p in params
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+        p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
-    if any(p.kind is p.VAR_POSITIONAL for p in params):
-        return
-    optional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if len(positional) > 2 or len(optional) < 2:
-        raise ValueError(
-            f"Invalid reducer of key '{key}': it must take exactly two positional arguments "
-            f"(current value, update); {getattr(reducer, '__name__', reducer)!r} takes "
-            f"{len(positional)}."
-        )
+    if len(positional) != 2:
+        raise ValueError(f"Invalid reducer signature. Expected (a, b) -> c. Got {sig}")
 
 
 class BinaryOperatorAggregate(Channel):

@@ -8,6 +8,8 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
+from engine.constants import END
+from engine.errors import InvalidUpdateError
 from engine.pregel.runnable import RunnableCallable, injected, injected_params, no_sync_function
 from engine.types import Send
 
@@ -85,6 +87,10 @@ class Branch:
                 raise ValueError("Branch did not return a valid destination")
             else:
                 out.append(item)
+        # A packet can only go to a node: LangGraph fails the router's task here, while a
+        # Command's Send to END is only dropped later with a warning (see `_destinations`).
+        if any(isinstance(d, Send) and d.node == END for d in out):
+            raise InvalidUpdateError("Cannot send a packet to the END node")
         return out
 
 

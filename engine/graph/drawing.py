@@ -74,9 +74,10 @@ def draw(
             graph.add_edge(drawn[source], drawn[target], data, conditional)
     if xray:
         for name, spec in builder.nodes.items():
-            # A subgraph given as the node, or one the node's code runs.
+            # A subgraph given as the node, or one the node's code runs; LangGraph draws
+            # one compiled with `checkpointer=False` as a plain node (it is no subgraph).
             sub = spec.subgraph or find_inner_graph(spec.runnable)
-            if sub is not None and sub.builder is not None:
+            if sub is not None and sub.checkpointer is not False and sub.builder is not None:
                 depth = xray if xray is True else int(xray) - 1
                 inner = draw(sub.builder, depth, sub.interrupt_before, sub.interrupt_after)
                 _inline(graph, name, inner)

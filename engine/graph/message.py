@@ -79,8 +79,13 @@ def _as_messages(value: Any) -> list[BaseMessage]:
 
 def _add_messages(left: Messages, right: Messages, format: str | None = None) -> Messages:
     if left is None or right is None:
-        which = "left" if left is None else "right"
-        raise ValueError(f"add_messages needs both 'left' and 'right'; '{which}' is None.")
+        # LangGraph's words; the side it says it received is 'left' only when left is
+        # non-empty (an empty list on the left with None on the right names 'right').
+        received = "left" if left else "right"
+        raise ValueError(
+            "Must specify non-null arguments for both 'left' and 'right'. "
+            f"Only received: '{received}'."
+        )
     left_msgs = _as_messages(left)
     right_msgs = _as_messages(right)
     if all(m.id is None for m in right_msgs) and len(set(map(id, right_msgs))) == len(right_msgs):

@@ -146,7 +146,7 @@ def channels_for(schema: Any) -> dict[str, Callable[[], Channel]]:
         elif reducer is None:
             factories[key] = _last_value_factory(key)
         else:
-            check_reducer(key, reducer)
+            check_reducer(reducer)
             factories[key] = _aggregate_factory(key, unwrapped(annotation)[0], reducer)
     return factories
 

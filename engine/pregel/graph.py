@@ -38,7 +38,6 @@ from engine.constants import (
     INTERRUPT,
     NO_WRITES,
     NULL_TASK,
-    PULL,
     START,
 )
 from engine.errors import CheckpointNotFoundError, GraphInterrupt, InvalidUpdateError
@@ -853,9 +852,9 @@ class CompiledGraph(Runnable[Any, Any]):
         """Apply each superstep's updates together, as the writes of one step's tasks,
         each superstep a version of its own on top of the last."""
         if not supersteps:
-            raise ValueError("No supersteps provided.")
+            raise ValueError("No supersteps provided")
         if any(not updates for updates in supersteps):
-            raise ValueError("No updates provided in a superstep.")
+            raise ValueError("No updates provided")
         saver = self._require_saver()
         graph = self._graph_at(config, for_update=True)
         config = own_config(config, graph)
@@ -946,7 +945,9 @@ class CompiledGraph(Runnable[Any, Any]):
             # channel: it records no version of its node's triggers as seen (what the node
             # was due to read stays due, a barrier stays full) and leaves the node's last
             # run what an update without `as_node` goes by.
-            tasks.append(Task(tid, name, (PULL, name), node, None, (INTERRUPT,), writes=writes))
+            # No path: apply_writes keeps these tasks in the list's order (LangGraph folds
+            # a superstep's updates in the order given, not by node name).
+            tasks.append(Task(tid, name, (), node, None, (INTERRUPT,), writes=writes))
         loop.apply(tasks, loop.live)
         # Like LangGraph, a version saved by update_state does not record which channels
         # it updated: a call from it looks at every node in declared order (so what was

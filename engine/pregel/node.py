@@ -78,8 +78,11 @@ class Node:
 
     @property
     def graph_inside(self) -> CompiledGraph | None:
+        """The graph whose checkpoints this node's tasks keep, if any. A subgraph compiled
+        with `checkpointer=False` keeps none: as in LangGraph, it is no subgraph to
+        `get_subgraphs` and its tasks show no state."""
         if self.subgraph is not None:
-            return self.subgraph
+            return self.subgraph if self.subgraph.checkpointer is not False else None
         if self._inner is _NOT_LOOKED_UP:
             self._inner = find_inner_graph(self.runnable)
         return self._inner

@@ -61,6 +61,9 @@ class Task:
     failure: NodeError | None = None
 
     def sort_key(self) -> tuple[int, Any]:
+        if not self.path:
+            # An update_state task: no node ran, the caller's list gives the order.
+            return (0, "")
         if self.path[0] == PULL:
             return (1, self.name)
         if self.path[0] == PUSH:

@@ -25,7 +25,7 @@ from langchain_core.messages import (
 )
 from langchain_core.runnables import RunnableConfig
 
-from .harness import NS, bump, case, graph_shape, invoke, normalize, stream
+from .harness import NS, bump, case, graph_shape, invoke, normalize, run_sync_or_async, stream
 
 Node = Callable[..., Any]
 
@@ -2057,4 +2057,88 @@ def case_invoke_returns_the_last_values_part(ns: NS, aio: bool) -> Any:
         "plain": invoke(graph(), {"x": 0}, aio=aio),
         "output_schema": invoke(graph(output_schema=Out), {"x": 0}, aio=aio),
         "subgraph": invoke(outer, {"x": 0}, aio=aio),
+    }
+
+
+@case(aio=True)
+def case_router_send_to_end_is_refused(ns: NS, aio: bool) -> Any:
+    """A router's `Send(END, ...)` fails the run (alone or beside a real target), while
+    a node's `Command(goto=Send(END, ...))` is only dropped."""
+
+    def graph(router: Node | None, node: Node) -> Any:
+        builder = ns.StateGraph(XLogState).add_node("a", node).add_edge("a", ns.END)
+        if router is None:
+            builder.add_edge(ns.START, "a")
+        else:
+            builder.add_conditional_edges(ns.START, router)
+        return builder.compile()
+
+    def run(compiled: Any) -> Any:
+        return raised(
+            lambda: run_sync_or_async(
+                lambda: compiled.invoke({"x": 0, "log": []}),
+                lambda: compiled.ainvoke({"x": 0, "log": []}),
+                aio,
+            )
+        )
+
+    def command(state: Any) -> Any:
+        return ns.Command(update={"log": ["a"]}, goto=ns.Send(ns.END, {"x": 2}))
+
+    return {
+        "alone": run(graph(lambda s: [ns.Send(ns.END, {"x": 2})], note("a"))),
+        "beside": run(graph(lambda s: [ns.Send("a", {"x": 1}), ns.Send(ns.END, {})], note("a"))),
+        "command": run(graph(None, command)),
+    }
+
+
+@case
+def case_add_messages_missing_side(ns: NS) -> Any:
+    """`add_messages` with one side None names, in its error, the side it received
+    only when that side is non-empty."""
+    msg = [HumanMessage(content="m", id="1")]
+    return {
+        str(i): raised(lambda args=args: ns.add_messages(*args))
+        for i, args in enumerate([(msg, None), (None, msg), ([], None), (None, []), (None, None)])
+    } | {"in_graph": raised(lambda: _messages_none_graph(ns).invoke({"messages": msg}))}
+
+
+def _messages_none_graph(ns: NS) -> Any:
+    builder = ns.StateGraph(ns.MessagesState).add_node("n", lambda s: {"messages": None})
+    return builder.add_edge(ns.START, "n").compile()
+
+
+@case
+def case_reducer_signature_is_checked(ns: NS) -> Any:
+    """A reducer is refused when building the graph unless it has exactly two
+    positional parameters, defaulted ones included."""
+
+    def three(a: Any, b: Any, c: Any = None) -> Any:
+        return a + b
+
+    def one(a: Any) -> Any:
+        return a
+
+    def star(*args: Any) -> Any:
+        return args[0] + args[1]
+
+    def keyword_only(a: Any, b: Any, *, c: Any = 1) -> Any:
+        return a + b
+
+    def attempt(reducer: Any) -> Any:
+        class S(TypedDict):
+            s: Annotated[int, reducer]
+
+        def make() -> Any:
+            builder = ns.StateGraph(S).add_node("n", lambda st: {"s": 1})
+            return builder.add_edge(ns.START, "n").compile().invoke({"s": 1})
+
+        return raised(make)
+
+    return {
+        "three": attempt(three),
+        "one": attempt(one),
+        "star": attempt(star),
+        "keyword_only": attempt(keyword_only),
+        "two_defaulted": attempt(lambda a=0, b=0: a + b),
     }

@@ -2151,3 +2151,81 @@ def case_update_state_infers_the_node_from_what_nodes_ran(ns: NS, aio: bool) -> 
     )
     out["bulk"] = graph.get_state(cfg)
     return out
+
+
+# --------------------------------------------------------------------------- update order
+
+
+def _raised(call: Any) -> Any:
+    try:
+        return call()
+    except Exception as exc:  # the error and its words are the observation
+        return {"error": type(exc).__name__, "text": str(exc)}
+
+
+@case(aio=True, sql=True)
+def case_bulk_update_keeps_list_order(ns: NS, aio: bool) -> Any:
+    """The updates of one superstep reach a reducer in the order of their list, not of
+    their nodes' names; a call goes on from there. Empty input is refused in words."""
+    graph = chain(ns, ["a", "b"], checkpointer=ns.InMemorySaver())
+
+    def bulk(config: dict[str, Any], steps: Any) -> Any:
+        return run_sync_or_async(
+            lambda: graph.bulk_update_state(config, steps),
+            lambda: graph.abulk_update_state(config, steps),
+            aio,
+        )
+
+    su = ns.StateUpdate
+    fresh, ran = thread("fresh"), thread("ran")
+    bulk(fresh, [[su({"log": ["to_b"]}, "b"), su({"log": ["to_a"]}, "a")]])
+    invoke(graph, {"log": ["in"]}, ran, aio=aio)
+    bulk(
+        ran,
+        [
+            [su({"log": ["a1"]}, "a"), su({"log": ["b1"]}, "b"), su({"log": ["a2"]}, "a")],
+            [su({"log": ["b2"]}, "b"), su({"log": ["a3"]}, "a")],
+        ],
+    )
+    return {
+        "fresh": timeline(graph, fresh),
+        "ran": timeline(graph, ran),
+        "ran_on": invoke(graph, None, ran, aio=aio),
+        "no supersteps": _raised(lambda: bulk(ran, [])),
+        "empty superstep": _raised(lambda: bulk(ran, [[su({"log": ["z"]}, "a")], []])),
+    }
+
+
+@case(sql=True)
+def case_unsaved_subgraph_has_no_task_state(ns: NS) -> Any:
+    """A subgraph compiled with `checkpointer=False`, paused by an interrupt, keeps no
+    checkpoints: its task shows no state (config or snapshot) and it is no subgraph (nor
+    drawn as one)."""
+    inner = ns.StateGraph(LogState)
+    inner.add_node("i0", note("i0")).add_node("ask", lambda s: {"log": [ns.interrupt("q")]})
+    inner.add_edge(ns.START, "i0").add_edge("i0", "ask")
+    outer = ns.StateGraph(LogState).add_node("sub", inner.compile(checkpointer=False))
+    graph = outer.add_edge(ns.START, "sub").compile(checkpointer=ns.InMemorySaver())
+    config = thread()
+    first = invoke(graph, {"log": []}, config)
+    return {
+        "first": first,
+        "subgraphs": [name for name, _ in graph.get_subgraphs(recurse=True)],
+        "xray": sorted(str(node) for node in graph.get_graph(xray=True).nodes),
+        "state": graph.get_state(config),
+        "with_subgraphs": graph.get_state(config, subgraphs=True),
+        "history": history(graph, config),
+        "checkpoints": [
+            part["tasks"]
+            for part in raw_stream(
+                graph, {"log": []}, thread("t2"), False, stream_mode="checkpoints"
+            )[0]
+        ],
+    }
+
+
+@case
+def case_interrupt_default_id(ns: NS) -> Any:
+    """An Interrupt made without an id gets LangGraph's placeholder."""
+    made = ns.Interrupt("v")
+    return {"id": made.id, "value": made.value, "equal": made == ns.Interrupt("v")}

@@ -76,6 +76,7 @@ API_MODULES: dict[str, tuple[str, ...]] = {
         "CachePolicy",
         "StreamWriter",
         "StateUpdate",
+        "Interrupt",
         "TimeoutPolicy",
         "TracePolicy",
         "omit_payload",
