@@ -1,6 +1,7 @@
-"""Old data goes: stream events after the retention, and threads and store items whose
-time to live ran out. `run_events` keeps every event of every run so clients can rejoin
-a stream, which nobody does days later, while the table grows with every token.
+"""Old data goes: stream events after the retention, threads and store items whose time
+to live ran out, and threads whose delete a crash cut short. `run_events` keeps every
+event of every run so clients can rejoin a stream, which nobody does days later, while
+the table grows with every token.
 
 Every API process cleans (a deployment always has one); the deletes are idempotent, so
 replicas cleaning at once only repeat each other's work. Events of pending and running
@@ -31,6 +32,8 @@ log = logging.getLogger(__name__)
 # Rows per delete: short transactions that never hold many locks at once.
 BATCH = 5000
 LONGEST_PAUSE = timedelta(hours=1)
+# How long after its start a process looks for deletes a crash cut short.
+FINISH_DELETES_AFTER_S = 60.0
 
 
 async def clean_events(db: Database, older_than: timedelta) -> int:
@@ -92,6 +95,21 @@ async def expire_forever(sweeps: Sequence[Callable[[], Awaitable[int]]], every_s
                 log.info("time to live: %s removed %d", sweep.__qualname__, expired)
 
 
+async def finish_deletes_later(threads: ThreadService, delay_s: float) -> None:
+    """Once, `delay_s` after the process starts: remove the threads whose delete a crash
+    cut short before it started. Deletes in flight elsewhere at the start (each takes
+    milliseconds) have ended by then, and later ones are after the cutoff."""
+    started = now()
+    await asyncio.sleep(delay_s)
+    try:
+        finished = await threads.finish_deletes(started)
+    except Exception as exc:
+        log.warning("finishing deletes cut short by a crash failed (%s)", exc)
+        return
+    if finished:
+        log.info("removed %d threads whose delete a crash had cut short", finished)
+
+
 @contextlib.asynccontextmanager
 async def cleaning(
     db: Database, settings: Settings, threads: ThreadService, store: StoreService
@@ -103,7 +121,11 @@ async def cleaning(
     tasks = [
         asyncio.create_task(
             expire_forever(sweeps, settings.ttl_sweep_s), name="threadline: ttl sweep"
-        )
+        ),
+        asyncio.create_task(
+            finish_deletes_later(threads, FINISH_DELETES_AFTER_S),
+            name="threadline: deletes cut short",
+        ),
     ]
     if older_than is not None:
         tasks.append(

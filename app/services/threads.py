@@ -439,6 +439,21 @@ class ThreadService:
             if len(due) < batch:
                 return done
 
+    async def finish_deletes(self, before: datetime, *, batch: int = 100) -> int:
+        """Remove the threads whose delete was cut short before `before` (a crash between
+        their checkpoints and their row, see `remove`): each was left with its row and
+        no state, which reads showed as an empty thread. How many were removed."""
+        cut = select(ThreadRow.thread_id).where(
+            self.saver.deleted_before(ThreadRow.thread_id, before)
+        )
+        done = 0
+        while True:
+            async with self.db.read() as session:
+                found = list(await session.scalars(cut.limit(batch)))
+            done += sum([await self.remove(thread_id) for thread_id in found])
+            if len(found) < batch:
+                return done
+
     async def _expire(self, thread_id: str, changed_at: datetime) -> bool:
         """Delete a thread whose time to live ran out, if it is still idle and unchanged
         since `changed_at`, so that a run admitted meanwhile is never deleted under it:
@@ -689,9 +704,9 @@ class ThreadService:
         row goes, the id is taken, so a new thread under it (`reuse`) always comes after
         the tombstone, never before it (it would be born deleted); and a crash between the
         two leaves a thread to delete again, not checkpoints that a new thread under the
-        id would show. The row goes before what hangs on it: a cron made meanwhile locks
-        the row to check it (`locked_thread`), so it either fails or is seen here.
-        Whether the row was there to remove."""
+        id would show (`finish_deletes` removes such a thread). The row goes before what
+        hangs on it: a cron made meanwhile locks the row to check it (`locked_thread`), so
+        it either fails or is seen here. Whether the row was there to remove."""
         await self.saver.adelete_thread(thread_id)
         async with self.db.write() as session:
             return await self._remove_rows(session, thread_id, keep_runs=keep_runs)

@@ -6,6 +6,7 @@ still going never writes into the new one. On SQLite and on PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from typing import Any
 
@@ -13,9 +14,14 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
+from app import retention
+from app.config import Settings
+from app.main import create_app
+from engine.checkpoint.sql.saver import SQLSaver
 from tests.api import held_graph
+from tests.api.graphs import GRAPHS
 from tests.api.held_graph import held_thread
-from tests.helpers import ServeApp, eventually, new_id, said
+from tests.helpers import ServeApp, eventually, new_id, new_thread, said
 
 
 async def assert_fresh_and_usable(server: str, thread_id: str) -> None:
@@ -151,3 +157,31 @@ async def test_clients_of_a_run_hear_its_end_when_its_thread_is_deleted(
     await eventually(lambda: run["run_id"] not in pool.running, "the run to end")
     assert await client.threads.search(ids=[thread_id]) == []
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+async def test_a_delete_cut_short_by_a_crash_is_finished_after_a_restart(
+    serve_app: ServeApp, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crash between a delete's two halves (the checkpoints went, the row stayed) left
+    a thread that read as empty and took runs that failed: a process started after it
+    finishes the delete, and leaves every other thread be."""
+    monkeypatch.setattr(retention, "FINISH_DELETES_AFTER_S", 0.1)
+    settings = Settings(database_url=database_url, graphs=json.dumps(GRAPHS))
+    client = get_client(url=serve_app(create_app(settings)))
+    cut, kept = await new_thread(client), await new_thread(client)
+    for thread_id in (cut, kept):
+        await client.runs.wait(thread_id, "echo", input=said("hello"))
+    saver = SQLSaver.from_url(database_url)
+    try:
+        await saver.adelete_thread(cut)  # the delete's first half; then the crash
+    finally:
+        await saver.aclose()
+    assert (await client.threads.get(cut))["thread_id"] == cut
+
+    restarted = get_client(url=serve_app(create_app(settings)))
+
+    async def finished() -> bool:
+        return [t["thread_id"] for t in await restarted.threads.search()] == [kept]
+
+    await eventually(finished, "the cut delete to be finished")
+    assert (await restarted.threads.get_state(kept))["values"]["messages"]

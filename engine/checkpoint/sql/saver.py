@@ -1490,6 +1490,15 @@ class SQLSaver(BaseCheckpointSaver):
 
         await self._retry(revive_thread)
 
+    def deleted_before(
+        self, thread_id: ColumnElement[Any], before: datetime
+    ) -> ColumnElement[bool]:
+        """Whether the thread `thread_id` names was deleted before `before` (its tombstone),
+        as a condition of a caller's query: a server finds the threads whose delete a
+        crash cut short, between their checkpoints and their own row."""
+        t = thread_table.c
+        return exists().where(t.thread_id == cast(thread_id, Text), t.deleted_at < before)
+
     def revive(self, thread_id: ColumnElement[Any]) -> Executable:
         """`arevive_thread` as a statement (`thread_id`: a parameter of it), for the
         caller's transaction that makes the new thread: it is writable from the moment
