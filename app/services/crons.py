@@ -31,10 +31,15 @@ _SORT_COLUMNS = {"next_run_date": CronRow.next_run_at}
 
 
 def run_body(cron: CronRow) -> RunCreate:
-    """The run an occurrence of `cron` starts: its payload, its metadata plus its id."""
+    """The run an occurrence of `cron` starts: its payload, its metadata plus its id, and
+    its id in the config's `configurable` too, where LangGraph's server gives it to the
+    graph."""
+    config = dict(cron.payload.get("config") or {})
+    config["configurable"] = {**(config.get("configurable") or {}), "cron_id": cron.cron_id}
     return RunCreate.model_validate(
         {
             **cron.payload,
+            "config": config,
             "metadata": {**(cron.metadata_ or {}), "cron_id": cron.cron_id},
             **({"on_completion": cron.on_run_completed} if cron.thread_id is None else {}),
         }

@@ -228,6 +228,8 @@ async def test_a_due_cron_runs_once_on_its_thread(server: str, database_url: str
     [run] = await ended_runs(database_url, cron_id, 1)
     assert run.thread_id == thread_id and run.owner == "local"
     assert run.metadata_ == {"kind": "check", "cron_id": cron_id}
+    # As LangGraph's server gives it to the graph.
+    assert run.kwargs["config"]["configurable"]["cron_id"] == cron_id
     listed = await client.runs.list(thread_id)
     assert [r["run_id"] for r in listed] == [run.run_id]
     state = await client.threads.get_state(thread_id)
