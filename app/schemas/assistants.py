@@ -99,6 +99,22 @@ class AssistantSearch(AssistantFilter):
     select: list[AssistantField] | None = Field(default=None, max_length=MAX_NAMES)
 
 
+def mirrored(
+    config: dict[str, Any] | None, context: dict[str, Any] | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """An assistant's config and context as LangGraph's server shows them, each kept up
+    to date with the other: one given only a context shows it as its config's
+    `configurable` too, one given only a `configurable` shows it as its context (a
+    settings form reads either). Given both, each is as given."""
+    config, context = dict(config or {}), dict(context or {})
+    configurable = config.get("configurable") or {}
+    if context and not configurable:
+        config["configurable"] = dict(context)
+    elif configurable and not context:
+        context = dict(configurable)
+    return config, context
+
+
 class Assistant(BaseModel):
     assistant_id: str
     graph_id: str
@@ -113,11 +129,12 @@ class Assistant(BaseModel):
 
     @classmethod
     def of(cls, row: AssistantRow) -> Assistant:
+        config, context = mirrored(row.config, row.context)
         return cls(
             assistant_id=row.assistant_id,
             graph_id=row.graph_id,
-            config=row.config or {},
-            context=row.context or {},
+            config=config,
+            context=context,
             created_at=row.created_at,
             updated_at=row.updated_at,
             metadata=row.metadata_ or {},
@@ -156,12 +173,13 @@ class AssistantVersion(BaseModel):
 
     @classmethod
     def of(cls, row: AssistantVersionRow) -> AssistantVersion:
+        config, context = mirrored(row.config, row.context)
         return cls(
             assistant_id=row.assistant_id,
             version=row.version,
             graph_id=row.graph_id,
-            config=row.config or {},
-            context=row.context or {},
+            config=config,
+            context=context,
             metadata=row.metadata_ or {},
             created_at=row.created_at,
             name=row.name,

@@ -187,10 +187,18 @@ async def test_versions_are_kept_and_can_be_gone_back_to(server: str) -> None:
     assert {k: first[k] for k in ("assistant_id", "graph_id", "config", "context", "name")} == {
         "assistant_id": mine,
         "graph_id": "echo",
-        "config": {"tags": ["a"]},
+        # The context shows in the config's configurable too, as LangGraph's server keeps
+        # them (a settings form reads either).
+        "config": {"tags": ["a"], "configurable": {"tone": "dry"}},
         "context": {"tone": "dry"},
         "name": "One",
     }
+    older = await client.assistants.create("echo", config={"configurable": {"tone": "old"}})
+    assert (older["context"], older["config"]) == (
+        {"tone": "old"},
+        {"configurable": {"tone": "old"}},
+    )
+    assert (await client.assistants.get(older["assistant_id"]))["context"] == {"tone": "old"}
     assert first["metadata"] == {"v": 1} and first["description"] is None
     assert versions[1]["metadata"] == {"v": 2} and versions[1]["description"] == "2nd"
     assert (versions[0]["graph_id"], versions[0]["context"]) == ("asker", {"tone": "warm"})
