@@ -8,6 +8,8 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
+from langchain_core.runnables.config import var_child_runnable_config
+
 from engine.constants import END
 from engine.errors import InvalidUpdateError
 from engine.pregel.runnable import RunnableCallable, injected, injected_params, no_sync_function
@@ -57,10 +59,13 @@ class Branch:
             name = getattr(self.path, "__name__", None) or type(self.path).__name__
             raise TypeError(no_sync_function(name))
         if run is None:
-            return (
-                self.path(state, **injected(self.params, config))
-                if self.params
-                else self.path(state)
+            return _called_under(
+                config,
+                lambda: (
+                    self.path(state, **injected(self.params, config))
+                    if self.params
+                    else self.path(state)
+                ),
             )
         if self._traced is None:
             self._traced = _traced_router(self.path)
@@ -92,6 +97,29 @@ class Branch:
         if any(isinstance(d, Send) and d.node == END for d in out):
             raise InvalidUpdateError("Cannot send a packet to the END node")
         return out
+
+
+def _called_under(config: dict[str, Any], call: Callable[[], Any]) -> Any:
+    """`call()` with `config` as the Runnable context's, as a traced router runs: its
+    `get_config()` is its task's even in a graph a node invoked, while the Runnable
+    context still holds that node's config."""
+    if not config:
+        return call()
+    token = var_child_runnable_config.set(config)  # type: ignore[arg-type]
+    try:
+        result = call()
+    finally:
+        var_child_runnable_config.reset(token)
+    return _awaited_under(config, result) if inspect.isawaitable(result) else result
+
+
+async def _awaited_under(config: dict[str, Any], awaitable: Any) -> Any:
+    """An async router's body runs when awaited: under its task's config too."""
+    token = var_child_runnable_config.set(config)  # type: ignore[arg-type]
+    try:
+        return await awaitable
+    finally:
+        var_child_runnable_config.reset(token)
 
 
 def _traced_router(path: Callable[..., Any]) -> RunnableCallable:

@@ -123,6 +123,9 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
         self.output_schema = self.output_schema or self.state_schema
         self._channels: dict[str, Callable[[], Channel]] = {}
         self._managed: dict[str, Any] = {}
+        # Classes the state holds that no schema names (create_react_agent's response
+        # format, under a loosely typed key): a saver must restore them all the same.
+        self._held_types: list[Any] = []
         for schema in (self.state_schema, self.input_schema, self.output_schema):
             self._add_schema(schema)
 
@@ -547,7 +550,7 @@ class _Compiler:
             interrupt_after=interrupt_after,
             name=name,
             builder=b,
-            state_types=list(b._schemas),
+            state_types=[*b._schemas, *b._held_types],
             goto=lambda goto: _destinations(_goto_list(goto), specs),
             store=store,
             cache=cache,
@@ -676,7 +679,9 @@ class _Compiler:
                 pad = peek()
                 run, first = (pad.node_run, pad.router_step) if pad is not None else (None, 0)
                 sync_call = pad is not None and pad.sync_call
-                config = _config()
+                # The task's own config: a graph invoked inside another's node runs its
+                # routers while that node's config is still the Runnable context's.
+                config = pad.config if pad is not None else _config()
                 results = [
                     br.choose(seen if read is None else read(view), config, run, step, sync_call)
                     # LangGraph's node writes its static edges and joins one writer each,

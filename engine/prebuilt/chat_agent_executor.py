@@ -457,6 +457,12 @@ def create_react_agent(
         response_format=response_format,
     )
     workflow = StateGraph(state_schema=state_schema, context_schema=context_schema)
+    if response_format is not None:
+        # `structured_response` is typed loosely, so the state's schema names no class
+        # of the answer: name it here, or a saver would refuse to store the answer.
+        schema = response_format[1] if isinstance(response_format, tuple) else response_format
+        if isinstance(schema, type):  # a JSON schema dict answers with a plain dict
+            workflow._held_types.append(schema)
     workflow.add_node(
         "agent",
         RunnableCallable(model_call.call_model, model_call.acall_model),

@@ -1465,6 +1465,10 @@ def _inherited(
     answers, and the versions of the graphs around it."""
     own = graph._checkpointer
     saver = parent.saver if own is None or own is True else graph._saver()
+    if saver is not None:
+        # The parent's saver stores this graph's checkpoints too: it must know the
+        # classes of this graph's state, which the parent's schemas may not name.
+        allow_types(saver, graph)
     return {
         "checkpointer": saver,
         "ns": own_namespace(context.next_graph_namespace(pad, at), graph),
@@ -1593,5 +1597,10 @@ def _names(
 
 
 def allow_types(saver: BaseCheckpointSaver, graph: CompiledGraph) -> None:
-    """Let the saver's serializer restore the graph's own schema types, and no others."""
+    """Let the saver's serializer restore the graph's own schema types, and no others;
+    those of the subgraphs it runs as nodes too, whose checkpoints it keeps: a thread's
+    state with subgraphs may be read before any run taught it their classes."""
     allow_schemas(saver, graph.state_types)
+    for _, inner in graph.get_subgraphs(recurse=True):
+        if inner.checkpointer is None or inner.checkpointer is True:
+            allow_schemas(saver, inner.state_types)

@@ -272,6 +272,9 @@ class Loop:
         self.parent_id: str | None = None
         self.head_metadata: dict[str, Any] = {}
         self.head_parent: str | None = None
+        # Whether this call saved the head version: its parent's config in the
+        # checkpoints parts is then this call's, as the one it was saved under.
+        self._head_put_here = False
         # When this call saved the head version (not when it only read it).
         self.head_saved_at: str | None = None
         self.saved_versions: dict[str, int] = {}
@@ -363,6 +366,7 @@ class Loop:
         self.parent_id = cp["id"]
         self.head_metadata = dict(saved.metadata)
         self.head_parent = (saved.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+        self._head_put_here = False
         updated = cp.get("updated_channels")
         self.updated = set(updated) if updated is not None else None
         self.pending = list(saved.pending_writes or ())
@@ -1270,6 +1274,7 @@ class Loop:
         else:
             await self._save(PutCheckpoint(parent_config, checkpoint, metadata, new_versions))
         self.head_metadata, self.head_parent = metadata, parent
+        self._head_put_here = True
         self.head_saved_at = checkpoint["ts"]
         if "checkpoints" in self.modes or "debug" in self.modes:
             self.step += 1
@@ -1350,12 +1355,26 @@ class Loop:
         # Under `exit` durability no version of the run is saved before its end: as in
         # LangGraph, its parts name no parent.
         parent = None if self.durability == "exit" else self.head_parent
+        # LangGraph shows the call's configurable keys (a `user_id`) but its own private
+        # ones; the parent of a version read, not saved, as its saver gave it.
+        own = {
+            key: value
+            for key, value in self.config.get("configurable", {}).items()
+            if not key.startswith("__pregel_")
+        }
         payload = {
             "config": with_checkpoint_map(
-                checkpoint_config(self.thread_id, self.ns_str, self.checkpoint_id), where
+                _with_keys(own, checkpoint_config(self.thread_id, self.ns_str, self.checkpoint_id)),
+                where,
             ),
             "parent_config": (
-                with_checkpoint_map(checkpoint_config(self.thread_id, self.ns_str, parent), where)
+                with_checkpoint_map(
+                    _with_keys(
+                        own if self._head_put_here else {},
+                        checkpoint_config(self.thread_id, self.ns_str, parent),
+                    ),
+                    where,
+                )
                 if parent
                 else None
             ),
@@ -1738,6 +1757,11 @@ def own_config(config: dict[str, Any], graph: CompiledGraph) -> dict[str, Any]:
         return config
     own = "|".join(own_namespace(tuple(ns.split("|")), graph))
     return {**config, "configurable": {**conf, "checkpoint_ns": own}}
+
+
+def _with_keys(keys: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    """`config` with the other configurable `keys` under its own."""
+    return {**config, "configurable": {**keys, **config["configurable"]}}
 
 
 def with_checkpoint_map(config: dict[str, Any], metadata: dict[str, Any] | None) -> dict[str, Any]:

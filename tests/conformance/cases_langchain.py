@@ -6,7 +6,10 @@ see the same replies. No ``from __future__ import annotations`` here (see cases_
 """
 
 import asyncio
+import dataclasses
+import enum
 import operator
+import warnings
 from collections.abc import Callable, Iterable
 from functools import reduce
 from typing import Annotated, Any, Literal, TypedDict
@@ -1136,3 +1139,97 @@ def case_callback_runs_of_routers_in_update_state(ns: NS, aio: bool) -> Any:
         "inferred": traced(values=None, as_node=None),
         "refused": traced(values={"log": ["z"]}, as_node="d"),
     }
+
+
+# --------------------------------------------------------------------------- prebuilt agent
+
+
+class Sky(enum.Enum):
+    CLEAR = "clear"
+    CLOUDY = "cloudy"
+
+
+class Forecast(pydantic.BaseModel):
+    conditions: str
+    sky: Sky = Sky.CLEAR
+
+
+class ForecastDict(TypedDict):
+    conditions: str
+
+
+@dataclasses.dataclass
+class ForecastRecord:
+    conditions: str
+
+
+FORECAST_JSON_SCHEMA = {
+    "title": "Forecast",
+    "type": "object",
+    "properties": {"conditions": {"type": "string"}},
+    "required": ["conditions"],
+}
+
+
+class StructuredFake(FakeMessagesListChatModel):
+    """A chat model that binds any tools and answers a structured-output call with a
+    sunny forecast in the shape the schema asks for."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+    def with_structured_output(self, schema: Any, **kwargs: Any) -> Any:
+        def answer(_: Any) -> Any:
+            if isinstance(schema, dict) or issubclass(schema, dict):
+                return {"conditions": "sunny"}
+            if issubclass(schema, pydantic.BaseModel):
+                return schema(conditions="sunny", sky=Sky.CLOUDY)
+            return schema(conditions="sunny")
+
+        return RunnableLambda(answer)
+
+
+def forecaster(ns: NS, response_format: Any, **kw: Any) -> Any:
+    with warnings.catch_warnings():
+        # Both warn that create_react_agent moved to `langchain.agents`; it still works.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ns.create_react_agent(
+            StructuredFake(responses=[AIMessage("hi")]), [], response_format=response_format, **kw
+        )
+
+
+@case(aio=True, sql=True)
+def case_react_agent_saves_its_structured_response(ns: NS, aio: bool) -> Any:
+    """create_react_agent's structured response is saved whatever the response format's
+    form (a class, a (prompt, class) pair, a TypedDict, a dataclass, a JSON schema), with
+    the saver given at compile or attached later, and as a subgraph on its parent's saver,
+    as a node or invoked by one."""
+    # Every saver of a SQL run shares one database: each agent has a thread of its own.
+    out: dict[str, Any] = {}
+    forms = {
+        "model": Forecast,
+        "prompt and model": ("Answer as a forecast.", Forecast),
+        "typed dict": ForecastDict,
+        "dataclass": ForecastRecord,
+        "json schema": FORECAST_JSON_SCHEMA,
+    }
+    for label, form in forms.items():
+        agent = forecaster(ns, form, checkpointer=ns.InMemorySaver())
+        cfg = thread(label)
+        out[label] = [invoke(agent, question(), cfg, aio=aio), agent.get_state(cfg).values]
+    later = forecaster(ns, Forecast)
+    later.checkpointer = ns.InMemorySaver()
+    out["attached later"] = invoke(later, question(), thread("later"), aio=aio)
+    as_node = chat_graph(ns, {"agent": forecaster(ns, Forecast)})
+    out["as a node"] = invoke(as_node, question(), thread("node"), aio=aio)
+    inner = forecaster(ns, Forecast)
+
+    def call(state: Any) -> dict[str, Any]:
+        return {"messages": inner.invoke(state)["messages"][-1:]}
+
+    async def acall(state: Any) -> dict[str, Any]:
+        return {"messages": (await inner.ainvoke(state))["messages"][-1:]}
+
+    calling = chat_graph(ns, {"caller": acall if aio else call})
+    out["invoked by a node"] = invoke(calling, question(), thread("caller"), aio=aio)
+    return out

@@ -11,6 +11,9 @@ No ``from __future__ import annotations`` here (see cases_core).
 import operator
 from typing import Annotated, Any, TypedDict
 
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.runnables import RunnableConfig
+
 from .cases_core import LogState, Node, build, chain, chain_edges, note
 from .harness import NS, bump, case, history, invoke, stream, thread
 
@@ -401,3 +404,47 @@ def case_saver_lists_namespaces_and_threads_one_after_another(ns: NS) -> Any:
         ]
 
     return {"thread": listed(thread("a")), "all": listed(None)}
+
+
+@case(aio=True)
+def case_router_of_a_graph_invoked_in_a_node_runs_under_its_own_task(ns: NS, aio: bool) -> Any:
+    """The router of a graph that a node invokes runs under the inner task's config:
+    its metadata, the config it is given and `get_config()` name the inner node, its
+    step and its namespace, with callbacks or without."""
+    seen: list[Any] = []
+
+    def where(metadata: Any) -> list[Any]:
+        return [
+            metadata.get("langgraph_node"),
+            metadata.get("langgraph_step"),
+            str(metadata.get("langgraph_checkpoint_ns", "")).count("|"),
+        ]
+
+    class Routers(BaseCallbackHandler):
+        def on_chain_start(self, serialized: Any, inputs: Any, **kwargs: Any) -> None:
+            if kwargs.get("name") == "route":
+                seen.append(["run", *where(kwargs.get("metadata") or {})])
+
+    def route(state: Any, config: RunnableConfig) -> str:
+        seen.append(["given", *where(config["metadata"])])
+        seen.append(["get_config", *where(ns.get_config()["metadata"])])
+        return ns.END
+
+    inner_builder = ns.StateGraph(LogState).add_node("inner_node", note("inner"))
+    inner_builder.add_edge(ns.START, "inner_node").add_conditional_edges("inner_node", route)
+    inner = inner_builder.compile()
+
+    def outer_node(state: Any) -> Any:
+        return inner.invoke(state)
+
+    async def aouter_node(state: Any) -> Any:
+        return await inner.ainvoke(state)
+
+    graph = build(
+        ns, LogState, {"outer_node": aouter_node if aio else outer_node}, [("S", "outer_node")]
+    )
+    out = {}
+    for label, config in (("traced", {"callbacks": [Routers()]}), ("untraced", None)):
+        seen.clear()
+        out[label] = [invoke(graph, {"log": []}, config, aio=aio), list(seen)]
+    return out

@@ -677,3 +677,35 @@ def case_parts_of_a_lone_task_whose_writes_fail_to_apply(ns: NS, aio: bool) -> A
         stream(cached, {"x": 0, "log": []}, aio=aio, unordered=True) for _ in range(2)
     ]
     return shown
+
+
+@case(aio=True, sql=True)
+def case_checkpoint_parts_show_the_calls_configurable_keys(ns: NS, aio: bool) -> Any:
+    """The config and parent config of `checkpoints` and `debug` checkpoint parts carry
+    the call's other configurable keys (a `user_id`, even a `__` one), at every level;
+    the parent of the version a call goes on from, read and not saved by it, is shown as
+    the saver gave it."""
+
+    def keys(config: Any) -> Any:
+        if config is None:
+            return None
+        conf = config["configurable"]
+        return [sorted(config), sorted(conf), conf.get("user_id")]
+
+    def shown(inp: Any, user: str) -> list[Any]:
+        config = thread(user_id=user, __note="kept")
+        modes = ["checkpoints", "debug"]
+        parts = stream(graph, inp, config, stream_mode=modes, subgraphs=True, aio=aio)["parts"]
+        return [
+            [where, keys(c["config"]), keys(c["parent_config"])]
+            for where, m, p in parts
+            for c in [p["payload"] if m == "debug" else p]
+            if m == "checkpoints" or p["type"] == "checkpoint"
+        ]
+
+    graph = asking_graph(ns)
+    return {
+        "asked": shown({"log": []}, "u1"),
+        "answered": shown(ns.Command(resume="yes"), "u2"),
+        "nothing to do": shown(None, "u3"),
+    }

@@ -101,7 +101,7 @@ API_MODULES: dict[str, tuple[str, ...]] = {
         "ParentCommand",
     ),
     "langgraph.func": ("entrypoint", "task"),
-    "langgraph.prebuilt": ("ToolNode",),
+    "langgraph.prebuilt": ("ToolNode", "create_react_agent"),
     "langgraph.callbacks": ("GraphCallbackHandler",),
     "langgraph.warnings": ("LangGraphDeprecationWarning",),
 }

@@ -588,3 +588,30 @@ def test_drawing_matches_oracle(tools: bool, pre: bool, post: bool, response_for
 
     engine, oracle = both(run)
     assert engine == oracle
+
+
+class Reading(BaseModel):
+    """A structured answer at module level: the SQL saver restores it by name."""
+
+    temperature: float
+
+
+def test_structured_response_saved_by_a_saver_attached_later(tmp_path: Any) -> None:
+    """A server compiles the agent without a saver and attaches its own with `copy`; the
+    builder may also be compiled again: either saver must store the answer's class."""
+    from engine.checkpoint.memory import InMemorySaver
+    from engine.checkpoint.sql.connect import create_engine
+    from engine.checkpoint.sql.migrations import migrate
+    from engine.checkpoint.sql.saver import SQLSaver
+
+    url = f"sqlite:///{tmp_path / 'agent.db'}"
+    asyncio.run(migrate(url))
+    bare = engine_executor.create_react_agent(
+        ScriptedModel(structured=Reading(temperature=21)), [], response_format=Reading
+    )
+    served = bare.copy(checkpointer=SQLSaver(create_engine(url, pool_per_call=True)))
+    again = bare.builder.compile(checkpointer=InMemorySaver())
+    for graph in (served, again):
+        config: RunnableConfig = {"configurable": {"thread_id": "1"}}
+        graph.invoke(ask(), config)
+        assert graph.get_state(config).values["structured_response"] == Reading(temperature=21)
