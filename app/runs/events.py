@@ -58,8 +58,10 @@ class EventMapper:
             yield from self._complete(payload, suffix)
             if "updates" not in self.modes:
                 return
-        if mode == "debug" and payload.get("type") == "checkpoint":
-            payload = {**payload, "payload": studio_checkpoint(payload["payload"])}
+        if mode == "checkpoints":
+            payload = shown_configs(payload)
+        elif mode == "debug" and payload.get("type") == "checkpoint":
+            payload = {**payload, "payload": studio_checkpoint(shown_configs(payload["payload"]))}
         yield mode + suffix, payload
 
     def _message(self, message: Any, metadata: Any, suffix: str) -> Iterator[tuple[str, Any]]:
@@ -88,6 +90,34 @@ class EventMapper:
                     if isinstance(item, BaseMessage) and mid in self.partial:
                         del self.partial[mid]
                         yield "messages/complete" + suffix, [item]
+
+
+def shown_configs(payload: dict[str, Any]) -> dict[str, Any]:
+    """A checkpoint part whose `config` and `parent_config` show the run's configurable
+    keys as a client may read them: the engine gives them all, as LangGraph's does, and
+    the server's carry its own objects (the run's user, its resources) beside the
+    client's values; those stay in the server."""
+    shown = dict(payload)
+    for key in ("config", "parent_config"):
+        config = payload.get(key)
+        if isinstance(config, dict) and isinstance(config.get("configurable"), dict):
+            configurable = config["configurable"]
+            shown[key] = {
+                **config,
+                "configurable": {k: v for k, v in configurable.items() if _plain(v)},
+            }
+    return shown
+
+
+def _plain(value: Any) -> bool:
+    """Whether `value` is JSON as it is: no object of the server's inside."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return True
+    if isinstance(value, list | tuple):
+        return all(map(_plain, value))
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    return False
 
 
 def studio_checkpoint(payload: dict[str, Any]) -> dict[str, Any]:

@@ -311,6 +311,12 @@ async def test_a_subgraphs_parts_are_streamed_only_when_asked(
         for event, data in own
         if event == "checkpoints"
     )
+    # The run's configurable keys, as LangGraph's parts show them; not the server's own
+    # objects (the run's user, its resources).
+    [*_, last] = [data for event, data in own if event == "checkpoints"]
+    shown = last["config"]["configurable"]
+    assert {"thread_id", "run_id", "assistant_id", "graph_id", "user_id"} <= set(shown)
+    assert {"langgraph_auth_user", "reminder_store"}.isdisjoint(shown), shown
     if stream_subgraphs:
         assert set(inside) == set(modes)
     else:
