@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from app.agents.due import resolve_due, zone_of
 from app.agents.reminder_store import reminder_store
-from app.agents.tools import TOOLS, add_reminder, declined, tool_error
+from app.agents.tools import TOOLS, add_reminder, declined, owner_of, tool_error
 from app.chat_models.base import load_model
 from engine import END, START, Command, MessagesState, Send, StateGraph, interrupt
 from engine.prebuilt import ToolNode
@@ -271,7 +271,7 @@ def build_graph(model: BaseChatModel | None = None) -> StateGraph:
         configurable = config["configurable"]
         first = await reminder_store(config).deliver(
             reminder_id=reminder["id"],
-            owner=configurable.get("user_id") or "local",
+            owner=owner_of(configurable),
             thread_id=configurable.get("thread_id", ""),
             run_id=configurable.get("run_id", ""),
         )

@@ -10,6 +10,7 @@ model can read and answer, so a failing service never crashes the turn.
 """
 
 import asyncio
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -117,7 +118,14 @@ async def list_reminders(runtime: ToolRuntime) -> dict[str, Any]:
 
 def _owner(runtime: ToolRuntime) -> str:
     """The user the server runs the call for ("local" outside a server)."""
-    return runtime.config["configurable"].get("user_id") or "local"
+    return owner_of(runtime.config["configurable"])
+
+
+def owner_of(configurable: Mapping[str, Any]) -> str:
+    """The user a run is for: the server's `langgraph_auth_user_id`, which no client sets
+    (a client may set `user_id`, as on LangGraph's server); else `user_id` (a run
+    outside a server); else "local"."""
+    return configurable.get("langgraph_auth_user_id") or configurable.get("user_id") or "local"
 
 
 TOOLS: list[BaseTool] = [get_forecast, add_reminder, list_reminders]

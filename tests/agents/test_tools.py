@@ -18,10 +18,15 @@ from tests.agents.helpers import Serve
 TOOL_NODE = ToolNode(TOOLS, handle_tool_errors=tool_error)
 
 
-async def run_tool(call: dict[str, Any], store: ReminderStore | None = None) -> ToolMessage:
+async def run_tool(
+    call: dict[str, Any], store: ReminderStore | None = None, **configurable: Any
+) -> ToolMessage:
     """One call through the agent's ToolNode, for alice on thread t1, handed `store`."""
     handed = store or InMemoryReminderStore()
-    config = {"configurable": {"user_id": "alice", "thread_id": "t1", REMINDER_STORE: handed}}
+    config = {
+        "configurable": {"user_id": "alice", "thread_id": "t1", REMINDER_STORE: handed}
+        | configurable
+    }
     [message] = (await TOOL_NODE.ainvoke([{**call, "type": "tool_call"}], config))["messages"]
     return message
 
@@ -133,6 +138,19 @@ async def test_add_reminder_is_idempotent_on_the_call_id(store: InMemoryReminder
     assert json.loads(other.text)["id"] != json.loads(first.text)["id"]
     assert len(await store.list(owner="alice")) == 2
     assert await store.list(owner="bob") == []
+
+
+async def test_reminders_are_the_users_the_server_runs_the_call_for(
+    store: InMemoryReminderStore,
+) -> None:
+    """A client may set `user_id` (as on LangGraph's server), not whose reminders a call
+    reads and writes: that is the server's `langgraph_auth_user_id`."""
+    call = {"name": "add_reminder", "args": {"text": "pay rent", "due": ""}, "id": "call-1"}
+    await run_tool(call, store, langgraph_auth_user_id="bob")
+    listing = {"name": "list_reminders", "args": {}, "id": "call-2"}
+    spoofed = await run_tool(listing, store, user_id="bob", langgraph_auth_user_id="mallory")
+    assert json.loads(spoofed.text) == {"reminders": []}
+    assert [r["text"] for r in await store.list(owner="bob")] == ["pay rent"]
 
 
 def test_schemas_describe_every_tool_without_its_runtime() -> None:

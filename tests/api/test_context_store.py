@@ -81,6 +81,24 @@ async def test_a_graph_reads_the_context_and_writes_its_users_store(url: str) ->
     assert [item["namespace"] for item in found] == [["memories", "ally"]]
 
 
+async def test_a_client_sets_user_id_as_on_langgraph_server(url: str) -> None:
+    """A client's `config.configurable.user_id` reaches the graph, as LangGraph's server
+    gives it (LangGraph's memory tutorial keys its store by it); the run is still the
+    owner's: `langgraph_auth_user_id` names them, and the store written is theirs."""
+    alice, bob = as_user(url, "alice"), as_user(url, "bob")
+    thread_id = await new_thread(alice)
+    await alice.runs.wait(
+        thread_id,
+        GRAPH,
+        input={"notes": []},
+        context={"user_name": "ally"},
+        config={"configurable": {"user_id": "bob"}},
+    )
+    item = await alice.store.get_item(["memories", "ally"], "last")
+    assert (item["value"]["user_id"], item["value"]["langgraph_auth_user_id"]) == ("bob", "alice")
+    assert (await bob.store.search_items(["memories"]))["items"] == []
+
+
 async def test_a_context_given_in_the_configurable_reaches_the_graph(url: str) -> None:
     """A client written before `context` (LangGraph's `RemoteGraph` among them) gives it
     in `config.configurable`: without a `context`, the keys there that the graph's

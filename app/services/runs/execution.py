@@ -249,20 +249,25 @@ class RunExecutor:
         owner = run.owner or LOCAL_USER
         given = kwargs.get("config") or {}
         base = assistant.config or {}
-        configurable = {
+        chosen = {
             # A graph written before `context` reads these from its configurable, as
             # LangGraph's server copies them there.
             **_chosen(assistant.context),
             **_chosen(kwargs.get("context")),
             **_chosen(base.get("configurable")),
             **_chosen(given.get("configurable")),
+        }
+        configurable = {
+            **chosen,
             **self.resources,
             "thread_id": run.thread_id,
             "run_id": run.run_id,
             "assistant_id": assistant.assistant_id,
             "graph_id": assistant.graph_id,
-            # The user, as LangGraph's server names it too.
-            "user_id": owner,
+            # As LangGraph's server sets it: the client's (a memory tutorial's key into
+            # the store, which is the owner's whatever it says), else the owner. The
+            # user the run is for is `langgraph_auth_user_id`, which no client sets.
+            "user_id": chosen.get("user_id") or owner,
             "langgraph_auth_user_id": owner,
             "langgraph_auth_user": GraphUser(owner, is_authenticated=self.settings.auth != "none"),
             "langgraph_auth_permissions": [],
