@@ -4,9 +4,9 @@ change and read them, and the drawings and JSON schemas of their graphs."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from app.db.models import AssistantRow, AssistantVersionRow
 from app.limits import MAX_NAMES, MAX_VERSION, Filter, Key, Metadata, Offset, PageSize
@@ -48,24 +48,33 @@ class RunnableConfig(BaseModel):
         return refuse_engine_keys(value)
 
 
-def refuse_engine_keys(configurable: dict[str, Any] | None) -> dict[str, Any] | None:
+def refuse_engine_keys(
+    configurable: dict[str, Any] | None, what: str = "configurable"
+) -> dict[str, Any] | None:
     """`configurable` as given, or a ValueError naming its engine keys: the engine passes
     its own objects (the runtime, callbacks) under these; JSON cannot be one, and a run
     would fail on it or use it wrongly."""
     reserved = sorted(k for k in configurable or () if k.startswith(ENGINE_KEY_PREFIX))
     if reserved:
         raise ValueError(
-            f"configurable keys starting with {ENGINE_KEY_PREFIX!r} are the engine's "
+            f"{what} keys starting with {ENGINE_KEY_PREFIX!r} are the engine's "
             f"own and cannot be set: {reserved}"
         )
     return configurable
+
+
+# A run's, an assistant's or a cron's context: its keys reach the run's configurable too
+# (as LangGraph's server copies them there), so the engine's are refused as there.
+Context = Annotated[
+    dict[str, Any], AfterValidator(lambda value: refuse_engine_keys(value, "context"))
+]
 
 
 class AssistantCreate(RequestModel):
     graph_id: Key = Field(description="A graph served here.")
     assistant_id: Key | None = Field(default=None, description="A UUID; one is made if unset.")
     config: RunnableConfig = Field(default_factory=RunnableConfig)
-    context: dict[str, Any] = Field(default_factory=dict)
+    context: Context = Field(default_factory=dict)
     metadata: Metadata = Field(default_factory=dict)
     if_exists: OnConflict = "raise"
     name: Key = "Untitled"
@@ -77,7 +86,7 @@ class AssistantPatch(RequestModel):
 
     graph_id: Key | None = None
     config: RunnableConfig | None = None
-    context: dict[str, Any] | None = None
+    context: Context | None = None
     metadata: Metadata | None = None
     name: Key | None = None
     description: str | None = None

@@ -11,7 +11,7 @@ from pydantic import AfterValidator, BaseModel, Field
 from app.db.models import CronRow
 from app.limits import MAX_NAMES, Filter, Key, Metadata, Names, Offset, PageSize
 from app.schedules import check_schedule, check_timezone, in_utc
-from app.schemas.assistants import RunnableConfig
+from app.schemas.assistants import Context, RunnableConfig
 from app.schemas.common import RequestModel, SortOrder
 from app.schemas.runs import MultitaskStrategy, StreamModeName
 
@@ -76,12 +76,12 @@ RUN_FIELDS = frozenset(
 class CronRunFields(RequestModel):
     """What each run of a cron is started with, as in `POST /threads/{id}/runs`."""
 
-    input: dict[str, Any] | list[Any] | None = None
+    input: Any = None
     metadata: Metadata | None = Field(
         default=None, description="The cron's metadata, given to each of its runs too."
     )
     config: RunnableConfig | None = None
-    context: dict[str, Any] | None = None
+    context: Context | None = None
     webhook: str | None = None
     interrupt_before: Literal["*"] | Names | None = None
     interrupt_after: Literal["*"] | Names | None = None

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, Field, field_validator, model_validator
 
 from app.limits import MAX_DELAY_S, MAX_NAMES, Key, Keys, Metadata, Names
-from app.schemas.assistants import RunnableConfig, refuse_engine_keys
+from app.schemas.assistants import Context, RunnableConfig, refuse_engine_keys
 from app.schemas.common import RequestModel
 
 StreamModeName = Literal[
@@ -97,11 +97,12 @@ FORWARDED = frozenset({"__pregel_resuming", "__pregel_durability", "__pregel_res
 
 class RunCreate(RequestModel):
     assistant_id: Key = Field(description="An assistant id or a graph id.")
-    input: dict[str, Any] | list[Any] | None = None
+    # Any JSON: an `@entrypoint` may take a string or a number, as on LangGraph's server.
+    input: Any = None
     command: RunCommand | None = None
     metadata: Metadata | None = None
     config: RunConfig | None = None
-    context: dict[str, Any] | None = None
+    context: Context | None = None
     checkpoint: CheckpointRef | None = None
     checkpoint_id: Key | None = None
     checkpoint_during: bool | None = Field(

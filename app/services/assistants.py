@@ -134,8 +134,7 @@ class AssistantService:
             graph_id=body.graph_id,
             name=body.name,
             description=body.description,
-            config=body.config.model_dump(exclude_unset=True),
-            context=body.context,
+            **_in_step(body.config.model_dump(exclude_unset=True), body.context or None, {}),
             metadata_=body.metadata,
             version=1,
             owner=owner,
@@ -206,10 +205,12 @@ class AssistantService:
             assistant = await self._locked(session, found.assistant_id)
             if patch.graph_id is not None:
                 assistant.graph_id = patch.graph_id
-            if patch.config is not None:
-                assistant.config = patch.config.model_dump(exclude_unset=True)
-            if patch.context is not None:
-                assistant.context = patch.context
+            if patch.config is not None or patch.context is not None:
+                given = (
+                    None if patch.config is None else patch.config.model_dump(exclude_unset=True)
+                )
+                fields = _in_step(given, patch.context, assistant.context, assistant.config)
+                assistant.config, assistant.context = fields["config"], fields["context"]
             if patch.metadata is not None:
                 assistant.metadata_ = {**(assistant.metadata_ or {}), **patch.metadata}
             if patch.name is not None:
@@ -353,6 +354,30 @@ class AssistantService:
             name: graph_schemas(subgraph)
             for name, subgraph in graph.get_subgraphs(namespace=namespace, recurse=recurse)
         }
+
+
+def _in_step(
+    config: dict[str, Any] | None,
+    context: dict[str, Any] | None,
+    kept_context: dict[str, Any] | None,
+    kept_config: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """An assistant's new config and context (each None when not given), kept in step as
+    LangGraph's server keeps them: a context given without a `configurable` is the
+    config's `configurable` too; a `configurable` given without a context leaves no
+    context of its own (it shows as one, and runs read the keys the graph's context
+    schema names from it); given both, each is as given. What is not given stays as it
+    was (`kept_*`)."""
+    new_config = dict(kept_config or {}) if config is None else dict(config)
+    configurable_given = config is not None and "configurable" in config
+    if context is not None and not configurable_given:
+        new_config["configurable"] = dict(context)
+    elif context is None and configurable_given:
+        context = {}
+    return {
+        "config": new_config,
+        "context": dict(kept_context or {}) if context is None else context,
+    }
 
 
 def graph_schemas(graph: CompiledGraph, name: str | None = None) -> SubgraphSchemas:

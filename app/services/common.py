@@ -16,6 +16,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 from app.errors import Invalid, NotFound, TooLarge
 from app.graphs import GraphRegistry
+from app.jsonable import to_json
 from app.limits import canonical_uuid
 from app.schemas.runs import RunCommand, RunCreate
 from engine import Command, CompiledGraph, CompiledStateGraph, Send
@@ -149,12 +150,19 @@ def check_goto(graph: CompiledGraph, command: RunCommand | None, field: str) -> 
 
 def check_nodes(graph: CompiledGraph, body: RunCreate) -> None:
     """422 unless every node the run names (to stop before or after, to go to) is one of
-    the graph's."""
+    the graph's, and its input is one the graph takes: any JSON for an `@entrypoint` (a
+    string, say), an object of its state's keys for a `StateGraph`, whose run would
+    otherwise fail on its first step."""
     for field in ("interrupt_before", "interrupt_after"):
         names = getattr(body, field)
         if isinstance(names, list):
             known_nodes(graph, names, field)
     check_command(graph, body.command, "command")
+    if graph.builder is not None and not isinstance(body.input, dict | None):
+        raise Invalid(
+            "input: the graph's state takes an object of its keys, "
+            f"not {type(body.input).__name__} {to_json(body.input)[:60]}."
+        )
 
 
 def ordered(query: Select[Any], direction: str, *columns: Any) -> Select[Any]:

@@ -134,10 +134,10 @@ def settle_statement(changed: tuple[str, ...]) -> Any:
 
 # The columns of a thread's row that its head sets (`Head.columns`).
 HEAD_COLUMNS = ("checkpoint_id", "values", "interrupts")
-# The error of a thread's last failed run, as its result keeps it.
-_LAST_ERROR = (
-    select(RunRow.result)
-    .where(RunRow.thread_id == bindparam("thread_id"), RunRow.status == "error")
+# How a thread's last ended run ended, and its result (a failed run's keeps its error).
+_LAST_ENDED = (
+    select(RunRow.status, RunRow.result)
+    .where(RunRow.thread_id == bindparam("thread_id"), RunRow.status.not_in((PENDING, RUNNING)))
     .order_by(RunRow.updated_at.desc(), RunRow.run_id.desc())
     .limit(1)
 )
@@ -522,13 +522,15 @@ class ThreadService:
             return None
 
     async def error_of(self, thread: ThreadRow) -> dict[str, Any] | None:
-        """Why a thread is in `error`: the error its last failed run ended with (None in any
-        other status, or once that run is deleted)."""
+        """Why a thread is in `error`: the error its last ended run failed with (None in any
+        other status, or when that run did not fail: the failed one was deleted)."""
         if thread.status != "error":
             return None
         async with self.db.read() as session:
-            result = await session.scalar(_LAST_ERROR, {"thread_id": thread.thread_id})
-        return (result or {}).get("__error__")
+            last = (await session.execute(_LAST_ENDED, {"thread_id": thread.thread_id})).first()
+        if last is None or last.status != "error":
+            return None
+        return (last.result or {}).get("__error__")
 
     async def shown(
         self, thread: ThreadRow, *, with_values: bool = True, values: dict[str, Any] | None = None

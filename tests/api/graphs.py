@@ -13,6 +13,7 @@ from langchain_core.tools import tool
 
 from app.chat_models.base import StreamingChatModel
 from engine import END, START, MessagesState, StateGraph, interrupt
+from engine.func import entrypoint
 
 
 class EchoModel(StreamingChatModel):
@@ -204,3 +205,13 @@ GRAPHS["supervisor"] = "tests.api.graphs:supervisor"
 # Its researcher keeps its state from one turn to the next: a sub-agent with a memory.
 remembering = supervised(checkpointer=True)
 GRAPHS["remembering"] = "tests.api.graphs:remembering"
+
+
+# LangGraph's essay-review tutorial: a functional-API workflow whose input is a string.
+@entrypoint()
+def essay(topic: str) -> dict[str, Any]:
+    text = f"An essay about {topic}"
+    return {"essay": text, "review": interrupt({"essay": text, "action": "review it"})}
+
+
+GRAPHS["essay"] = "tests.api.graphs:essay"

@@ -199,6 +199,14 @@ async def test_versions_are_kept_and_can_be_gone_back_to(server: str) -> None:
         {"configurable": {"tone": "old"}},
     )
     assert (await client.assistants.get(older["assistant_id"]))["context"] == {"tone": "old"}
+    # Changed through either, both follow: a settings form's edit reaches the graph
+    # whichever it reads.
+    for patch, tone in (
+        ({"context": {"tone": "new"}}, "new"),
+        ({"config": {"configurable": {"tone": "b"}}}, "b"),
+    ):
+        changed = await client.assistants.update(older["assistant_id"], **patch)
+        assert (changed["context"], changed["config"]["configurable"]) == ({"tone": tone},) * 2
     assert first["metadata"] == {"v": 1} and first["description"] is None
     assert versions[1]["metadata"] == {"v": 2} and versions[1]["description"] == "2nd"
     assert (versions[0]["graph_id"], versions[0]["context"]) == ("asker", {"tone": "warm"})

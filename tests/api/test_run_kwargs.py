@@ -122,6 +122,12 @@ async def test_the_engines_own_configurable_keys_are_refused(server: str) -> Non
             refused = await http.post(path, json={**body, "config": config})
             assert refused.status_code == 422, (path, refused.text)
             assert "__pregel_node_finished" in refused.text
+            # A context's keys reach the run's configurable too (as LangGraph's server
+            # copies them there): refused the same (every run failed on them).
+            context = {"__pregel_node_finished": 1}
+            refused = await http.post(path, json={**body, "context": context})
+            assert refused.status_code == 422, (path, refused.text)
+            assert "context keys" in refused.text
     assert await api.runs.list(thread_id) == []
     # Those LangGraph's RemoteGraph forwards from its caller's config are dropped: the
     # engine sets its own.

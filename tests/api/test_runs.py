@@ -706,3 +706,37 @@ async def test_a_runs_config_metadata_keys_are_bounded(client: LangGraphClient) 
     with pytest.raises(UnprocessableEntityError) as refused:
         await client.runs.create(None, "echo", input=HELLO, config={"metadata": {"k" * 201: 1}})
     assert refused.value.body["detail"][0]["loc"] == ["body", "config", "metadata"]
+
+
+async def test_a_workflow_whose_input_is_a_string(client: LangGraphClient) -> None:
+    """An `@entrypoint` taking a string (LangGraph's essay-review tutorial) runs with any
+    JSON input, as on LangGraph's server, and is resumed; a graph whose state cannot take
+    such an input answers why."""
+    thread_id = new_id()
+    asked = await client.runs.wait(thread_id, "essay", input="cats", if_not_exists="create")
+    [question] = asked["__interrupt__"]
+    assert question["value"] == {"essay": "An essay about cats", "action": "review it"}
+    done = await client.runs.wait(thread_id, "essay", command={"resume": "fine"})
+    assert done == {"essay": "An essay about cats", "review": "fine"}
+    for scalar in (7, True):
+        stateless = await client.runs.wait(None, "essay", input=scalar)
+        assert stateless["__interrupt__"][0]["value"]["essay"] == f"An essay about {scalar}"
+    for wrong in ("cats", 5, [1]):
+        with pytest.raises(httpx.HTTPStatusError, match="input: the graph.s state takes"):
+            await client.runs.wait(new_id(), "echo", input=wrong, if_not_exists="create")
+
+
+async def test_a_threads_error_is_its_last_runs(client: LangGraphClient) -> None:
+    """A thread's `error` is that of its last ended run, when that run failed: not an
+    older failure a later run cleared, even once the newer failed run is deleted."""
+    thread_id = new_id()
+    looping = {"input": {}, "config": {"recursion_limit": 5}, "raise_error": False}
+    await client.runs.wait(thread_id, "looping", if_not_exists="create", **looping)
+    assert (await client.threads.get(thread_id))["error"]["error"] == "GraphRecursionError"
+    await client.runs.wait(thread_id, "asker", input={"question": "q"})
+    assert (await client.threads.get(thread_id))["error"] is None
+    failed = await client.runs.create(thread_id, "looping", input={}, config=looping["config"])
+    await client.runs.join(thread_id, failed["run_id"])
+    assert (await client.threads.get(thread_id))["error"]["error"] == "GraphRecursionError"
+    await client.runs.delete(thread_id, failed["run_id"])
+    assert (await client.threads.get(thread_id))["error"] is None
