@@ -115,13 +115,21 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
 
     def command(name: str) -> argparse.ArgumentParser:
         summary, text = COMMANDS[name]
-        return commands.add_parser(
+        parsed = commands.add_parser(
             name,
             help=summary,
             description=textwrap.fill(text, WIDTH),
             epilog=environment_help(name) if name != "config" else None,
             formatter_class=HelpFormatter,
         )
+        # Read before the parser runs (`given_project`); declared here for the help.
+        parsed.add_argument(
+            "--config",
+            metavar="PATH",
+            help="a LangGraph project's langgraph.json, as `langgraph dev --config` takes "
+            "it (THREADLINE_CONFIG; default: ./langgraph.json if there is one)",
+        )
+        return parsed
 
     serve = command("serve")
     serve.add_argument("--host", default=settings.host, help="the address to listen on")
@@ -174,13 +182,22 @@ async def manage_users(settings: Settings, args: argparse.Namespace) -> str:
         await db.close()
 
 
-def load_settings() -> tuple[Settings, project.Project | None]:
-    """The settings, and the LangGraph project here (`langgraph.json`, or
+def given_project(argv: Sequence[str] | None) -> str | None:
+    """The `--config` of a command line, which names the project the settings are read
+    with, so it is read before the command is."""
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--config")
+    known, _ = pre.parse_known_args(argv)
+    return known.config  # type: ignore[no-any-return]
+
+
+def load_settings(path: str | None = None) -> tuple[Settings, project.Project | None]:
+    """The settings, and the LangGraph project at `path`, else here (`langgraph.json`, or
     THREADLINE_CONFIG): its `env` variables go into the environment (under those set)
     before the settings are read again, and its path into the settings' config_file.
     Raises SettingsError or ProjectError."""
     settings = get_settings()
-    found = project.find(settings.config_file, Path.cwd())
+    found = project.find(path or settings.config_file, Path.cwd())
     if found is None:
         return settings, None
     opened = project.Project.read(found)
@@ -192,7 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
     problem: SettingsError | project.ProjectError | None = None
     try:
-        settings, opened = load_settings()
+        settings, opened = load_settings(given_project(argv))
     except (SettingsError, project.ProjectError) as exc:
         # The help and --version still work; any command stops below.
         problem, settings, opened = exc, Settings(), None

@@ -198,3 +198,26 @@ def test_serve_passes_its_settings_to_the_app(
     settings = app.state.settings
     assert (settings.run_workers, settings.max_messages) == (False, 12)
     assert "THREADLINE_RUN_WORKERS" not in os.environ
+
+
+def test_serve_takes_the_project_by_config_as_langgraph_dev_does(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`threadline serve --config path/langgraph.json`, as a LangGraph user types it for
+    `langgraph dev`: the project there, from any folder."""
+    project_dir = tmp_path / "agent"
+    project_dir.mkdir()
+    (project_dir / "langgraph.json").write_text(
+        json.dumps(
+            {"graphs": {"echo": "app.agents.echo:graph"}, "env": {"THREADLINE_WORKERS": "7"}}
+        )
+    )
+    served: list[Any] = []
+    monkeypatch.setattr(cli.uvicorn, "run", lambda app, **options: served.append(app))
+    monkeypatch.setenv("THREADLINE_DATABASE_URL", f"sqlite+aiosqlite:///{tmp_path / 'tl.db'}")
+    monkeypatch.setenv("THREADLINE_WORKERS", "")
+    monkeypatch.delenv("THREADLINE_WORKERS")
+    path = str(project_dir / "langgraph.json")
+    assert cli.main(["serve", "--config", path, "--port", "9003"]) == 0
+    [app] = served
+    assert (app.state.settings.config_file, app.state.settings.workers) == (path, 7)
