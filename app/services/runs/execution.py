@@ -227,7 +227,9 @@ class RunExecutor:
             return
         except Exception as exc:  # the graph's failure is the run's outcome, not ours
             status, error = "error", exc
-            if not isinstance(exc, GraphRecursionError | ValueError | RuntimeError):
+            if isinstance(exc, ThreadDeletedError):  # deleted as it ran: no fault to trace
+                log.info("run %s: its thread was deleted as it ran", run.run_id)
+            elif not isinstance(exc, GraphRecursionError | ValueError | RuntimeError):
                 log.info("run %s failed", run.run_id, exc_info=True)
             self.broker.publish(
                 run.run_id, "error", {"error": type(exc).__name__, "message": error_message(exc)}
