@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
+import pydantic
 from langchain_core.callbacks import AsyncCallbackManager, BaseCallbackManager
 from langchain_core.messages import BaseMessage, RemoveMessage
 from langchain_core.runnables.config import merge_configs
@@ -925,6 +926,11 @@ class Loop:
             or task.timeout is not None
         )
         pad.config = self._task_config(task, pad.runtime) if traced else {}
+        if not node.hidden:
+            # As LangGraph does when a node's run starts (or the cache answers for it):
+            # the messages it was given are not news, though it may return them again,
+            # and a model's whole reply reusing one of their ids is not shown.
+            self.mark_messages_seen(given_values(task.input))
         caching = node.cache_policy is not None and self.cache is not None
         cached = await self._cached(task) if caching else None
         if cached is not None:
@@ -1092,6 +1098,7 @@ class Loop:
         if timer is not None and self.inline_sync:
             # A sync run calls every node's sync code, which cannot be cancelled.
             raise sync_timeout_error(task.name)
+        task.handed_up = False
         try:
             call = self._call(task, pad, inline)
             output = await (call if timer is None else timer.run(call))
@@ -1099,6 +1106,7 @@ class Loop:
             # A graph run by this task (its subgraph, or one its code invoked) handed
             # control up to us: its command is this task's.
             output = dataclasses.replace(exc.command, graph=None)  # type: ignore[type-var]
+            task.handed_up = True
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is None or current.cancelling():
@@ -1705,10 +1713,10 @@ class Loop:
         if not routes:
             return
         meta = self._run_metadata(task)
-        given = task.input if isinstance(task.input, dict) else getattr(task.input, "__dict__", {})
-        # What the node was given (a dict, or a pydantic or dataclass state) is not news,
-        # though it may return it again.
-        self.mark_messages_seen(given.values())
+        if task.handed_up:
+            # LangGraph shows what a node returns; this one raised, its writes are the
+            # command a graph it ran raised up to it.
+            return
         for handler, emit in routes:
             for _, value in state_writes:
                 for item in value if isinstance(value, list) else (value,):
@@ -1716,6 +1724,19 @@ class Loop:
                         continue
                     if handler.fresh(item, self.ns):
                         emit(self.ns, "messages", (item, meta))
+
+
+def given_values(value: Any) -> list[Any]:
+    """The top-level values of a node's input (a dict, a pydantic or dataclass state):
+    where the messages it was given are. Another input (a `Send` packet's object) has
+    none, as LangGraph looks at no other."""
+    if isinstance(value, dict):
+        return list(value.values())
+    if isinstance(value, pydantic.BaseModel):
+        return [getattr(value, name) for name in type(value).model_fields]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [getattr(value, f.name) for f in dataclasses.fields(value)]
+    return []
 
 
 def _untracked_left_out(packet: Any, untracked: frozenset[str]) -> Any:

@@ -59,6 +59,9 @@ class Task:
     handled: bool = False
     # For an error handler's task: the failure it handles.
     failure: NodeError | None = None
+    # Its output is a command a graph it ran raised up to it (`Command.PARENT`): the
+    # node returned none of it, so the `messages` stream shows none of its writes.
+    handed_up: bool = False
 
     def sort_key(self) -> tuple[int, Any]:
         if not self.path:

@@ -872,6 +872,90 @@ def case_messages_from_nested_task_calls_and_their_graphs(ns: NS, aio: bool) -> 
     )
 
 
+@case(aio=True, sql=True)
+def case_model_reply_with_an_id_its_node_was_given(ns: NS, aio: bool) -> Any:
+    """A chat model's whole reply whose id is among the messages its node was given (a
+    node's state, a `Send` task's packet, a subgraph node's state) is not streamed; one
+    streamed token by token still is."""
+
+    def fan_out(state: Any) -> list[Any]:
+        return [ns.Send("sent", {"messages": [AIMessage("in the packet", id="packet")]})]
+
+    def fixed(reply: AIMessage) -> FakeMessagesListChatModel:
+        return FakeMessagesListChatModel(responses=[reply])
+
+    def graph() -> Any:
+        """The graph, with models of its own (a streaming one gives its replies once)."""
+        sub = sub_chat(ns, fixed(AIMessage("again from inside", id="q1")), aio)
+        streamer = replies(AIMessage("again in tokens", id="old"))
+        return (
+            ns.StateGraph(ns.MessagesState)
+            .add_node("agent", model_node(fixed(AIMessage("again", id="old")), aio))
+            .add_node("sent", model_node(fixed(AIMessage("packet again", id="packet")), aio))
+            .add_node("sub", sub)
+            .add_node("streamer", model_node(streamer, aio, how="stream"))
+            .add_edge(ns.START, "agent")
+            .add_conditional_edges("agent", fan_out, ["sent"])
+            .add_edge("sent", "sub")
+            .add_edge("sub", "streamer")
+            .compile(checkpointer=ns.InMemorySaver())
+        )
+
+    given = {"messages": [HumanMessage("hi", id="q1"), AIMessage("old", id="old")]}
+    return {
+        f"subgraphs={subgraphs}": stream(
+            graph(),
+            given,
+            thread(f"t{subgraphs}"),  # a saver on a database keeps every run's thread
+            stream_mode="messages",
+            subgraphs=subgraphs,
+            aio=aio,
+        )
+        for subgraphs in (False, True)
+    }
+
+
+@case(aio=True)
+def case_message_handed_to_the_parent_graph(ns: NS, aio: bool) -> Any:
+    """A message a subgraph's node hands to the parent graph in `Command(graph=PARENT)`
+    is not streamed: no node returned it (the command was raised up to the parent), and
+    the node of the parent that gets it is given it."""
+
+    def gate(state: Any) -> ns.Command[Literal["__end__"]]:  # type: ignore[name-defined]
+        handed = AIMessage("escalating", id="handed")
+        return ns.Command(graph=ns.Command.PARENT, goto="human", update={"messages": [handed]})
+
+    sub = ns.StateGraph(ns.MessagesState).add_node("gate", gate)
+    sub = sub.add_edge(ns.START, "gate").compile()
+
+    def human(state: Any) -> dict[str, Any]:
+        return {"messages": [AIMessage("human here", id="human")]}
+
+    def call_sub(state: Any) -> Any:
+        return sub.invoke(state)
+
+    graphs = {"as node": sub, "invoked in a node": call_sub}
+    return {
+        how: messages_streamed(
+            ns.StateGraph(ns.MessagesState)
+            .add_node("assistant", node, destinations=("human",))
+            .add_node("human", human)
+            .add_edge(ns.START, "assistant")
+            .add_edge("assistant", ns.END)
+            .add_edge("human", ns.END)
+            .compile(checkpointer=ns.InMemorySaver()),
+            question(),
+            lambda at, message, meta: [
+                [seg.split(":")[0] for seg in at],
+                message.content,
+                meta["langgraph_node"],
+            ],
+            aio,
+        )
+        for how, node in graphs.items()
+    }
+
+
 @case(aio=True)
 def case_callback_runs_of_routers(ns: NS, aio: bool) -> Any:
     """A conditional edge's function is a run under its source node's run, after the
