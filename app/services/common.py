@@ -14,10 +14,12 @@ from sqlalchemy import BindParameter, ColumnElement, Select, TextClause, bindpar
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.dialects.postgresql import JSONB
 
+from app.db.models import AssistantRow
 from app.errors import Invalid, NotFound, TooLarge
-from app.graphs import GraphRegistry
+from app.graphs import GraphRegistry, configurable_of, run_context
 from app.jsonable import to_json
 from app.limits import canonical_uuid
+from app.schemas.crons import CronRunFields
 from app.schemas.runs import RunCommand, RunCreate
 from engine import Command, CompiledGraph, CompiledStateGraph, Send
 from engine.checkpoint.ids import new_uuid7
@@ -148,7 +150,7 @@ def check_goto(graph: CompiledGraph, command: RunCommand | None, field: str) -> 
             raise Invalid(f"{field}: sending to {target.node!r} needs its `input`.")
 
 
-def check_nodes(graph: CompiledGraph, body: RunCreate) -> None:
+def check_run_body(graph: CompiledGraph, body: RunCreate) -> None:
     """422 unless every node the run names (to stop before or after, to go to) is one of
     the graph's, and its input is one the graph takes: any JSON for an `@entrypoint` (a
     string, say), an object of its state's keys for a `StateGraph`, whose run would
@@ -163,6 +165,18 @@ def check_nodes(graph: CompiledGraph, body: RunCreate) -> None:
             "input: the graph's state takes an object of its keys, "
             f"not {type(body.input).__name__} {to_json(body.input)[:60]}."
         )
+
+
+def check_context(
+    graph: CompiledGraph, assistant: AssistantRow, body: RunCreate | CronRunFields
+) -> None:
+    """422 unless the context a run would get (its assistant's, then its own: each its
+    `context`, else its configurable's context keys) fits the graph's context schema."""
+    run_context(
+        graph,
+        (assistant.context, configurable_of(assistant.config)),
+        (body.context, body.config and body.config.configurable),
+    )
 
 
 def ordered(query: Select[Any], direction: str, *columns: Any) -> Select[Any]:

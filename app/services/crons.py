@@ -12,12 +12,19 @@ from sqlalchemy import Select, func, select
 
 from app.db.models import CronRow
 from app.errors import Invalid, NotFound, validation_problems
-from app.graphs import configurable_of, run_context, system_assistant_id
+from app.graphs import system_assistant_id
 from app.schedules import next_run
 from app.schemas.crons import RUN_FIELDS, CronCreate, CronFilter, CronPatch, CronSearch
 from app.schemas.crons import ThreadCronCreate as ThreadCronBody
 from app.schemas.runs import RunCreate
-from app.services.common import check_nodes, json_contains, new_id, now, parse_uuid
+from app.services.common import (
+    check_context,
+    check_run_body,
+    json_contains,
+    new_id,
+    now,
+    parse_uuid,
+)
 
 if TYPE_CHECKING:
     from app.db.database import Database
@@ -68,7 +75,7 @@ def _check_run(cron: CronRow, graph: CompiledGraph) -> None:
     except ValidationError as exc:
         problems = validation_problems(exc)
         raise Invalid(f"The cron's runs could not start: {problems}.") from None
-    check_nodes(graph, body)
+    check_run_body(graph, body)
 
 
 def _mine(cron: CronRow | None, cron_id: str, owner: str) -> CronRow:
@@ -100,11 +107,7 @@ class CronService:
         its first run is the schedule's first occurrence from now."""
         assistant = await self.assistants.resolve(body.assistant_id, owner=owner)
         graph = self.runs.graph_of(assistant)
-        run_context(
-            graph,
-            (assistant.context, configurable_of(assistant.config)),
-            (body.context, body.config and body.config.configurable),
-        )
+        check_context(graph, assistant, body)
         await self.webhooks.check(body.webhook)
         if thread_id is not None:
             thread_id = (await self.threads.get(thread_id, owner=owner)).thread_id
@@ -150,11 +153,7 @@ class CronService:
         assistant = await self.assistants.resolve(found.assistant_id, owner=owner)
         graph = self.runs.graph_of(assistant)
         if body.context is not None:
-            run_context(
-                graph,
-                (assistant.context, configurable_of(assistant.config)),
-                (body.context, body.config and body.config.configurable),
-            )
+            check_context(graph, assistant, body)
         await self.webhooks.check(body.webhook)
         async with self.db.write() as session:
             # Locked (PostgreSQL): two metadata merges at once would each keep only theirs.

@@ -19,13 +19,20 @@ from app.config import Settings
 from app.db.database import Database, retry_deadlocks
 from app.db.models import AssistantRow, RunRow, ThreadRow, columns_of
 from app.errors import Conflict, Invalid, NotFound, TooManyRequests
-from app.graphs import GraphRegistry, configurable_of, run_context
+from app.graphs import GraphRegistry
 from app.runs.broker import StreamBroker
 from app.runs.notify import CHANNEL, QUEUE, STARTED
 from app.runs.pool import WorkerPool
 from app.schemas.runs import RunCreate
 from app.services.assistants import AssistantService
-from app.services.common import check_messages, check_nodes, new_id, now, parse_uuid
+from app.services.common import (
+    check_context,
+    check_messages,
+    check_run_body,
+    new_id,
+    now,
+    parse_uuid,
+)
 from app.services.runs.cancels import RunCancels
 from app.services.runs.execution import RunExecutor
 from app.services.runs.kwargs import NOT_KWARGS, stored_kwargs
@@ -137,13 +144,9 @@ class RunAdmission:
                 _refuse_foreign(thread and thread.owner, key, owner, create=create)
         assistant = await self.assistants.resolve(body.assistant_id, owner=owner)
         graph = self.results.graph_of(assistant)
-        run_context(  # 422 if it does not fit
-            graph,
-            (assistant.context, configurable_of(assistant.config)),
-            (body.context, body.config and body.config.configurable),
-        )
+        check_context(graph, assistant, body)
         await self.webhooks.check(body.webhook)  # 422 if it cannot be called
-        check_nodes(graph, body)
+        check_run_body(graph, body)
         if addressed:
             await read_version(graph, version)
         if body.command is not None and body.command.resume is not None:
