@@ -122,7 +122,8 @@ def _comparison(path: tuple[str, ...], op: str, argument: Any) -> Comparison:
     if not path:
         raise Invalid(f'filter: an operator compares a field, such as {{"field": {{"{op}": …}}}}.')
     if op in _ORDER:
-        bound = float(argument)
+        # An integer stays one: as a double, a bound above 2**53 would be rounded.
+        bound = argument if type(argument) is int else float(argument)
         if not math.isfinite(bound):
             raise Invalid(f"{name}: {op} needs a finite number, got {argument!r}.")
         return Comparison(path, op, bound)
@@ -190,7 +191,7 @@ class _SqliteFilter(SqliteContains):
                 terms.append(f"{kind} IS NOT NULL AND NOT ({equal})")
             else:
                 number = self._number(kind, extracted)
-                terms.append(f"{number} {_ORDER[op]} {self._bind(float(argument))}")
+                terms.append(f"{number} {_ORDER[op]} {self._bind(_sqlite_number(argument))}")
         return " AND ".join(f"({term})" for term in terms)
 
     @staticmethod
@@ -206,3 +207,9 @@ class _SqliteFilter(SqliteContains):
             f"CASE WHEN json_type({value}) IN ('integer', 'real') "
             f"THEN json_extract({value}, '$') END END END"
         )
+
+
+def _sqlite_number(bound: int | float) -> int | float:
+    """A bound as SQLite compares it exactly: an integer as one where it fits SQLite's
+    64 bits (a larger one is a double there, as in its JSON)."""
+    return bound if type(bound) is int and -(2**63) <= bound < 2**63 else float(bound)

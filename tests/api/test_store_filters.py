@@ -59,6 +59,23 @@ async def test_filter_operators(server: str) -> None:
     assert await _keys(server, {"score": {"$gt": 0}}, limit=2, offset=2) == ["low", "mid"]
 
 
+async def test_order_operators_compare_big_integers_exactly(server: str) -> None:
+    """Nanosecond timestamps and snowflake ids are above 2**53, where a double rounds."""
+    client = get_client(url=server)
+    for n in range(4):
+        await client.store.put_item(["big"], f"k{n}", {"n": 2**53 + n})
+    await client.store.put_item(["big"], "huge", {"n": 2**63 - 1})
+
+    async def keys(filter: dict[str, Any]) -> list[str]:
+        found = await client.store.search_items(["big"], filter=filter)
+        return sorted(item["key"] for item in found["items"])
+
+    assert await keys({"n": {"$gt": 2**53 + 1}}) == ["huge", "k2", "k3"]
+    assert await keys({"n": {"$gte": 2**53 + 3}}) == ["huge", "k3"]
+    assert await keys({"n": {"$lt": 2**53 + 1}}) == ["k0"]
+    assert await keys({"n": {"$gte": 2**63 - 1}}) == ["huge"]
+
+
 @pytest.mark.parametrize(
     ("filter", "named"),
     [
