@@ -30,7 +30,7 @@ from app.db.models import (
     ThreadTTLRow,
     columns_of,
 )
-from app.errors import Conflict, NotFound
+from app.errors import Conflict, Invalid, NotFound
 from app.graphs import GraphRegistry
 from app.jsonable import jsonable, to_json
 from app.schemas.common import OnConflict
@@ -327,6 +327,7 @@ class ThreadService:
         random id without `ttl` is that statement alone; else a transaction holds, with
         it, the time to live, and for an id the client gave (a deleted thread's, maybe)
         the id made writable again (`reuse`)."""
+        self._check_graph_id(metadata or {})
         thread = new_thread(thread_id, metadata, owner)
         while not await self._add(thread, ttl, named=thread_id is not None):
             async with self.db.read() as session:
@@ -512,7 +513,7 @@ class ThreadService:
         of its runs (None when that graph is not served here, or the checkpoint is gone)."""
         if thread.checkpoint_id is None:
             return thread.values
-        graph = self.graph_of(thread)
+        graph = self._reader_of(thread)
         if graph is None:
             return None
         at = {"thread_id": thread.thread_id, "checkpoint_id": thread.checkpoint_id}
@@ -543,9 +544,28 @@ class ThreadService:
 
     def graph_of(self, thread: ThreadRow) -> CompiledGraph | None:
         """The graph that reads the thread's checkpoints: the one its runs ran (or its
-        creator named) in metadata `graph_id`; None while it has none."""
+        creator named) in metadata `graph_id`; None while it has none, 404 if it is not
+        served here."""
         graph_id = (thread.metadata_ or {}).get("graph_id")
         return served_graph(self.graphs, graph_id) if isinstance(graph_id, str) else None
+
+    def _reader_of(self, thread: ThreadRow) -> CompiledGraph | None:
+        """`graph_of`, or None where its graph is no longer served (the server restarted
+        without it): the thread is still listed, read and copied, without its values."""
+        graph_id = (thread.metadata_ or {}).get("graph_id")
+        return self.graphs.get(graph_id) if isinstance(graph_id, str) else None
+
+    def _check_graph_id(self, metadata: dict[str, Any]) -> None:
+        """422 for metadata `graph_id` naming no graph served here: the thread's state would
+        be read with it, and could not be."""
+        if "graph_id" not in metadata:
+            return
+        graph_id = metadata["graph_id"]
+        if not isinstance(graph_id, str) or self.graphs.get(graph_id) is None:
+            raise Invalid(
+                f"metadata.graph_id: {graph_id!r} is not a graph served here (graphs: "
+                f"{sorted(self.graphs.graphs)}); it names the graph that reads the thread's state."
+            )
 
     def _filtered(self, query: Select[Any], where: ThreadFilter, owner: str) -> Select[Any]:
         """`query` restricted to the owner's threads that the filter matches in SQL: all but
@@ -618,6 +638,7 @@ class ThreadService:
         """Merge `metadata` into the thread's (keys given replace keys kept); with `ttl`,
         its time to live becomes that, counted from now."""
         key = parse_uuid(thread_id, "thread_id")
+        self._check_graph_id(metadata)
         async with self.db.write() as session:
             # Locked (PostgreSQL): two merges at once would each keep only their own keys.
             found = await session.get(ThreadRow, key, with_for_update=True)
@@ -642,7 +663,7 @@ class ThreadService:
         its row is added in the copy's transaction, so that a crash leaves the copy whole
         or absent, never a thread without its checkpoints."""
         source = await self.get(thread_id, owner=owner)
-        graph = self.graph_of(source)
+        graph = self._reader_of(source)
         target = new_thread(None, source.metadata_, owner)
         # The same checkpoint ids: the source's head is the copy's, until the refresh.
         for column in HEAD_COLUMNS:

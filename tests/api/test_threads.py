@@ -4,6 +4,7 @@ PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from typing import Any
 
@@ -12,8 +13,11 @@ import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
 
+from app.config import Settings
+from app.main import create_app
 from engine.checkpoint.sql import saver as saver_module
 from tests.api import held_graph
+from tests.api.graphs import GRAPHS
 from tests.api.held_graph import held_thread
 from tests.helpers import ServeApp, eventually, new_thread, said
 
@@ -270,3 +274,45 @@ async def test_a_run_stopped_before_it_started_answers_its_threads_values(
         assert await client.runs.join(thread_id, queued["run_id"]) == first
     finally:
         held_graph.GATE.set()
+
+
+async def test_metadata_graph_id_names_a_served_graph(server: str) -> None:
+    """It names the graph that reads the thread's state: one not served here is refused
+    before anything is written, not saved and then unreadable."""
+    client = get_client(url=server)
+    thread = await client.threads.create()
+    await client.runs.wait(thread["thread_id"], "echo", input=said("hi"))
+    before = await client.threads.get(thread["thread_id"])
+    for refused in (
+        client.threads.update(thread["thread_id"], metadata={"graph_id": "nope"}),
+        client.threads.create(metadata={"graph_id": "nope"}),
+        client.threads.create(metadata={"graph_id": 7}),
+    ):
+        with pytest.raises(UnprocessableEntityError, match="graph_id"):
+            await refused
+    assert await client.threads.get(thread["thread_id"]) == before
+    assert len(await client.threads.search()) == 1
+
+
+async def test_a_thread_whose_graph_is_no_longer_served(
+    serve_app: ServeApp, database_url: str
+) -> None:
+    """A server started without the graph a thread ran (a project changed) lists it,
+    reads and copies it without its values, and refuses its state by naming the graph."""
+    with_echo = get_client(url=serve_app(create_app(_settings(database_url, GRAPHS))))
+    thread = await with_echo.threads.create()
+    await with_echo.runs.wait(thread["thread_id"], "echo", input=said("hi"))
+    client = get_client(
+        url=serve_app(create_app(_settings(database_url, {"asker": GRAPHS["asker"]})))
+    )
+    shown = await client.threads.get(thread["thread_id"])
+    assert (shown["thread_id"], shown["values"]) == (thread["thread_id"], None)
+    assert [t["thread_id"] for t in await client.threads.search()] == [thread["thread_id"]]
+    copied = await client.threads.copy(thread["thread_id"])
+    assert (await with_echo.threads.get(copied["thread_id"]))["values"]["messages"]
+    with pytest.raises(NotFoundError, match="'echo' is not served"):
+        await client.threads.get_state(thread["thread_id"])
+
+
+def _settings(database_url: str, graphs: dict[str, str]) -> Settings:
+    return Settings(database_url=database_url, graphs=json.dumps(graphs))
