@@ -137,12 +137,11 @@ class JsonOnlyRoute(APIRoute):
         async def handle(request: Request) -> Response:
             scope = request.scope
             if request.method in _WITH_BODY:
-                encoding = request.headers.get("content-encoding", "identity").lower()
-                if encoding != "identity":
-                    detail = (
-                        f"Content-Encoding {encoding!r} is not supported: send the JSON body "
-                        "uncompressed."
-                    )
+                coded = _coded(request, "content-encoding", "identity") or _coded(
+                    request, "transfer-encoding", "identity", "chunked"
+                )
+                if coded is not None:
+                    detail = f"{coded} is not supported: send the JSON body uncompressed."
                     return JSONResponse({"detail": detail}, status_code=415)
                 if not _JSON_TYPE.match(request.headers.get("content-type", "")):
                     headers = [(k, v) for k, v in scope["headers"] if k != b"content-type"]
@@ -150,6 +149,16 @@ class JsonOnlyRoute(APIRoute):
             return await handler(JsonOnlyRequest(scope, request.receive))
 
         return handle
+
+
+def _coded(request: Request, header: str, *plain: str) -> str | None:
+    """The header and coding of a body coded otherwise than `plain` (every header of the
+    name, each coding of a list), which the server does not decode; None for none."""
+    for value in request.headers.getlist(header):
+        for coding in value.split(","):
+            if coding.strip().lower() not in plain:
+                return f"{header.title()} {coding.strip()!r}"
+    return None
 
 
 _WITH_BODY = frozenset({"POST", "PUT", "PATCH"})

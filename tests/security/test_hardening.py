@@ -4,6 +4,7 @@ checked against the graph and the thread; no input leaves a thread unreadable.""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 from collections.abc import AsyncIterator
@@ -380,6 +381,27 @@ async def test_a_body_is_json_whatever_its_type_says_and_never_compressed(
             "/threads", content=gzip.compress(body), headers={"content-encoding": encoding}
         )
         assert packed.status_code == 415 and encoding in packed.json()["detail"]
+
+
+async def test_a_body_coded_in_any_of_its_headers_is_a_415(server: str) -> None:
+    """A coding in a second Content-Encoding header, or a Transfer-Encoding other than
+    chunked, is no body the server decodes either (both were a 422 saying the body is
+    not UTF-8); raw HTTP, as clients do not send such headers."""
+    packed = gzip.compress(b'{"metadata": {}}')
+    chunk = b"%x\r\n%s\r\n0\r\n\r\n" % (len(packed), packed)
+    sent = {
+        "Content-Encoding 'gzip'": b"Content-Encoding: identity\r\nContent-Encoding: gzip\r\n"
+        b"Content-Length: %d\r\n\r\n%s" % (len(packed), packed),
+        "Transfer-Encoding 'gzip'": b"Transfer-Encoding: gzip, chunked\r\n\r\n" + chunk,
+    }
+    url = httpx.URL(server)
+    for named, rest in sent.items():
+        reader, writer = await asyncio.open_connection(url.host, url.port)
+        writer.write(b"POST /threads HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + rest)
+        answer = await reader.read()
+        writer.close()
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 415") and named in json.loads(body)["detail"], answer
 
 
 async def test_the_pages_files_are_found_by_name_alone(http: httpx.AsyncClient) -> None:
