@@ -46,6 +46,9 @@ MAX_NAMES = 100
 MAX_BATCH_RUNS = 100
 # Items in one page of a search or list, and how far pages go.
 MAX_PAGE_SIZE = 1000
+# A page of a thread's history ends at the version that takes its values past this many
+# characters of JSON (a page has one version at least).
+HISTORY_PAGE_TEXT = 16 * 1024 * 1024
 MAX_OFFSET = 2**31 - 1
 # A thread's time to live: at most ten years, in minutes.
 MAX_TTL_MINUTES = 10 * 365 * 24 * 60

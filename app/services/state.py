@@ -7,6 +7,7 @@ that has none yet has an empty state and no history.
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import contextlib
 import dataclasses
@@ -15,12 +16,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import orjson
 from langchain_core.messages import convert_to_messages
 from sqlalchemy import select
 
 from app.db.models import RunRow, ThreadRow
 from app.errors import Conflict, Invalid, NotFound
-from app.jsonable import jsonable
+from app.jsonable import jsonable, to_json
+from app.limits import HISTORY_PAGE_TEXT
 from app.schemas.runs import CheckpointRef
 from app.schemas.state import (
     Checkpoint,
@@ -70,9 +73,10 @@ EMPTY = ThreadState(
 # Snapshots on the wire.
 
 
-def thread_state(snapshot: StateSnapshot) -> ThreadState:
+def thread_state(snapshot: StateSnapshot, values: Any = None) -> ThreadState:
+    """The version on the wire; `values`: its values as JSON types, when made already."""
     return ThreadState(
-        values=jsonable(snapshot.values),
+        values=jsonable(snapshot.values) if values is None else values,
         next=list(snapshot.next),
         tasks=[_task(t) for t in snapshot.tasks],
         interrupts=jsonable(snapshot.interrupts),
@@ -462,7 +466,20 @@ class StateService:
         found = graph.aget_state_history(
             config, filter=where, before=_before(query.before), limit=query.limit
         )
-        return [thread_state(snapshot) async for snapshot in found]
+        # A page of a long thread's versions is megabytes of JSON each: it ends at the
+        # version that takes it past HISTORY_PAGE_TEXT (the client pages on with
+        # `before`), and other requests are served between versions.
+        states: list[ThreadState] = []
+        size = 0
+        async with contextlib.aclosing(found):
+            async for snapshot in found:
+                text = to_json(snapshot.values)
+                states.append(thread_state(snapshot, orjson.loads(text)))
+                size += len(text)
+                if size > HISTORY_PAGE_TEXT:
+                    break
+                await asyncio.sleep(0)
+        return states
 
     async def tree(self, thread_id: str, *, owner: str) -> ThreadTree:
         """The thread's turns as a tree, from checkpoint bookkeeping and the runs table."""

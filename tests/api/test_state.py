@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import uuid
+from typing import Any
 
 import httpx
 import pytest
@@ -10,8 +12,41 @@ from langgraph_sdk import get_client
 from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
 from sqlalchemy import func, select
 
+from app.services import state as state_service
 from engine.checkpoint.sql.models import save_table, thread_table
 from tests.helpers import database_rows, new_thread, said
+
+
+async def test_a_history_page_ends_past_its_text_budget(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page of a long thread's history is bounded by the JSON its values take (a page
+    of 1,000 versions of 3,000 messages was half a gigabyte, built while the server
+    served nothing else): it ends at the version that goes past the budget, and the
+    client pages on with `before` through the same versions."""
+    client = get_client(url=server)
+    thread_id = await new_thread(client)
+    for text in ("one", "two", "three"):
+        await client.runs.wait(thread_id, "echo", input=said(text))
+    whole = await client.threads.get_history(thread_id, limit=100)
+    sizes = [len(json.dumps(v["values"], separators=(",", ":"))) for v in whole]
+    budget = sizes[0] + sizes[1] - 1
+    monkeypatch.setattr(state_service, "HISTORY_PAGE_TEXT", budget)
+    expected, taken = [0], 0  # where each page starts: after the version that went past
+    for at, size in enumerate(sizes):
+        taken += size
+        if taken > budget:
+            expected.append(at + 1)
+            taken = 0
+    pages: list[list[dict[str, Any]]] = []
+    before = None
+    while page := await client.threads.get_history(thread_id, limit=100, before=before):
+        pages.append(page)
+        before = page[-1]["checkpoint"]
+    assert [len(page) for page in pages] == [
+        b - a for a, b in zip(expected, [*expected[1:], len(whole)], strict=False) if b > a
+    ]
+    assert [v for page in pages for v in page] == whole and len(whole) == 9
 
 
 async def test_state_and_history_after_turns(server: str) -> None:
