@@ -267,11 +267,12 @@ class _TaskFunction:
         bound = self.signature.bind_partial(*call.args, **call.kw)
         run = await manager.on_chain_start(None, dict(bound.arguments), name=self.name)
         # What the call's code runs (a chat model) is marked with the call's namespace,
-        # the call's own run is not: as LangGraph marks them.
+        # the call's own run is not, and is the first step of the call's run (the
+        # function is the first of LangGraph's task's steps): as LangGraph marks them.
         child = {
             **config,
             "metadata": {**metadata, "checkpoint_ns": ns},
-            "callbacks": run.get_child(),
+            "callbacks": run.get_child("seq:step:1"),
         }
         token = var_child_runnable_config.set(child)
         try:

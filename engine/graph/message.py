@@ -166,9 +166,10 @@ def add_messages(
     return _add_messages(cast(Messages, left), cast(Messages, right), format)
 
 
+# Ready-made state: one `messages` list reduced with `add_messages`. No docstring, as
+# LangGraph's has none: a graph's JSON schemas show a state class's docstring as their
+# `description`.
 class MessagesState(TypedDict):
-    """Ready-made state: one `messages` list reduced with `add_messages`."""
-
     messages: Annotated[list[AnyMessage], add_messages]
 
 

@@ -771,11 +771,7 @@ class CompiledGraph(Runnable[Any, Any]):
         shown: list[PregelTask] = []
         for task in tasks:
             status = statuses.get(task.id, TaskStatus())
-            result = None
-            if status.finished:
-                result = task_result([w for w in status.output if w[0] in self.state_key_set])
-                if self.output_channel is not None:
-                    result = result.get(self.output_channel)
+            result = self.saved_result(status)
             error = None if status.error is None else error_text(status.error)
             found = status.pending_interrupts if live else status.interrupts
             state = loop.subgraph_config(task)
@@ -795,6 +791,14 @@ class CompiledGraph(Runnable[Any, Any]):
             tasks=tuple(shown),
             interrupts=tuple(i for t in shown for i in t.interrupts),
         )
+
+    def saved_result(self, status: TaskStatus) -> Any:
+        """What a task that finished in an open step wrote, as a state's (and a resumed
+        run's checkpoint part's) task shows it: None while it has not finished."""
+        if not status.finished:
+            return None
+        result = task_result([w for w in status.output if w[0] in self.state_key_set])
+        return result if self.output_channel is None else result.get(self.output_channel)
 
     def _final_snapshot(self, loop: Loop) -> StateSnapshot:
         """The head a run that ended at END saved: no task is due there and no write is

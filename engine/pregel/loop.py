@@ -951,6 +951,13 @@ class Loop:
             except ParentCommand as exc:
                 if not self.ns:
                     raise NoParentGraphError(exc.command) from None
+                if exc.command.graph == Command.PARENT:  # type: ignore[attr-defined]
+                    # LangGraph names the graph it goes to on its way up (the runs it
+                    # ends are told of that name): by the namespace of the task that
+                    # ran this graph, less the number of a second graph it ran.
+                    ns = self.ns[:-1] if self.ns[-1].isdigit() else self.ns
+                    command = dataclasses.replace(exc.command, graph="|".join(ns))  # type: ignore[type-var]
+                    exc.command, exc.args = command, (command,)
                 raise
             except GraphDrained as exc:
                 # A run inside this task stopped to drain: no outcome is saved, so the
@@ -1070,6 +1077,10 @@ class Loop:
             raise
         finally:
             pad.config["callbacks"], pad.node_run = callbacks, None
+        if task.handed_up is not None:
+            # LangGraph's node raised the command, and its task took it from there.
+            await run.on_chain_error(task.handed_up)
+            return output, writes
         if not self.inline_sync:
             await show_output(run, output)
         await end_run(run, output, node.trace_policy)
@@ -1098,7 +1109,7 @@ class Loop:
         if timer is not None and self.inline_sync:
             # A sync run calls every node's sync code, which cannot be cancelled.
             raise sync_timeout_error(task.name)
-        task.handed_up = False
+        task.handed_up = None
         try:
             call = self._call(task, pad, inline)
             output = await (call if timer is None else timer.run(call))
@@ -1106,7 +1117,7 @@ class Loop:
             # A graph run by this task (its subgraph, or one its code invoked) handed
             # control up to us: its command is this task's.
             output = dataclasses.replace(exc.command, graph=None)  # type: ignore[type-var]
-            task.handed_up = True
+            task.handed_up = exc
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is None or current.cancelling():
@@ -1389,23 +1400,29 @@ class Loop:
             "values": self.graph.read_state(self.channels),
             "metadata": self.head_metadata,
             "next": [t.name for t in tasks],
-            "tasks": [
-                {
-                    "id": t.id,
-                    "name": t.name,
-                    "interrupts": tuple(
-                        {"value": i.value, "id": i.id, "response_schema": i.response_schema}
-                        for i in (statuses[t.id].interrupts if t.id in statuses else ())
-                    ),
-                    "state": self.subgraph_config(t),
-                }
-                for t in tasks
-            ],
+            "tasks": [self._checkpoint_task(t, statuses.get(t.id, TaskStatus())) for t in tasks],
         }
         if "checkpoints" in self.modes:
             self.emit(self.ns, "checkpoints", payload)
         if "debug" in self.modes:
             self.emit(self.ns, "debug", _debug(self.head_metadata["step"], "checkpoint", payload))
+
+    def _checkpoint_task(self, task: Task, status: TaskStatus) -> dict[str, Any]:
+        """A due task in a `checkpoints` part, in LangGraph's three shapes: a failure
+        saved for it (its text), or its questions and, when it finished before the run
+        resumed, what it wrote."""
+        entry: dict[str, Any] = {"id": task.id, "name": task.name}
+        if status.error is not None:
+            entry["error"] = error_text(status.error)
+        else:
+            if result := self.graph.saved_result(status):
+                entry["result"] = result
+            entry["interrupts"] = tuple(
+                {"value": i.value, "id": i.id, "response_schema": i.response_schema}
+                for i in status.interrupts
+            )
+        entry["state"] = self.subgraph_config(task)
+        return entry
 
     def subgraph_config(self, task: Task) -> dict[str, Any] | None:
         """The config of a subgraph task's own checkpoints: the task's namespace, which
@@ -1713,7 +1730,7 @@ class Loop:
         if not routes:
             return
         meta = self._run_metadata(task)
-        if task.handed_up:
+        if task.handed_up is not None:
             # LangGraph shows what a node returns; this one raised, its writes are the
             # command a graph it ran raised up to it.
             return

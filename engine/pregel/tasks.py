@@ -23,7 +23,7 @@ from engine.constants import (
     SCHEDULED,
     TASKS,
 )
-from engine.errors import InvalidUpdateError, NodeError
+from engine.errors import InvalidUpdateError, NodeError, ParentCommand
 from engine.pregel.node import Node, Writes
 from engine.types import Interrupt, Send, TimeoutPolicy
 
@@ -59,9 +59,10 @@ class Task:
     handled: bool = False
     # For an error handler's task: the failure it handles.
     failure: NodeError | None = None
-    # Its output is a command a graph it ran raised up to it (`Command.PARENT`): the
-    # node returned none of it, so the `messages` stream shows none of its writes.
-    handed_up: bool = False
+    # Its output is the command a graph it ran raised up to it (`Command.PARENT`), as
+    # raised: the node returned none of it, so the `messages` stream shows none of its
+    # writes, and its run ends with that error, as LangGraph's node run does.
+    handed_up: ParentCommand | None = None
 
     def sort_key(self) -> tuple[int, Any]:
         if not self.path:

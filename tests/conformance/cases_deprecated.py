@@ -235,6 +235,22 @@ def case_graph_json_schemas(ns: NS) -> Any:
 
 
 @case
+def case_messages_state_json_schemas(ns: NS) -> Any:
+    """The JSON schemas of a graph of `MessagesState` (and of a state extending it)
+    have no description: LangGraph's `MessagesState` has no docstring."""
+
+    class Extended(ns.MessagesState):
+        summary: str
+
+    out = {}
+    for schema in (ns.MessagesState, Extended):
+        graph = ns.StateGraph(schema).add_node("n", lambda s: {}).add_edge(ns.START, "n")
+        compiled = graph.compile()
+        out[schema.__name__] = [compiled.get_input_jsonschema(), compiled.get_output_jsonschema()]
+    return out
+
+
+@case
 def case_config_parameter_typed_otherwise(ns: NS) -> Any:
     """A `config` parameter typed other than `RunnableConfig` (or its optional) was once
     handed the config; now it is not, and `add_node` warns of it, naming the type. A

@@ -788,6 +788,35 @@ def case_callback_runs_of_tasks(ns: NS) -> Any:
 
 
 @case(aio=True)
+def case_callback_tags_of_runs_in_a_task(ns: NS, aio: bool) -> Any:
+    """What a task call's code runs (a chat model) is the first step of the call's run
+    (`seq:step:1`), in a call made by another call too, as what an entrypoint's code runs
+    is of its node's run."""
+    tags: list[Any] = []
+
+    class Tags(BaseCallbackHandler):
+        def on_chat_model_start(self, serialized: Any, messages: Any, **kwargs: Any) -> None:
+            tags.append(kwargs.get("tags"))
+
+    def ask(text: str) -> str:
+        return str(replies("fine").invoke(text).content)
+
+    @ns.task
+    def inner(text: str) -> str:
+        return ask(text)
+
+    @ns.task
+    def outer(text: str) -> str:
+        return ask(text) + inner(text).result()
+
+    @ns.entrypoint()
+    def workflow(text: str) -> str:
+        return ask(text) + outer(text).result()
+
+    return [invoke(workflow, "how?", {"callbacks": [Tags()]}, aio=aio), tags]
+
+
+@case(aio=True)
 def case_messages_from_a_task(ns: NS, aio: bool) -> Any:
     """A chat model called in a task streams as the task's (its node name and path), in
     the namespace of the task's caller."""
@@ -954,6 +983,51 @@ def case_message_handed_to_the_parent_graph(ns: NS, aio: bool) -> Any:
         )
         for how, node in graphs.items()
     }
+
+
+@case(aio=True)
+def case_callback_runs_of_a_command_to_the_parent(ns: NS, aio: bool) -> Any:
+    """A subgraph's node that hands control up (`Command(graph=PARENT)`) ends its run,
+    the subgraph's run and the parent node's run with that error (the parent's task then
+    goes on with the command), the latter two naming the graph it goes to by the task
+    that ran the subgraph (`<node>:<task id>`; a second graph a node invokes as its
+    first); the parent graph's run ends as usual."""
+    seen: list[Any] = []
+
+    class Runs(BaseCallbackHandler):
+        def __init__(self) -> None:
+            self.names: dict[Any, str] = {}
+
+        def on_chain_start(self, serialized: Any, inputs: Any, **kwargs: Any) -> None:
+            self.names[kwargs["run_id"]] = kwargs.get("name") or ""
+
+        def on_chain_end(self, outputs: Any, **kwargs: Any) -> None:
+            seen.append(["end", self.names[kwargs["run_id"]]])
+
+        def on_chain_error(self, error: BaseException, **kwargs: Any) -> None:
+            graph = getattr(error.args[0], "graph", None) if error.args else None
+            # The task id in it is each engine's own.
+            named = graph if graph is None else graph.split(":")[0] + (":<id>" * (":" in graph))
+            seen.append(["error", self.names[kwargs["run_id"]], type(error).__name__, named])
+
+    def jump(state: Any) -> Any:
+        if state["log"]:
+            return {"log": ["stay"]}
+        return ns.Command(graph=ns.Command.PARENT, goto="after", update={"log": ["up"]})
+
+    sub = build(ns, LogState, {"jump": jump}, [("S", "jump")])
+
+    def twice(state: Any) -> dict[str, Any]:
+        sub.invoke({"log": ["first"]})
+        return sub.invoke({"log": []})
+
+    out = {}
+    for how, node in {"as node": sub, "invoked twice in a node": twice}.items():
+        seen.clear()
+        nodes = {"sub": node, "after": note("after")}
+        graph = build(ns, LogState, nodes, [("S", "sub")])
+        out[how] = [invoke(graph, {"log": []}, {"callbacks": [Runs()]}, aio=aio), list(seen)]
+    return out
 
 
 @case(aio=True)

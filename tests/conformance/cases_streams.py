@@ -589,6 +589,64 @@ def case_a_checkpoint_part_shows_its_tasks_questions_whole(ns: NS, aio: bool) ->
     ]
 
 
+@case(aio=True, sql=True)
+def case_a_resumed_step_shows_its_finished_tasks(ns: NS, aio: bool) -> Any:
+    """Going on with a step that a question (or a failure) stopped, the version the run
+    goes on from shows what its finished tasks wrote (and the failure, as its text), for
+    parallel nodes and `Send`s alike. (Their starts in the `tasks` and `debug` streams
+    differ on purpose: docs/langgraph-differences.md.)"""
+    failing = [True]
+
+    def ask(state: Any) -> dict[str, Any]:
+        return {"log": [ns.interrupt("b?")]}
+
+    def flaky(state: Any) -> dict[str, Any]:
+        if failing[0]:
+            raise ValueError("boom")
+        return {"log": ["c"]}
+
+    def work(packet: Any) -> dict[str, Any]:
+        item = packet["item"]
+        return {"log": [ns.interrupt(item) if item == "ask" else item]}
+
+    fan = ns.StateGraph(LogState)
+    fan.add_node("w", work)
+    fan.add_conditional_edges(
+        ns.START, lambda s: [ns.Send("w", {"item": i}) for i in ("a", "ask", "b")], ["w"]
+    )
+    graphs = {
+        "parallel": (
+            build(
+                ns,
+                LogState,
+                {"a": note("a"), "b": ask, "n": lambda s: None},
+                [("S", "a"), ("S", "b"), ("S", "n")],
+                checkpointer=ns.InMemorySaver(),
+            ),
+            ns.Command(resume="B"),
+        ),
+        "send": (fan.compile(checkpointer=ns.InMemorySaver()), ns.Command(resume="ANS")),
+        "failed": (
+            build(
+                ns,
+                LogState,
+                {"a": note("a"), "c": flaky},
+                [("S", "a"), ("S", "c")],
+                checkpointer=ns.InMemorySaver(),
+            ),
+            None,
+        ),
+    }
+    out = {}
+    for name, (graph, resume) in graphs.items():
+        config = thread(name)
+        failing[0] = True
+        invoke(graph, {"log": []}, config, aio=aio)
+        failing[0] = False
+        out[name] = stream(graph, resume, config, stream_mode="checkpoints", aio=aio)
+    return out
+
+
 @case(aio=True)
 def case_a_question_shows_the_state_before_the_tasks_result(ns: NS, aio: bool) -> Any:
     """When a task asks, the `values` part with its question comes at once, before the
