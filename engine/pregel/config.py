@@ -37,7 +37,13 @@ def merge_configs(config: RunnableConfig | dict[str, Any] | None) -> dict[str, A
         if outer.get(key):
             merged[key] = outer[key]
     for key, value in (config or {}).items():
-        if key == "tags" and merged.get("tags"):
+        if key == "callbacks" and value and merged.get("callbacks"):
+            # The caller's handlers join the outer run's: the graph's run stays nested
+            # under it, and its handlers see it too (LangChain's merge).
+            merged["callbacks"] = _langchain_merge(
+                {"callbacks": merged["callbacks"]}, {"callbacks": value}
+            )["callbacks"]
+        elif key == "tags" and merged.get("tags"):
             merged["tags"] = list(dict.fromkeys([*merged["tags"], *(value or ())]))
         elif key == "metadata" and merged.get("metadata"):
             merged["metadata"] = {**merged["metadata"], **(value or {})}

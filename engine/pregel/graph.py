@@ -240,7 +240,13 @@ class CompiledGraph(Runnable[Any, Any]):
         call names no `output_keys` (all of the state when None)."""
         unknown = sorted(options.keys() - RunOptions.__annotations__.keys())
         if unknown:
-            raise TypeError(f"Unknown option {unknown[0]!r} for a graph run.")
+            name = unknown[0]
+            where = (
+                f"; set it in the config: config={{{name!r}: ...}}"
+                if name in RunnableConfig.__annotations__
+                else " (LangGraph ignores options it does not know; the engine refuses them)"
+            )
+            raise TypeError(f"Unknown option {name!r} for a graph run{where}.")
         options = _durability_of_old(options)
         durability = options.get("durability")
         output_keys = self._output_keys(options.get("output_keys"))
@@ -603,16 +609,16 @@ class CompiledGraph(Runnable[Any, Any]):
         """Run a compiled graph as a node: its checkpoints live in the task's namespace."""
         child = task.node.subgraph
         assert child is not None
+        # Its run nests under the node's run, as a run of its own: named after the
+        # subgraph (or the run name it was bound to), not as the enclosing call.
         config = {
-            **parent.config,
-            # Its run nests under the node's run, as a run of its own.
-            "callbacks": pad.config.get("callbacks"),
-            "configurable": {**parent.config.get("configurable", {})},
+            key: value for key, value in parent.config.items() if key not in ("run_id", "run_name")
         }
+        config["callbacks"] = pad.config.get("callbacks")
+        config["configurable"] = {**parent.config.get("configurable", {})}
         if child.config:  # a subgraph `with_config`: its config under the parent's
             config = layered(child.config, config)
-        config.pop("run_id", None)
-        config.pop("run_name", None)
+            config.pop("run_id", None)
         loop = Loop(
             child,
             config,
@@ -1163,16 +1169,19 @@ class CompiledGraph(Runnable[Any, Any]):
 
 async def _start_run(loop: Loop, input: Any, name: str) -> AsyncCallbackManagerForChainRun | None:
     config = loop.config
-    if not config.get("callbacks"):
-        return None
     # Tracers tell a graph's run by `ls_integration`, a subgraph's by the namespace of
     # the task that runs it, as LangGraph marks them.
     metadata = {"ls_integration": "langgraph", **(config.get("metadata") or {})}
     if loop.outer_ns is not None:
         metadata["checkpoint_ns"] = loop.outer_ns
+    # Configured even without callbacks of the call's: LangSmith's tracer (its
+    # environment variables, `tracing_context`, an enclosing `@traceable`) and the
+    # configure hooks (`collect_runs`) add handlers of their own.
     manager = AsyncCallbackManager.configure(
-        config["callbacks"], inheritable_tags=config.get("tags"), inheritable_metadata=metadata
+        config.get("callbacks"), inheritable_tags=config.get("tags"), inheritable_metadata=metadata
     )
+    if not manager.handlers:
+        return None
     run = await manager.on_chain_start(
         None, input, name=config.get("run_name") or name, run_id=config.get("run_id")
     )

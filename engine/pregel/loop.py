@@ -1060,11 +1060,18 @@ class Loop:
             return await self._output_and_writes(task, pad, inline)
         if node.hidden:
             pad.config["tags"] = [*(pad.config.get("tags") or ()), TAG_HIDDEN]
-        manager = AsyncCallbackManager.configure(
-            callbacks,
-            local_tags=[f"graph:step:{self.step}"],
-            inheritable_metadata=pad.config.get("metadata"),
-        )
+        step_tag = f"graph:step:{self.step}"
+        if isinstance(callbacks, AsyncCallbackManager):
+            # The graph run's own handlers, as LangGraph reuses them: not configured
+            # again, which would add the configure hooks' handlers (`collect_runs`) to
+            # a node run that LangGraph's do not see.
+            manager = callbacks.copy()
+            manager.add_tags([step_tag], inherit=False)
+            manager.add_metadata(pad.config.get("metadata") or {})
+        else:
+            manager = AsyncCallbackManager.configure(
+                callbacks, local_tags=[step_tag], inheritable_metadata=pad.config.get("metadata")
+            )
         # After the step's tag, as LangGraph orders them.
         manager.add_tags(pad.config.get("tags") or [])
         run = await start_run(manager, task.input, task.name, node.trace_policy)

@@ -20,6 +20,7 @@ from . import (  # noqa: F401
     cases_runtime,
     cases_serde,
     cases_streams,
+    cases_tracing,
 )
 from .harness import CASES, NS, case_params, diff, observe
 
