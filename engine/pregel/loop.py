@@ -754,7 +754,7 @@ class Loop:
             await self._run_together(
                 [
                     *((t, self._execute(t, inline=False)) for t in todo),
-                    *((t, self._handle(t, inline=False)) for t in handled),
+                    *((t, self._handle(t, inline=False, resumed=True)) for t in handled),
                 ],
                 tasks,
             )
@@ -1023,9 +1023,11 @@ class Loop:
             self.node_finished(task.name)
         await self._task_finished(task, writes or [(NO_WRITES, None)], pad)
 
-    async def _handle(self, failed: Task, *, inline: bool) -> None:
+    async def _handle(self, failed: Task, *, inline: bool, resumed: bool = False) -> None:
         """Run the error handler of a task that failed, in the same step, on the task's
-        input; it is told the failure (`NodeError`), and its writes are the step's."""
+        input; it is told the failure (`NodeError`), and its writes are the step's. One
+        run again as its step resumes starts in the `tasks` stream, as LangGraph shows it
+        there (not when it runs right after the failure)."""
         name = failed.node.error_handler
         assert name is not None and failed.error is not None
         node = self.graph.nodes[name]
@@ -1042,6 +1044,8 @@ class Loop:
         self._handlers.append(handler)
         _restore(handler, self._statuses)
         if not handler.done:
+            if resumed:
+                self._emit_task_start(handler)
             await self._execute(handler, inline=inline)
 
     async def _attempt(

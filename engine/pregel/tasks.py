@@ -69,7 +69,9 @@ class Task:
             # An update_state task: no node ran, the caller's list gives the order.
             return (0, "")
         if self.path[0] == PULL:
-            return (1, self.name)
+            # By the node its path names: an error handler's is its failed node's, and
+            # its writes follow those of the nodes before that one, as in LangGraph.
+            return (1, self.path[1])
         if self.path[0] == PUSH:
             return (2, self.path[1])
         return (0, "")

@@ -335,6 +335,37 @@ def case_error_handler_takes_a_failure(ns: NS, aio: bool) -> Any:
     return out
 
 
+@case(aio=True)
+def case_error_handler_writes_in_its_nodes_place(ns: NS, aio: bool) -> Any:
+    """A handler's writes are applied where its failed node's would be (after a sibling
+    that sorts before it), and a handler that asks starts again in the `tasks` stream
+    when its step resumes."""
+
+    def boom(state: Any) -> Any:
+        raise ValueError("boom")
+
+    def asking(state: Any, error: ns.NodeError) -> dict[str, Any]:
+        return {"log": [f"fixed {ns.interrupt('fix?')}"]}
+
+    out = {}
+    for name, handler in (("handled", note("handled")), ("asking", asking)):
+        graph = (
+            ns.StateGraph(LogState)
+            .add_node("a", note("a"))
+            .add_node("c", boom, error_handler=handler)
+            .add_edge(ns.START, "a")
+            .add_edge(ns.START, "c")
+            .compile(checkpointer=ns.InMemorySaver())
+        )
+        config = {"configurable": {"thread_id": name}}
+        out[name] = invoke(graph, {"log": []}, config, aio=aio)
+    resumed = stream(graph, ns.Command(resume="yes"), config, stream_mode="tasks", aio=aio)
+    # The step's finished tasks' starts differ on purpose (docs/langgraph-differences.md).
+    out["resumed"] = [part for part in resumed if "__error_handler__" in str(part)]
+    out["values"] = graph.get_state(config).values
+    return out
+
+
 @case
 def case_error_handler_after_retries_and_failing(ns: NS) -> Any:
     calls: dict[str, int] = {}
