@@ -468,12 +468,14 @@ class StateService:
         )
         # A page of a long thread's versions is megabytes of JSON each: it ends at the
         # version that takes it past HISTORY_PAGE_TEXT (the client pages on with
-        # `before`), and other requests are served between versions.
+        # `before`), and other requests are served between versions. Values a client
+        # does not select are neither converted nor counted.
+        shown = not query.select or "values" in query.select
         states: list[ThreadState] = []
         size = 0
         async with contextlib.aclosing(found):
             async for snapshot in found:
-                text = to_json(snapshot.values)
+                text = to_json(snapshot.values) if shown else "{}"
                 states.append(thread_state(snapshot, orjson.loads(text)))
                 size += len(text)
                 if size > HISTORY_PAGE_TEXT:

@@ -47,6 +47,12 @@ async def test_a_history_page_ends_past_its_text_budget(
         b - a for a, b in zip(expected, [*expected[1:], len(whole)], strict=False) if b > a
     ]
     assert [v for page in pages for v in page] == whole and len(whole) == 9
+    # Values not selected are not counted: the run view's page of bookkeeping is whole.
+    async with httpx.AsyncClient(base_url=server) as http:
+        found = await http.post(
+            f"/threads/{thread_id}/history", json={"limit": 100, "select": ["checkpoint"]}
+        )
+    assert found.json() == [{"checkpoint": v["checkpoint"]} for v in whole]
 
 
 async def test_state_and_history_after_turns(server: str) -> None:
