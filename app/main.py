@@ -25,7 +25,7 @@ from app.api import (
 from app.api import metrics as metrics_api
 from app.config import Settings, get_settings
 from app.container import Services
-from app.middleware import LimitBodySize, QueryStrings
+from app.middleware import HeadAsGet, LimitBodySize, QueryStrings
 from app.project import Project
 
 # Browser clients (chat frontends, the SDK in a page) must be able to read these.
@@ -68,6 +68,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(title="Threadline", version=__version__, lifespan=lifespan)
     app.state.settings = settings
     # Inside CORS, so that a browser can read the 413.
+    app.add_middleware(HeadAsGet)
     app.add_middleware(LimitBodySize, max_bytes=settings.max_body_bytes)
     app.add_middleware(CORSMiddleware, **cors_options(settings))
     app.add_middleware(QueryStrings)

@@ -1,5 +1,5 @@
 """What every request goes through before a route uses it: the query-string conventions
-of the API, the limit on body size, and JSON bodies that any database can store, within
+of the API, HEAD as GET, the limit on body size, and JSON bodies that any database can store, within
 the limits on their depth and their number of values."""
 
 from __future__ import annotations
@@ -41,6 +41,20 @@ class QueryStrings:
             kept = [(k, v) for k, v in pairs if v != ""]
             if len(kept) != len(pairs):
                 scope = {**scope, "query_string": urlencode(kept).encode("latin-1")}
+        await self.app(scope, receive, send)
+
+
+class HeadAsGet:
+    """HEAD is the GET route's answer without its body, as Starlette's own routes take it
+    (monitors and `curl -I` got a 405): the route sees a GET, and uvicorn, which keeps
+    the request's method, sends no body."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "HEAD":
+            scope = {**scope, "method": "GET"}
         await self.app(scope, receive, send)
 
 

@@ -404,6 +404,16 @@ async def test_a_body_coded_in_any_of_its_headers_is_a_415(server: str) -> None:
         assert head.startswith(b"HTTP/1.1 415") and named in json.loads(body)["detail"], answer
 
 
+async def test_head_is_get_without_its_body(http: httpx.AsyncClient) -> None:
+    """As on LangGraph's server: a monitor's `HEAD /ok` is a 200, not a 405."""
+    thread = (await http.post("/threads", json={})).json()["thread_id"]
+    for path in ("/ok", f"/threads/{thread}", "/web/app.js", "/info"):
+        got, head = await http.get(path), await http.head(path)
+        assert (head.status_code, head.content) == (200, b""), path
+        assert head.headers["content-type"] == got.headers["content-type"], path
+    assert (await http.head(f"/threads/{thread}/copy")).status_code == 405
+
+
 async def test_the_pages_files_are_found_by_name_alone(http: httpx.AsyncClient) -> None:
     """`/web/<path>` serves the page's files; any other name is a 404, never a look at
     the file system (a NUL, a name too long for it, a way out of the folder)."""
