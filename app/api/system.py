@@ -30,13 +30,6 @@ async def ok(
     return Ok(ok=reachable, services={"database": "healthy" if reachable else "unhealthy"})
 
 
-# HEAD too, the same answer without its body: load balancers and uptime checkers probe
-# with it. (A route of its own: one route of two methods gives two operations one id.)
-router.add_api_route(
-    "/ok", ok, methods=["HEAD"], response_model_exclude_none=True, include_in_schema=False
-)
-
-
 @router.get("/info")
 async def info() -> Info:
     """Server version and feature flags."""
