@@ -622,6 +622,34 @@ async def test_prune_keeps_latest_turns_branches_and_interrupts(sql_saver: SQLSa
     await h.assert_readable(tip)
 
 
+async def test_prune_takes_langgraphs_strategies(sql_saver: SQLSaver) -> None:
+    """`aprune(thread_ids, strategy=...)` as LangGraph's Postgres saver takes it (a
+    project's cleanup job): "keep_latest" leaves each namespace's latest checkpoint, as
+    a root; "delete" deletes the threads."""
+    h = History(sql_saver, "t1")
+    for n in range(3):
+        last = await chat_turn(h, n + 1)
+    other = History(sql_saver, "t2")
+    await chat_turn(other, 1)
+
+    assert await sql_saver.aprune(["t1"], strategy="keep_latest") == 8
+    listed = [t async for t in sql_saver.alist(h.config())]
+    assert [t.config["configurable"]["checkpoint_id"] for t in listed] == [last["answered"]]
+    assert listed[0].parent_config is None
+    await h.assert_readable(last["answered"])
+    await chat_turn(h, 4, parent=last["answered"])  # the thread goes on from it
+
+    assert await sql_saver.aprune(["t2", "nobody"], strategy="delete") == 3
+    assert await sql_saver.aget_tuple(other.config()) is None
+    assert len([t async for t in sql_saver.alist(h.config())]) == 4
+    with pytest.raises(ValueError, match="'keep_some'"):
+        await sql_saver.aprune(["t1"], strategy="keep_some")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="thread ids"):
+        await sql_saver.aprune(strategy="delete")
+    with pytest.raises(TypeError, match="keep_last_turns"):
+        await sql_saver.aprune(["t1"])
+
+
 async def test_idle_threads_are_deleted_for_good(sql_saver: SQLSaver) -> None:
     idle, active = History(sql_saver, "idle"), History(sql_saver, "active")
     idle_id = await idle.put({"a": 1})

@@ -401,6 +401,21 @@ def prune_plan(
     return doomed, relinked
 
 
+def latest_plan(journal: Journal) -> tuple[set[Place], dict[Place, str | None]]:
+    """LangGraph's `keep_latest` prune: each namespace's latest checkpoint alone, as the
+    root of what is left."""
+    doomed: set[Place] = set()
+    relinked: dict[Place, str | None] = {}
+    for ns, ids in journal.ids.items():
+        if not ids:
+            continue
+        latest = max(ids)
+        doomed |= {(ns, i) for i in ids if i != latest}
+        if journal.checkpoints[(ns, latest)].parent is not None:
+            relinked[(ns, latest)] = None
+    return doomed, relinked
+
+
 class Journals:
     """The journals of the threads this process served lately, bounded in characters
     (and in threads); the least recently used go first, never the one just used."""

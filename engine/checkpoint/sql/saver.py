@@ -24,7 +24,7 @@ from collections import ChainMap, Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from sqlalchemy import (
     BigInteger,
@@ -104,6 +104,7 @@ from engine.checkpoint.sql.journal import (
     Place,
     Stored,
     Tip,
+    latest_plan,
     prune_plan,
 )
 from engine.checkpoint.sql.migrations import CHECKPOINT, upgrade
@@ -1373,14 +1374,27 @@ class SQLSaver(BaseCheckpointSaver):
         await self._retry(copy_thread)
         self._journals.drop(target_id)
 
-    async def aprune(self, thread_ids: Iterable[str] | None = None, *, keep_last_turns: int) -> int:
+    async def aprune(
+        self,
+        thread_ids: Iterable[str] | None = None,
+        *,
+        keep_last_turns: int | None = None,
+        strategy: Literal["keep_latest", "delete"] | None = None,
+    ) -> int:
         """Keep the latest `keep_last_turns` turns of each thread (a turn starts at an input
         checkpoint) and delete the older checkpoints except branch points, branch tips
         (the last state of an abandoned branch) and checkpoints with an interrupt, so every
         branch stays visible and pruning again changes nothing. A kept checkpoint whose
         parent goes is linked to its nearest kept ancestor; values no kept checkpoint uses
         are deleted. No thread_ids means every thread with more turns. Returns how many
-        checkpoints were deleted."""
+        checkpoints were deleted.
+
+        Or LangGraph's `strategy`, for the threads named: "keep_latest" keeps only each
+        namespace's latest checkpoint, "delete" deletes the threads."""
+        if strategy is not None:
+            return await self._prune_as_langgraph(thread_ids, keep_last_turns, strategy)
+        if keep_last_turns is None:
+            raise TypeError("aprune() needs keep_last_turns, or LangGraph's strategy")
         if keep_last_turns < 1:
             raise ValueError("keep_last_turns must be at least 1: the latest turn is the state")
         if thread_ids is None:
@@ -1396,6 +1410,37 @@ class SQLSaver(BaseCheckpointSaver):
                 str(thread_id), lambda journal: prune_plan(journal, keep_last_turns)
             )
         return deleted
+
+    async def _prune_as_langgraph(
+        self, thread_ids: Iterable[str] | None, keep_last_turns: int | None, strategy: str
+    ) -> int:
+        if keep_last_turns is not None or thread_ids is None:
+            raise TypeError("aprune(thread_ids, strategy=...) takes thread ids, and no turns")
+        if strategy not in ("keep_latest", "delete"):
+            raise ValueError(f"Unknown prune strategy {strategy!r}: 'keep_latest' or 'delete'")
+        deleted = 0
+        for thread_id in thread_ids:
+            if strategy == "delete":
+                deleted += await self._count(str(thread_id))
+                await self.adelete_thread(str(thread_id))
+            else:
+                deleted += await self._rewrite(str(thread_id), latest_plan)
+        return deleted
+
+    async def _count(self, thread_id: str) -> int:
+        journal = await self._retry(lambda: self._read_journal(thread_id, whole=True))
+        return 0 if journal is None else len(journal.checkpoints)
+
+    def prune(
+        self,
+        thread_ids: Iterable[str] | None = None,
+        *,
+        keep_last_turns: int | None = None,
+        strategy: Literal["keep_latest", "delete"] | None = None,
+    ) -> int:  # type: ignore[override]
+        return self._sync(
+            self.aprune(thread_ids, keep_last_turns=keep_last_turns, strategy=strategy)
+        )
 
     async def adelete_run(self, thread_id: str, run_id: str) -> None:
         """Remove the checkpoints whose metadata names `run_id`, with their pending writes
