@@ -151,6 +151,13 @@ connection.addEventListener("change", () => {
 
 // ---- wiring ---------------------------------------------------------------------------
 
+// The skip link: the address is the router's, so it focuses the box itself.
+document.getElementById("skip").addEventListener("click", (e) => {
+  e.preventDefault();
+  layout.chatPicked();
+  focused.input.focus();
+});
+
 function setUpSidebar() {
   document.getElementById("new-chat").addEventListener("click", async () => {
     await openThread(null);

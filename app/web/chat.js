@@ -15,6 +15,13 @@ const HISTORY_LIMIT = 1000;
 
 /** sessionStorage key of a thread's open run: survives a reload, not a new tab. */
 const runKey = (threadId) => `threadline.run.${threadId}`;
+/** sessionStorage key of the replies cut short on a thread (stopped, or failed): the server
+ * keeps only what a step saved, not the text a cut step had streamed. */
+const keptKey = (threadId) => `threadline.kept.${threadId}`;
+// Within this many pixels of the bottom, the reader is "at the bottom": the chat follows.
+const BOTTOM_PX = 40;
+const COMPOSER_MAX_PX = 200;
+const ARGS_SHOWN = 80;
 
 /** A stable key per message: tool results streamed without an id get one in the state. */
 function keyOf(message) {
@@ -79,7 +86,11 @@ export class ChatPanel {
     this.threadStatus = null; // as the server last said
     this.editing = null; // key of the user message being edited
     this.notice = null;
-    this.elements = new Map(); // key -> {el, signature}
+    this.kept = []; // replies cut short: {anchor, message}, shown after the message `anchor`
+    this.threadError = null; // {error, message} of the thread's last run, when it failed
+    this.gone = false; // the chat asked for does not exist (deleted, or a stale link)
+    this.following = true; // keep the newest message in sight (until the reader scrolls up)
+    this.elements = new Map(); // key -> {el, signature, text, nav}
     this.reads = 0; // reads of the thread so far; only the latest one is shown
     this.render = perFrame(() => this.draw());
     this.build();
@@ -91,9 +102,15 @@ export class ChatPanel {
     this.title = h("span", { class: "panel-title" }, "New chat");
     this.status = h("span", { class: "panel-status" });
     this.list = h("div", { class: "messages", role: "log", "aria-live": "polite" });
+    this.goneEl = h(
+      "p",
+      { class: "gone", role: "status", hidden: true },
+      "This chat no longer exists. Send a message to start a new one.",
+    );
     this.empty = h(
       "div",
       { class: "empty" },
+      this.goneEl,
       h("p", {}, "Ask about the weather or set a reminder:"),
       ...["weather in Paris tomorrow", "remind me to call mom tomorrow at 9"].map((text) =>
         h("button", { class: "chip", type: "button", onclick: () => this.send(text) }, text),
@@ -111,12 +128,24 @@ export class ChatPanel {
           this.submit();
         }
       },
+      oninput: () => this.fitInput(),
     });
     this.sendButton = h("button", { type: "submit", class: "primary" }, "Send");
     this.stopButton = h(
       "button",
       { type: "button", class: "danger", hidden: true, onclick: () => this.stop() },
       "Stop",
+    );
+    this.jumpButton = h(
+      "button",
+      {
+        type: "button",
+        class: "jump",
+        hidden: true,
+        "aria-label": "Jump to the end of the chat",
+        onclick: () => this.jumpToLatest(),
+      },
+      "↓ Latest",
     );
     const form = h(
       "form",
@@ -141,10 +170,68 @@ export class ChatPanel {
         this.title,
         this.status,
       ),
-      h("div", { class: "scroll" }, this.empty, this.list, this.cardHost, this.noticeEl),
+      h(
+        "div",
+        { class: "scroll" },
+        this.empty,
+        this.list,
+        this.cardHost,
+        this.noticeEl,
+        // Kept in sight at the bottom of the scrolled area while the reader is above it.
+        h("div", { class: "jump-host" }, this.jumpButton),
+      ),
       form,
     );
     this.scroller = this.el.querySelector(".scroll");
+    this.lastScrollTop = 0;
+    this.scroller.addEventListener("scroll", () => this.onScroll(), { passive: true });
+    // The reader's intent to go up is known before the scroll happens: a smooth scroll
+    // takes a few frames, and a frame that scrolled to the end meanwhile would undo it.
+    const listen = (name, handler) =>
+      this.scroller.addEventListener(name, handler, { passive: true });
+    let touchY = 0;
+    listen("wheel", (e) => e.deltaY < 0 && this.unfollow());
+    listen("touchstart", (e) => (touchY = e.touches[0].clientY));
+    listen("touchmove", (e) => e.touches[0].clientY > touchY && this.unfollow());
+    listen("keydown", (e) => ["ArrowUp", "PageUp", "Home"].includes(e.key) && this.unfollow());
+  }
+
+  /** The reader scrolled: moving up stops following the conversation, coming back down
+   * to the bottom follows it again. Our own scrolls only ever move down. */
+  onScroll() {
+    const top = this.scroller.scrollTop;
+    if (top < this.lastScrollTop - 1) this.following = false;
+    else if (this.atBottom()) this.following = true;
+    this.lastScrollTop = top;
+    this.jumpButton.hidden = this.following || this.atBottom();
+  }
+
+  unfollow() {
+    if (this.scroller.scrollHeight > this.scroller.clientHeight) this.following = false;
+  }
+
+  atBottom() {
+    const { scrollHeight, scrollTop, clientHeight } = this.scroller;
+    return scrollHeight - scrollTop - clientHeight < BOTTOM_PX;
+  }
+
+  /** Scroll to the newest message and follow the conversation again. */
+  jumpToLatest() {
+    this.following = true;
+    this.jumpButton.hidden = true;
+    this.scrollToEnd();
+  }
+
+  scrollToEnd() {
+    this.scroller.scrollTop = this.scroller.scrollHeight;
+    this.lastScrollTop = this.scroller.scrollTop;
+  }
+
+  /** The composer grows with what is typed, up to a limit (then it scrolls). */
+  fitInput() {
+    this.input.style.height = "auto";
+    const height = Math.min(this.input.scrollHeight + 2, COMPOSER_MAX_PX);
+    this.input.style.height = `${height}px`;
   }
 
   // ---- opening a thread ---------------------------------------------------------------
@@ -156,7 +243,9 @@ export class ChatPanel {
     this.run = null;
     this.unwatch();
     Object.assign(this, { threadId, view, state: null, tree: null, editing: null });
-    Object.assign(this, { unsent: null, name: null, threadStatus: null });
+    Object.assign(this, { unsent: null, name: null, threadStatus: null, threadError: null });
+    Object.assign(this, { gone: false, following: true });
+    this.kept = threadId ? readKept(threadId) : [];
     this.messages = [];
     this.partials.clear();
     this.interrupts = [];
@@ -179,6 +268,10 @@ export class ChatPanel {
         this.view = null; // a link to a branch that is gone: the head instead
         return this.load();
       }
+      if (error instanceof api.ApiError && error.status === 404) {
+        this.lost();
+        return;
+      }
       const why = error instanceof api.OfflineError ? "can't reach the server" : error.message;
       this.setNotice(`Could not open the chat: ${why}`, "error");
     }
@@ -194,6 +287,25 @@ export class ChatPanel {
     if (this.run || !this.threadId) return;
     this.setNotice(null);
     await this.load();
+  }
+
+  /** The chat does not exist (any more): say so, and let the next message start a new
+   * one rather than be sent to a thread that is gone. */
+  lost() {
+    this.run?.controller.abort();
+    this.run = null;
+    this.unwatch();
+    sessionStorage.removeItem(keptKey(this.threadId));
+    Object.assign(this, { threadId: null, view: null, state: null, tree: null, gone: true });
+    Object.assign(this, { name: null, threadStatus: null, threadError: null, kept: [] });
+    this.messages = [];
+    this.partials.clear();
+    this.interrupts = [];
+    this.setBusy(false);
+    this.setStatus(null);
+    this.setNotice(null);
+    this.setTitle(this.titleText());
+    this.render();
   }
 
   /** Tell the rest of the page which thread this panel shows. */
@@ -222,8 +334,9 @@ export class ChatPanel {
     this.interrupts = state.interrupts || [];
     this.name = thread.metadata?.title || null;
     this.threadStatus = thread.status;
+    this.threadError = thread.status === "error" ? thread.error || {} : null;
     this.setTitle(this.titleText());
-    this.setStatus(thread.status);
+    this.setStatus(shownStatus(thread.status, this.interrupts));
     const shown = state.checkpoint?.checkpoint_id || null;
     this.bus.dispatchEvent(
       new CustomEvent("view", { detail: { threadId, checkpointId: shown, slot: this.slot } }),
@@ -298,7 +411,14 @@ export class ChatPanel {
   submit() {
     const text = this.input.value.trim();
     if (!text || this.run) return;
+    if (this.interrupts.length) {
+      // The graph waits for that answer: a message now would not be read as one.
+      this.setNotice("Answer the question above first.", "info");
+      this.cardHost.querySelector("textarea, input, button")?.focus();
+      return;
+    }
     this.input.value = "";
+    this.fitInput();
     this.send(text);
   }
 
@@ -328,6 +448,8 @@ export class ChatPanel {
     }
     this.unwatch(); // this run is followed as it starts, not found on the thread's stream
     this.setNotice(null);
+    this.gone = false;
+    this.jumpToLatest(); // a new turn: the reader wants to see it
     this.unsent = null;
     this.answered = this.interrupts; // shown again if the answer is not sent
     try {
@@ -409,18 +531,69 @@ export class ChatPanel {
     }
     if (this.threadId !== threadId || this.run?.controller !== controller) return;
     const finished = this.run;
+    const partial = this.partialReply();
     this.run = null;
     sessionStorage.removeItem(runKey(threadId));
-    this.setBusy(false);
-    await this.refresh().catch((error) => this.setNotice(error.message, "error"));
-    if (finished.error) this.setNotice(finished.error, "error");
+    try {
+      await this.refresh();
+      const kept = this.keepCut(finished, partial);
+      if (finished.error && !kept) this.setNotice(finished.error, "error");
+    } catch (error) {
+      this.setNotice(error.message, "error");
+    }
+    // Send is back once the final state is in and the focus placed, not before: what the
+    // reader (or a test) does next is not undone by them. (Unless a new run began.)
+    if (!this.run) this.setBusy(false);
     this.bus.dispatchEvent(
       new CustomEvent("run-end", {
         detail: { threadId, runId: finished.runId, error: finished.errorEvent },
       }),
     );
-    this.input.focus();
+    this.drawCard();
+    // A question the agent asks takes the answer; otherwise the next message.
+    (this.cardHost.querySelector(".free textarea") || this.input).focus();
     this.watch();
+  }
+
+  /** The reply being streamed, when there is one with text. */
+  partialReply() {
+    const known = new Set(this.messages.map(keyOf));
+    return [...this.partials]
+      .filter(([key, m]) => !known.has(key) && roleOf(m) === "ai" && textOf(m.content))
+      .map(([, m]) => m)
+      .at(-1);
+  }
+
+  /**
+   * A run that ended stopped or failed: keep what it had streamed of its reply (the
+   * server saves a step's output only when the step ends), marked, after the last saved
+   * message. Kept for the tab's session, as a reload shows it too.
+   */
+  keepCut(finished, partial) {
+    const outcome = this.cutOutcome();
+    if (!outcome || !finished.runId) return false;
+    const anchor = keyOf(this.messages.at(-1) || {});
+    if (!anchor) return false;
+    const saved = partial && this.messages.some((m) => keyOf(m) === keyOf(partial));
+    const message = {
+      type: "ai",
+      id: `kept:${finished.runId}`,
+      content: partial && !saved ? textOf(partial.content) : "",
+      outcome,
+      error: outcome === "failed" ? errorText(this.threadError, finished.errorEvent) : null,
+    };
+    this.kept = [...this.kept.filter((k) => k.anchor !== anchor), { anchor, message }];
+    sessionStorage.setItem(keptKey(this.threadId), JSON.stringify(this.kept));
+    this.render();
+    return true;
+  }
+
+  /** "stopped" or "failed" when the thread's last run ended so, else null. */
+  cutOutcome() {
+    if (this.view) return null;
+    if (this.threadStatus === "error") return "failed";
+    if (this.threadStatus === "interrupted" && !this.interrupts.length) return "stopped";
+    return null;
   }
 
   /**
@@ -482,8 +655,21 @@ export class ChatPanel {
   /** The server never got the run: the page stays as it was, the message marked. */
   notSent(unsent, error) {
     this.run = null;
+    if (error instanceof api.ApiError && error.status === 404 && this.threadId) {
+      // The chat was deleted meanwhile: a message goes to a new chat on Retry, an answer
+      // to a question of the deleted one nowhere.
+      const pending = unsent?.options.pending;
+      this.lost();
+      if (!pending) return;
+      this.unsent = { request: { input: unsent.request.input }, options: { pending } };
+      this.partials.set("pending", { type: "human", content: pending, id: "pending" });
+      const text = "This chat no longer exists. Retry sends your message in a new chat.";
+      this.setNotice(text, "error", { retry: true });
+      this.render();
+      return;
+    }
     this.setBusy(false);
-    this.setStatus(this.threadStatus);
+    this.setStatus(shownStatus(this.threadStatus, this.answered));
     this.unsent = unsent;
     this.interrupts = this.answered; // the server's state has not changed
     const why = error instanceof api.OfflineError ? "can't reach the server" : error.message;
@@ -583,7 +769,7 @@ export class ChatPanel {
     if (!runId) return;
     try {
       await api.post(`/threads/${this.threadId}/runs/${runId}/cancel?action=interrupt`, {});
-      this.setNotice("Stopped. The versions saved so far are kept.", "info");
+      this.setNotice("Stopped. The reply so far is kept.", "info");
     } catch (error) {
       this.setNotice(`Could not stop the run: ${error.message}`, "error");
     }
@@ -705,37 +891,74 @@ export class ChatPanel {
 
   // ---- drawing ------------------------------------------------------------------------
 
-  /** All messages on screen, the state's then the streamed ones. */
+  /** All messages on screen, the state's then the streamed ones, and the replies cut
+   * short after the messages they followed. */
   visibleMessages() {
     const known = new Set(this.messages.map(keyOf));
     const streamed = [...this.partials].filter(([key]) => !known.has(key)).map(([, m]) => m);
-    return [...this.messages, ...streamed];
+    return this.withCuts([...this.messages, ...streamed]);
+  }
+
+  /** `messages` with the kept replies in place; and, at the head, the thread's last run
+   * when it ended stopped or failed and nothing kept here says so (another tab's run, a
+   * new tab): its marker after the last message. */
+  withCuts(messages) {
+    const cuts = this.kept.map((k) => ({ ...k.message, anchor: k.anchor }));
+    const outcome = this.run ? null : this.cutOutcome();
+    const last = keyOf(this.messages.at(-1) || {});
+    if (outcome && last && !cuts.some((c) => c.anchor === last)) {
+      const error = outcome === "failed" ? errorText(this.threadError) : null;
+      cuts.push({ type: "ai", id: "cut:head", content: "", outcome, error, anchor: last });
+    }
+    if (!cuts.length) return messages;
+    const result = [];
+    for (const message of messages) {
+      result.push(message);
+      result.push(...cuts.filter((c) => c.anchor === keyOf(message)));
+    }
+    return result;
   }
 
   draw() {
-    const follow = this.nearBottom() || Boolean(this.run);
     const messages = this.visibleMessages();
     this.empty.hidden = messages.length > 0 || Boolean(this.run) || this.interrupts.length > 0;
-    const navs = this.run ? new Map() : this.branchNavs(messages);
+    this.goneEl.hidden = !this.gone;
+    // While a run streams the tree is not read again: each message keeps its "< i/n >".
+    const navs = this.run ? null : this.branchNavs(messages);
     const seen = new Set();
     let previous = null;
     messages.forEach((message, index) => {
       const key = keyOf(message) || `index:${index}`;
       seen.add(key);
-      const nav = navs.get(index) || null;
+      let entry = this.elements.get(key);
+      const nav = navs ? navs.get(index) || null : entry?.nav || null;
       const editing = this.editing === key;
+      const unsent = key === "pending" && Boolean(this.unsent);
+      const text = textOf(message.content);
+      // What the element shows besides its text: a change rebuilds it. Only a message's
+      // own changes count, so a run starting or ending leaves the others as they are
+      // (a selection, an open tool result).
       const signature = JSON.stringify([
-        message,
+        roleOf(message),
+        message.name,
+        message.status,
+        message.tool_calls?.length ? message.tool_calls : null,
+        message.outcome,
+        message.error,
         nav && nav.label,
         editing,
-        Boolean(this.run),
-        Boolean(this.unsent),
+        unsent,
+        this.retryable(message),
       ]);
-      let entry = this.elements.get(key);
-      if (!entry || entry.signature !== signature) {
-        const el = this.messageElement(message, key, { nav, editing });
-        if (entry) entry.el.replaceWith(el);
-        entry = { el, signature };
+      if (entry?.signature === signature && entry.text !== text && patchText(entry.el, text)) {
+        entry.text = text; // a streamed piece: only the end of the text changed
+      } else if (!entry || entry.signature !== signature || entry.text !== text) {
+        const el = this.messageElement(message, key, { nav, editing, unsent });
+        if (entry) {
+          keepOpen(entry.el, el);
+          entry.el.replaceWith(el);
+        }
+        entry = { el, signature, text, nav };
         this.elements.set(key, entry);
       }
       const chunks = this.chunkCounts.get(message.id);
@@ -753,12 +976,8 @@ export class ChatPanel {
     }
     this.drawCard();
     // Follow the conversation unless the reader scrolled up to read something.
-    if (follow) this.scroller.scrollTop = this.scroller.scrollHeight;
-  }
-
-  nearBottom() {
-    const { scrollHeight, scrollTop, clientHeight } = this.scroller;
-    return scrollHeight - scrollTop - clientHeight < 160;
+    if (this.following) this.scrollToEnd();
+    this.jumpButton.hidden = this.following || this.atBottom();
   }
 
   /** For every turn with siblings: where its "< i/n >" goes, and the turn. */
@@ -777,7 +996,7 @@ export class ChatPanel {
       if (!edited) {
         const end = n + 1 < humans.length ? humans[n + 1][0] : messages.length;
         for (let i = end - 1; i > index; i--) {
-          if (roleOf(messages[i]) === "ai") {
+          if (roleOf(messages[i]) === "ai" && !messages[i].outcome) {
             at = i;
             break;
           }
@@ -788,23 +1007,14 @@ export class ChatPanel {
     return navs;
   }
 
-  messageElement(message, key, { nav, editing }) {
+  messageElement(message, key, { nav, editing, unsent }) {
     const role = roleOf(message);
     if (role === "tool") return this.toolElement(message);
+    if (message.outcome) return this.cutElement(message, key);
     const text = textOf(message.content);
-    const unsent = key === "pending" && Boolean(this.unsent);
     const body = editing ? this.editor(message, key, text) : bubble(role, text, message);
-    const calls = (message.tool_calls || []).map((call) =>
-      h(
-        "div",
-        { class: "tool-call", title: JSON.stringify(call.args, null, 1) },
-        h("span", { class: "tool-icon" }, "⚙"),
-        h("b", {}, call.name),
-        h("span", { class: "args" }, `(${clip(formatArgs(call.args), 80)})`),
-      ),
-    );
-    const actions =
-      this.run || editing || key === "pending" ? [] : this.actions(role, message, key);
+    const calls = (message.tool_calls || []).map(toolCall);
+    const actions = editing || key === "pending" ? [] : this.actions(role, message, key);
     return h(
       "div",
       { class: `msg ${role}${unsent ? " unsent" : ""}`, dataset: { role, key } },
@@ -815,9 +1025,54 @@ export class ChatPanel {
         { class: "msg-foot" },
         unsent ? h("span", { class: "unsent-mark" }, "Not sent") : null,
         nav ? this.navElement(nav) : null,
-        actions,
+        // Hidden while a run is open (by the stylesheet, so nothing is rebuilt for it).
+        actions.length ? h("span", { class: "msg-actions" }, actions) : null,
       ),
     );
+  }
+
+  /** A reply cut short: what it had said, and why it stops there. */
+  cutElement(message, key) {
+    const text = textOf(message.content);
+    const failed = message.outcome === "failed";
+    const why = failed
+      ? `⚠ No reply: the run failed${message.error ? ` (${message.error})` : ""}.`
+      : "■ Stopped";
+    const retry = this.retryable(message)
+      ? h(
+          "span",
+          { class: "msg-actions" },
+          h(
+            "button",
+            { class: "link", type: "button", onclick: () => this.retryCut(message.anchor) },
+            "↻ Retry",
+          ),
+        )
+      : null;
+    return h(
+      "div",
+      { class: `msg ai cut ${message.outcome}`, dataset: { role: "ai", key } },
+      text ? bubble("ai", text, message) : null,
+      h("div", { class: "msg-foot" }, h("span", { class: "cut-mark" }, why), retry),
+    );
+  }
+
+  /** A failed turn can be run again while it is the last one, from where it failed. */
+  retryable(message) {
+    return (
+      message.outcome === "failed" &&
+      !this.view &&
+      this.threadStatus === "error" &&
+      message.anchor === keyOf(this.messages.at(-1) || {})
+    );
+  }
+
+  /** Run the failed step again, from the version it failed at. */
+  retryCut(anchor) {
+    if (this.run) return;
+    this.kept = this.kept.filter((k) => k.anchor !== anchor);
+    sessionStorage.setItem(keptKey(this.threadId), JSON.stringify(this.kept));
+    return this.start({ input: null }, { shown: this.messages });
   }
 
   toolElement(message) {
@@ -879,6 +1134,11 @@ export class ChatPanel {
       "aria-label": "Edited message",
       onkeydown: (e) => {
         if (e.key === "Escape") cancel();
+        // As in the composer: Enter sends, Shift+Enter is a new line.
+        if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+          e.preventDefault();
+          area.form.requestSubmit();
+        }
       },
     });
     area.value = text;
@@ -955,13 +1215,79 @@ export class ChatPanel {
     this.notice = text;
     this.noticeEl.hidden = !text;
     this.noticeEl.dataset.kind = kind;
-    this.noticeEl.replaceChildren(
-      h("span", {}, text || ""),
-      retry
-        ? h("button", { type: "button", class: "retry", onclick: () => this.retry() }, "Retry")
-        : null,
-    );
+    // Not `retry ? button : null`: replaceChildren() would show a null as the text "null".
+    this.noticeEl.replaceChildren(h("span", {}, text || ""));
+    if (retry) {
+      this.noticeEl.append(
+        h("button", { type: "button", class: "retry", onclick: () => this.retry() }, "Retry"),
+      );
+    }
   }
+}
+
+/** The status shown: "interrupted" with no question pending is a run that was stopped,
+ * which needs nothing from the reader (unlike a question waiting for an answer). */
+function shownStatus(status, interrupts) {
+  return status === "interrupted" && !interrupts?.length ? "stopped" : status;
+}
+
+/** A run's failure in a few words: `{error, message}` from the thread or the stream. */
+function errorText(...errors) {
+  const error = errors.find((e) => e?.error || e?.message);
+  if (!error) return null;
+  return [error.error, error.message].filter(Boolean).join(": ");
+}
+
+/** The replies kept on a thread, as `keepCut` saved them. */
+function readKept(threadId) {
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(keptKey(threadId)) || "[]");
+    return Array.isArray(kept) ? kept : [];
+  } catch {
+    return [];
+  }
+}
+
+/** A reply grown by a streamed piece: draw its markdown again, but put in only the blocks
+ * that changed, so that the ones before (a selection in them) stay as they are. False
+ * when the element has no markdown to patch (it is rebuilt instead). */
+function patchText(el, text) {
+  const target = el.querySelector(":scope > .bubble.markdown");
+  if (!target || !text) return false;
+  const fresh = [...renderMarkdown(text).childNodes];
+  fresh.forEach((node, i) => {
+    const old = target.childNodes[i];
+    if (!old) target.append(node);
+    else if (!old.isEqualNode(node)) old.replaceWith(node);
+  });
+  while (target.childNodes.length > fresh.length) target.lastChild.remove();
+  return true;
+}
+
+/** A message drawn again keeps its expanded parts (a tool result, a call's arguments). */
+function keepOpen(from, to) {
+  const all = (el) => (el.matches("details") ? [el] : []).concat(...el.querySelectorAll("details"));
+  const before = all(from);
+  all(to).forEach((details, i) => {
+    if (before[i]?.open) details.open = true;
+  });
+}
+
+/** A tool call: its name and arguments on one line; long arguments expand in full. */
+function toolCall(call) {
+  const args = formatArgs(call.args);
+  const line = [
+    h("span", { class: "tool-icon" }, "⚙"),
+    h("b", {}, call.name),
+    h("span", { class: "args" }, `(${clip(args, ARGS_SHOWN)})`),
+  ];
+  if (args.length <= ARGS_SHOWN) return h("div", { class: "tool-call" }, line);
+  return h(
+    "details",
+    { class: "tool-call long" },
+    h("summary", { "aria-label": `${call.name}: show all the arguments` }, line),
+    h("pre", { class: "call-args", tabindex: 0 }, JSON.stringify(call.args, null, 2)),
+  );
 }
 
 /** A message's text: the agent's as markdown, the user's as they typed it. */

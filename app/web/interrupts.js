@@ -226,21 +226,49 @@ function readFields(form) {
   return args;
 }
 
+// The fields a question is commonly put in, when the value is an object around it.
+const QUESTION_FIELDS = ["question", "message", "prompt", "text", "query"];
+
+/** The question as words, when the value is one: a string, or an object whose only
+ * field is a string under one of the names above. Else null (shown as JSON). */
+export function questionText(value) {
+  if (typeof value === "string") return value;
+  if (!value || typeof value !== "object" || Array.isArray(value)) return null;
+  const entries = Object.entries(value);
+  if (entries.length !== 1) return null;
+  const [name, text] = entries[0];
+  return QUESTION_FIELDS.includes(name) && typeof text === "string" ? text : null;
+}
+
 /** Any other interrupt: its value, and a free answer (JSON when it parses as JSON). */
 function freeAnswer(value, onDone) {
-  const area = h("textarea", { rows: 2, "aria-label": "Answer", placeholder: "Your answer" });
-  const shown = typeof value === "string" ? value : JSON.stringify(value, null, 2);
+  const question = questionText(value);
+  const area = h("textarea", {
+    rows: 2,
+    "aria-label": "Answer",
+    placeholder: "Your answer (Enter sends, Shift+Enter for a new line)",
+    onkeydown: (e) => {
+      // As in the composer.
+      if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+        e.preventDefault();
+        area.form.requestSubmit();
+      }
+    },
+  });
   return h(
     "form",
     {
       class: "free",
       onsubmit: (e) => {
         e.preventDefault();
+        if (!area.value.trim()) return;
         onDone(parseAnswer(area.value));
       },
     },
     h("div", { class: "card-title" }, "The agent asks"),
-    h("pre", { class: "value" }, shown),
+    question == null
+      ? h("pre", { class: "value" }, JSON.stringify(value, null, 2))
+      : h("p", { class: "question" }, question),
     area,
     h("div", { class: "row" }, h("button", { type: "submit", class: "primary" }, "Answer")),
   );

@@ -64,7 +64,10 @@ export class Layout {
     this.scrim.hidden = false;
     this.menu.setAttribute("aria-expanded", "true");
     for (const id of ["chats", "runview", "topbar"]) document.getElementById(id).inert = true;
-    this.sidebar.querySelector("#thread-search").focus();
+    // The chat shown, else "New chat": not the search box, whose keyboard would cover a
+    // phone's screen.
+    const current = this.sidebar.querySelector(".thread[aria-current]");
+    (current || this.sidebar.querySelector("#new-chat")).focus();
   }
 
   closeDrawer() {

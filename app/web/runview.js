@@ -93,7 +93,14 @@ export class RunView {
       h(
         "div",
         { class: "rv-top" },
-        h("section", { class: "rv-graph" }, h("h2", {}, "Graph"), this.graphSvg, this.legend),
+        // Focusable: it scrolls when the graph is wider than the column (keyboard users).
+        h(
+          "section",
+          { class: "rv-graph", tabindex: 0, "aria-labelledby": "rv-graph-title" },
+          h("h2", { id: "rv-graph-title" }, "Graph"),
+          this.graphSvg,
+          this.legend,
+        ),
         h(
           "section",
           { class: "rv-calls" },

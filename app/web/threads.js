@@ -10,7 +10,7 @@ const PAGE = 50;
 // A content search reads the threads' messages page by page, at most this many threads.
 const SCAN_LIMIT = 500;
 const SEARCH_DELAY_MS = 250;
-const FIELDS = ["thread_id", "status", "updated_at", "metadata"];
+const FIELDS = ["thread_id", "status", "updated_at", "metadata", "interrupts"];
 const REMINDER_POLL_MS = 15_000;
 // localStorage: {since, chats: {threadId: ISO time}}: when the reader last had each chat
 // in front of them, and since when this browser keeps count.
@@ -223,12 +223,15 @@ export class ThreadList {
     if (panel) this.markSeen(id); // shown in a panel, as it is drawn here
     const reminded = this.reminded.has(id);
     const title = this.title(thread);
+    // "interrupted" with no question pending: stopped by the reader, nothing waits.
+    const pending = Object.keys(thread.interrupts || {}).length;
+    const status = thread.status === "interrupted" && !pending ? "stopped" : thread.status;
     const open = h(
       "button",
       {
         type: "button",
         class: `thread${panel ? " open" : ""}`,
-        dataset: { threadId: id, status: thread.status },
+        dataset: { threadId: id, status },
         style: panel ? `--thread: ${panel.color}` : null,
         "aria-current": panel ? "true" : null,
         onclick: () => this.onOpen(id),
@@ -237,10 +240,8 @@ export class ThreadList {
       h("span", { class: "thread-title" }, clip(title, 60)),
       reminded ? h("span", { class: "reminded", title: "New reminder" }, "⏰") : null,
       reminded ? h("span", { class: "visually-hidden" }, " (new reminder)") : null,
-      thread.status === "idle"
-        ? null
-        : h("span", { class: "visually-hidden" }, ` (${thread.status})`),
-      h("span", { class: "dot", title: thread.status, "aria-hidden": "true" }),
+      status === "idle" ? null : h("span", { class: "visually-hidden" }, ` (${status})`),
+      h("span", { class: "dot", title: status, "aria-hidden": "true" }),
     );
     const toggle = h(
       "button",

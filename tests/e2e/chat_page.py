@@ -21,3 +21,19 @@ def reply(panel: Locator, text: str) -> Locator:
 def idle(panel: Locator) -> None:
     """The run is over (Send is back) and the final state is drawn."""
     expect(panel.get_by_role("button", name="Send", exact=True)).to_be_visible()
+
+
+def from_bottom(panel: Locator) -> int:
+    """How far (px) the conversation is scrolled up from its end."""
+    return panel.locator(".scroll").evaluate(
+        "el => Math.round(el.scrollHeight - el.clientHeight - el.scrollTop)"
+    )
+
+
+def wait_until_grown(panel: Locator, by: int) -> None:
+    """Wait for the conversation to grow by `by` px (a reply streaming on)."""
+    scroller = panel.locator(".scroll").element_handle()
+    target = scroller.evaluate("el => el.scrollHeight") + by
+    panel.page.wait_for_function(
+        "([el, target]) => el.scrollHeight >= target", arg=[scroller, target], timeout=20_000
+    )

@@ -42,11 +42,11 @@ class Server:
     needs, on a fixed port and database, so that it can be stopped and started again (an
     outage) and the page finds it where it was."""
 
-    def __init__(self, database: Path) -> None:
+    def __init__(self, database: Path, graphs: dict[str, str] = GRAPHS) -> None:
         self.settings = Settings(
             database_url=f"sqlite+aiosqlite:///{database}",
             # The default assistant, and a graph with a subgraph (tests/e2e/graphs.py).
-            graphs=json.dumps(GRAPHS),
+            graphs=json.dumps(graphs),
             # On a stop, runs in flight go back to the queue at once, and the next start
             # continues them from their last checkpoint.
             shutdown_grace_s=0,
@@ -73,10 +73,19 @@ class Server:
 
 
 @pytest.fixture
-def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
+def graphs() -> dict[str, str]:
+    """The graphs the server serves: a test module overrides this fixture to give the page
+    another assistant (`graphs.SCRIPTED_GRAPHS`)."""
+    return GRAPHS
+
+
+@pytest.fixture
+def server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, graphs: dict[str, str]
+) -> Iterator[Server]:
     """A server with the default assistant on a private SQLite database. The forecast tool
     is pointed at this very server (its built-in forecast endpoint)."""
-    server = Server(tmp_path / "threadline.db")
+    server = Server(tmp_path / "threadline.db", graphs)
     monkeypatch.setenv("THREADLINE_FORECAST_URL", f"{server.url}/demo/forecast")
     monkeypatch.delenv("THREADLINE_FORECAST_DELAY_S", raising=False)
     monkeypatch.delenv("THREADLINE_MODEL", raising=False)
@@ -121,7 +130,7 @@ def open_page(browser: Any, base_url: str) -> Iterator[Callable[..., Page]]:
         page = context.new_page()
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.goto(path)
-        expect(page.locator("svg.graph [data-node='model']")).to_be_attached()
+        expect(page.locator("svg.graph .node:not(.terminal)").first).to_be_attached()
         return page
 
     yield open_page

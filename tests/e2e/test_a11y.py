@@ -110,3 +110,40 @@ def test_keyboard_focus_escape_and_forms_in_view(open_page: Callable[..., Page])
     form = card.locator(".edit-form")
     expect(form.get_by_role("button", name="Save and approve")).to_be_in_viewport()
     expect(form.get_by_label("text")).to_be_focused()
+
+
+def test_axe_on_a_laptop_screen_finds_nothing_serious(open_page: Callable[..., Page]) -> None:
+    """At 1280x800 the run view's graph is cut to its column: it scrolls, so it must take
+    the keyboard focus."""
+    page = open_page(viewport={"width": 1280, "height": 800})
+    a = chat(page)
+    send(a, "weather in Paris tomorrow")
+    expect(reply(a, "The forecast for Paris")).to_be_visible()
+    idle(a)
+    expect(page.locator(".rv-graph")).to_have_attribute("tabindex", "0")
+    assert_no_serious_violations(page, "1280x800")
+
+
+def test_a_phone_has_a_heading_and_the_chat_list_does_not_pop_the_keyboard(
+    open_page: Callable[..., Page],
+) -> None:
+    page = open_page(viewport=PHONE, is_mobile=True, has_touch=True)
+    results = Axe().run(page)
+    ids = [v["id"] for v in results.response["violations"]]
+    assert "page-has-heading-one" not in ids, results.generate_report()
+    expect(page.get_by_role("heading", level=1)).to_have_count(1)
+
+    page.get_by_role("button", name="Chats").click()
+    expect(page.locator("#sidebar")).to_be_in_viewport()
+    expect(page.get_by_role("button", name="+ New chat")).to_be_focused()
+    expect(page.get_by_label("Search chats")).not_to_be_focused()
+
+
+def test_a_skip_link_leads_to_the_message_box(page: Page) -> None:
+    page.keyboard.press("Tab")
+    skip = page.get_by_role("link", name="Skip to the message box")
+    expect(skip).to_be_focused()
+    expect(skip).to_be_in_viewport()
+    page.keyboard.press("Enter")
+    expect(chat(page).get_by_label("Message")).to_be_focused()
+    assert "#message" not in page.url
