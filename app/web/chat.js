@@ -784,9 +784,16 @@ export class ChatPanel {
 
   /** Versions from the first to the one on screen, each with its values. */
   async branchVersions() {
-    const history = await api.post(`/threads/${this.threadId}/history`, {
-      limit: HISTORY_LIMIT,
-    });
+    // A page ends early on a long thread (the server bounds its size): page on.
+    const history = [];
+    while (history.length < HISTORY_LIMIT) {
+      const page = await api.post(`/threads/${this.threadId}/history`, {
+        limit: HISTORY_LIMIT - history.length,
+        ...(history.length ? { before: history.at(-1).checkpoint } : {}),
+      });
+      if (!page.length) break;
+      history.push(...page);
+    }
     const byId = new Map(history.map((v) => [v.checkpoint.checkpoint_id, v]));
     const chain = [];
     let id = this.state?.checkpoint?.checkpoint_id;

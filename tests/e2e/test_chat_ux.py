@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 from playwright.sync_api import Page, expect
 
+from app.services import state as state_service
 from tests.e2e.chat_page import chat, from_bottom, idle, reply, send, wait_until_grown
 from tests.e2e.graphs import SCRIPTED_GRAPHS
 
@@ -245,3 +246,23 @@ def test_long_input_wide_tables_and_long_call_arguments(page: Page) -> None:
     expect(full).to_be_visible()
     expect(full).to_contain_text("THE END")
 
+
+def test_editing_an_early_message_of_a_long_chat_pages_through_its_history(
+    page: Page, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server ends a history page early on a long thread: the page reads on with
+    `before` to find the version to edit (here every page holds one version)."""
+    monkeypatch.setattr(state_service, "HISTORY_PAGE_TEXT", 1)
+    a = chat(page)
+    for text in ("first words", "second words"):
+        send(a, text)
+        expect(reply(a, f"Echo: {text}")).to_be_visible()
+        idle(a)
+    a.locator(".msg.human", has_text="first words").get_by_role("button", name="Edit").click()
+    box = a.get_by_label("Edited message")
+    box.fill("other words")
+    box.press("Enter")
+    expect(reply(a, "Echo: other words")).to_be_visible()
+    idle(a)
+    expect(a.locator(".msg.human", has_text="second words")).to_have_count(0)
+    expect(a.locator(".msg.human .branch-nav .count")).to_have_text("2/2")
