@@ -108,6 +108,11 @@ class InMemorySaver(BaseCheckpointSaver):
             )
         self._serde = serde
         self._codec = serde if own_format(serde) else _TypedCodec(serde)
+        guard = getattr(self, "_guard", None)
+        if guard is not None:
+            # Snapshots by the new serializer (a copy by `with_allowlist` restores more
+            # classes), of the objects the saver's storage holds, shared with its copies.
+            self._guard = guard.using(self._codec.dumps_binary)
 
     def _sync(self, coro: Coroutine[Any, Any, Any]) -> Any:
         """Inside an event loop (a notebook's, an async test's) the sync twins work too,
@@ -425,6 +430,12 @@ class _MutationGuard:
     def __init__(self, dumps: Callable[[Any], bytes]) -> None:
         self._dumps = dumps
         self._nodes: dict[int, tuple[Any, Any, str]] = {}  # id -> (object, snapshot, where)
+
+    def using(self, dumps: Callable[[Any], bytes]) -> _MutationGuard:
+        """A guard of the same objects that snapshots with `dumps`."""
+        guard = _MutationGuard(dumps)
+        guard._nodes = self._nodes
+        return guard
 
     def _snapshot(self, node: Any) -> Any:
         cls = type(node)

@@ -7,13 +7,18 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
+import ipaddress
 import json
 import math
+import pathlib
 import re
+import subprocess
 import sys
 import zoneinfo
+from collections import Counter, OrderedDict, defaultdict
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import orjson
 import ormsgpack
@@ -32,6 +37,7 @@ from langchain_core.messages import (
 
 from engine.checkpoint import packed
 from engine.checkpoint.messages import blueprint
+from engine.checkpoint.serde import jsonplus
 from engine.checkpoint.serde.jsonplus import (
     TAG,
     JsonSerializer,
@@ -50,6 +56,14 @@ from tests.message_samples import (
 from tests.unit import serde_cases
 from tests.unit.serde_cases import Address, Colour, Level, Person, Point, Shape
 
+try:
+    import numpy
+    from hypothesis.extra import numpy as hnp
+except ImportError:  # numpy is optional: its arrays are then never met
+    numpy = None  # type: ignore[assignment]
+
+DICT_CLASSES = (dict, OrderedDict, Counter, defaultdict)
+
 
 def assert_same(got: Any, expected: Any) -> None:
     """Equal and of the same types all the way down: `==` alone accepts frozenset({1})
@@ -57,6 +71,7 @@ def assert_same(got: Any, expected: Any) -> None:
     assert type(got) is type(expected), (got, expected)
     if isinstance(expected, dict):
         assert list(got) == list(expected)
+        assert getattr(got, "default_factory", None) is getattr(expected, "default_factory", None)
         for key in expected:
             assert_same(got[key], expected[key])
     elif isinstance(expected, list | tuple):
@@ -68,6 +83,14 @@ def assert_same(got: Any, expected: Any) -> None:
         assert got.utcoffset() == expected.utcoffset()
     elif isinstance(expected, dt.time):
         assert got == expected and got.tzinfo == expected.tzinfo
+    elif type(expected) in (Send, Interrupt, Overwrite, Command):  # they may hold arrays
+        for field in dataclasses.fields(expected):
+            if field.compare:
+                assert_same(getattr(got, field.name), getattr(expected, field.name))
+    elif numpy is not None and type(expected) is numpy.ndarray:
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        assert got.tobytes() == expected.tobytes()  # NaN too, bit for bit
+        assert got.flags.writeable
     else:
         assert got == expected
 
@@ -82,8 +105,11 @@ def as_stored(value: Any, keep_tuples: bool = False) -> Any:
         return tuple(items) if keep_tuples else items
     if cls is list:
         return [as_stored(v, keep_tuples) for v in value]
-    if cls is dict:
-        return {as_stored(k, True): as_stored(v, keep_tuples) for k, v in value.items()}
+    if cls in DICT_CLASSES:  # a subclass's values are a dict's
+        items = {as_stored(k, True): as_stored(v, keep_tuples) for k, v in value.items()}
+        if cls is defaultdict:
+            return defaultdict(value.default_factory, items)
+        return items if cls is dict else cls(items)
     if cls in (set, frozenset, Command) or keep_tuples:
         return value
     if cls is Send:
@@ -130,13 +156,59 @@ plain_json = st.recursive(
 # Whole seconds: Python 3.11 cannot parse an offset of a few microseconds back.
 fixed_offsets = st.integers(-86_399, 86_399).map(lambda s: dt.timedelta(seconds=s))
 timezones = st.none() | st.just(dt.UTC) | fixed_offsets.map(dt.timezone) | st.timezones()
+
+# The standard library's types stored by a tag of their own.
+paths = st.builds(
+    lambda cls, parts: cls(*parts),
+    st.sampled_from([pathlib.PurePosixPath, pathlib.PureWindowsPath, pathlib.Path]),
+    st.lists(st.text(alphabet="ab/.\\:é ", max_size=4), max_size=3),
+)
+ip_values = st.ip_addresses() | st.builds(
+    lambda address, bits: ipaddress.ip_interface(f"{address}/{bits % (address.max_prefixlen + 1)}"),
+    st.ip_addresses(),
+    st.integers(0, 128),
+).flatmap(lambda interface: st.sampled_from([interface, interface.network]))
+tz_values = (
+    fixed_offsets.map(dt.timezone)
+    | st.builds(dt.timezone, fixed_offsets, st.text(max_size=5))
+    | st.timezones()
+)
+patterns = st.builds(
+    re.compile,
+    st.sampled_from(["", "a+", r"\d{2,}", "(x|y)*$", "é."]),
+    st.sampled_from([0, re.IGNORECASE, re.MULTILINE | re.DOTALL, re.VERBOSE]),
+) | st.builds(re.compile, st.sampled_from([b"", b"a+", rb"\x00."]))
+stdlib_hashables = paths | ip_values | tz_values | patterns
+if numpy is not None:
+    arrays = hnp.arrays(
+        dtype=hnp.scalar_dtypes() | hnp.byte_string_dtypes() | hnp.unicode_string_dtypes(),
+        shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=3),
+    )
+    stdlib_scalars = stdlib_hashables | arrays
+else:
+    stdlib_scalars = stdlib_hashables
+FACTORIES = [None, list, dict, set, int, float, str, tuple, frozenset, OrderedDict, Counter]
+
+
+def stdlib_mappings(keys: Any, inner: Any) -> Any:
+    """OrderedDicts, defaultdicts and Counters of `keys` (the latter of any values, as a
+    Counter may hold)."""
+    items = st.dictionaries(keys, inner, max_size=3)
+    return (
+        items.map(OrderedDict)
+        | st.builds(defaultdict, st.sampled_from(FACTORIES), items)
+        | items.map(Counter)
+    )
+
+
 hashables = st.recursive(
-    plain_scalars | st.uuids() | st.dates(),
+    plain_scalars | st.uuids() | st.dates() | stdlib_hashables,
     lambda inner: st.tuples(inner, inner) | st.frozensets(inner, max_size=3),
     max_leaves=5,
 )
 tagged_scalars = (
-    st.datetimes(timezones=timezones)
+    stdlib_scalars
+    | st.datetimes(timezones=timezones)
     | st.dates()
     | st.times(timezones=st.none() | fixed_offsets.map(dt.timezone))
     | st.timedeltas()
@@ -160,6 +232,7 @@ values = st.recursive(
         | st.frozensets(hashables, max_size=3)
         | st.dictionaries(st.text(max_size=3) | st.just(TAG), inner, max_size=3)
         | st.dictionaries(hashables, inner, max_size=3)
+        | stdlib_mappings(st.text(max_size=3) | st.just(TAG) | hashables, inner)
         | st.builds(Send, st.text(max_size=5), inner, timeout=send_timeouts)
         | st.builds(Command, update=inner, resume=inner, goto=st.lists(inner, max_size=2))
         | st.builds(Interrupt, inner, st.text(max_size=5))
@@ -653,6 +726,7 @@ schema_values = st.recursive(
         | st.sets(hashables, max_size=3)
         | st.dictionaries(st.text(max_size=3) | st.just(TAG), inner, max_size=3)
         | st.dictionaries(hashables, inner, max_size=3)
+        | stdlib_mappings(st.text(max_size=3) | hashables, inner)
         | st.builds(Send, st.text(max_size=5), inner, timeout=send_timeouts)
         | st.builds(Command, update=inner, resume=inner, goto=st.lists(inner, max_size=2))
         | st.builds(Interrupt, inner, st.text(max_size=5))
@@ -678,11 +752,14 @@ def assert_same_deep(got: Any, expected: Any) -> None:
         assert type(got) is type(expected)
         for field in dataclasses.fields(expected):
             assert_same_deep(getattr(got, field.name), getattr(expected, field.name))
-    elif type(expected) in (dict, list, tuple):
+    elif type(expected) in (*DICT_CLASSES, list, tuple):
         assert type(got) is type(expected)
         assert len(got) == len(expected)
-        if type(expected) is dict:
+        if isinstance(expected, dict):
             assert list(got) == list(expected)
+            assert getattr(got, "default_factory", None) is getattr(
+                expected, "default_factory", None
+            )
             for key in expected:
                 assert_same_deep(got[key], expected[key])
         else:
@@ -877,3 +954,224 @@ def test_old_chat_elements_still_prepare() -> None:
         p.build() if isinstance(p, Prepared) else default_serializer.loads(p) for p in prepared
     ]
     assert_same_messages(built, serde_cases.cases()["chat history"])
+
+
+# The standard library's types (and numpy's arrays), stored by a tag of their own.
+
+# What each is stored as, in JSON; in msgpack, the schema extension of [tag, payload].
+STDLIB_FORMS = [
+    (OrderedDict([("b", 1), ("a", 2)]), b'{"$t":"odict","v":{"b":1,"a":2}}'),
+    (OrderedDict([(1, "x")]), b'{"$t":"odict","v":{"$t":"dict","v":[[1,"x"]]}}'),
+    (defaultdict(list, {"k": [1]}), b'{"$t":"defaultdict","v":["list",{"k":[1]}]}'),
+    (defaultdict(None), b'{"$t":"defaultdict","v":[null,{}]}'),
+    (Counter("aab"), b'{"$t":"counter","v":{"a":2,"b":1}}'),
+    (pathlib.PurePosixPath("/a/b"), b'{"$t":"path","v":["PurePosixPath","/a/b"]}'),
+    (pathlib.PureWindowsPath("c:/x"), b'{"$t":"path","v":["PureWindowsPath","c:\\\\x"]}'),
+    (Path("rel/x.txt"), b'{"$t":"path","v":["PosixPath","rel/x.txt"]}'),
+    (re.compile("a+", re.I), b'{"$t":"re","v":["a+",34]}'),
+    (re.compile(b"\x00"), b'{"$t":"re","v":[{"$t":"bytes","v":"AA=="},0]}'),
+    (ipaddress.ip_address("10.0.0.1"), b'{"$t":"ip","v":["IPv4Address","10.0.0.1"]}'),
+    (ipaddress.ip_network("::/0"), b'{"$t":"ip","v":["IPv6Network","::/0"]}'),
+    (ipaddress.ip_interface("1.2.3.4/8"), b'{"$t":"ip","v":["IPv4Interface","1.2.3.4/8"]}'),
+    (dt.UTC, b'{"$t":"timezone","v":[0,0,0]}'),
+    (dt.timezone(dt.timedelta(hours=-1), "X"), b'{"$t":"timezone","v":[-1,82800,0,"X"]}'),
+    (zoneinfo.ZoneInfo("Europe/Paris"), b'{"$t":"zoneinfo","v":"Europe/Paris"}'),
+]
+
+
+@pytest.mark.parametrize(("value", "stored"), STDLIB_FORMS, ids=lambda v: repr(v)[:40])
+def test_stdlib_types_are_stored_by_their_tags_and_come_back_as_themselves(
+    value: Any, stored: bytes
+) -> None:
+    """The same type, the same value (a defaultdict with its factory), in both formats:
+    where LangGraph's serializer gives a dict subclass back as a plain dict."""
+    assert default_serializer.dumps(value) == stored
+    assert_same(default_serializer.loads(stored), value)
+    assert_same(default_serializer.loads(stored.decode()), value)
+    data = default_serializer.dumps_binary(value)
+    payload = json.loads(stored)["v"]
+    if type(value) is OrderedDict and 1 in value or type(value) is type(re.compile(b"")):
+        pass  # a payload with a tag of its own: an extension of its own in msgpack
+    else:
+        ext = ormsgpack.Ext(packed.SCHEMA, ormsgpack.packb([json.loads(stored)[TAG], payload]))
+        assert data == packed.FORMAT + ormsgpack.packb(ext)
+    assert_same(default_serializer.loads(data), value)
+
+
+@pytest.mark.skipif(numpy is None, reason="numpy is not installed")
+def test_numpy_arrays_keep_their_dtype_and_shape() -> None:
+    arrays = [
+        numpy.arange(6, dtype=">i2").reshape(2, 3),
+        numpy.array(1.5),
+        numpy.zeros((0, 3), dtype=numpy.complex64),
+        numpy.array(["ab", "c"]),
+        numpy.array([b"x"], dtype="S3"),
+        numpy.array(["2024-01-01"], dtype="datetime64[D]"),
+        numpy.asfortranarray(numpy.arange(6.0).reshape(2, 3)),
+        numpy.array([numpy.nan, -0.0, numpy.inf]),
+        numpy.ones(2, dtype=bool),
+    ]
+    assert default_serializer.dumps(numpy.array([1], dtype="<u1")) == (
+        b'{"$t":"ndarray","v":["|u1",[1],{"$t":"bytes","v":"AQ=="}]}'
+    )
+    for value in arrays:
+        for dumps in FORMATS.values():
+            for wrapped in ({"a": value}, {1: [value]}):  # the fast path, then the walk
+                got = default_serializer.loads(dumps(default_serializer, wrapped))
+                assert_same(got, wrapped)
+
+
+def test_dict_subclasses_take_their_tags_on_the_fast_path() -> None:
+    """orjson and ormsgpack would write a dict subclass as a dict: they hand it to the
+    serializer instead, which tags it."""
+    value = {"o": OrderedDict(a=1), "c": [Counter(b=2)], "d": defaultdict(int, c=3)}
+    assert default_serializer.dumps(value) == (
+        b'{"o":{"$t":"odict","v":{"a":1}},"c":[{"$t":"counter","v":{"b":2}}],'
+        b'"d":{"$t":"defaultdict","v":["int",{"c":3}]}}'
+    )
+    for dumps in FORMATS.values():
+        assert_same(default_serializer.loads(dumps(default_serializer, value)), value)
+
+
+# Only str keys, no tag key, finite floats: what the C encoders write (for the walk,
+# a dict with an int key is put around it).
+fast_stdlib = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5)
+    | stdlib_scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(plain_keys, inner, max_size=3)
+        | stdlib_mappings(plain_keys, inner)
+    ),
+    max_leaves=15,
+)
+
+
+@settings(max_examples=300)
+@given(fast_stdlib)
+def test_stdlib_values_round_trip_on_the_fast_path_and_the_walk(value: Any) -> None:
+    expected = as_stored(value)
+    with (
+        mock.patch.object(jsonplus, "_dumps", side_effect=AssertionError("walked")),
+        mock.patch.object(packed.Packer, "_walk", side_effect=AssertionError("walked")),
+    ):
+        fast = [default_serializer.dumps([value]), default_serializer.dumps_binary([value])]
+    for data in fast:
+        assert_same(default_serializer.loads(data), [expected])
+    for dumps in FORMATS.values():
+        walked = default_serializer.loads(dumps(default_serializer, {1: value}))
+        assert_same(walked, {1: expected})
+
+
+class OwnDict(OrderedDict[str, int]):
+    pass
+
+
+class OwnPath(type(Path())):  # type: ignore[misc]
+    pass
+
+
+def keyless_zone() -> zoneinfo.ZoneInfo | None:
+    """A ZoneInfo made from a file, which has no key."""
+    for root in zoneinfo.TZPATH:
+        path = Path(root) / "UTC"
+        if path.is_file():
+            with path.open("rb") as file:
+                return zoneinfo.ZoneInfo.from_file(file)
+    return None
+
+
+def unstorable() -> list[tuple[Any, str]]:
+    keyless = keyless_zone()
+    found: list[tuple[Any, str]] = [
+        (defaultdict(lambda: 0), r"default_factory is <function .*None and the builtin"),
+        (defaultdict(dict.fromkeys), "default_factory is <built-in method fromkeys"),
+        (OwnDict(a=1), "test_serde:OwnDict"),
+        (OwnPath("x"), "test_serde:OwnPath"),
+    ]
+    if keyless is not None:
+        found.append((keyless, "ZoneInfo without a key"))
+    if numpy is not None:
+        found.append((numpy.array([object()]), "dtype object: only arrays of numbers"))
+        found.append((numpy.zeros(1, dtype=[("a", "i4")]), r"dtype \[\('a', '<i4'\)\]"))
+        found.append((numpy.ma.masked_array([1]), r"numpy\.ma.*:MaskedArray"))
+    return found
+
+
+@pytest.mark.parametrize(("value", "says"), unstorable(), ids=lambda v: repr(v)[:30])
+def test_what_cannot_be_stored_exactly_is_refused_naming_it(value: Any, says: str) -> None:
+    """A defaultdict's factory is stored by name, for builtin types only (never pickled,
+    nor imported); arrays of objects would need pickle; a subclass is not its base."""
+    for wrapped in (value, [value], {1: (value,)}):
+        for dumps in FORMATS.values():
+            with pytest.raises(TypeError, match=says):
+                dumps(default_serializer, wrapped)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"$t":"odict","v":[1]}',
+        b'{"$t":"counter","v":null}',
+        b'{"$t":"defaultdict","v":["os.system",{}]}',
+        b'{"$t":"defaultdict","v":["list",[]]}',
+        b'{"$t":"path","v":["os:system","x"]}',
+        b'{"$t":"path","v":["PosixPath",1]}',
+        b'{"$t":"re","v":["(",0]}',
+        b'{"$t":"re","v":["x","0"]}',
+        b'{"$t":"ip","v":["IPv4Address","300.1.1.1"]}',
+        b'{"$t":"timezone","v":[1,0,0]}',
+        b'{"$t":"zoneinfo","v":"Nowhere/Land"}',
+        b'{"$t":"zoneinfo","v":["UTC"]}',
+        b'{"$t":"ndarray","v":["O",[1],{"$t":"bytes","v":"AAAAAAAAAAA="}]}',
+        b'{"$t":"ndarray","v":["i4,i4",[1],{"$t":"bytes","v":"AAAAAAAAAAA="}]}',
+        b'{"$t":"ndarray","v":["<f8",[2],{"$t":"bytes","v":"AAAAAAAAAAA="}]}',
+        b'{"$t":"ndarray","v":[["<f8"],[1],{"$t":"bytes","v":"AAAAAAAAAAA="}]}',
+    ],
+)
+def test_malformed_stdlib_tags_raise_serialization_error(data: bytes) -> None:
+    with pytest.raises(SerializationError):
+        default_serializer.loads(data)
+    # The same payload in msgpack's schema extension.
+    stored = json.loads(data)
+    payload = default_serializer.loads(json.dumps(stored["v"]).encode())
+    ext = ormsgpack.Ext(packed.SCHEMA, ormsgpack.packb([stored[TAG], payload]))
+    with pytest.raises(SerializationError):
+        default_serializer.loads(packed.FORMAT + ormsgpack.packb(ext))
+
+
+def test_numpy_is_imported_only_for_its_arrays() -> None:
+    """The serializer never imports numpy to store a value; a serializer made before
+    numpy was imported stores its arrays (walked first or not), and one reads them back."""
+    script = """
+import sys
+from collections import OrderedDict
+from engine.checkpoint.serde.jsonplus import JsonSerializer
+first, second = JsonSerializer(), JsonSerializer()
+for dumps in (first.dumps, first.dumps_binary):
+    assert first.loads(dumps({1: OrderedDict(a=1), "x": [b"y"]})) == {1: {"a": 1}, "x": [b"y"]}
+assert "numpy" not in sys.modules, "imported"
+import numpy
+array = numpy.arange(3)
+for value in ({1: array}, {"a": array}):
+    for s in (first, second):
+        for data in (s.dumps_binary(value), s.dumps(value), s.dumps_binary_sharing(value, {})):
+            got = JsonSerializer().loads(data)
+            assert (list(got.values())[0] == array).all()
+first.allow(numpy.ndarray)  # stored anyway: nothing to allow
+print("ok")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parents[2],
+        timeout=120,
+    )
+    if "No module named 'numpy'" in done.stderr:
+        pytest.skip("numpy is not installed")
+    assert done.stdout.strip() == "ok", done.stderr

@@ -20,6 +20,18 @@ Two formats, both read by `loads`:
 - Format 1, msgpack (`dumps_binary`, engine/checkpoint/packed.py), for stores that keep
   bytes: a C encoder writes the plain values and calls Python only for the others.
   Its bytes start with packed.FORMAT, whose first byte no JSON text starts with.
+
+Some types of the standard library (and numpy's arrays) are stored by a short tag of
+their own and a payload (`_STDLIB`), the same in both formats: `{"$t": tag, "v":
+payload}` in JSON, the schema extension `[tag, payload]` in msgpack (a tag has no ":", so
+it never names an allowed class). They come back as the same type: OrderedDict ("odict",
+its items as a dict), defaultdict ("defaultdict", [its factory's name or null, items]),
+Counter ("counter", items), pathlib's paths ("path", [class name, text]), re's patterns
+("re", [pattern, flags]), ipaddress's addresses, interfaces and networks ("ip", [class
+name, text]), datetime.timezone ("timezone", [days, seconds, microseconds] of its
+offset, then its name when it was given one), ZoneInfo ("zoneinfo", its key) and numpy
+arrays ("ndarray", [dtype, shape, bytes in C order]). Items are a dict's: their keys
+that are not str take the "dict" tag's pairs (an extension of pairs in msgpack).
 """
 
 from __future__ import annotations
@@ -30,11 +42,16 @@ import dataclasses
 import datetime as dt
 import enum
 import importlib
+import ipaddress
 import json
+import math
+import pathlib
 import re
 import sys
 import uuid
-from collections import deque
+import warnings
+import zoneinfo
+from collections import Counter, OrderedDict, defaultdict, deque
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 from itertools import compress
@@ -285,6 +302,211 @@ _TAGS: dict[type, Callable[[Any], Any]] = {
 _KEEP_TUPLES = frozenset({tuple, set, frozenset, Command})
 
 
+# Types of the standard library stored by a tag of their own (see the module's docstring).
+
+# The default factories a defaultdict is stored with, by name: builtin types only, as a
+# factory is never pickled, nor imported from a name in stored data.
+_FACTORIES: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (
+        list,
+        dict,
+        set,
+        int,
+        float,
+        str,
+        tuple,
+        frozenset,
+        bool,
+        bytes,
+        deque,
+        OrderedDict,
+        Counter,
+    )
+}
+_FACTORY_NAMES = {cls: name for name, cls in _FACTORIES.items()}
+
+
+def _defaultdict_fields(value: defaultdict[Any, Any]) -> list[Any]:
+    factory = value.default_factory
+    name = _FACTORY_NAMES.get(factory) if isinstance(factory, type) else None
+    if name is None and factory is not None:
+        raise TypeError(
+            f"Cannot serialize a defaultdict whose default_factory is {factory!r}: only "
+            f"None and the builtin types {', '.join(_FACTORIES)} can be stored (a factory "
+            "is never pickled, nor imported when read back); store a plain dict instead"
+        )
+    return [name, dict(value)]
+
+
+def _defaultdict(payload: list[Any]) -> defaultdict[Any, Any]:
+    name, items = payload
+    if type(items) is not dict:
+        raise ValueError("a defaultdict's items are not a dict")
+    return defaultdict(None if name is None else _FACTORIES[name], items)
+
+
+def _items(payload: Any) -> dict[Any, Any]:
+    if type(payload) is not dict:
+        raise ValueError("a mapping's items are not a dict")
+    return payload
+
+
+_PATHS: dict[str, type[pathlib.PurePath]] = {
+    cls.__name__: cls
+    for cls in (
+        pathlib.PurePosixPath,
+        pathlib.PureWindowsPath,
+        pathlib.PosixPath,
+        pathlib.WindowsPath,
+    )
+}
+_IP_CLASSES: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (
+        ipaddress.IPv4Address,
+        ipaddress.IPv6Address,
+        ipaddress.IPv4Interface,
+        ipaddress.IPv6Interface,
+        ipaddress.IPv4Network,
+        ipaddress.IPv6Network,
+    )
+}
+
+
+def _named(classes: dict[str, type]) -> Callable[[list[Any]], Any]:
+    """How a value stored as [its class's name, its text] is built again."""
+
+    def build(payload: list[Any]) -> Any:
+        name, text = payload
+        if type(text) is not str:
+            raise ValueError(f"a {name} is stored as text, not {text!r}")
+        return classes[name](text)
+
+    return build
+
+
+def _timezone_fields(value: dt.timezone) -> list[Any]:
+    offset = value.utcoffset(None)
+    fields: list[Any] = [offset.days, offset.seconds, offset.microseconds]
+    name = value.tzname(None)
+    if name != dt.timezone(offset).tzname(None):  # given a name of its own
+        fields.append(name)
+    return fields
+
+
+def _timezone(payload: list[Any]) -> dt.timezone:
+    days, seconds, microseconds, *name = payload
+    return dt.timezone(dt.timedelta(days, seconds, microseconds), *name)
+
+
+def _zoneinfo_key(value: zoneinfo.ZoneInfo) -> str:
+    if value.key is None:
+        raise TypeError(
+            "Cannot serialize a ZoneInfo without a key (made from a file): it is stored by its key"
+        )
+    return value.key
+
+
+def _zoneinfo(key: Any) -> zoneinfo.ZoneInfo:
+    if type(key) is not str:
+        raise ValueError(f"a ZoneInfo's key is a str, not {key!r}")
+    return zoneinfo.ZoneInfo(key)
+
+
+def _pattern(payload: list[Any]) -> re.Pattern[Any]:
+    pattern, flags = payload
+    if type(pattern) not in (str, bytes) or type(flags) is not int:
+        raise ValueError(f"not a stored pattern: {payload!r}")
+    return re.compile(pattern, flags)
+
+
+def _numpy_array_class(cls: type) -> bool:
+    """Whether `cls` is numpy's ndarray (not a subclass), without importing numpy: an
+    array exists only once numpy is imported."""
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and cls is numpy.ndarray
+
+
+def _ndarray_fields(value: Any) -> list[Any]:
+    dtype = value.dtype
+    if dtype.hasobject or dtype.names is not None:
+        raise TypeError(
+            f"Cannot serialize a numpy array of dtype {dtype}: only arrays of numbers, "
+            "booleans, dates, str and bytes can be stored (objects would need pickle; a "
+            "structured dtype, store its fields as arrays of their own)"
+        )
+    return [dtype.str, list(value.shape), value.tobytes()]
+
+
+def _ndarray(payload: list[Any]) -> Any:
+    import numpy  # what stored data holds an array of was imported when it was stored
+
+    code, shape, data = payload
+    if type(code) is not str or type(data) is not bytes or type(shape) is not list:
+        raise ValueError(f"not a stored numpy array: {payload!r}")
+    dtype = numpy.dtype(code)
+    if dtype.hasobject or dtype.names is not None:
+        raise ValueError(f"a numpy array of dtype {dtype} is never stored")
+    if len(data) != math.prod(shape) * dtype.itemsize:
+        raise ValueError("a numpy array's bytes do not fill its shape")
+    if not data:
+        return numpy.zeros(shape, dtype)
+    return numpy.frombuffer(bytearray(data), dtype).reshape(shape)  # writable, as given
+
+
+_NDARRAY = Schema("ndarray", _ndarray_fields, _ndarray)
+
+# Each type's Schema: its tag, its payload, how it is built from that. Only these exact
+# classes: a subclass of one is refused, as a subclass of dict is.
+_STDLIB: dict[type, Schema] = {
+    OrderedDict: Schema("odict", dict, lambda p: OrderedDict(_items(p))),
+    defaultdict: Schema("defaultdict", _defaultdict_fields, _defaultdict),
+    Counter: Schema("counter", dict, lambda p: Counter(_items(p))),
+    **{
+        cls: Schema("path", lambda o: [type(o).__name__, str(o)], _named(_PATHS))
+        for cls in _PATHS.values()
+    },
+    re.Pattern: Schema("re", lambda o: [o.pattern, o.flags], _pattern),
+    **{
+        cls: Schema("ip", lambda o: [type(o).__name__, str(o)], _named(_IP_CLASSES))
+        for cls in _IP_CLASSES.values()
+    },
+    dt.timezone: Schema("timezone", _timezone_fields, _timezone),
+    zoneinfo.ZoneInfo: Schema("zoneinfo", _zoneinfo_key, _zoneinfo),
+}
+_STDLIB_NAMES = {schema.name: schema for schema in (*_STDLIB.values(), _NDARRAY)}
+
+
+def _stdlib_tag(schema: Schema) -> Callable[[Any], Any]:
+    return lambda o: {TAG: schema.name, "v": schema.fields(o)}
+
+
+_TAGS.update({cls: _stdlib_tag(schema) for cls, schema in _STDLIB.items()})
+_BUILTIN_DECODERS.update(
+    {name: lambda o, s=schema: s.build(o["v"]) for name, schema in _STDLIB_NAMES.items()}
+)
+# Classes an allowlist may name that need no allowing: what is stored anyway, and the
+# bases of stored classes (pathlib.Path makes a PosixPath or a WindowsPath).
+_BUILTIN_CLASSES = frozenset(
+    {
+        *SCALARS,
+        list,
+        dict,
+        bytearray,
+        memoryview,
+        *_TAGS,
+        pathlib.PurePath,
+        pathlib.Path,
+    }
+)
+
+
+class _Registered(TypeError):
+    """A class the msgpack encoder has just learnt to store (numpy's ndarray, once numpy
+    is imported): the value is encoded again."""
+
+
 class JsonSerializer:
     """Turns checkpoint values into compact JSON (`dumps`) or msgpack (`dumps_binary`)
     bytes and back (`loads` reads both, and every earlier version's bytes).
@@ -296,10 +518,11 @@ class JsonSerializer:
     def __init__(self) -> None:
         self._tags = dict(_TAGS)
         self._allowed: dict[str, Callable[[dict[str, Any]], Any]] = {}
-        schemas: dict[type, Schema] = {}
-        names: dict[str, Schema] = {}
+        # The msgpack encoder stores the standard library's types as schema extensions.
+        schemas: dict[type, Schema] = dict(_STDLIB)
+        names: dict[str, Schema] = dict(_STDLIB_NAMES)
         self._schemas, self._names = schemas, names
-        self._packer = packed.Packer(schemas, names, _refusal, _not_allowed)
+        self._packer = packed.Packer(schemas, names, self._unknown_class, _not_allowed)
         # Retrieval graphs keep LangChain documents in state whatever their schema says.
         self.allow(Document)
 
@@ -309,7 +532,9 @@ class JsonSerializer:
         Message classes (a schema's `list[AnyMessage]`) are always admitted and keep
         their own compact form."""
         for cls in classes:
-            if isinstance(cls, type) and (cls in self._schemas or is_message_class(cls)):
+            if isinstance(cls, type) and (
+                cls in self._schemas or is_message_class(cls) or _stored_anyway(cls)
+            ):
                 continue  # a graph compiled again allows its classes again
             schema = _schema(cls)
             self._schemas[cls] = self._names[schema.name] = schema
@@ -352,12 +577,27 @@ class JsonSerializer:
     def dumps_binary(self, obj: Any) -> bytes:
         """Encode `obj` in format 1 (msgpack), faster to write and read than JSON;
         raises TypeError for a type that is not allowed."""
-        return self._packer.dumps(obj)
+        try:
+            return self._packer.dumps(obj)
+        except _Registered:
+            return self._packer.dumps(obj)
 
     def dumps_binary_sharing(self, obj: Any, shared: dict[int, Any]) -> bytes:
         """`dumps_binary` for one of the values of a save that share what is inside
         them: see packed.Packer.dumps_sharing."""
-        return self._packer.dumps_sharing(obj, shared)
+        try:
+            return self._packer.dumps_sharing(obj, shared)
+        except _Registered:
+            return self._packer.dumps_sharing(obj, shared)
+
+    def _unknown_class(self, cls: type) -> TypeError:
+        """The msgpack encoder's error for a class it has no payload for; numpy's
+        ndarray (numpy may be imported after this serializer was made) is learnt instead,
+        and the encoder, told so, encodes the value again."""
+        if _numpy_array_class(cls):
+            self._schemas[cls] = _NDARRAY
+            return _Registered(f"{_type_name(cls)} is stored from now on")
+        return _refusal(cls)
 
     def loads(self, data: bytes | str) -> Any:
         """Decode `dumps` or `dumps_binary` output (as bytes, or JSON as text); raises
@@ -489,6 +729,8 @@ class JsonSerializer:
     def _find_tag(self, cls: type) -> Callable[[Any], Any]:
         if is_message_class(cls):
             tag: Callable[[Any], Any] = _tag_message
+        elif _numpy_array_class(cls):
+            tag = _stdlib_tag(_NDARRAY)
         elif issubclass(cls, str) and not issubclass(cls, enum.Enum):
             # A str that is some library's subclass (a message's `.text`) is stored as
             # its text and read back as a str, as LangGraph's savers do.
@@ -529,6 +771,9 @@ def _schema(cls: type) -> Schema:
 
         # Values were valid when stored; rebuilding must not re-run validators.
         return Schema(name, model_fields, lambda v: cls.model_construct(**v))
+    if _is_pydantic_v1_model(cls):
+        # Its fields and extra fields are its `__dict__` (private attributes are slots).
+        return Schema(name, lambda o: dict(o.__dict__), lambda v: cls.construct(**v))
     if _is_named_tuple(cls):
         # Rebuilt as its class, as LangGraph's savers rebuild one (a plain tuple is not).
         return Schema(name, lambda o: o._asdict(), lambda v: cls(**v))
@@ -542,8 +787,10 @@ def _refusal(cls: type) -> TypeError:
     hint = (
         f"; if it belongs to the graph's schema, call checkpointer.serde.allow({cls.__qualname__})"
         if _is_schema_class(cls)
-        else "; only JSON values, tuples, sets, deques, dates, UUIDs, bytes, Decimals, "
-        "messages and allowed dataclasses, pydantic models, NamedTuples and Enums can be stored"
+        else "; only JSON values, tuples, sets, deques, OrderedDicts, defaultdicts, Counters, "
+        "dates, time zones, UUIDs, bytes, Decimals, paths, patterns, IP addresses, numpy "
+        "arrays, messages and allowed dataclasses, pydantic models, NamedTuples and Enums "
+        "can be stored"
     )
     return TypeError(f"Cannot serialize an object of type {_type_name(cls)}{hint}")
 
@@ -575,6 +822,18 @@ def _is_pydantic_model(cls: type) -> bool:
     return pydantic is not None and issubclass(cls, pydantic.BaseModel)
 
 
+def _is_pydantic_v1_model(cls: type) -> bool:
+    """A model of pydantic's v1 API (`pydantic.v1.BaseModel`), which LangChain's older
+    schemas use; imported only by a program that uses it."""
+    v1 = sys.modules.get("pydantic.v1")
+    return v1 is not None and issubclass(cls, v1.BaseModel)
+
+
+def _stored_anyway(cls: type) -> bool:
+    """Whether `cls` is stored without being allowed (an allowlist may name it)."""
+    return cls in _BUILTIN_CLASSES or _numpy_array_class(cls)
+
+
 def _is_named_tuple(cls: type) -> bool:
     return issubclass(cls, tuple) and hasattr(cls, "_fields") and hasattr(cls, "_asdict")
 
@@ -584,6 +843,7 @@ def _is_schema_class(cls: type) -> bool:
         isinstance(cls, enum.EnumMeta)
         or dataclasses.is_dataclass(cls)
         or _is_pydantic_model(cls)
+        or _is_pydantic_v1_model(cls)
         or _is_named_tuple(cls)
     )
 
@@ -627,7 +887,8 @@ class JsonPlusSerializer(JsonSerializer):
                     f"{option}=True is not supported: the engine restores only the classes "
                     "it was told about; list them"
                 )
-            self.allow(*(_allowed_class(entry) for entry in allowlist or ()))
+            if allowlist:
+                self.allow(*_allowed_classes(allowlist))
 
     def with_msgpack_allowlist(
         self, extra_allowlist: Iterable[tuple[str, ...] | type]
@@ -635,7 +896,7 @@ class JsonPlusSerializer(JsonSerializer):
         """A copy that also restores `extra_allowlist`'s classes (this one is unchanged)."""
         clone = copy.copy(self)
         JsonSerializer.__init__(clone)
-        clone.allow(*self._schemas, *(_allowed_class(entry) for entry in extra_allowlist))
+        clone.allow(*self._schemas, *_allowed_classes(extra_allowlist))
         return clone
 
 
@@ -653,23 +914,42 @@ def own_format(serde: Any) -> bool:
     )
 
 
-def _allowed_class(entry: tuple[str, ...] | type) -> type:
-    """A class of an allowlist, given itself or as LangGraph's (module, ..., name) tuple."""
-    if isinstance(entry, type):
-        return entry
-    if (
-        not isinstance(entry, tuple)
-        or len(entry) < 2
-        or not all(isinstance(part, str) for part in entry)
-    ):
-        raise TypeError(f"An allowlist entry is a class or a (module, name) tuple, not {entry!r}")
-    *module, name = entry
-    try:
-        found = getattr(importlib.import_module(".".join(module)), name)
-    except (ImportError, AttributeError) as error:
-        raise ValueError(f"Allowlist entry {entry!r} names no class: {error}") from None
-    if not isinstance(found, type):
-        raise TypeError(f"Allowlist entry {entry!r} is not a class: {found!r}")
+def _allowed_classes(entries: Iterable[tuple[str, ...] | type]) -> list[type]:
+    """The classes of an allowlist, given themselves or as LangGraph's (module, ...,
+    name) tuples. LangGraph matches its entries lazily, so an entry that names nothing
+    here allows nothing: a module that is not installed (an optional dependency's), or a
+    name that its module does not have or that is not a class (with a warning)."""
+    found = []
+    for entry in entries:
+        if isinstance(entry, type):
+            found.append(entry)
+            continue
+        if (
+            not isinstance(entry, tuple)
+            or len(entry) < 2
+            or not all(isinstance(part, str) for part in entry)
+        ):
+            raise TypeError(
+                f"An allowlist entry is a class or a (module, name) tuple, not {entry!r}"
+            )
+        *module, name = entry
+        try:
+            value = getattr(importlib.import_module(".".join(module)), name)
+        except ModuleNotFoundError:
+            continue  # not installed: nothing of it can be stored
+        except AttributeError as error:
+            warnings.warn(
+                f"Allowlist entry {entry!r} names no class ({error}): it allows nothing",
+                stacklevel=3,
+            )
+            continue
+        if not isinstance(value, type):
+            warnings.warn(
+                f"Allowlist entry {entry!r} is not a class ({value!r}): it allows nothing",
+                stacklevel=3,
+            )
+            continue
+        found.append(value)
     return found
 
 
