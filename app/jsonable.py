@@ -9,9 +9,14 @@ import base64
 import dataclasses
 import datetime
 import enum
+import ipaddress
 import json
 import math
+import pathlib
+import re
 import uuid
+import zoneinfo
+from collections import deque
 from decimal import Decimal
 from typing import Any
 
@@ -69,8 +74,16 @@ def _plain(value: Any) -> Any:
         return {"value": value.value, "id": value.id, "response_schema": value.response_schema}
     if isinstance(value, Send):
         return {"node": value.node, "arg": value.arg}
-    if isinstance(value, set | frozenset):
+    if isinstance(value, set | frozenset | deque):
         return list(value)
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    if isinstance(value, datetime.timezone):
+        return value.tzname(None)
+    if isinstance(value, _AS_TEXT):
+        return str(value)
+    if isinstance(value, re.Pattern):
+        return value.pattern
     if isinstance(value, datetime.datetime | datetime.date | datetime.time):
         return value.isoformat()
     if isinstance(value, uuid.UUID):
@@ -90,6 +103,17 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
+# Values LangGraph's server writes as their text: a path, an IP address, a time zone's key.
+_AS_TEXT = (
+    pathlib.PurePath,
+    ipaddress.IPv4Address,
+    ipaddress.IPv6Address,
+    ipaddress.IPv4Interface,
+    ipaddress.IPv6Interface,
+    ipaddress.IPv4Network,
+    ipaddress.IPv6Network,
+    zoneinfo.ZoneInfo,
+)
 # Built once: json.dumps with options builds an encoder on every call.
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _dumps = orjson.dumps

@@ -3,11 +3,16 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import datetime
 import enum
+import ipaddress
 import json
+import pathlib
+import re
 import uuid
+import zoneinfo
 from decimal import Decimal
 from typing import Any
 
@@ -122,3 +127,32 @@ def test_an_interrupt_keeps_its_response_schema() -> None:
     written = {"value": "age?", "id": "i2", "response_schema": {"type": "integer"}}
     assert jsonable(asked) == written
     assert json.loads(to_json({"__interrupt__": [asked]})) == {"__interrupt__": [written]}
+
+
+def test_standard_library_values_are_written_as_langgraphs_server_writes_them() -> None:
+    """What the checkpoints now keep (a path, a time zone, a pattern, ...) is shown as its
+    text or number on the wire, not as its repr."""
+    value = {
+        "span": datetime.timedelta(seconds=90),
+        "queue": collections.deque([1, 2]),
+        "ordered": collections.OrderedDict(b=1, a=2),
+        "counts": collections.Counter("aab"),
+        "path": pathlib.PurePosixPath("/data/x.csv"),
+        "ip": ipaddress.ip_network("10.0.0.0/8"),
+        "pattern": re.compile(r"\d+"),
+        "utc": datetime.UTC,
+        "zone": zoneinfo.ZoneInfo("Europe/Oslo"),
+    }
+    shown = {
+        "span": 90.0,
+        "queue": [1, 2],
+        "ordered": {"b": 1, "a": 2},
+        "counts": {"a": 2, "b": 1},
+        "path": "/data/x.csv",
+        "ip": "10.0.0.0/8",
+        "pattern": r"\d+",
+        "utc": "UTC",
+        "zone": "Europe/Oslo",
+    }
+    assert jsonable(value) == shown
+    assert json.loads(to_json(value)) == shown
