@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from itertools import chain
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Self
 
 from engine.checkpoint.base import (
     SPECIAL_WRITES,
@@ -113,6 +113,19 @@ class InMemorySaver(BaseCheckpointSaver):
             # Snapshots by the new serializer (a copy by `with_allowlist` restores more
             # classes), of the objects the saver's storage holds, shared with its copies.
             self._guard = guard.using(self._codec.dumps_binary)
+
+    # `with InMemorySaver() as saver:`, as LangGraph's is used: it holds nothing to close.
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
 
     def _sync(self, coro: Coroutine[Any, Any, Any]) -> Any:
         """Inside an event loop (a notebook's, an async test's) the sync twins work too,

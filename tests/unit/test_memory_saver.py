@@ -425,3 +425,10 @@ async def test_sync_twins_inside_an_event_loop() -> None:
 
     with pytest.raises(RuntimeError, match="Waits's async method waited"):
         Waits().get_tuple(thread())
+
+
+async def test_the_saver_is_a_context_manager_as_langgraphs_is() -> None:
+    with InMemorySaver() as saver:
+        assert isinstance(saver, InMemorySaver)
+    async with InMemorySaver() as saver:
+        assert isinstance(saver, InMemorySaver)
