@@ -645,3 +645,63 @@ def case_a_node_drains_its_own_run(ns: NS, aio: bool) -> Any:
         "then": invoke(graph, None, cfg, aio=aio),
         "seen": seen,
     }
+
+
+@case(aio=True)
+def case_a_store_of_ones_own_with_langgraphs_ttl_sentinel(ns: NS, aio: bool) -> Any:
+    """A project's own store, written as LangGraph's docs write one: its `put` takes
+    `ttl=NOT_PROVIDED` (falsy, not None) and its `batch` answers the graph's calls."""
+
+    class Dicts(ns.BaseStore):
+        def __init__(self) -> None:
+            self.items: dict[tuple[tuple[str, ...], str], Any] = {}
+            self.ttls: list[Any] = []
+
+        def batch(self, ops: Any) -> list[Any]:
+            results: list[Any] = []
+            for op in ops:
+                if hasattr(op, "value"):  # a put
+                    self.items[(op.namespace, op.key)] = op.value
+                    results.append(None)
+                else:
+                    value = self.items.get((op.namespace, op.key))
+                    results.append(
+                        value
+                        and ns.Item(
+                            value=value,
+                            key=op.key,
+                            namespace=op.namespace,
+                            created_at="2026-01-01T00:00:00+00:00",
+                            updated_at="2026-01-01T00:00:00+00:00",
+                        )
+                    )
+            return results
+
+        async def abatch(self, ops: Any) -> list[Any]:
+            return self.batch(ops)
+
+        def put(
+            self,
+            namespace: Any,
+            key: str,
+            value: Any,
+            index: Any = None,
+            *,
+            ttl: Any = ns.NOT_PROVIDED,
+        ) -> None:
+            self.ttls.append([ttl is ns.NOT_PROVIDED, bool(ttl)])
+            super().put(namespace, key, value, index, ttl=None if ttl is ns.NOT_PROVIDED else ttl)
+
+    def remember(state: Any, *, store: Any) -> dict[str, Any]:
+        store.put(("notes",), "last", {"log": state["log"]})
+        found = store.get(("notes",), "last")
+        return {"log": [f"kept {found.value['log']}"]}
+
+    store = Dicts()
+    graph = (
+        ns.StateGraph(LogState)
+        .add_node("remember", remember)
+        .add_edge(ns.START, "remember")
+        .compile(store=store)
+    )
+    return {"out": invoke(graph, {"log": ["a"]}, aio=aio), "ttls": store.ttls}

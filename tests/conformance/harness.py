@@ -87,7 +87,7 @@ API_MODULES: dict[str, tuple[str, ...]] = {
     "langgraph.config": ("get_stream_writer", "get_store", "get_config"),
     "langgraph.runtime": ("Runtime", "get_runtime"),
     "langgraph.managed": ("RemainingSteps", "IsLastStep"),
-    "langgraph.store.base": ("BaseStore",),
+    "langgraph.store.base": ("BaseStore", "NOT_PROVIDED", "NotProvided", "Item"),
     "langgraph.store.memory": ("InMemoryStore",),
     "langgraph.cache.memory": ("InMemoryCache",),
     "langgraph.errors": (

@@ -27,9 +27,11 @@ __all__ = [
     "InvalidNamespaceError",
     "Item",
     "ListNamespacesOp",
+    "NOT_PROVIDED",
     "MatchCondition",
     "NamespaceMatchType",
     "NamespacePath",
+    "NotProvided",
     "Op",
     "PutOp",
     "Result",
@@ -223,13 +225,17 @@ class IndexConfig(TypedDict, total=False):
     fields: list[str] | None
 
 
-class _NotGiven(Enum):
-    """Tells "ttl left out" (use the store's default) from an explicit None (no TTL)."""
+class NotProvided(Enum):
+    """Tells "ttl left out" (use the store's default) from an explicit None (no TTL),
+    under LangGraph's names: a store of a project's own imports them for its `put`."""
 
-    NOT_GIVEN = "NOT_GIVEN"
+    NOT_PROVIDED = "NOT_PROVIDED"
+
+    def __bool__(self) -> bool:
+        return False
 
 
-NOT_GIVEN = _NotGiven.NOT_GIVEN
+NOT_PROVIDED = NotProvided.NOT_PROVIDED
 
 
 class BaseStore(ABC):
@@ -279,7 +285,7 @@ class BaseStore(ABC):
         value: Mapping[str, Any],
         index: Literal[False] | list[str] | None = None,
         *,
-        ttl: float | None | _NotGiven = NOT_GIVEN,
+        ttl: float | None | NotProvided = NOT_PROVIDED,
     ) -> None:
         """Create or replace the item at `namespace` and `key`."""
         self.batch([self._put_op(namespace, key, value, index, ttl)])
@@ -330,7 +336,7 @@ class BaseStore(ABC):
         value: Mapping[str, Any],
         index: Literal[False] | list[str] | None = None,
         *,
-        ttl: float | None | _NotGiven = NOT_GIVEN,
+        ttl: float | None | NotProvided = NOT_PROVIDED,
     ) -> None:
         """`put` for async callers."""
         await self.abatch([self._put_op(namespace, key, value, index, ttl)])
@@ -379,10 +385,10 @@ class BaseStore(ABC):
         key: str,
         value: Mapping[str, Any],
         index: Literal[False] | list[str] | None,
-        ttl: float | None | _NotGiven,
+        ttl: float | None | NotProvided,
     ) -> PutOp:
         _check_namespace(namespace)
-        if ttl is NOT_GIVEN:
+        if ttl is NOT_PROVIDED:
             ttl = self.ttl_config.get("default_ttl") if self.ttl_config else None
         elif ttl is not None and not self.supports_ttl:
             raise NotImplementedError(
