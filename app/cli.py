@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 
 from app import __version__, auth, logs, project
 from app.config import (
@@ -30,7 +31,7 @@ from app.config import (
     unknown,
     variable,
 )
-from app.db.database import Database
+from app.db.database import Database, SchemaOutdatedError
 from app.db.migrations import migrate
 from app.worker import run_worker
 
@@ -102,6 +103,17 @@ def environment_help(command: str, width: int = WIDTH) -> str:
     return "\n".join(lines)
 
 
+def port(text: str) -> int:
+    """A TCP port, as THREADLINE_PORT takes it (uvicorn would listen on another)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (0 to 65535)")
+    return value
+
+
 def build_parser(settings: Settings) -> argparse.ArgumentParser:
     """Subcommands with defaults from the environment, so flags only override it."""
     parser = argparse.ArgumentParser(
@@ -133,7 +145,7 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
 
     serve = command("serve")
     serve.add_argument("--host", default=settings.host, help="the address to listen on")
-    serve.add_argument("--port", type=int, default=settings.port, help="the port to listen on")
+    serve.add_argument("--port", type=port, default=settings.port, help="the port to listen on")
     serve.add_argument(
         "--no-worker",
         action="store_true",
@@ -180,6 +192,29 @@ async def manage_users(settings: Settings, args: argparse.Namespace) -> str:
         return f"revoked an API key of user {await auth.revoke_key(db, args.key)}"
     finally:
         await db.close()
+
+
+async def ready(url: str) -> None:
+    """The database at `url` reached, its schema made if it is new, else checked."""
+    db = Database(url)
+    try:
+        await db.prepare()
+    finally:
+        await db.close()
+
+
+# A database URL SQLAlchemy cannot read or has no driver for, a database it cannot reach
+# or open (refused, a wrong password, no such database, a read-only folder), or one whose
+# schema is behind.
+DATABASE_PROBLEMS = (ArgumentError, NoSuchModuleError, DBAPIError, OSError, SchemaOutdatedError)
+
+
+def database_problem(exc: BaseException) -> str:
+    """The first line of what went wrong: the driver's words rather than SQLAlchemy's
+    wrapping of them."""
+    cause = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    text = str(cause).strip() or type(cause).__name__
+    return text.splitlines()[0]
 
 
 def given_project(argv: Sequence[str] | None) -> str | None:
@@ -237,15 +272,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     if opened is not None:
         graphs = "THREADLINE_GRAPHS" if settings.graphs else ", ".join(opened.graphs)
         log.info("project %s: serving %s", opened.path, graphs)
-    if args.command == "migrate":
-        asyncio.run(migrate(settings.database_url))
-        print(f"database at {settings.shown('database_url')} is up to date")
-    elif args.command == "users":
-        try:
+    try:
+        # What the command needs of the database, done (or checked) before it starts: a
+        # database that cannot be used is one line naming the setting, not a traceback.
+        if args.command == "migrate":
+            asyncio.run(migrate(settings.database_url))
+        elif args.command == "users":
             print(asyncio.run(manage_users(settings, args)))
-        except auth.UserError as exc:
-            print(f"threadline users {args.action}: {exc}", file=sys.stderr)
-            return 1
+        else:
+            asyncio.run(ready(settings.database_url))
+    except auth.UserError as exc:
+        print(f"threadline users {args.action}: {exc}", file=sys.stderr)
+        return 1
+    except DATABASE_PROBLEMS as exc:
+        where = f"THREADLINE_DATABASE_URL ({settings.shown('database_url')})"
+        print(f"threadline: {where}: {database_problem(exc)}", file=sys.stderr)
+        return 2
+    if args.command == "migrate":
+        print(f"database at {settings.shown('database_url')} is up to date")
     elif args.command == "worker":
         run_loop(run_worker(settings))
     elif args.command == "serve":

@@ -21,10 +21,11 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import annotated_types
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, EnvSettingsSource, NoDecode, SettingsConfigDict
 from sqlalchemy import make_url
+from sqlalchemy.exc import ArgumentError
 
 PREFIX = "THREADLINE_"
 # Which subcommands read a variable (the CLI lists them in each one's help).
@@ -95,7 +96,7 @@ class Settings(BaseSettings):
         "the database: SQLite in `./data` by default (one process), "
         "`postgresql://user:password@host:5432/db` for more than one process",
         commands=ALL,
-        accepted="a SQLAlchemy database URL",
+        accepted="a PostgreSQL or SQLite URL, as SQLAlchemy writes them",
     )
     cors_origins: Annotated[tuple[str, ...] | None, NoDecode] = setting(
         None,
@@ -342,6 +343,35 @@ class Settings(BaseSettings):
             raise ValueError("not a known time zone") from None
         return value
 
+    @field_validator("database_url")
+    @classmethod
+    def _database(cls, value: str) -> str:
+        try:
+            backend = make_url(value).get_backend_name()
+        except ArgumentError:
+            raise ValueError("not a database URL") from None
+        if backend not in ("postgresql", "sqlite"):
+            raise ValueError(f"a {backend} database: Threadline keeps to PostgreSQL and SQLite")
+        return value
+
+    @field_validator("host")
+    @classmethod
+    def _host(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("empty: give an address (0.0.0.0 listens on every one)")
+        return value
+
+    @field_validator("heartbeat_s")
+    @classmethod
+    def _beat(cls, value: float, info: ValidationInfo) -> float:
+        lease = info.data.get("lease_s")
+        if lease is not None and value > lease / 2:
+            raise ValueError(
+                f"more than half of THREADLINE_LEASE_S ({lease:g}): a run's lease would "
+                "lapse between beats, and every run be taken over"
+            )
+        return value
+
     @field_validator("forecast_url")
     @classmethod
     def _url(cls, value: str) -> str:
@@ -372,9 +402,12 @@ class Settings(BaseSettings):
             return MASK
         if name == "database_url":
             try:
-                return make_url(value).render_as_string(hide_password=True)
-            except Exception:
+                url = make_url(value)
+            except ArgumentError:
                 return MASK
+            # libpq's URLs may carry the password as a parameter too.
+            query = {k: MASK if k == "password" else v for k, v in url.query.items()}
+            return url.set(query=query).render_as_string(hide_password=True)
         return _text(value)
 
 

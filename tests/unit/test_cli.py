@@ -221,3 +221,61 @@ def test_serve_takes_the_project_by_config_as_langgraph_dev_does(
     assert cli.main(["serve", "--config", path, "--port", "9003"]) == 0
     [app] = served
     assert (app.state.settings.config_file, app.state.settings.workers) == (path, 7)
+
+
+@pytest.mark.parametrize("command", [["migrate"], ["worker"], ["serve"], ["users", "add", "bob"]])
+def test_a_database_that_cannot_be_used_stops_the_command_with_one_line(
+    command: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    isolated: list[Settings],
+) -> None:
+    """Refused, or behind: the setting and the driver's words, not a traceback."""
+    monkeypatch.setattr(cli.uvicorn, "run", lambda app, **options: pytest.fail("served"))
+    monkeypatch.setenv("THREADLINE_DATABASE_URL", "postgresql://app:hunter2@127.0.0.1:1/db")
+    assert cli.main(command) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(
+        "threadline: THREADLINE_DATABASE_URL (postgresql://app:***@127.0.0.1:1/db): "
+    )
+    assert "hunter2" not in line and "Connect call failed" in line
+
+
+@pytest.mark.parametrize(
+    ("variables", "named"),
+    [
+        ({"THREADLINE_DATABASE_URL": "mysql://app@db/x"}, "a mysql database"),
+        ({"THREADLINE_DATABASE_URL": "a-file.db"}, "not a database URL"),
+        ({"THREADLINE_HOST": " "}, "THREADLINE_HOST: ' ' is not valid (empty"),
+        (
+            {"THREADLINE_HEARTBEAT_S": "3", "THREADLINE_LEASE_S": "2"},
+            "THREADLINE_HEARTBEAT_S: '3' is not valid (more than half of THREADLINE_LEASE_S",
+        ),
+    ],
+)
+def test_settings_no_server_could_run_with_are_refused(
+    variables: dict[str, str],
+    named: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    assert cli.main(["serve"]) == 2
+    assert named in capsys.readouterr().err
+
+
+def test_serve_port_is_checked_as_the_setting_is(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["serve", "--port", "70000"])
+    assert exited.value.code == 2
+    assert "'70000' is not a port" in capsys.readouterr().err
+
+
+def test_a_password_given_as_a_parameter_is_masked(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("THREADLINE_DATABASE_URL", "postgresql://app@db/x?password=hunter2")
+    assert cli.main(["config"]) == 0
+    out = capsys.readouterr().out
+    assert "hunter2" not in out and "THREADLINE_DATABASE_URL=postgresql://app@db/x?password=" in out
