@@ -5,6 +5,7 @@ PostgreSQL: a supervisor whose researcher is a graph of its own and asks for a r
 
 from __future__ import annotations
 
+import logging
 import uuid
 from typing import Any
 
@@ -321,3 +322,18 @@ async def test_a_subgraphs_parts_are_streamed_only_when_asked(
         assert set(inside) == set(modes)
     else:
         assert inside == []
+
+
+async def test_a_failed_run_is_one_log_line_naming_its_error(
+    server: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An operator sees which run failed and why (a ValueError of a graph's node was not
+    logged at all)."""
+    client = get_client(url=server)
+    thread_id = await new_thread(client)
+    await client.runs.wait(thread_id, "supervisor", input=said("find it"))
+    with caplog.at_level(logging.INFO, logger="app"):
+        boom = await client.runs.create(thread_id, "supervisor", command={"resume": "boom"})
+        await client.runs.join(thread_id, boom["run_id"])
+    said_of_it = [r.getMessage() for r in caplog.records if boom["run_id"] in r.getMessage()]
+    assert said_of_it == [f"run {boom['run_id']} failed: ValueError: the reviewer broke"]

@@ -229,8 +229,12 @@ class RunExecutor:
             status, error = "error", exc
             if isinstance(exc, ThreadDeletedError):  # deleted as it ran: no fault to trace
                 log.info("run %s: its thread was deleted as it ran", run.run_id)
-            elif not isinstance(exc, GraphRecursionError | ValueError | RuntimeError):
-                log.info("run %s failed", run.run_id, exc_info=True)
+            else:
+                # A line for every failure, with the traceback unless it is a refusal the
+                # graph's own rules make (a step limit, a bad value): its message says it.
+                shown = not isinstance(exc, GraphRecursionError | ValueError | RuntimeError)
+                why = f"{type(exc).__name__}: {error_message(exc)}"
+                log.info("run %s failed: %s", run.run_id, why, exc_info=shown)
             self.broker.publish(
                 run.run_id, "error", {"error": type(exc).__name__, "message": error_message(exc)}
             )
