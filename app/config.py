@@ -263,10 +263,10 @@ class Settings(BaseSettings):
         "(`config.configurable.timezone`)",
         accepted="an IANA time zone name such as Europe/Paris",
     )
-    forecast_url: str = setting(
-        "http://127.0.0.1:8123/demo/forecast",
-        "the weather service the default assistant's `get_forecast` tool calls (by default "
-        "the demo service `serve` has built in)",
+    forecast_url: str | None = setting(
+        None,
+        "the weather service the default assistant's `get_forecast` tool calls (unset: the "
+        "demo service `serve` has built in, at THREADLINE_HOST and THREADLINE_PORT)",
         accepted="an http(s) URL",
     )
     forecast_timeout_s: float = setting(
@@ -374,10 +374,20 @@ class Settings(BaseSettings):
 
     @field_validator("forecast_url")
     @classmethod
-    def _url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
+    def _url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
             raise ValueError("not an http(s) URL")
         return value
+
+    @property
+    def forecast(self) -> str:
+        """The weather service's URL: the one set, else the demo service of `serve` here
+        (on this machine when it listens on every address)."""
+        if self.forecast_url:
+            return self.forecast_url
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::") else self.host
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.port}/demo/forecast"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:

@@ -41,7 +41,7 @@ async def get_forecast(
     """Get the weather forecast for a city on a given day."""
     # Connect errors and 5xx are retried, as they often heal.
     settings = get_settings()
-    url, timeout = settings.forecast_url, settings.forecast_timeout_s
+    url, timeout = settings.forecast, settings.forecast_timeout_s
     async with httpx.AsyncClient(timeout=timeout) as client:
         for attempt in range(1, FORECAST_ATTEMPTS + 1):
             try:

@@ -201,3 +201,13 @@ def test_only_config_reads_the_environment() -> None:
             elif text in ("os.environ", "os.environb", "os.getenv"):
                 readers.append(f"{path.relative_to(ROOT)}:{node.lineno}: {text}")
     assert readers == []
+
+
+def test_the_demo_forecast_is_served_where_serve_listens() -> None:
+    """Unset, the weather tool calls this server's demo service: on another port it
+    could not reach it (every weather question failed)."""
+    assert Settings(port=8290).forecast == "http://127.0.0.1:8290/demo/forecast"
+    assert Settings(host="0.0.0.0").forecast == "http://127.0.0.1:8123/demo/forecast"
+    assert Settings(host="::1", port=9).forecast == "http://[::1]:9/demo/forecast"
+    given = "https://weather.example/forecast"
+    assert Settings(forecast_url=given, port=9).forecast == given
