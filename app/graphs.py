@@ -121,7 +121,14 @@ def _compiled(target: Any, path: str, saver: BaseCheckpointSaver) -> CompiledGra
                 "its own, so compile it without one (or export the builder)."
             )
         return _keyed(target.copy(checkpointer=saver), path)
-    raise GraphConfigError(f"{path!r} is a {type(target).__name__}, not a StateGraph.")
+    kind = type(target)
+    if kind.__module__.split(".")[0] == "langgraph":
+        raise GraphConfigError(
+            f"{path!r} is a graph of LangGraph's ({kind.__module__}.{kind.__name__}): the "
+            "server runs graphs built with the engine, so change `langgraph` to `engine` in "
+            "the project's import lines (docs/langgraph-projects.md, step 2)."
+        )
+    raise GraphConfigError(f"{path!r} is a {kind.__name__}, not a StateGraph.")
 
 
 def _keyed(graph: CompiledGraph, path: str) -> CompiledGraph:

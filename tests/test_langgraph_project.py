@@ -270,6 +270,9 @@ async def test_graph_files_factories_and_their_failures(tmp_path: Path) -> None:
         "async def make(config): return builder.compile()\n"
         "def broken(): raise RuntimeError('no model key')\n"
         "not_a_graph = 42\n"
+        "import langgraph.graph as lg\n"
+        "not_renamed = lg.StateGraph(MessagesState).add_node('echo', echo)"
+        ".add_edge(lg.START, 'echo').compile()\n"
         "one_value = StateGraph(dict).add_node('echo', echo).add_edge(START, 'echo')\n"
     )
     saver = InMemorySaver()
@@ -289,6 +292,11 @@ async def test_graph_files_factories_and_their_failures(tmp_path: Path) -> None:
             "Graph factory './tl_sample_bots/bots.py:broken' failed: RuntimeError",
         ),
         ("./tl_sample_bots/bots.py:not_a_graph", "is a int, not a StateGraph"),
+        (
+            "./tl_sample_bots/bots.py:not_renamed",
+            "is a graph of LangGraph's (langgraph.graph.state.CompiledStateGraph): the "
+            "server runs graphs built with the engine, so change `langgraph` to `engine`",
+        ),
         ("./tl_sample_bots/nothing.py:graph", "no file"),
         ("./tl_sample_bots/bots.py:missing", "has no attribute 'missing'"),
         ("./tl_sample_bots/bots.py:one_value", "keeps its whole state as one value"),
