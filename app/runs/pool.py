@@ -166,7 +166,10 @@ class WorkerPool:
         self._claiming = False
         self.wake()
         if self.running:
+            log.info("stopping: %d runs in flight get %gs to finish", len(self.running), grace_s)
             await asyncio.wait(list(self.running.values()), timeout=grace_s)
+        if self.running:
+            log.info("stopping: re-queued for another worker: %s", ", ".join(self.running))
         for run_id in list(self.running):
             self.on_stop(run_id, "requeue")
         await asyncio.gather(*self.running.values(), return_exceptions=True)

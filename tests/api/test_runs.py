@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import uuid
 from typing import Any
 
 import httpx
 import pytest
+from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
 
+from app.config import Settings
+from app.main import create_app
 from tests import helpers
+from tests.api.graphs import GRAPHS
 from tests.helpers import collect, eventually, new_id, said, until_status
 
 HELLO = said("hello there")
@@ -740,3 +746,21 @@ async def test_a_threads_error_is_its_last_runs(client: LangGraphClient) -> None
     assert (await client.threads.get(thread_id))["error"]["error"] == "GraphRecursionError"
     await client.runs.delete(thread_id, failed["run_id"])
     assert (await client.threads.get(thread_id))["error"] is None
+
+
+async def test_a_shutdown_says_which_runs_it_hands_over(
+    database_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A server stopped with a run in flight says it waits for it, and which runs it
+    re-queued for another worker (it said nothing of either)."""
+    settings = Settings(database_url=database_url, graphs=json.dumps(GRAPHS), shutdown_grace_s=0)
+    with caplog.at_level(logging.INFO, logger="app"), helpers.serving(create_app(settings)) as url:
+        client = get_client(url=url)
+        thread_id = await helpers.new_thread(client)
+        run = await client.runs.create(thread_id, "slow", input={"delay": 60})
+        await until_status(client, thread_id, run["run_id"], "running")
+    said_at_stop = [r.getMessage() for r in caplog.records if r.getMessage().startswith("stopping")]
+    assert said_at_stop == [
+        "stopping: 1 runs in flight get 0s to finish",
+        f"stopping: re-queued for another worker: {run['run_id']}",
+    ]
