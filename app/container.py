@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import logging
 from dataclasses import dataclass
 
 from starlette.types import ASGIApp
@@ -37,6 +38,8 @@ from app.services.store import StoreService
 from app.services.threads import ThreadService
 from app.webhooks import Webhooks
 from engine.checkpoint.sql.saver import SQLSaver
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -90,6 +93,18 @@ class Services:
         except BaseException:
             await db.close()
             raise
+        runs = (
+            f"runs {settings.workers} at once"
+            if settings.run_workers or not clients
+            else "runs none (`threadline worker` processes do)"
+        )
+        log.info(
+            "graphs %s on %s; auth %s; %s",
+            ", ".join(sorted(graphs.graphs)),
+            settings.shown("database_url"),
+            settings.auth,
+            runs,
+        )
         results = RunResults(db, graphs)
         notifier = (
             PostgresNotifier(

@@ -1,11 +1,17 @@
 """Health and info endpoints over real HTTP."""
 
 import gc
+import logging
+from pathlib import Path
 
 import httpx
+import pytest
 
 from app import __version__
+from app.config import Settings
 from app.container import YOUNG_OBJECTS
+from app.main import create_app
+from tests.helpers import serving
 
 
 def test_ok(base_url: str) -> None:
@@ -44,3 +50,17 @@ def test_a_started_server_keeps_its_startup_objects_out_of_collections(
     assert httpx.get(f"{base_url}/ok").status_code == 200
     assert gc.get_freeze_count() > 50_000
     assert gc.get_threshold()[0] == YOUNG_OBJECTS
+
+
+def test_a_start_says_what_the_process_serves(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Its graphs, database (password masked), authentication and whether it runs runs:
+    a worker on the wrong database sat idle with nothing in its log to say so."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'x.db'}"
+    settings = Settings(database_url=url, run_workers=False)
+    with caplog.at_level(logging.INFO, logger="app"), serving(create_app(settings)):
+        pass
+    assert f"graphs agent on {url}; auth none; runs none (`threadline worker` processes do)" in [
+        r.getMessage() for r in caplog.records
+    ]
