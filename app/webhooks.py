@@ -48,6 +48,7 @@ from app.db.database import Database
 from app.db.models import RunRow, WebhookDeliveryRow
 from app.errors import Invalid
 from app.jsonable import to_json
+from app.outages import Retrying
 from app.services.common import error_message, new_id, now
 from app.services.runs.kwargs import shown_kwargs
 
@@ -294,6 +295,7 @@ class Webhooks:
         """Claim what is due while there is room, then sleep until the next delivery is
         due (or a wake-up). Reads come first: a write every few seconds on SQLite would
         queue behind (and hold up) the saves of runs."""
+        retrying = Retrying(log, "claiming webhook deliveries")
         while True:
             self._wakeup.clear()
             pause = IDLE_POLL_S
@@ -306,8 +308,10 @@ class Webhooks:
                         task.add_done_callback(self._sent)
                 if len(self._sending) < MAX_IN_FLIGHT:  # else a send that ends wakes it
                     pause = max(await self._until_next_due(), MIN_PAUSE_S)
-            except Exception:
-                log.exception("claiming webhook deliveries failed")
+            except Exception as exc:
+                retrying.failed(exc)
+            else:
+                retrying.succeeded()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wakeup.wait(), pause)
 

@@ -26,6 +26,7 @@ from app.db.database import Database
 from app.db.models import RunEventRow, RunRow, UUIDText
 from app.errors import database_unavailable
 from app.jsonable import to_json
+from app.outages import Retrying
 from app.runs.notify import Notifier, events_key, notifications, run_key, until
 
 FLUSH_EVERY_S = 0.05
@@ -318,6 +319,7 @@ class StreamBroker:
         # The event retention (None: forever), which events kept in run rows follow.
         self.keep_for = keep_for
         self.notifier = notifier
+        self._recording = Retrying(log, "recording run events")
         self.streams: dict[str, RunStream] = {}
         # Coroutine function: run_id -> True when the run reached a final status.
         self._is_final = is_final
@@ -400,8 +402,10 @@ class StreamBroker:
             due = [r for r, s in self.streams.items() if s.unsaved and s.unsaved_since <= due_since]
             try:
                 await self.flush(due)
-            except Exception:  # SQLite busy, a connection lost: the events wait for the next
-                log.warning("recording run events failed; retrying", exc_info=True)
+            except Exception as exc:  # SQLite busy, a connection lost: they wait for the next
+                self._recording.failed(exc)
+            else:
+                self._recording.succeeded()
             waiting = [s.unsaved_since for s in self.streams.values() if s.unsaved]
             if not waiting and not self._later:
                 return

@@ -30,6 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db.database import Database
 from app.db.models import CronRow
 from app.errors import APIError
+from app.outages import Retrying
 from app.schedules import next_run
 from app.services.common import now
 from app.services.crons import run_body
@@ -78,11 +79,14 @@ class CronScheduler:
         self._task = None
 
     async def _poll(self) -> None:
+        retrying = Retrying(log, "looking for due crons")
         while True:
             try:
                 await self.fire_due()
-            except Exception:  # the database is down: looked for again next time
-                log.exception("looking for due crons failed")
+            except Exception as exc:  # looked for again next time
+                retrying.failed(exc)
+            else:
+                retrying.succeeded()
             await asyncio.sleep(POLL_S)
 
     async def fire_due(self) -> None:

@@ -37,6 +37,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from app.db.database import Database
 from app.db.models import PENDING, RUNNING, RunRow, from_columns
+from app.outages import Retrying
 from app.services.common import now
 from engine.checkpoint.base import PutCheckpoint, SaveOp
 from engine.checkpoint.sql.saver import UNFENCED, SQLSaver
@@ -115,6 +116,8 @@ class WorkerPool:
         """`on_stop` (default: `stop_local`) is told which runs must stop here."""
         self.db = db
         self.on_stop = on_stop or self.stop_local
+        self._claiming_runs = Retrying(log, "claiming runs")
+        self._renewing = Retrying(log, "renewing leases")
         self.concurrency = concurrency
         self.lease = timedelta(seconds=lease_s)
         self.heartbeat_s = heartbeat_s
@@ -226,9 +229,11 @@ class WorkerPool:
                 taken_at = asyncio.get_running_loop().time()
                 try:
                     runs = await self.claim(room)
-                except Exception:
-                    log.exception("claiming runs failed")
+                except Exception as exc:
+                    self._claiming_runs.failed(exc)
                     runs = []
+                else:
+                    self._claiming_runs.succeeded()
                 for run in runs:
                     work = execute(run)
                     self.running[run.run_id] = asyncio.create_task(self._run(run, work))
@@ -342,8 +347,10 @@ class WorkerPool:
     async def _renew(self) -> None:
         try:
             await self.beat()
-        except Exception:
-            log.exception("renewing leases failed")
+        except Exception as exc:
+            self._renewing.failed(exc)
+        else:
+            self._renewing.succeeded()
 
     async def beat(self) -> None:
         """Stop the runs cancelled or lost here, and renew the leases that are due.

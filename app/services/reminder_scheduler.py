@@ -29,6 +29,7 @@ from sqlalchemy import or_, select, update
 from app.db.database import Database
 from app.db.models import ReminderRow, RunRow, ThreadRow
 from app.errors import Invalid, NotFound
+from app.outages import Retrying
 from app.schemas.runs import RunCreate
 from app.services.common import now
 from app.services.runs.service import RunService
@@ -59,11 +60,14 @@ class ReminderScheduler:
             self._task = None
 
     async def _forever(self) -> None:
+        retrying = Retrying(log, "delivering due reminders")
         while True:
             try:
                 await self.deliver_due()
-            except Exception:
-                log.exception("delivering due reminders failed; trying again")
+            except Exception as exc:
+                retrying.failed(exc)
+            else:
+                retrying.succeeded()
             await asyncio.sleep(POLL_S)
 
     async def deliver_due(self) -> int:
