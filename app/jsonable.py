@@ -9,7 +9,6 @@ import base64
 import dataclasses
 import datetime
 import enum
-import ipaddress
 import json
 import math
 import pathlib
@@ -80,7 +79,7 @@ def _plain(value: Any) -> Any:
         return value.total_seconds()
     if isinstance(value, datetime.timezone):
         return value.tzname(None)
-    if isinstance(value, _AS_TEXT):
+    if isinstance(value, _AS_TEXT) or type(value).__module__ == "ipaddress":
         return str(value)
     if isinstance(value, re.Pattern):
         return value.pattern
@@ -103,17 +102,9 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
-# Values LangGraph's server writes as their text: a path, an IP address, a time zone's key.
-_AS_TEXT = (
-    pathlib.PurePath,
-    ipaddress.IPv4Address,
-    ipaddress.IPv6Address,
-    ipaddress.IPv4Interface,
-    ipaddress.IPv6Interface,
-    ipaddress.IPv4Network,
-    ipaddress.IPv6Network,
-    zoneinfo.ZoneInfo,
-)
+# Values LangGraph's server writes as their text: a path, a time zone's key (and an IP
+# address, interface or network: `_plain`).
+_AS_TEXT = (pathlib.PurePath, zoneinfo.ZoneInfo)
 # Built once: json.dumps with options builds an encoder on every call.
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _dumps = orjson.dumps

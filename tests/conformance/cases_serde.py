@@ -10,6 +10,7 @@ import dataclasses
 import operator
 from typing import Annotated, Any, TypedDict
 
+from .cases_core import build, chain_edges
 from .harness import NS, case, history, invoke, thread
 
 
@@ -145,14 +146,8 @@ def case_stdlib_values_in_state_survive_a_checkpoint(ns: NS, aio: bool) -> Any:
         seen = {k: type(v).__name__ for k, v in state["held"].items()}
         return {"log": [answer, len(seen)]}
 
-    graph = (
-        ns.StateGraph(Holder)
-        .add_node("make", make)
-        .add_node("ask", ask)
-        .add_edge(ns.START, "make")
-        .add_edge("make", "ask")
-        .compile(checkpointer=ns.InMemorySaver())
-    )
+    nodes = {"make": make, "ask": ask}
+    graph = build(ns, Holder, nodes, chain_edges(list(nodes))[:-1], checkpointer=ns.InMemorySaver())
     config = thread()
     invoke(graph, {"log": []}, config, aio=aio)
     resumed = invoke(graph, ns.Command(resume="yes"), config, aio=aio)
@@ -184,14 +179,8 @@ def case_allowlists_take_what_langgraph_takes(ns: NS) -> Any:
         def ask(state: Any) -> dict[str, Any]:
             return {"log": [ns.interrupt("sign?"), state["parcel"].weight]}
 
-        return (
-            ns.StateGraph(ParcelState)
-            .add_node("pack", pack)
-            .add_node("ask", ask)
-            .add_edge(ns.START, "pack")
-            .add_edge("pack", "ask")
-            .compile(checkpointer=saver)
-        )
+        nodes = {"pack": pack, "ask": ask}
+        return build(ns, ParcelState, nodes, chain_edges(list(nodes))[:-1], checkpointer=saver)
 
     out = {}
     savers = {
