@@ -1105,7 +1105,7 @@ def unstorable() -> list[tuple[Any, str]]:
 @pytest.mark.parametrize(("value", "says"), unstorable(), ids=lambda v: repr(v)[:30])
 def test_what_cannot_be_stored_exactly_is_refused_naming_it(value: Any, says: str) -> None:
     """A defaultdict's factory is stored by name, for builtin types only (never pickled,
-    nor imported); arrays of objects would need pickle; a subclass is not its base."""
+    nor imported); arrays of objects have no JSON form; a subclass is not its base."""
     for wrapped in (value, [value], {1: (value,)}):
         for dumps in FORMATS.values():
             with pytest.raises(TypeError, match=says):

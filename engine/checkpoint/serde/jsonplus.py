@@ -433,7 +433,7 @@ def _ndarray_fields(value: Any) -> list[Any]:
     if dtype.hasobject or dtype.names is not None:
         raise TypeError(
             f"Cannot serialize a numpy array of dtype {dtype}: only arrays of numbers, "
-            "booleans, dates, str and bytes can be stored (objects would need pickle; a "
+            "booleans, dates, str and bytes can be stored (objects have no JSON form; a "
             "structured dtype, store its fields as arrays of their own)"
         )
     return [dtype.str, list(value.shape), value.tobytes()]
