@@ -158,11 +158,12 @@ fixed_offsets = st.integers(-86_399, 86_399).map(lambda s: dt.timedelta(seconds=
 timezones = st.none() | st.just(dt.UTC) | fixed_offsets.map(dt.timezone) | st.timezones()
 
 # The standard library's types stored by a tag of their own.
+# Those whose text reads back as themselves (see the refusals below).
 paths = st.builds(
     lambda cls, parts: cls(*parts),
     st.sampled_from([pathlib.PurePosixPath, pathlib.PureWindowsPath, pathlib.Path]),
     st.lists(st.text(alphabet="ab/.\\:é ", max_size=4), max_size=3),
-)
+).filter(lambda path: type(path)(str(path)) == path)
 ip_values = st.ip_addresses() | st.builds(
     lambda address, bits: ipaddress.ip_interface(f"{address}/{bits % (address.max_prefixlen + 1)}"),
     st.ip_addresses(),
@@ -1034,13 +1035,14 @@ def test_dict_subclasses_take_their_tags_on_the_fast_path() -> None:
 
 
 # Only str keys, no tag key, finite floats: what the C encoders write (for the walk,
-# a dict with an int key is put around it).
+# a dict with an int key is put around it). No text holds the tag either: the fast path
+# cannot tell it from a key, and walks.
 fast_stdlib = st.recursive(
     st.none()
     | st.booleans()
     | st.integers(-(2**63), 2**63 - 1)
     | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=5)
+    | st.text(max_size=5).filter(lambda text: TAG not in text)
     | stdlib_scalars,
     lambda inner: (
         st.lists(inner, max_size=3)
@@ -1092,6 +1094,7 @@ def unstorable() -> list[tuple[Any, str]]:
         (defaultdict(dict.fromkeys), "default_factory is <built-in method fromkeys"),
         (OwnDict(a=1), "test_serde:OwnDict"),
         (OwnPath("x"), "test_serde:OwnPath"),
+        (pathlib.PureWindowsPath("//:/"), r"does not read back as the same path"),
     ]
     if keyless is not None:
         found.append((keyless, "ZoneInfo without a key"))

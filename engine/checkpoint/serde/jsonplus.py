@@ -386,6 +386,16 @@ def _named(classes: dict[str, type]) -> Callable[[list[Any]], Any]:
     return build
 
 
+def _path_fields(value: pathlib.PurePath) -> list[str]:
+    text = str(value)
+    if type(value)(text) != value:  # pathlib's own: PureWindowsPath("//:/") reads back as "/:"
+        raise TypeError(
+            f"Cannot serialize the path {value!r}: its text {text!r} does not read back as "
+            "the same path"
+        )
+    return [type(value).__name__, text]
+
+
 def _timezone_fields(value: dt.timezone) -> list[Any]:
     offset = value.utcoffset(None)
     fields: list[Any] = [offset.days, offset.seconds, offset.microseconds]
@@ -463,10 +473,7 @@ _STDLIB: dict[type, Schema] = {
     OrderedDict: Schema("odict", dict, lambda p: OrderedDict(_items(p))),
     defaultdict: Schema("defaultdict", _defaultdict_fields, _defaultdict),
     Counter: Schema("counter", dict, lambda p: Counter(_items(p))),
-    **{
-        cls: Schema("path", lambda o: [type(o).__name__, str(o)], _named(_PATHS))
-        for cls in _PATHS.values()
-    },
+    **{cls: Schema("path", _path_fields, _named(_PATHS)) for cls in _PATHS.values()},
     re.Pattern: Schema("re", lambda o: [o.pattern, o.flags], _pattern),
     **{
         cls: Schema("ip", lambda o: [type(o).__name__, str(o)], _named(_IP_CLASSES))
