@@ -1,6 +1,6 @@
 """What every request goes through before a route uses it: the query-string conventions
-of the API, HEAD as GET, the limit on body size, and JSON bodies that any database can store, within
-the limits on their depth and their number of values."""
+of the API, HEAD as GET, the limit on body size, and JSON bodies that any database can
+store, within the limits on their depth and their number of values."""
 
 from __future__ import annotations
 

@@ -475,8 +475,8 @@ class StateService:
         size = 0
         async with contextlib.aclosing(found):
             async for snapshot in found:
-                text = to_json(snapshot.values) if shown else "{}"
-                states.append(thread_state(snapshot, orjson.loads(text)))
+                text = to_json(snapshot.values) if shown else ""
+                states.append(thread_state(snapshot, orjson.loads(text) if text else {}))
                 size += len(text)
                 if size > HISTORY_PAGE_TEXT:
                     break

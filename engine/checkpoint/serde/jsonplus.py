@@ -926,38 +926,30 @@ def _allowed_classes(entries: Iterable[tuple[str, ...] | type]) -> list[type]:
     name) tuples. LangGraph matches its entries lazily, so an entry that names nothing
     here allows nothing: a module that is not installed (an optional dependency's), or a
     name that its module does not have or that is not a class (with a warning)."""
-    found = []
-    for entry in entries:
-        if isinstance(entry, type):
-            found.append(entry)
-            continue
-        if (
-            not isinstance(entry, tuple)
-            or len(entry) < 2
-            or not all(isinstance(part, str) for part in entry)
-        ):
-            raise TypeError(
-                f"An allowlist entry is a class or a (module, name) tuple, not {entry!r}"
-            )
-        *module, name = entry
-        try:
-            value = getattr(importlib.import_module(".".join(module)), name)
-        except ModuleNotFoundError:
-            continue  # not installed: nothing of it can be stored
-        except AttributeError as error:
-            warnings.warn(
-                f"Allowlist entry {entry!r} names no class ({error}): it allows nothing",
-                stacklevel=3,
-            )
-            continue
-        if not isinstance(value, type):
-            warnings.warn(
-                f"Allowlist entry {entry!r} is not a class ({value!r}): it allows nothing",
-                stacklevel=3,
-            )
-            continue
-        found.append(value)
-    return found
+    found = (entry if isinstance(entry, type) else _named_class(entry) for entry in entries)
+    return [cls for cls in found if cls is not None]
+
+
+def _named_class(entry: Any) -> type | None:
+    if (
+        not isinstance(entry, tuple)
+        or len(entry) < 2
+        or not all(isinstance(part, str) for part in entry)
+    ):
+        raise TypeError(f"An allowlist entry is a class or a (module, name) tuple, not {entry!r}")
+    *module, name = entry
+    try:
+        value = getattr(importlib.import_module(".".join(module)), name)
+    except ModuleNotFoundError:
+        return None  # not installed: nothing of it can be stored
+    except AttributeError as error:
+        problem = f"names no class ({error})"
+    else:
+        if isinstance(value, type):
+            return value
+        problem = f"is not a class ({value!r})"
+    warnings.warn(f"Allowlist entry {entry!r} {problem}: it allows nothing", stacklevel=5)
+    return None
 
 
 def allow_schemas(saver: Any, schemas: Iterable[Any]) -> None:
