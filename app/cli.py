@@ -10,6 +10,7 @@ import asyncio
 import logging
 import sys
 import textwrap
+import traceback
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 import uvicorn
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 
-from app import __version__, auth, logs, project
+from app import __version__, auth, graphs, logs, project
 from app.config import (
     Settings,
     SettingsError,
@@ -251,8 +252,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(settings)
     args = parser.parse_args(argv)
     if args.command is None:
-        parser.print_help()
-        return 0
+        parser.print_help(sys.stderr)
+        return 2
     if isinstance(problem, SettingsError):
         for line in problem.problems:
             print(f"threadline: {line}", file=sys.stderr)
@@ -270,8 +271,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ignored:
         log.warning("not settings, ignored: %s", ignored)
     if opened is not None:
-        graphs = "THREADLINE_GRAPHS" if settings.graphs else ", ".join(opened.graphs)
-        log.info("project %s: serving %s", opened.path, graphs)
+        served = "THREADLINE_GRAPHS" if settings.graphs else ", ".join(opened.graphs)
+        log.info("project %s: serving %s", opened.path, served)
     try:
         # What the command needs of the database, done (or checked) before it starts: a
         # database that cannot be used is one line naming the setting, not a traceback.
@@ -281,6 +282,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(asyncio.run(manage_users(settings, args)))
         else:
             asyncio.run(ready(settings.database_url))
+            graphs.check_imports(settings)
+    except graphs.GraphConfigError as exc:
+        print(f"threadline: {exc}", file=sys.stderr)
+        if not isinstance(exc.__cause__, ImportError | OSError | AttributeError | None):
+            # The project's own code failed as it was imported: where it did is the news.
+            traceback.print_exception(exc.__cause__, file=sys.stderr)
+        return 1
     except auth.UserError as exc:
         print(f"threadline users {args.action}: {exc}", file=sys.stderr)
         return 1

@@ -14,7 +14,10 @@ accepts (the CLI prints it and exits with status 2).
 from __future__ import annotations
 
 import functools
+import ipaddress
+import json
 import os
+import re
 import textwrap
 from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, Literal, get_args, get_origin
@@ -34,6 +37,11 @@ RUNS = ("serve", "worker")
 ALL = ("serve", "worker", "migrate", "users")
 MASK = "********"
 BOOLEANS = "true/false, 1/0, yes/no, on/off"
+# The longest time a setting takes, in seconds (ten years): a longer one overflows the
+# date arithmetic it goes into, and means "never", which those settings spell 0.
+LONGEST_S = 10 * 365 * 86400
+# A host name as DNS spells it: dot-separated labels of letters, digits and hyphens.
+HOST_NAME = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))*\.?", re.I)
 
 AuthMode = Literal["none", "api_key", "jwt"]
 LogFormat = Literal["json", "text"]
@@ -56,6 +64,9 @@ def setting(
     read it, whether its value is masked when shown, and what it accepts when the type
     alone does not say it well."""
     extra: dict[str, Any] = {"commands": list(commands), "secret": secret}
+    if isinstance(default, float):
+        # Every number setting is a time in seconds, finite and within LONGEST_S.
+        constraints.update(allow_inf_nan=False, le=LONGEST_S)
     if accepted is not None:
         extra["accepted"] = accepted
     if shown_default is not None:
@@ -247,6 +258,7 @@ class Settings(BaseSettings):
     openai_base_url: str = setting(
         "",
         "the OpenAI-compatible server of `openai:<model>` (`http://localhost:1234/v1`)",
+        accepted="an http(s) URL",
     )
     openai_api_key: str = setting(
         "", "the key of `THREADLINE_OPENAI_BASE_URL`'s server", secret=True
@@ -372,11 +384,39 @@ class Settings(BaseSettings):
             )
         return value
 
-    @field_validator("forecast_url")
+    @field_validator("forecast_url", "openai_base_url")
     @classmethod
     def _url(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("http://", "https://")):
+        if value and not value.startswith(("http://", "https://")):
             raise ValueError("not an http(s) URL")
+        return value
+
+    @field_validator("webhook_allow")
+    @classmethod
+    def _allowed(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in value:
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                if not HOST_NAME.fullmatch(entry):
+                    raise ValueError(f"{entry!r} is no host name, address or network") from None
+        return value
+
+    @field_validator("graphs")
+    @classmethod
+    def _graphs(cls, value: str) -> str:
+        if not value:
+            return value
+        try:
+            spec = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not JSON ({exc})") from None
+        if (
+            not isinstance(spec, dict)
+            or not spec
+            or not all(isinstance(v, str) for v in spec.values())
+        ):
+            raise ValueError("not a JSON object of graph ids and their module:attribute")
         return value
 
     @property

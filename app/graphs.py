@@ -53,28 +53,23 @@ def system_assistant_id(graph_id: str) -> str:
     return str(uuid.uuid5(SYSTEM_NAMESPACE, graph_id))
 
 
-def parse_spec(raw: str) -> dict[str, str]:
-    try:
-        spec = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise GraphConfigError(f"THREADLINE_GRAPHS is not JSON: {exc}") from None
-    if not isinstance(spec, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in spec.items()
-    ):
-        raise GraphConfigError(
-            'THREADLINE_GRAPHS must be a JSON object {"graph_id": "package.module:attribute"}.'
-        )
-    return spec
-
-
 def graph_source(settings: Settings) -> tuple[dict[str, str], Path]:
     """The graphs to serve, and the folder their file paths start from."""
     if settings.graphs:
-        return parse_spec(settings.graphs), Path.cwd()
+        return json.loads(settings.graphs), Path.cwd()
     if settings.config_file:
         project = Project.read(Path(settings.config_file))
         return project.graphs, project.folder
     return dict(DEFAULT_GRAPHS), Path.cwd()
+
+
+def check_imports(settings: Settings) -> None:
+    """Import each graph's module and find its attribute, so that a graph that cannot be
+    loaded stops `serve` or `worker` with one line before anything starts. Raises
+    GraphConfigError."""
+    spec, base = graph_source(settings)
+    for path in spec.values():
+        load_target(path, base)
 
 
 ResumeCheck = Callable[[Any, Any], None]

@@ -32,8 +32,9 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Settings]:
 
 
 def test_no_command_prints_the_help(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main([]) == 0
-    out = capsys.readouterr().out
+    """As a usage error: a script that forgot the command does not go on as if it ran."""
+    assert cli.main([]) == 2
+    out = capsys.readouterr().err
     assert out.startswith("usage: threadline")
     for command in COMMANDS:
         assert f"    {command} " in out
@@ -251,6 +252,13 @@ def test_a_database_that_cannot_be_used_stops_the_command_with_one_line(
             {"THREADLINE_HEARTBEAT_S": "3", "THREADLINE_LEASE_S": "2"},
             "THREADLINE_HEARTBEAT_S: '3' is not valid (more than half of THREADLINE_LEASE_S",
         ),
+        ({"THREADLINE_LEASE_S": "inf"}, "THREADLINE_LEASE_S: 'inf' is not valid (input should"),
+        ({"THREADLINE_EVENT_RETENTION_S": "1e300"}, "and <= 315360000"),
+        ({"THREADLINE_GRAPHS": "agent=app.agents"}, "THREADLINE_GRAPHS: 'agent=app.agents'"),
+        ({"THREADLINE_GRAPHS": "{}"}, "not a JSON object of graph ids"),
+        ({"THREADLINE_WEBHOOK_ALLOW": "10.0.0.0/33"}, "'10.0.0.0/33' is no host name, address"),
+        ({"THREADLINE_WEBHOOK_ALLOW": "*.internal"}, "'*.internal' is no host name"),
+        ({"THREADLINE_OPENAI_BASE_URL": "ftp://models"}, "(not an http(s) URL)"),
     ],
 )
 def test_settings_no_server_could_run_with_are_refused(
@@ -259,10 +267,53 @@ def test_settings_no_server_could_run_with_are_refused(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    monkeypatch.setattr(cli.uvicorn, "run", lambda app, **options: pytest.fail("served"))
     for name, value in variables.items():
         monkeypatch.setenv(name, value)
     assert cli.main(["serve"]) == 2
     assert named in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("graph", "named"),
+    [
+        ("no_such_package.agent:graph", "ModuleNotFoundError: No module named 'no_such_package'"),
+        ("app.agents.echo:no_graph", "AttributeError: module 'app.agents.echo' has no attribute"),
+        ("./agent.py:graph", "FileNotFoundError: no file"),
+    ],
+)
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_a_graph_that_cannot_be_loaded_stops_the_command_with_one_line(
+    command: str,
+    graph: str,
+    named: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    monkeypatch.setattr(cli.uvicorn, "run", lambda app, **options: pytest.fail("served"))
+    monkeypatch.setattr(cli, "run_loop", lambda main: pytest.fail("worked"))
+    monkeypatch.setenv("THREADLINE_DATABASE_URL", f"sqlite+aiosqlite:///{tmp_path / 'tl.db'}")
+    monkeypatch.setenv("THREADLINE_GRAPHS", json.dumps({"agent": graph}))
+    assert cli.main([command]) == 1
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"threadline: Cannot load graph {graph!r}: {named}")
+
+
+def test_a_graph_whose_code_fails_shows_where(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    monkeypatch.setattr(cli.uvicorn, "run", lambda app, **options: pytest.fail("served"))
+    monkeypatch.setenv("THREADLINE_DATABASE_URL", f"sqlite+aiosqlite:///{tmp_path / 'tl.db'}")
+    monkeypatch.setenv("THREADLINE_GRAPHS", json.dumps({"agent": "./agent.py:graph"}))
+    (tmp_path / "agent.py").write_text("limit = int('ten')\n")
+    assert cli.main(["serve"]) == 1
+    first, *rest = capsys.readouterr().err.splitlines()
+    assert first == (
+        "threadline: Cannot load graph './agent.py:graph': ValueError: invalid literal for "
+        "int() with base 10: 'ten'"
+    )
+    assert f'  File "{tmp_path / "agent.py"}", line 1, in <module>' in rest
 
 
 def test_serve_port_is_checked_as_the_setting_is(capsys: pytest.CaptureFixture[str]) -> None:

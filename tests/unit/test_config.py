@@ -107,7 +107,7 @@ def test_booleans_take_the_usual_words(text: str, value: bool) -> None:
         (
             {"THREADLINE_LEASE_S": "0"},
             "THREADLINE_LEASE_S: '0' is not valid (input should be greater than 0); "
-            "accepted: a number of seconds > 0",
+            "accepted: a number of seconds > 0 and <= 315360000",
         ),
         (
             {"THREADLINE_TIMEZONE": "Mars/Olympus"},
