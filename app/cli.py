@@ -34,6 +34,7 @@ from app.config import (
 )
 from app.db.database import Database, SchemaOutdatedError
 from app.db.migrations import migrate
+from app.main import create_app
 from app.worker import run_worker
 
 log = logging.getLogger(__name__)
@@ -282,13 +283,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(asyncio.run(manage_users(settings, args)))
         else:
             asyncio.run(ready(settings.database_url))
-            graphs.check_imports(settings)
-    except graphs.GraphConfigError as exc:
-        print(f"threadline: {exc}", file=sys.stderr)
-        if not isinstance(exc.__cause__, ImportError | OSError | AttributeError | None):
-            # The project's own code failed as it was imported: where it did is the news.
-            traceback.print_exception(exc.__cause__, file=sys.stderr)
-        return 1
     except auth.UserError as exc:
         print(f"threadline users {args.action}: {exc}", file=sys.stderr)
         return 1
@@ -298,18 +292,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.command == "migrate":
         print(f"database at {settings.shown('database_url')} is up to date")
-    elif args.command == "worker":
+        return 0
+    if args.command == "users":
+        return 0
+    if args.command == "serve" and args.no_worker:
+        settings = settings.model_copy(update={"run_workers": False})
+    try:
+        app = create_app(settings) if args.command == "serve" else None
+        graphs.check_imports(settings)
+    except project.ProjectError as exc:
+        print(f"threadline: {exc}", file=sys.stderr)
+        return 1
+    except graphs.GraphConfigError as exc:
+        print(f"threadline: {exc}", file=sys.stderr)
+        if not isinstance(exc.__cause__, ImportError | OSError | AttributeError | None):
+            # The project's own code failed as it was imported: where it did is the news.
+            traceback.print_exception(exc.__cause__, file=sys.stderr)
+        return 1
+    if app is None:
         run_loop(run_worker(settings))
-    elif args.command == "serve":
-        from app.main import create_app
-
-        if args.no_worker:
-            settings = settings.model_copy(update={"run_workers": False})
-        try:
-            app = create_app(settings)
-        except project.ProjectError as exc:
-            print(f"threadline: {exc}", file=sys.stderr)
-            return 1
+    else:
         # log_config=None: uvicorn's loggers go through the handler `logs` installed.
         uvicorn.run(app, host=args.host, port=args.port, log_config=None)
     return 0
