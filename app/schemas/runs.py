@@ -137,6 +137,20 @@ class RunCreate(RequestModel):
             self.durability = "async" if self.checkpoint_during else "exit"
         return self
 
+    @model_validator(mode="after")
+    def _no_input_beside_a_command(self) -> RunCreate:
+        """An empty object beside a command is what chat clients send to answer an
+        interrupt (`submit({}, {command})`): no input. Anything in it would be dropped,
+        as LangGraph's server drops it, so it is refused."""
+        if self.command is not None and self.input == {}:
+            self.input = None
+        if self.command is not None and self.input is not None:
+            raise ValueError(
+                "give `input` or `command`, not both: a command's run takes no input "
+                "(an empty `{}` is taken)"
+            )
+        return self
+
 
 class BatchRunCreate(RunCreate):
     """A run of `POST /runs/batch`: on its thread if it names one (langgraph-sdk's

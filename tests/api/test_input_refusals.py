@@ -126,3 +126,22 @@ async def test_a_stateless_run_resumes_nothing(server: str) -> None:
             )
             assert answer.status_code == 422, answer.text
             assert "a stateless run starts a new one" in answer.json()["detail"]
+
+
+async def test_a_command_takes_the_empty_input_chat_clients_send_beside_it(server: str) -> None:
+    """agent-chat-ui answers an interrupt with `submit({}, {command: {resume}})`, which
+    sends `input: {}` beside the command: taken as no input. An input with something in
+    it is refused rather than dropped."""
+    client = get_client(url=server)
+    thread_id = await new_thread(client)
+    await client.runs.wait(thread_id, "asker", input={"question": "colour?"})
+    async with httpx.AsyncClient(base_url=server) as http:
+        path = f"/threads/{thread_id}/runs/wait"
+        both = {"assistant_id": "asker", "input": {"question": "x"}, "command": {"resume": "red"}}
+        answer = await http.post(path, json=both)
+        assert answer.status_code == 422, answer.text
+        assert "give `input` or `command`, not both" in answer.text
+        answer = await http.post(path, json={**both, "input": {}})
+        assert answer.status_code == 200, answer.text
+        assert answer.json() == {"question": "colour?", "answers": ["red", "done"]}
+    assert (await client.threads.get(thread_id))["status"] == "idle"

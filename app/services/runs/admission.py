@@ -111,8 +111,6 @@ class RunAdmission:
         `claim`, run first in that transaction, may raise to insert nothing (a cron's
         occurrence is claimed with its run, so that it runs once). `awaited`: the caller
         waits for the run's answer next (`RunRow.awaited`)."""
-        if body.input is not None and body.command is not None:
-            raise Invalid("Pass either `input` or `command`, not both.")
         modes = body.stream_mode if isinstance(body.stream_mode, list) else [body.stream_mode]
         limit = self.settings.max_messages
         check_messages(body.input, limit, "input")
