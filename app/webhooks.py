@@ -99,11 +99,14 @@ class Guard:
         return host.lower().rstrip(".") in self.hosts
 
     def allows(self, address: Address) -> bool:
-        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-            address = address.ipv4_mapped
-        if any(address in network for network in self.networks):
+        """A public address, or one THREADLINE_WEBHOOK_ALLOW names; an IPv6 address that
+        embeds an IPv4 one is judged by where it leads."""
+        embedded = _embedded(address) if isinstance(address, ipaddress.IPv6Address) else None
+        named = [a for a in (address, embedded) if a is not None]
+        if any(a in network for a in named for network in self.networks):
             return True
-        return address.is_global and not address.is_multicast
+        judged = embedded or address
+        return judged.is_global and not judged.is_multicast
 
     async def addresses(self, host: str, port: int) -> list[Address]:
         """The addresses to connect to for `host` (all of them allowed), or none when the
@@ -121,6 +124,25 @@ class Guard:
                 "allow it with THREADLINE_WEBHOOK_ALLOW"
             )
         return found
+
+
+# IPv6 prefixes whose last 32 bits are an IPv4 address that a translating gateway
+# (NAT64, SIIT) or the host itself (IPv4-compatible addresses) reaches.
+_TRANSLATED = tuple(
+    ipaddress.IPv6Network(prefix)
+    for prefix in ("64:ff9b::/96", "64:ff9b:1::/48", "::/96", "::ffff:0:0:0/96", "::ffff:0:0/96")
+)
+
+
+def _embedded(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one leads to, if it embeds one (a 6to4 address carries
+    it in its second and third groups): a webhook to `[64:ff9b::7f00:1]` goes to
+    127.0.0.1 through a NAT64 gateway."""
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if any(address in prefix for prefix in _TRANSLATED):
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
 
 
 async def _resolve(host: str, port: int) -> list[Address]:

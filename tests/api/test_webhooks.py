@@ -166,6 +166,12 @@ async def test_a_hanging_receiver_delays_no_run(serve_app: ServeApp, database_ur
         ("http://169.254.169.254/latest/meta-data", "private or loopback address"),
         ("http://[::1]:9/hook", "private or loopback address (::1)"),
         ("http://[::ffff:127.0.0.1]/hook", "private or loopback address"),
+        # IPv6 addresses that lead to 127.0.0.1 through NAT64, 6to4 or SIIT, or by
+        # themselves (IPv4-compatible).
+        ("http://[64:ff9b::7f00:1]/hook", "private or loopback address (64:ff9b::7f00:1)"),
+        ("http://[2002:7f00:1::]/hook", "private or loopback address"),
+        ("http://[::ffff:0:7f00:1]/hook", "private or loopback address"),
+        ("http://[::127.0.0.1]/hook", "private or loopback address"),
         ("ftp://example.com/hook", "an http or https URL"),
         ("hook", "an http or https URL"),
         ("//evil.example/hook", "a single '/'"),
