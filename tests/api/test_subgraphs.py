@@ -337,3 +337,17 @@ async def test_a_failed_run_is_one_log_line_naming_its_error(
         await client.runs.join(thread_id, boom["run_id"])
     said_of_it = [r.getMessage() for r in caplog.records if boom["run_id"] in r.getMessage()]
     assert said_of_it == [f"run {boom['run_id']} failed: ValueError: the reviewer broke"]
+
+
+async def test_a_run_without_input_is_logged_without_a_traceback(
+    server: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """No input for a new thread is the client's mistake, which the line says whole."""
+    client = get_client(url=server)
+    thread_id = await new_thread(client)
+    with caplog.at_level(logging.INFO, logger="app"):
+        run = await client.runs.create(thread_id, "echo", input=None)
+        await client.runs.join(thread_id, run["run_id"])
+    [record] = [r for r in caplog.records if run["run_id"] in r.getMessage()]
+    assert record.getMessage().endswith("failed: EmptyInputError: Received no input for __start__")
+    assert not record.exc_info

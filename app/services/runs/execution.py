@@ -38,7 +38,7 @@ from app.services.threads import Head, ThreadService, settle_params
 from app.webhooks import Webhooks
 from engine import CompiledGraph, GraphRecursionError, StateSnapshot
 from engine.checkpoint.sql.saver import SQLSaver, ThreadDeletedError
-from engine.errors import CheckpointNotFoundError
+from engine.errors import CheckpointNotFoundError, EmptyInputError, InvalidUpdateError
 from engine.pregel.runnable import CONFIG_KEY_RUNTIME
 from engine.runtime import Runtime
 from engine.store.base import BaseStore
@@ -231,8 +231,10 @@ class RunExecutor:
                 log.info("run %s: its thread was deleted as it ran", run.run_id)
             else:
                 # A line for every failure, with the traceback unless it is a refusal the
-                # graph's own rules make (a step limit, a bad value): its message says it.
-                shown = not isinstance(exc, GraphRecursionError | ValueError | RuntimeError)
+                # graph's own rules make (a step limit, no input, a bad value or update):
+                # its message says it.
+                refusal = GraphRecursionError | EmptyInputError | InvalidUpdateError
+                shown = not isinstance(exc, refusal | ValueError | RuntimeError)
                 why = f"{type(exc).__name__}: {error_message(exc)}"
                 log.info("run %s failed: %s", run.run_id, why, exc_info=shown)
             self.broker.publish(
