@@ -189,6 +189,32 @@ async def test_events_mode_from_a_sync_node(client: LangGraphClient) -> None:
     assert tool_end["data"] == {"output": 1, "input": {"answers": ["yes"]}}
 
 
+async def test_a_run_config_reaches_the_graph_whole(client: LangGraphClient) -> None:
+    """`run_name` names the graph's run and a key of the client's own goes with the
+    config, as LangGraph's server passes them; the metadata says which attempt it is;
+    callbacks, which JSON cannot give, are refused."""
+    config = {"run_name": "greeter", "tenant": "acme", "configurable": {"k": 1}}
+    parts = await collect(
+        client.runs.stream(
+            new_id(),
+            "echo",
+            input=HELLO,
+            config=config,  # type: ignore[arg-type]
+            stream_mode="events",
+            if_not_exists="create",
+        )
+    )
+    [start, *_] = [data for name, data in parts if name == "events"]
+    assert (start["event"], start["name"]) == ("on_chain_start", "greeter")
+    assert start["metadata"]["run_attempt"] == 1
+    async with httpx.AsyncClient(base_url=client.http.client.base_url) as http:
+        body = {"assistant_id": "echo", "input": HELLO, "config": {"callbacks": [{"h": 1}]}}
+        answer = await http.post("/runs/wait", json=body)
+    assert answer.status_code == 422
+    [error] = answer.json()["detail"]
+    assert error["loc"] == ["body", "config"] and "['callbacks']" in error["ctx"]["error"]
+
+
 async def test_messages_mode_accumulates(client: LangGraphClient) -> None:
     parts = await collect(
         client.runs.stream(
@@ -615,7 +641,7 @@ async def test_bad_requests_are_clear_4xx(client: LangGraphClient, server: str) 
             f"/threads/{thread_id}/runs/wait",
             json={"assistant_id": "echo", "input": HELLO, "command": {"resume": 1}},
         )
-        assert both.status_code == 422 and "either" in both.json()["detail"]
+        assert both.status_code == 422 and "not both" in both.json()["message"]
         rejoin = await http.get(
             f"/threads/{thread_id}/runs/{uuid.uuid4()}/stream", headers={"Last-Event-ID": "x"}
         )

@@ -66,6 +66,10 @@ def _may_notify(answer: dict[str, Any]) -> bool:
 _PLACED = frozenset({"checkpoint_id", "checkpoint_ns", "checkpoint_map"})
 
 
+# The keys of a run's config the server builds from the assistant's and the run's.
+_BUILT = frozenset({"configurable", "recursion_limit", "tags", "max_concurrency", "metadata"})
+
+
 def _chosen(configurable: Mapping[str, Any] | None) -> dict[str, Any]:
     """What a run takes of a client's or an assistant's `configurable`: all but the keys
     that would place its checkpoints."""
@@ -187,8 +191,9 @@ class RunExecutor:
             # reach the graph as its runtime's.
             runnable = await self.graphs.for_run(assistant.graph_id, config)
             if runnable.name == "LangGraph":
-                # An unnamed graph's run is named after its graph id, as LangGraph's server does.
-                config["run_name"] = assistant.graph_id
+                # An unnamed graph's run is named after its graph id, as LangGraph's server
+                # does, unless the run's config names it.
+                config.setdefault("run_name", assistant.graph_id)
             config["configurable"][CONFIG_KEY_RUNTIME] = Runtime(
                 context=run_context(
                     runnable,
@@ -288,6 +293,10 @@ class RunExecutor:
         tags = [*(base.get("tags") or ()), *(given.get("tags") or ())]
         concurrency = given.get("max_concurrency") or base.get("max_concurrency")
         return {
+            # Other keys (`run_name`, or a client's own, which LangChain's config moves
+            # into the configurable) go to the graph as given.
+            **{k: v for k, v in base.items() if k not in _BUILT},
+            **{k: v for k, v in given.items() if k not in _BUILT},
             "configurable": configurable,
             "recursion_limit": int(limit or self.settings.recursion_limit),
             **({"tags": list(dict.fromkeys(tags))} if tags else {}),
@@ -298,6 +307,7 @@ class RunExecutor:
                 "thread_id": run.thread_id,
                 "graph_id": assistant.graph_id,
                 "assistant_id": assistant.assistant_id,
+                "run_attempt": run.attempt,
             },
         }
 
