@@ -160,11 +160,17 @@ async def read_version(
         snapshot = None
     if snapshot is not None and (snapshot.metadata is not None or not (ns or checkpoint_id)):
         return snapshot
+    raise missing_version(conf)
+
+
+def missing_version(conf: dict[str, Any]) -> NotFound:
+    """The 404 of a version `conf` names that its thread does not have."""
+    ns, checkpoint_id = conf["checkpoint_ns"], conf.get("checkpoint_id")
     thread = f"thread '{conf['thread_id']}'"
     if checkpoint_id:
         where = f" in namespace {ns!r}" if ns else ""
-        raise NotFound(f"Checkpoint '{checkpoint_id}' not found{where} in {thread}.")
-    raise NotFound(
+        return NotFound(f"Checkpoint '{checkpoint_id}' not found{where} in {thread}.")
+    return NotFound(
         f"checkpoint_ns {ns!r} names no subgraph state of {thread}: the namespaces are "
         "those that tasks' `checkpoint` name (GET /threads/{id}/state?subgraphs=true)."
     )
@@ -338,9 +344,11 @@ class StateService:
         """The head's state, or the version `ref` names (404 if the thread has no such)."""
         thread = await self.threads.get(thread_id, owner=owner)
         graph = self.threads.graph_of(thread)
-        if graph is None:
-            return EMPTY
         config = version_config(thread.thread_id, ref)
+        if graph is None:  # nothing ran on the thread: it has no version but the empty one
+            if ref is not None and (ref.checkpoint_id or ref.checkpoint_ns):
+                raise missing_version(config["configurable"])
+            return EMPTY
         return thread_state(await read_version(graph, config, subgraphs=subgraphs))
 
     async def create_thread(self, body: ThreadCreate, *, owner: str) -> ThreadRow:

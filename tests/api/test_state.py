@@ -120,6 +120,16 @@ async def test_state_and_history_after_turns(server: str) -> None:
         await client.threads.get_state(str(uuid.uuid4()))
 
 
+async def test_a_new_thread_has_no_version_but_the_empty_one(server: str) -> None:
+    client = get_client(url=server)
+    thread_id = await new_thread(client)
+    assert (await client.threads.get_state(thread_id))["values"] == {}
+    with pytest.raises(NotFoundError, match="not found in thread"):
+        await client.threads.get_state(thread_id, checkpoint_id=str(uuid.uuid4()))
+    with pytest.raises(NotFoundError, match="names no subgraph state"):
+        await client.threads.get_state(thread_id, checkpoint={"checkpoint_ns": "inner:1"})
+
+
 async def test_interrupts_and_state_updates(server: str) -> None:
     client = get_client(url=server)
     thread_id = await new_thread(client)
