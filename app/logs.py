@@ -63,6 +63,16 @@ def configure(settings: Settings) -> None:
     json_lines = settings.log_format == "json"
     handler.setFormatter(JsonFormatter() if json_lines else logging.Formatter(TEXT_FORMAT))
     logging.basicConfig(level=settings.log_level, handlers=[handler], force=True)
+    handler.addFilter(_no_schema_context)
+
+
+def _no_schema_context(record: logging.LogRecord) -> bool:
+    """Alembic names the dialect and its DDL mode whenever it looks at the schema (every
+    start, every command): no news. What it upgrades is."""
+    return not (
+        record.name == "alembic.runtime.migration"
+        and record.msg in ("Context impl %s.", "Will assume %s DDL.")
+    )
 
 
 class RequestIds:
