@@ -718,8 +718,7 @@ class CompiledGraph(Runnable[Any, Any]):
         for task in snapshot.tasks:
             child = self.nodes[task.name].graph_inside
             if child is not None and task.state is not None:
-                own = child._saver()
-                state = await child._state(own or saver, own_config(task.state, child), True)
+                state = await child._state(saver, own_config(task.state, child), True)
                 task = task._replace(state=state)
             tasks.append(task)
         return snapshot._replace(tasks=tuple(tasks))
@@ -1476,8 +1475,9 @@ def _inherited(
     around it: where it saves and under which namespace (under `at`, the namespace the
     config it is invoked with names, if any), the call's replay, named versions and
     answers, and the versions of the graphs around it."""
-    own = graph._checkpointer
-    saver = parent.saver if own is None or own is True else graph._saver()
+    # The parent's saver, even over one of the graph's own (none for a parent without
+    # one), as in LangGraph: a thread's checkpoints are all in one place.
+    saver = None if graph._checkpointer is False else parent.saver
     if saver is not None:
         # The parent's saver stores this graph's checkpoints too: it must know the
         # classes of this graph's state, which the parent's schemas may not name.
@@ -1615,5 +1615,5 @@ def allow_types(saver: BaseCheckpointSaver, graph: CompiledGraph) -> None:
     state with subgraphs may be read before any run taught it their classes."""
     allow_schemas(saver, graph.state_types)
     for _, inner in graph.get_subgraphs(recurse=True):
-        if inner.checkpointer is None or inner.checkpointer is True:
+        if inner.checkpointer is not False:
             allow_schemas(saver, inner.state_types)

@@ -448,3 +448,39 @@ def case_router_of_a_graph_invoked_in_a_node_runs_under_its_own_task(ns: NS, aio
         seen.clear()
         out[label] = [invoke(graph, {"log": []}, config, aio=aio), list(seen)]
     return out
+
+
+def invoking(graph: Any, aio: bool) -> Node:
+    """A node that invokes `graph` with its own config (as its subgraph)."""
+
+    def caller(state: Any, config: RunnableConfig) -> Any:
+        return graph.invoke(state, config)
+
+    async def acaller(state: Any, config: RunnableConfig) -> Any:
+        return await graph.ainvoke(state, config)
+
+    return acaller if aio else caller
+
+
+@case(aio=True)
+def case_subgraph_with_own_saver_saves_in_parents(ns: NS, aio: bool) -> Any:
+    """A subgraph compiled with a saver of its own, run as a node or invoked by one,
+    saves its checkpoints where its parent saves (nowhere, for a parent without a
+    saver): its own saver keeps nothing of the parent's thread."""
+    out = {}
+    for parent_saves in (True, False):
+        calls: dict[str, int] = {}
+        own = ns.InMemorySaver()
+        leaf = level(ns, calls, "leaf", checkpointer=own)
+        for how, node in (("as node", leaf), ("invoked", invoking(leaf, aio))):
+            top_saver = ns.InMemorySaver() if parent_saves else None
+            graph = build(ns, NestState, {"sub": node}, [("S", "sub")], checkpointer=top_saver)
+            cfg = thread(f"{how} {parent_saves}")
+            first = invoke(graph, {"log": []}, cfg, aio=aio)
+            seen = {"first": first, "own saver": len(list(own.list(None)))}
+            if top_saver is not None:
+                seen["top saver"] = len(list(top_saver.list(None)))
+                seen["state"] = graph.get_state(cfg, subgraphs=True)
+                seen["resumed"] = invoke(graph, ns.Command(resume="R"), cfg, aio=aio)
+            out[f"{how}, parent saves: {parent_saves}"] = seen
+    return out
