@@ -115,7 +115,7 @@ def _compiled(target: Any, path: str, saver: BaseCheckpointSaver) -> CompiledGra
                 f"Graph {path!r} was compiled with its own checkpointer; the server attaches "
                 "its own, so compile it without one (or export the builder)."
             )
-        return _keyed(target.copy(checkpointer=saver), path)
+        return _keyed(target.copy({"checkpointer": saver}), path)
     kind = type(target)
     if kind.__module__.split(".")[0] == "langgraph":
         raise GraphConfigError(

@@ -131,6 +131,23 @@ class Interrupt:
     id: str = PLACEHOLDER_INTERRUPT_ID
     response_schema: dict[str, Any] | None = None
 
+    @classmethod
+    def from_ns(
+        cls, value: Any, ns: str, *, response_schema: type | dict[str, Any] | None = None
+    ) -> Interrupt:
+        """The first question the task at namespace `ns` asks, with the id `interrupt()`
+        gives it there: a server can make the interrupt a task would raise."""
+        from pydantic import TypeAdapter
+
+        from engine.pregel.context import interrupt_id
+
+        schema = (
+            response_schema
+            if response_schema is None or isinstance(response_schema, dict)
+            else TypeAdapter(response_schema).json_schema()
+        )
+        return cls(value, interrupt_id(ns, 0), schema)
+
     @property
     def interrupt_id(self) -> str:
         """LangGraph's old name for `id`."""

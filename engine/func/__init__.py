@@ -98,6 +98,8 @@ class _TaskFunction:
             raise sync_timeout_error(self.name, kind="Task")
         self.timeout = timeout
         functools.update_wrapper(self, func)
+        if name is not None:  # the name given is the task's `__name__`, as in LangGraph
+            self.__name__ = name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         pad = context.peek()

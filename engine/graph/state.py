@@ -56,7 +56,8 @@ def branch_channel(node: str) -> str:
 @dataclass(slots=True)
 class NodeSpec:
     fn: Any
-    retry_policy: tuple[RetryPolicy, ...]
+    # As `add_node` was given it (a policy, a sequence or None), as LangGraph keeps it.
+    retry_policy: RetryPolicy | Sequence[RetryPolicy] | None
     input_schema: Any
     # Where its Commands may go, for the drawing: names, or names with an edge label.
     destinations: tuple[str, ...] | dict[str, str] | None
@@ -234,7 +235,7 @@ class StateGraph(Generic[StateT, ContextT, InputT, OutputT]):
             self.nodes[handler] = _handler_spec(error_handler, input_schema)
         self.nodes[node] = NodeSpec(
             action,
-            as_policies(retry_policy),
+            retry_policy,
             input_schema,
             dests,
             metadata,
@@ -579,7 +580,7 @@ class _Compiler:
         return {
             name: dataclasses.replace(
                 spec,
-                retry_policy=spec.retry_policy or defaults.retry_policy,
+                retry_policy=as_policies(spec.retry_policy) or defaults.retry_policy,
                 timeout=spec.timeout or defaults.timeout,
                 cache_policy=spec.cache_policy
                 or (None if spec.is_error_handler else defaults.cache_policy),
@@ -768,7 +769,7 @@ class _Compiler:
             is_async=is_async,
             read=self._reader(spec.input_schema if spec.input_schema is not None else self.untyped),
             write=write,
-            retry_policy=spec.retry_policy,
+            retry_policy=as_policies(spec.retry_policy),
             cache_policy=spec.cache_policy,
             timeout=spec.timeout,
             error_handler=spec.error_handler,
@@ -784,7 +785,7 @@ def _handler_spec(handler: Any, input_schema: Any) -> NodeSpec:
     """An error handler as a node: no edges of its own (it routes with a Command), read
     with its node's input schema."""
     check_engine_object(handler, "error_handler")
-    return NodeSpec(handler, (), input_schema, None, None, is_error_handler=True)
+    return NodeSpec(handler, None, input_schema, None, None, is_error_handler=True)
 
 
 def _config() -> dict[str, Any]:

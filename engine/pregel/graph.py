@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import functools
+import inspect
 import threading
 import typing
 import warnings
@@ -309,7 +310,11 @@ class CompiledGraph(Runnable[Any, Any]):
             return loop
         _refuse_stateful_root(self)
         _refuse_other_loops(saver, store)
-        if saver is not None and "thread_id" not in config.get("configurable", {}):
+        configurable = config.get("configurable", {})
+        if saver is not None and "thread_id" not in configurable:
+            if "checkpoint_ns" in configurable or "checkpoint_id" in configurable:
+                # LangGraph takes any of the three keys here, then fails on the thread.
+                raise KeyError("thread_id")
             raise ValueError(
                 "Checkpointer requires one or more of the following 'configurable' "
                 "keys: thread_id, checkpoint_ns, checkpoint_id"
@@ -643,6 +648,8 @@ class CompiledGraph(Runnable[Any, Any]):
 
     async def aget_state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
         saver = self._require_saver()
+        if not _names_thread(config):
+            return StateSnapshot({}, (), config, None, None, None, (), ())
         graph = self._graph_at(config)
         return await graph._state(saver, own_config(config, graph), subgraphs)
 
@@ -652,6 +659,8 @@ class CompiledGraph(Runnable[Any, Any]):
         (finished tasks of its open step, a Command's update). Raises
         CheckpointNotFoundError when there is no such checkpoint."""
         saver = self._require_saver()
+        if not _names_thread(config):
+            raise CheckpointNotFoundError("No checkpoint: the config names no thread.")
         graph = self._graph_at(config)
         saved = await saver.aget_tuple(_lookup(own_config(config, graph)))
         if saved is None:
@@ -735,6 +744,8 @@ class CompiledGraph(Runnable[Any, Any]):
         limit: int | None = None,
     ) -> AsyncIterator[StateSnapshot]:
         saver = self._require_saver()
+        if not _names_thread(config):
+            return
         graph = self._graph_at(config)
         conf = own_config(config, graph).get("configurable", {})
         lookup = {
@@ -865,6 +876,8 @@ class CompiledGraph(Runnable[Any, Any]):
         if any(not updates for updates in supersteps):
             raise ValueError("No updates provided")
         saver = self._require_saver()
+        # `thread_id: None` is saved under "None", as LangGraph's updates save it.
+        _names_thread(config)
         graph = self._graph_at(config, for_update=True)
         config = own_config(config, graph)
         for updates in supersteps:
@@ -1119,7 +1132,7 @@ class CompiledGraph(Runnable[Any, Any]):
         """This graph, its runs' config starting from `config` (and `kwargs`, config
         keys): a compiled graph still, as LangGraph's is, to nest as a subgraph, draw and
         inspect (LangChain's `with_config` makes a binding, which is none of these)."""
-        return self.copy(config=layered(self.config, config, cast(RunnableConfig, kwargs)))
+        return self.copy({"config": layered(self.config, config, cast(RunnableConfig, kwargs))})
 
     # LangGraph's names for where a run's input goes, what it outputs and streams, and
     # the nodes it stops before and after.
@@ -1156,14 +1169,33 @@ class CompiledGraph(Runnable[Any, Any]):
     def interrupt_after_nodes(self) -> list[str]:
         return list(self.interrupt_after)
 
-    def copy(self, **changes: Any) -> Self:
+    def copy(self, update: dict[str, Any] | None = None) -> Self:
+        """This graph with the fields `update` names changed. An unknown field is a
+        TypeError, where LangGraph drops it: a misspelt one would change nothing without
+        a word."""
+        fields = update or {}
+        unknown = sorted(key for key in fields if not self._is_field(key))
+        if unknown:
+            raise TypeError(f"A compiled graph has no field {unknown[0]!r} to copy with.")
         # Of the original's own class: a copy of a CompiledStateGraph (or a Pregel) is
         # still one to `isinstance`, as LangGraph's copies are.
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
-        for key, value in changes.items():
+        for key, value in fields.items():
             setattr(new, key, value)
         return new
+
+    def _is_field(self, key: str) -> bool:
+        """A public attribute of the graph's own, a property that may be set (its
+        saver) or a plain value of its class (`stream_mode`)."""
+        if key.startswith("_"):
+            return False
+        if key in self.__dict__:
+            return True
+        found = inspect.getattr_static(type(self), key, None)
+        if isinstance(found, property):
+            return found.fset is not None
+        return found is not None and not callable(found) and not hasattr(found, "__get__")
 
 
 async def _start_run(loop: Loop, input: Any, name: str) -> AsyncCallbackManagerForChainRun | None:
@@ -1315,6 +1347,16 @@ async def _written_as(loop: Loop, node: Node, values: Any) -> Writes:
 def _task_id(loop: Loop, name: str, index: int = 0) -> str:
     key = name if index == 0 else f"{name}:{index}"
     return task_id(loop.checkpoint_id, loop.ns_str, loop.step, name, "update", key)
+
+
+def _names_thread(config: dict[str, Any]) -> bool:
+    """Whether a state method's config names a thread. One without a thread id is a
+    KeyError, as in LangGraph; `thread_id: None` names none, and reads find nothing for
+    it: a saver asked for no thread would list every user's."""
+    configurable = config.get("configurable") or {}
+    if "thread_id" not in configurable:
+        raise KeyError("thread_id")
+    return configurable["thread_id"] is not None
 
 
 def _lookup(config: dict[str, Any]) -> dict[str, Any]:
@@ -1602,7 +1644,7 @@ def _printing(
 def _names(
     given: Sequence[str] | str | None, default: tuple[str, ...], nodes: dict[str, Node]
 ) -> tuple[str, ...]:
-    if given is None:
+    if not given:  # an empty list keeps the compiled breakpoints, as in LangGraph
         return default
     if given == "*":
         return tuple(n for n in nodes if n != START)

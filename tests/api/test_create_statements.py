@@ -234,7 +234,7 @@ async def test_a_turn_starts_without_reading_the_head_its_creation_saw(
 
         elsewhere = SQLSaver.from_url(database_url)
         try:
-            graph = app.state.services.graphs.get("echo").copy(checkpointer=elsewhere)
+            graph = app.state.services.graphs.get("echo").copy({"checkpointer": elsewhere})
             added = {"messages": [{"role": "user", "content": "from elsewhere"}]}
             await graph.aupdate_state({"configurable": {"thread_id": chat}}, added)
         finally:

@@ -178,3 +178,21 @@ def case_compiled_graph_policies_channels_and_config(ns: NS) -> Any:
         "no_timeout": invoke(pregel(node(str.upper).set_timeout(None)), "q"),
         "saver": [saver.config_specs, unimplemented],
     }
+
+
+@case
+def case_compiled_graph_copy_takes_a_dict_of_fields(ns: NS) -> Any:
+    """`copy(update)` gives a graph of the same class with the fields the dict names
+    changed (a saver, a name), the original unchanged."""
+    graph = build(ns, LogState, {"a": note("a")}, [("S", "a")], name="original")
+    saver = ns.InMemorySaver()
+    renamed = graph.copy(update={"name": "other"})
+    saving = graph.copy({"checkpointer": saver})
+    cfg = {"configurable": {"thread_id": "t"}}
+    return {
+        "names": [renamed.name, graph.name, graph.copy().name],
+        "same class": type(renamed) is type(graph),
+        "no update attribute": not hasattr(renamed, "update"),
+        "saving": [invoke(saving, {"log": []}, cfg), saving.get_state(cfg).values],
+        "original saves": graph.checkpointer,
+    }

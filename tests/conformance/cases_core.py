@@ -2142,3 +2142,18 @@ def case_reducer_signature_is_checked(ns: NS) -> Any:
         "keyword_only": attempt(keyword_only),
         "two_defaulted": attempt(lambda a=0, b=0: a + b),
     }
+
+
+@case
+def case_builder_node_keeps_its_retry_policy_as_given(ns: NS) -> Any:
+    """A builder's node spec holds the retry policy as `add_node` was given it: a policy,
+    a list of them, or None."""
+    one, two = ns.RetryPolicy(max_attempts=2), ns.RetryPolicy(max_attempts=5)
+    builder = ns.StateGraph(LogState)
+    builder.add_node("single", note("single"), retry_policy=one)
+    builder.add_node("listed", note("listed"), retry_policy=[one, two])
+    builder.add_node("none", note("none"))
+    return {
+        name: [type(spec.retry_policy).__name__, spec.retry_policy]
+        for name, spec in builder.nodes.items()
+    }

@@ -663,3 +663,22 @@ def case_entrypoint_shows_the_state_of_a_graph_it_invokes(ns: NS, aio: bool) -> 
         "tasks": state.tasks,
         "resumed": invoke(flow, ns.Command(resume="b"), config, aio=aio),
     }
+
+
+@case
+def case_task_renamed_is_named_so(ns: NS) -> Any:
+    """`@task(name=...)` names the task as given, its `__name__` too."""
+
+    @ns.task(name="renamed")
+    def step(x: int) -> int:
+        return x + 1
+
+    @ns.task
+    def plain(x: int) -> int:
+        return x
+
+    @ns.entrypoint()
+    def flow(x: int) -> int:
+        return step(x).result() + plain(x).result()
+
+    return {"names": [step.__name__, plain.__name__], "updates": list(flow.stream(1))}

@@ -2229,3 +2229,79 @@ def case_interrupt_default_id(ns: NS) -> Any:
     """An Interrupt made without an id gets LangGraph's placeholder."""
     made = ns.Interrupt("v")
     return {"id": made.id, "value": made.value, "equal": made == ns.Interrupt("v")}
+
+
+@case(aio=True, sql=True)
+def case_state_methods_need_a_thread(ns: NS, aio: bool) -> Any:
+    """A config without a thread id reads and writes no thread: the state methods raise
+    a KeyError (a run, which names what it needs, a ValueError), and `thread_id: None`
+    reads as a thread with no checkpoints, never as every thread."""
+    graph = chain(ns, ["a"], checkpointer=ns.InMemorySaver())
+    graph.invoke({"log": []}, thread("someone"))
+
+    def attempt(method: str, config: Any, *args: Any) -> Any:
+        listing = method == "get_state_history"
+
+        def sync() -> Any:
+            found = getattr(graph, method)(config, *args)
+            return list(found) if listing else found
+
+        async def asynchronous() -> Any:
+            found = getattr(graph, f"a{method}")(config, *args)
+            return [s async for s in found] if listing else await found
+
+        try:
+            return run_sync_or_async(sync, asynchronous, aio)
+        except Exception as exc:  # the error is the observation
+            return error_obs(exc)
+
+    out: dict[str, Any] = {}
+    for label, config in (
+        ("no configurable", {}),
+        ("empty configurable", {"configurable": {}}),
+        ("namespace only", {"configurable": {"checkpoint_ns": ""}}),
+    ):
+        out[label] = {
+            "get_state": attempt("get_state", config),
+            "history": attempt("get_state_history", config),
+            "update": attempt("update_state", config, {"log": ["u"]}),
+            "invoke": invoke(graph, {"log": []}, config, aio=aio),
+        }
+    none = thread(None)
+    out["thread None"] = {
+        "invoke": invoke(graph, {"log": []}, none, aio=aio),
+        "get_state": attempt("get_state", none).values,
+        "history": attempt("get_state_history", none),
+    }
+    out["others"] = {tid: len(history(graph, thread(tid))) for tid in ("someone", "")}
+    return out
+
+
+@case(aio=True)
+def case_empty_breakpoints_of_a_call_keep_the_compiled_ones(ns: NS, aio: bool) -> Any:
+    """A call's empty `interrupt_before` or `interrupt_after` names no breakpoints of its
+    own: the graph stops where it was compiled to."""
+    out = {}
+    for option in ("interrupt_before", "interrupt_after"):
+        graph = chain(ns, ["a", "b", "c"], checkpointer=ns.InMemorySaver(), **{option: ["b"]})
+        cfg = thread(option)
+        out[option] = [invoke(graph, {"log": []}, cfg, aio=aio, **{option: []})]
+        out[option].append(graph.get_state(cfg).next)
+    return out
+
+
+@case
+def case_interrupt_from_namespace_is_the_tasks_question(ns: NS) -> Any:
+    """`Interrupt.from_ns` makes the interrupt the task at that namespace raises when it
+    first asks: same value and id."""
+    calls: dict[str, int] = {}
+    graph, cfg = ask_graph(ns, calls, "ok?"), thread()
+    graph.invoke({"log": []}, cfg)
+    task = graph.get_state(cfg).tasks[0]
+    made = ns.Interrupt.from_ns("ok?", f"{task.name}:{task.id}")
+    schema = {"type": "string"}
+    return {
+        "same": made == task.interrupts[0],
+        "made": made,
+        "schema": ns.Interrupt.from_ns("q", "x:1", response_schema=schema).response_schema,
+    }

@@ -609,7 +609,7 @@ def test_structured_response_saved_by_a_saver_attached_later(tmp_path: Any) -> N
     bare = engine_executor.create_react_agent(
         ScriptedModel(structured=Reading(temperature=21)), [], response_format=Reading
     )
-    served = bare.copy(checkpointer=SQLSaver(create_engine(url, pool_per_call=True)))
+    served = bare.copy({"checkpointer": SQLSaver(create_engine(url, pool_per_call=True))})
     again = bare.builder.compile(checkpointer=InMemorySaver())
     for graph in (served, again):
         config: RunnableConfig = {"configurable": {"thread_id": "1"}}
