@@ -484,7 +484,12 @@ async def test_cancel_a_running_run(client: LangGraphClient) -> None:
     cancelled = await client.runs.cancel(thread_id, run["run_id"], wait=True)
     assert (await client.runs.get(thread_id, run["run_id"]))["status"] == "interrupted"
     assert cancelled == await client.runs.join(thread_id, run["run_id"])
-    assert cancelled == (await client.threads.get_state(thread_id))["values"]
+    state = await client.threads.get_state(thread_id)
+    assert cancelled == state["values"]
+    # Stopped mid-step, not at a breakpoint: the task says so, as on LangGraph's server
+    # (useStream's stop tells the two apart by it).
+    [task] = state["tasks"]
+    assert (task["name"], task["error"]) == ("step", "CancelledError()")
     final = await client.runs.wait(thread_id, "slow", input={"delay": 0})
     assert final["log"] == ["step", "step2"]
     doomed = await client.runs.create(thread_id, "slow", input={"delay": 5})

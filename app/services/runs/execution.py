@@ -38,6 +38,7 @@ from app.services.threads import Head, ThreadService, settle_params
 from app.webhooks import Webhooks
 from engine import CompiledGraph, GraphRecursionError, StateSnapshot
 from engine.checkpoint.sql.saver import SQLSaver, ThreadDeletedError
+from engine.constants import ERROR
 from engine.errors import CheckpointNotFoundError, EmptyInputError, InvalidUpdateError
 from engine.pregel.runnable import CONFIG_KEY_RUNTIME
 from engine.runtime import Runtime
@@ -226,6 +227,7 @@ class RunExecutor:
             if action == "rollback":
                 await self._rollback(run, graph)
                 return
+            await self._mark_cancelled(run, graph)
             status = "interrupted"
         except LeaseLost:
             self._lost(run)
@@ -469,6 +471,18 @@ class RunExecutor:
             log.warning("run %s left a state that cannot be read: undone", run.run_id)
             await self.saver.adelete_run(run.thread_id, run.run_id)
             return await graph.aget_state(config)
+
+    async def _mark_cancelled(self, run: RunRow, graph: CompiledGraph) -> None:
+        """The tasks a cancel stopped mid-step failed with `CancelledError()`, as LangGraph's
+        server saves them: a client tells a stop from a breakpoint (`useStream`'s stop) by
+        that error; the next run on the thread runs them again."""
+        state = await graph.aget_state({"configurable": {"thread_id": run.thread_id}})
+        if (state.metadata or {}).get("run_id") != run.run_id:
+            return  # the run saved nothing (yet): nothing of it was stopped mid-step
+        cancelled = [(ERROR, repr(asyncio.CancelledError()))]
+        for task in state.tasks:
+            if task.error is None and not task.interrupts and task.result is None:
+                await self.saver.aput_writes(state.config, cancelled, task.id)
 
     async def _rollback(self, run: RunRow, graph: CompiledGraph) -> None:
         """Undo a cancelled run: its checkpoints and its row go; the thread is as before."""
