@@ -4,9 +4,9 @@ change and read them, and the drawings and JSON schemas of their graphs."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.db.models import AssistantRow, AssistantVersionRow
 from app.limits import MAX_NAMES, MAX_VERSION, Filter, Key, Metadata, Offset, PageSize
@@ -46,6 +46,13 @@ class RunnableConfig(BaseModel):
     @classmethod
     def _no_engine_keys(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
         return refuse_engine_keys(value)
+
+    @model_validator(mode="after")
+    def _no_loose_engine_keys(self) -> Self:
+        """A key of the config's own goes into its configurable (as LangChain's config
+        moves it): the engine's keys are refused there too."""
+        refuse_engine_keys(self.model_extra, "config")
+        return self
 
 
 def refuse_engine_keys(

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 
+import httpx
 import jwt
 import pytest
 from langgraph_sdk.client import LangGraphClient
@@ -97,6 +99,29 @@ async def test_a_client_sets_user_id_as_on_langgraph_server(url: str) -> None:
     item = await alice.store.get_item(["memories", "ally"], "last")
     assert (item["value"]["user_id"], item["value"]["langgraph_auth_user_id"]) == ("bob", "alice")
     assert (await bob.store.search_items(["memories"]))["items"] == []
+
+
+async def test_a_configs_own_keys_reach_the_configurable_under_the_servers(url: str) -> None:
+    """A key of a config's own goes into its configurable, as LangChain's config moves it
+    (`user_id` at the top, as some clients send it); the keys the server sets there (the
+    thread, the user the run is for) stay the server's whatever the config says."""
+    alice = as_user(url, "alice")
+    thread_id, elsewhere = await new_thread(alice), str(uuid.uuid4())
+    loose = {"user_id": "carol", "thread_id": elsewhere, "langgraph_auth_user_id": "bob"}
+    await alice.runs.wait(
+        thread_id,
+        GRAPH,
+        input={"notes": []},
+        context={"user_name": "ally"},
+        config=loose,  # type: ignore[arg-type]
+    )
+    item = await alice.store.get_item(["memories", "ally"], "last")
+    seen = {key: item["value"][key] for key in loose}
+    assert seen == {"user_id": "carol", "thread_id": thread_id, "langgraph_auth_user_id": "alice"}
+    async with httpx.AsyncClient(base_url=url, headers=alice.http.client.headers) as http:
+        body = {"assistant_id": GRAPH, "config": {"__pregel_store": "x"}}
+        answer = await http.post(f"/threads/{thread_id}/runs/wait", json=body)
+    assert answer.status_code == 422 and "'__pregel_store'" in answer.text
 
 
 async def test_a_context_given_in_the_configurable_reaches_the_graph(url: str) -> None:

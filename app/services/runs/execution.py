@@ -67,14 +67,22 @@ def _may_notify(answer: dict[str, Any]) -> bool:
 _PLACED = frozenset({"checkpoint_id", "checkpoint_ns", "checkpoint_map"})
 
 
-# The keys of a run's config the server builds from the assistant's and the run's.
-_BUILT = frozenset({"configurable", "recursion_limit", "tags", "max_concurrency", "metadata"})
+# The keys of a config that are not its configurable's (LangChain's `CONFIG_KEYS`).
+_CONFIG_KEYS = frozenset(
+    {"configurable", "recursion_limit", "tags", "max_concurrency", "metadata", "run_name"}
+    | {"callbacks", "run_id"}
+)
 
 
 def _chosen(configurable: Mapping[str, Any] | None) -> dict[str, Any]:
     """What a run takes of a client's or an assistant's `configurable`: all but the keys
     that would place its checkpoints."""
     return {k: v for k, v in (configurable or {}).items() if k not in _PLACED}
+
+
+def _loose(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A config's keys of the client's own, which belong in its configurable."""
+    return {k: v for k, v in config.items() if k not in _CONFIG_KEYS}
 
 
 def _interrupts_after(values: Any) -> str:
@@ -271,6 +279,10 @@ class RunExecutor:
             **_chosen(kwargs.get("context")),
             **_chosen(base.get("configurable")),
             **_chosen(given.get("configurable")),
+            # Other keys of a config go into its configurable, as LangChain's config
+            # moves them; under the server's own keys below, which no client sets.
+            **_chosen(_loose(base)),
+            **_chosen(_loose(given)),
         }
         configurable = {
             **chosen,
@@ -294,15 +306,13 @@ class RunExecutor:
         limit = given.get("recursion_limit") or base.get("recursion_limit")
         tags = [*(base.get("tags") or ()), *(given.get("tags") or ())]
         concurrency = given.get("max_concurrency") or base.get("max_concurrency")
+        name = given.get("run_name") or base.get("run_name")
         return {
-            # Other keys (`run_name`, or a client's own, which LangChain's config moves
-            # into the configurable) go to the graph as given.
-            **{k: v for k, v in base.items() if k not in _BUILT},
-            **{k: v for k, v in given.items() if k not in _BUILT},
             "configurable": configurable,
             "recursion_limit": int(limit or self.settings.recursion_limit),
             **({"tags": list(dict.fromkeys(tags))} if tags else {}),
             **({"max_concurrency": concurrency} if concurrency else {}),
+            **({"run_name": name} if name else {}),
             "metadata": {
                 **(run.metadata_ or {}),
                 "run_id": run.run_id,
