@@ -8,13 +8,15 @@ import os
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import CONFIG_KEYS, var_child_runnable_config
 from langchain_core.runnables.config import merge_configs as _langchain_merge
-from langchain_core.runnables.config import var_child_runnable_config
 
 __all__ = [
     "DEFAULT_RECURSION_LIMIT",
     "coerce_context",
+    "ensure_configurable",
     "layered",
+    "loose_keys",
     "max_concurrency",
     "merge_configs",
     "recursion_limit",
@@ -50,6 +52,33 @@ def merge_configs(config: RunnableConfig | dict[str, Any] | None) -> dict[str, A
         elif value is not None or key not in merged:
             merged[key] = value
     return merged
+
+
+def loose_keys(config: RunnableConfig | dict[str, Any] | None) -> dict[str, Any]:
+    """The top-level keys of `config` that no RunnableConfig has, but those without a
+    value (None, an empty list, tuple or dict): LangGraph's run path takes them as
+    `configurable` values, as LangChain's `ensure_config` does."""
+    return {
+        key: value
+        for key, value in (config or {}).items()
+        if key not in CONFIG_KEYS and _has_value(value)
+    }
+
+
+def _has_value(value: Any) -> bool:
+    # Tested by type, not by equality: an array's `==` gives no bool.
+    return bool(value) if isinstance(value, list | tuple | dict) else value is not None
+
+
+def ensure_configurable(config: RunnableConfig | dict[str, Any] | None) -> dict[str, Any]:
+    """`config` with its loose keys moved into its `configurable`, over any of the same
+    name there (and the empty ones dropped), as LangGraph takes a call's config."""
+    config = config or {}
+    moved = loose_keys(config)
+    out = {key: value for key, value in config.items() if key in CONFIG_KEYS}
+    if moved:
+        out["configurable"] = {**(config.get("configurable") or {}), **moved}
+    return out
 
 
 def layered(*configs: RunnableConfig | dict[str, Any] | None) -> RunnableConfig:

@@ -43,7 +43,13 @@ from engine.constants import (
 )
 from engine.errors import CheckpointNotFoundError, GraphInterrupt, InvalidUpdateError
 from engine.pregel import context
-from engine.pregel.config import coerce_context, layered, merge_configs
+from engine.pregel.config import (
+    coerce_context,
+    ensure_configurable,
+    layered,
+    loose_keys,
+    merge_configs,
+)
 from engine.pregel.loop import (
     Loop,
     error_text,
@@ -259,7 +265,12 @@ class CompiledGraph(Runnable[Any, Any]):
         print_modes = _print_modes(
             options.get("print_mode", ()), self.debug if debug is None else debug
         )
-        config = merge_configs(layered(self.config, config) if self.config else config)
+        # A key no RunnableConfig has is a configurable value, as in LangGraph (LangChain's
+        # merge moves those of a `with_config`'d graph). Whether a call from a node is a
+        # subgraph of its task is told by the `configurable` it brought (`given`'s).
+        moved = {**loose_keys(self.config), **loose_keys(config)}
+        given = layered(self.config, config) if self.config else config or {}
+        config = merge_configs(given if self.config else ensure_configurable(given))
         # A server (or any caller) may seed the run's runtime: its context and store
         # stand in for what the call and the graph do not give.
         seeded = (config.get("configurable") or {}).get(CONFIG_KEY_RUNTIME)
@@ -275,7 +286,7 @@ class CompiledGraph(Runnable[Any, Any]):
         before = _names(options.get("interrupt_before"), self.interrupt_before, self.nodes)
         after = _names(options.get("interrupt_after"), self.interrupt_after, self.nodes)
         pad = context.peek()
-        parent: Loop | None = pad.loop if pad is not None and _in_task(config, pad) else None
+        parent: Loop | None = pad.loop if pad is not None and _in_task(given, pad) else None
         if parent is not None and pad is not None:
             # Invoked from inside a node: this run is a subgraph of that node's task.
             local = emit
@@ -291,7 +302,7 @@ class CompiledGraph(Runnable[Any, Any]):
             child_ns = inherited["ns"]
             loop = Loop(
                 self,
-                {**config, "configurable": {**parent.config.get("configurable", {})}},
+                {**config, "configurable": {**parent.config.get("configurable", {}), **moved}},
                 emit=emit,
                 modes=modes | parent.modes,
                 durability=durability or parent.durability,
@@ -744,6 +755,7 @@ class CompiledGraph(Runnable[Any, Any]):
         limit: int | None = None,
     ) -> AsyncIterator[StateSnapshot]:
         saver = self._require_saver()
+        config = ensure_configurable(config)  # as LangGraph's reads the history
         if not _names_thread(config):
             return
         graph = self._graph_at(config)

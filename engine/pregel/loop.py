@@ -667,12 +667,15 @@ class Loop:
         )
 
     def _should_interrupt(self, names: tuple[str, ...], tasks: list[Task]) -> bool:
+        """Whether a task of `names` is due and the state changed since the last stop.
+        A hidden node (`__start__`, the input step) stops only when named, as in
+        LangGraph: `"*"` was expanded without it."""
         if not names:
             return False
         seen = self.seen.get(INTERRUPT, {})
         if not any(v > seen.get(k, 0) for k, v in self.versions.items()):
             return False
-        return any(t.name in names and not t.node.hidden for t in tasks)
+        return any(t.name in names for t in tasks)
 
     async def run(self) -> None:
         """Run steps until the graph is done; raises on errors and the step limit."""

@@ -524,6 +524,60 @@ def case_node_config_in_detail(ns: NS, aio: bool) -> Any:
     return {**runs, "versions": versions}
 
 
+@case(aio=True, sql=True)
+def case_loose_config_keys_go_to_configurable(ns: NS, aio: bool) -> Any:
+    """A config's top-level key that no RunnableConfig has is a `configurable` value of
+    the run (over one of the same name there; an empty one is dropped), in the config a
+    node is given and in `get_config()`, in a graph called from a node, and as the run's
+    thread."""
+
+    def seen(config: Any) -> dict[str, Any]:
+        conf = config["configurable"]
+        return {
+            "configurable": {k: v for k, v in conf.items() if not k.startswith("__")},
+            "top": sorted(k for k in config if k not in ("callbacks", "metadata")),
+            "foo": config.get("foo", "absent"),
+            "thread_in_metadata": config["metadata"].get("thread_id"),
+        }
+
+    def node(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        return {"log": [seen(config), seen(ns.get_config())]}
+
+    inner = build(ns, LogState, {"inner": node}, chain_edges(["inner"]))
+
+    def calls_inner(state: Any) -> dict[str, Any]:
+        return {"log": inner.invoke({"log": []}, {"sub": "yes", "none": None})["log"]}
+
+    plain = build(ns, LogState, {"a": node, "calls": calls_inner}, chain_edges(["a", "calls"]))
+    loose = {
+        "foo": "bar",
+        "num": 3,
+        "obj": {"a": 1},
+        "run_name": "rn",
+        "empty": [],
+        "none": None,
+        "configurable": {"foo": "c", "keep": 1},
+    }
+    saved = build(ns, LogState, {"a": node}, chain_edges(["a"]), checkpointer=ns.InMemorySaver())
+    return {
+        "plain": invoke(plain, {"log": []}, loose, aio=aio),
+        "with_config": invoke(
+            plain.with_config(configurable={"wc": 0, "foo": "w"}), {"log": []}, {"wc": 2}, aio=aio
+        ),
+        "thread": invoke(saved, {"log": []}, {"thread_id": "t7", "foo": "bar"}, aio=aio),
+        # The parts' configs (their metadata would show LangGraph's copy of `foo`: see
+        # docs/langgraph-differences.md).
+        "checkpoints": [
+            [part["config"], part["parent_config"]]
+            for part in stream(
+                saved, None, {"thread_id": "t7", "foo": "bar"}, stream_mode="checkpoints", aio=aio
+            )["parts"]
+        ],
+        "history": [s.values for s in saved.get_state_history({"thread_id": "t7"})],
+        "state": saved.get_state(thread("t7")),
+    }
+
+
 @case()
 def case_get_graph_node_data(ns: NS) -> Any:
     sub = build(ns, LogState, {"inner": note("inner")}, [("S", "inner")])

@@ -329,6 +329,31 @@ def case_interrupt_after_last_node(ns: NS) -> Any:
     return {"first": first, "state": graph.get_state(cfg), "again": invoke(graph, None, cfg)}
 
 
+@case(aio=True)
+def case_breakpoints_on_start_given_at_call(ns: NS, aio: bool) -> Any:
+    """`__start__` is refused at compile time but honoured at call time: the run stops
+    before or after the input step, and the next call goes on from there."""
+    modes = ["values", "updates", "debug"]
+    out: dict[str, Any] = {}
+    for i, where in enumerate(["interrupt_before", "interrupt_after"]):
+        graph, cfg = saved_chain(ns, ["a"]), thread(f"t{i}")
+        first = stream(
+            graph, {"log": []}, cfg, stream_mode=modes, aio=aio, **{where: ["__start__"]}
+        )
+        mid = graph.get_state(cfg)
+        again = invoke(graph, None, cfg, aio=aio, **{where: ["__start__"]})
+        rest = stream(graph, None, cfg, stream_mode=modes, aio=aio)
+        out[where] = {
+            "first": first,
+            "mid": mid,
+            "again": again,
+            "rest": rest,
+            **timeline(graph, cfg),
+        }
+    out["compiled"] = _message(lambda: saved_chain(ns, ["a"], interrupt_after=["__start__"]))
+    return out
+
+
 # --------------------------------------------------------------------------- interrupt()
 
 
