@@ -498,6 +498,22 @@ async def test_cancel_a_running_run(client: LangGraphClient) -> None:
     assert undone == {}
 
 
+async def test_a_run_stops_at_the_breakpoints_it_names(client: LangGraphClient) -> None:
+    """`__start__` too: after it, the input is saved and nothing ran; before it, not even
+    the input is taken in (as LangGraph's server stops)."""
+    thread_id = await helpers.new_thread(client)
+    await client.runs.wait(thread_id, "slow", input={"delay": 0}, interrupt_after=["__start__"])
+    state = await client.threads.get_state(thread_id)
+    assert (state["values"], state["next"]) == ({"delay": 0, "log": []}, ["step"])
+    await client.runs.wait(thread_id, "slow", input=None, interrupt_before=["step2"])
+    assert (await client.threads.get_state(thread_id))["next"] == ["step2"]
+    other = await helpers.new_thread(client)
+    await client.runs.wait(other, "slow", input={"delay": 0}, interrupt_before=["__start__"])
+    assert (await client.threads.get_state(other))["next"] == ["__start__"]
+    final = await client.runs.wait(other, "slow", input=None)
+    assert final["log"] == ["step", "step2"]
+
+
 async def test_each_run_route_says_where_the_run_is(server: str) -> None:
     """Content-Location names the run; Location where to follow it, as LangGraph's server
     answers each route: its stream for a streamed run, its join for a waited one."""
