@@ -18,7 +18,7 @@ from sqlalchemy import update as sql_update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
-from app.db.database import Database
+from app.db.database import Database, retry_deadlocks
 from app.db.models import (
     PENDING,
     RUNNING,
@@ -731,8 +731,13 @@ class ThreadService:
         hangs on it: a cron made meanwhile locks the row to check it (`locked_thread`), so
         it either fails or is seen here. Whether the row was there to remove."""
         await self.saver.adelete_thread(thread_id)
-        async with self.db.write() as session:
-            return await self._remove_rows(session, thread_id, keep_runs=keep_runs)
+
+        async def rows() -> bool:
+            async with self.db.write() as session:
+                return await self._remove_rows(session, thread_id, keep_runs=keep_runs)
+
+        # A run's end takes its row, then its thread's; this takes them the other way.
+        return await retry_deadlocks(rows)
 
     @staticmethod
     async def _remove_rows(
