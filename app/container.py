@@ -15,7 +15,7 @@ from app.agents.reminder_store import REMINDER_STORE
 from app.auth import Authenticator, authenticator
 from app.config import Settings
 from app.db.database import Database
-from app.graphs import GraphRegistry, graph_source
+from app.graphs import GraphRegistry, graph_descriptions, graph_source
 from app.retention import retention
 from app.runs.broker import StreamBroker
 from app.runs.crons import CronScheduler
@@ -89,7 +89,7 @@ class Services:
             saver = SQLSaver(db.engine, fence=pool.fence, reuse_objects=True)
             spec, base = graph_source(settings)
             graphs = await GraphRegistry.load(spec, saver, base)
-            await ensure_system_assistants(db, graphs)
+            await ensure_system_assistants(db, graphs, graph_descriptions(settings))
         except BaseException:
             await db.close()
             raise

@@ -63,6 +63,14 @@ def graph_source(settings: Settings) -> tuple[dict[str, str], Path]:
     return dict(DEFAULT_GRAPHS), Path.cwd()
 
 
+def graph_descriptions(settings: Settings) -> dict[str, str]:
+    """The served graphs' descriptions: a project's, unless THREADLINE_GRAPHS names the
+    graphs."""
+    if settings.graphs or not settings.config_file:
+        return {}
+    return Project.read(Path(settings.config_file)).descriptions
+
+
 def check_imports(settings: Settings) -> None:
     """Import each graph's module and find its attribute, so that a graph that cannot be
     loaded stops `serve` or `worker` with one line before anything starts. Raises

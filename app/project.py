@@ -4,7 +4,8 @@ THREADLINE_CONFIG names the file.
 
 Read from the file:
 - `graphs`: `{"agent": "./src/agent.py:graph"}` (a file, relative to the file's folder) or
-  `"package.module:graph"`, also as `{"path": ..., "description": ...}`; the attribute is a
+  `"package.module:graph"`, also as `{"path": ..., "description": ...}` (the description
+  is the graph's system assistant's, and its MCP tool's); the attribute is a
   graph (a builder or a compiled graph) or a factory that makes one (see `app.graphs`).
   THREADLINE_GRAPHS, when set, wins.
 - `env`: a dotenv file (relative to the folder) or an object; variables already set in
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,8 @@ class Project:
     cors: dict[str, Any]
     # The authentication handler `auth.path` names (not run; see `check_auth`).
     auth: str | None = None
+    # graph id -> its `description`, that of its system assistant (and MCP tool).
+    descriptions: dict[str, str] = field(default_factory=dict)
 
     @property
     def folder(self) -> Path:
@@ -116,6 +119,7 @@ class Project:
             env=_env(config.get("env"), path),
             cors=_cors((config.get("http") or {}).get("cors"), path),
             auth=auth.get("path") if isinstance(auth, dict) else None,
+            descriptions=_descriptions(config.get("graphs"), path),
         )
 
     def check_auth(self, mode: str) -> None:
@@ -169,6 +173,19 @@ def _graphs(raw: Any, path: Path) -> dict[str, str]:
             )
         graphs[graph_id] = target
     return graphs
+
+
+def _descriptions(raw: dict[str, Any], path: Path) -> dict[str, str]:
+    """The graphs' descriptions (`{"path": ..., "description": ...}`), read after
+    `_graphs` checked the graphs."""
+    found = {}
+    for graph_id, spec in raw.items():
+        text = spec.get("description") if isinstance(spec, dict) else None
+        if text is not None and not isinstance(text, str):
+            raise ProjectError(f'{path}: graph {graph_id!r}: "description" must be text.')
+        if text:
+            found[graph_id] = text
+    return found
 
 
 def _env(raw: Any, path: Path) -> dict[str, str]:

@@ -101,7 +101,13 @@ def served(ported: Path, tmp_path: Path) -> Iterator[str]:
 
 async def test_threadline_serve_serves_the_ported_project(served: str) -> None:
     client = get_client(url=served)
-    assert sorted(a["graph_id"] for a in await client.assistants.search()) == ["agent", "shouter"]
+    assistants = {a["graph_id"]: a for a in await client.assistants.search()}
+    assert sorted(assistants) == ["agent", "shouter"]
+    # A graph's description is its system assistant's (and its MCP tool's), as there.
+    assert assistants["shouter"]["description"] == (
+        "The same bot, made per run: configurable.shout makes it shout."
+    )
+    assert assistants["agent"]["description"] is None
     thread_id = (await client.threads.create())["thread_id"]
 
     values = await client.runs.wait(thread_id, "agent", input=said("hi"), context={"city": "Oslo"})

@@ -12,6 +12,7 @@ from app.api.deps import CurrentUser, Mcp
 from app.middleware import JsonOnlyRoute
 from app.schemas.common import ERROR_RESPONSES, Error
 from app.schemas.mcp import JsonRpcAnswer
+from app.services.mcp import INVALID_REQUEST, error_answer
 
 router = APIRouter(tags=["MCP"], responses=ERROR_RESPONSES, route_class=JsonOnlyRoute)
 POST_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -42,6 +43,9 @@ async def post_message(
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return _refused('A JSON-RPC 2.0 message (an object with jsonrpc: "2.0") is expected.')
     method, has_id = message.get("method"), message.get("id") is not None
+    if "method" in message and not (isinstance(method, str) and method):
+        invalid = error_answer(message, INVALID_REQUEST, "method must be a method's name (text).")
+        return JSONResponse(invalid)
     if has_id and isinstance(method, str) and method:
         return JSONResponse(await mcp.answer(message, owner=user.user_id))
     if has_id or isinstance(method, str) and method:

@@ -40,19 +40,28 @@ if TYPE_CHECKING:
     from engine import CompiledGraph
 
 
-async def ensure_system_assistants(db: Database, graphs: GraphRegistry) -> None:
-    """One assistant per graph, with the id clients derive from the graph id; their rows
-    are kept in the registry."""
+async def ensure_system_assistants(
+    db: Database, graphs: GraphRegistry, descriptions: dict[str, str]
+) -> None:
+    """One assistant per graph, with the id clients derive from the graph id, described
+    as the project describes the graph (as it describes it now: nobody else changes a
+    system assistant); their rows are kept in the registry."""
     async with db.write() as session:
         for graph_id, assistant_id in graphs.system_assistants().items():
             row = await session.get(AssistantRow, assistant_id)
+            description = descriptions.get(graph_id)
+            if row is not None and row.description != description:
+                row.description = description
+                version = await session.get(AssistantVersionRow, (assistant_id, row.version))
+                if version is not None:
+                    version.description = description
             if row is None:
                 stamp = now()
                 row = AssistantRow(
                     assistant_id=assistant_id,
                     graph_id=graph_id,
                     name=graph_id,
-                    description=None,
+                    description=description,
                     config={},
                     context={},
                     metadata_={"created_by": "system"},

@@ -62,6 +62,11 @@ class RequestError(Exception):
         self.message = message
 
 
+def error_answer(message: dict[str, Any], code: int, text: str) -> dict[str, Any]:
+    """The JSON-RPC error answering `message` (under its id; null when it has none)."""
+    return {"jsonrpc": "2.0", "id": message.get("id"), "error": {"code": code, "message": text}}
+
+
 def tool_name(assistant_name: str) -> str:
     """An assistant's name as an MCP tool name: spaces as `_`, other characters MCP does
     not allow dropped, at most 128 characters."""
@@ -88,6 +93,11 @@ def tool_input_schema(input_schema: dict[str, Any]) -> dict[str, Any]:
                 }
     schema.setdefault("type", "object")
     return schema
+
+
+def _takes_object(schema: dict[str, Any]) -> bool:
+    """Whether an input schema is an object's: of keys, or any (`dict`)."""
+    return "properties" in schema or schema.get("type") == "object"
 
 
 def _is_message_list(prop: dict[str, Any]) -> bool:
@@ -121,8 +131,7 @@ class McpService:
                 raise RequestError(INVALID_PARAMS, "params must be an object.")
             result = await self._result(method, params, owner)
         except RequestError as exc:
-            error = {"code": exc.code, "message": exc.message}
-            return {"jsonrpc": "2.0", "id": request["id"], "error": error}
+            return error_answer(request, exc.code, exc.message)
         return {"jsonrpc": "2.0", "id": request["id"], "result": result}
 
     async def _result(self, method: str, params: dict[str, Any], owner: str) -> dict[str, Any]:
@@ -144,8 +153,8 @@ class McpService:
 
     async def _tools(self, cursor: Any, owner: str) -> dict[str, Any]:
         """One page of the caller's assistants as tools; an assistant whose name another
-        one on the page has already, or whose graph declares no input schema (an
-        entrypoint), is left out."""
+        one on the page has already, or whose graph's input is no object (an
+        entrypoint's number or text), is left out."""
         offset = _offset(cursor)
         page, _ = await self.assistants.search(
             AssistantSearch(limit=PAGE, offset=offset), owner=owner
@@ -154,9 +163,9 @@ class McpService:
         for assistant in page:
             name = tool_name(assistant.name)
             schema = self.assistants.schemas(assistant).input_schema
-            # A tool's arguments are an object: an input with no keys (an entrypoint's
+            # A tool's arguments are an object: an input that is none (an entrypoint's
             # one value) makes no tool.
-            if not name or name in seen or schema is None or "properties" not in schema:
+            if not name or name in seen or schema is None or not _takes_object(schema):
                 continue
             seen.add(name)
             tools.append(

@@ -215,3 +215,12 @@ def essay(topic: str) -> dict[str, Any]:
 
 
 GRAPHS["essay"] = "tests.api.graphs:essay"
+
+
+@entrypoint()
+def tally(counts: dict[str, int]) -> dict[str, int]:
+    """A workflow whose input is any object (its keys are the caller's)."""
+    return {"total": sum(counts.values())}
+
+
+GRAPHS["tally"] = "tests.api.graphs:tally"

@@ -52,6 +52,10 @@ async def test_tools_are_the_assistants(http: httpx.AsyncClient) -> None:
     assert echo["inputSchema"]["properties"]["messages"]["type"] == "string"
     assert "$defs" not in echo["inputSchema"]
     assert tools["asker"]["inputSchema"]["properties"]["question"]["type"] == "string"
+    # An object of any keys makes a tool too; a workflow of one text does not.
+    assert tools["tally"]["inputSchema"]["type"] == "object" and "essay" not in tools
+    tallied = await rpc(http, "tools/call", {"name": "tally", "arguments": {"a": 2, "b": 3}})
+    assert json.loads(tallied["result"]["content"][0]["text"]) == {"total": 5}
 
 
 async def test_call_runs_the_assistant(http: httpx.AsyncClient) -> None:
@@ -85,6 +89,9 @@ async def test_transport_rules(http: httpx.AsyncClient) -> None:
     for bad in ({"id": 1, "method": "ping"}, [{"jsonrpc": "2.0", "id": 1, "method": "ping"}]):
         refused = await http.post("/mcp", json=bad)
         assert refused.status_code == 400 and "JSON-RPC" in refused.json()["detail"]
+    # A method that is no name is an invalid request: answered, not taken for a response.
+    numbered = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 7, "method": 5})
+    assert numbered.json()["id"] == 7 and numbered.json()["error"]["code"] == -32600
     plain = await http.post("/mcp", json=note, headers={"accept": "text/html"})
     assert plain.status_code == 400 and "Accept" in plain.json()["detail"]
     broken = await http.post("/mcp", content=b"{not", headers={"content-type": "application/json"})
