@@ -145,6 +145,13 @@ def _embedded(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
     return None
 
 
+def _shown(url: str) -> str:
+    """A webhook's URL as a log line shows it: without the password it may carry."""
+    parsed = httpx.URL(url)
+    hidden = parsed.copy_with(username=parsed.username, password="***")
+    return str(hidden) if parsed.password else url
+
+
 async def _resolve(host: str, port: int) -> list[Address]:
     loop = asyncio.get_running_loop()
     try:
@@ -229,12 +236,15 @@ class Webhooks:
             return
         try:
             parsed = httpx.URL(url)
-        except httpx.InvalidURL as exc:
+            host = parsed.host  # a name IDNA refuses (`xn--`) fails here
+        except (httpx.InvalidURL, UnicodeError) as exc:
             raise Invalid(f"webhook: not a URL ({exc}).") from None
-        if parsed.scheme not in ("http", "https") or not parsed.host:
+        if parsed.scheme not in ("http", "https") or not host:
             raise Invalid("webhook: an http or https URL with a host, or a path of this server.")
+        if parsed.port is not None and not 0 < parsed.port < 65536:
+            raise Invalid(f"webhook: {parsed.port} is not a port (1 to 65535).")
         try:
-            await self.guard.addresses(parsed.host, parsed.port or _default_port(parsed))
+            await self.guard.addresses(host, parsed.port or _default_port(parsed))
         except WebhookRefused as exc:
             raise Invalid(f"webhook: {exc}.") from None
 
@@ -431,7 +441,7 @@ class Webhooks:
             log.warning(
                 "webhook %s to %s failed after %d attempt(s): %s",
                 delivery.delivery_id,
-                delivery.url,
+                _shown(delivery.url),
                 delivery.attempts,
                 problem,
             )

@@ -173,6 +173,9 @@ async def test_a_hanging_receiver_delays_no_run(serve_app: ServeApp, database_ur
         ("http://[::ffff:0:7f00:1]/hook", "private or loopback address"),
         ("http://[::127.0.0.1]/hook", "private or loopback address"),
         ("ftp://example.com/hook", "an http or https URL"),
+        ("http://xn--/hook", "not a URL"),
+        ("http://8.8.8.8:0/hook", "0 is not a port"),
+        ("http://8.8.8.8:65536/hook", "65536 is not a port"),
         ("hook", "an http or https URL"),
         ("//evil.example/hook", "a single '/'"),
         ("http://no-such-host.invalid/hook", "cannot be resolved"),
@@ -278,3 +281,10 @@ async def test_each_attempt_connects_to_the_address_it_checked(
     ]
     assert sent[0].extensions["sni_hostname"] == "hooks.example"
     assert "sni_hostname" not in sent[1].extensions
+
+
+def test_a_failed_delivery_is_logged_without_the_urls_password() -> None:
+    assert (
+        webhooks._shown("https://hooks:s3cret@example.com/x") == "https://hooks:***@example.com/x"
+    )
+    assert webhooks._shown("https://example.com/x?k=1") == "https://example.com/x?k=1"
