@@ -166,6 +166,13 @@ def _verification_key(settings: Settings, algorithm: str) -> Any:
         raise AuthConfigError(f"THREADLINE_JWT_PUBLIC_KEY: not a {algorithm} key: {exc}") from None
 
 
+def check(settings: Settings) -> None:
+    """Raise AuthConfigError, before a server starts, when the mode's settings cannot
+    work (a JWT algorithm without its key)."""
+    if settings.auth == "jwt":
+        JwtAuth(settings)
+
+
 def authenticator(settings: Settings, db: Database) -> Authenticator:
     """The authenticator of the configured mode; AuthConfigError if it cannot work."""
     if settings.auth == "none":

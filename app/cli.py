@@ -299,7 +299,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = settings.model_copy(update={"run_workers": False})
     try:
         app = create_app(settings) if args.command == "serve" else None
+        if app is not None:
+            auth.check(settings)
         graphs.check_imports(settings)
+    except auth.AuthConfigError as exc:
+        print(f"threadline: {exc}", file=sys.stderr)
+        return 2
     except project.ProjectError as exc:
         print(f"threadline: {exc}", file=sys.stderr)
         return 1

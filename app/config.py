@@ -30,6 +30,8 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, NoDecode, Setting
 from sqlalchemy import make_url
 from sqlalchemy.exc import ArgumentError
 
+from app.limits import graph_id_problem
+
 PREFIX = "THREADLINE_"
 # Which subcommands read a variable (the CLI lists them in each one's help).
 SERVE = ("serve",)
@@ -40,6 +42,8 @@ BOOLEANS = "true/false, 1/0, yes/no, on/off"
 # The longest time a setting takes, in seconds (ten years): a longer one overflows the
 # date arithmetic it goes into, and means "never", which those settings spell 0.
 LONGEST_S = 10 * 365 * 86400
+# The shortest time a setting takes (other than 0 where it says "none"), in seconds.
+SHORTEST_S = 0.01
 # A host name as DNS spells it: dot-separated labels of letters, digits and hyphens.
 HOST_NAME = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))*\.?", re.I)
 
@@ -364,6 +368,10 @@ class Settings(BaseSettings):
             raise ValueError("not a database URL") from None
         if backend not in ("postgresql", "sqlite"):
             raise ValueError(f"a {backend} database: Threadline keeps to PostgreSQL and SQLite")
+        if backend == "sqlite" and make_url(value).database in (None, "", ":memory:"):
+            raise ValueError(
+                "an in-memory SQLite database, which each connection sees empty: give a file"
+            )
         return value
 
     @field_validator("host")
@@ -371,6 +379,13 @@ class Settings(BaseSettings):
     def _host(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("empty: give an address (0.0.0.0 listens on every one)")
+        return value
+
+    @field_validator("*")
+    @classmethod
+    def _not_too_short(cls, value: Any) -> Any:
+        if isinstance(value, float) and 0 < value < SHORTEST_S:
+            raise ValueError(f"shorter than {SHORTEST_S} s: a loop would spin on it")
         return value
 
     @field_validator("heartbeat_s")
@@ -417,6 +432,8 @@ class Settings(BaseSettings):
             or not all(isinstance(v, str) for v in spec.values())
         ):
             raise ValueError("not a JSON object of graph ids and their module:attribute")
+        if problems := list(filter(None, map(graph_id_problem, spec))):
+            raise ValueError(problems[0])
         return value
 
     @property

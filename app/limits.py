@@ -113,6 +113,24 @@ def _filter(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
+def graph_id_problem(graph_id: str) -> str | None:
+    """Why a served graph's id could not be named by a request, or None: a run names its
+    graph by an id of at most MAX_KEY_LENGTH characters, and one that reads as a UUID is
+    taken for an assistant's."""
+    if not graph_id.strip() or graph_id != graph_id.strip():
+        return f"graph id {graph_id!r} is empty or starts or ends with spaces"
+    if len(graph_id) > MAX_KEY_LENGTH or any(ord(c) < 32 for c in graph_id):
+        return (
+            f"graph id {graph_id[:40]!r}... is over {MAX_KEY_LENGTH} characters or holds a "
+            "control character"
+        )
+    try:
+        uuid.UUID(graph_id)
+    except ValueError:
+        return None
+    return f"graph id {graph_id!r} reads as a UUID, which names an assistant"
+
+
 Key = Annotated[str, StringConstraints(max_length=MAX_KEY_LENGTH)]
 """An id, a name or a key."""
 Keys = Annotated[list[Key], Field(max_length=MAX_IDS)]

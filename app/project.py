@@ -33,6 +33,8 @@ from typing import Any
 
 from dotenv import dotenv_values
 
+from app.limits import graph_id_problem
+
 CONFIG_FILE = "langgraph.json"
 CORS_OPTIONS = frozenset(
     {
@@ -165,6 +167,8 @@ def _graphs(raw: Any, path: Path) -> dict[str, str]:
         raise ProjectError(f'{path}: "graphs" must be an object {{"graph_id": "file.py:graph"}}.')
     graphs: dict[str, str] = {}
     for graph_id, spec in raw.items():
+        if problem := graph_id_problem(graph_id):
+            raise ProjectError(f"{path}: {problem}.")
         target = spec.get("path") if isinstance(spec, dict) else spec
         if not isinstance(target, str) or ":" not in target:
             raise ProjectError(

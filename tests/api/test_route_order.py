@@ -34,7 +34,7 @@ def test_no_other_route_is_taken_by_a_run_route() -> None:
 
 
 def test_a_turn_is_matched_by_the_first_router() -> None:
-    app = create_app(Settings(database_url="sqlite+aiosqlite:///:memory:"))
+    app = create_app(Settings(database_url="sqlite+aiosqlite:///./unused.db"))
     assert [getattr(r, "path", None) for r in app.router.routes[: len(DOCS)]] == list(DOCS)
     for path in ["/threads/some-id/runs/wait", "/threads/some-id/runs/stream", "/runs/wait"]:
         scope = {"type": "http", "method": "POST", "path": path, "root_path": "", "app": app}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -259,6 +260,16 @@ def test_a_database_that_cannot_be_used_stops_the_command_with_one_line(
         ({"THREADLINE_WEBHOOK_ALLOW": "10.0.0.0/33"}, "'10.0.0.0/33' is no host name, address"),
         ({"THREADLINE_WEBHOOK_ALLOW": "*.internal"}, "'*.internal' is no host name"),
         ({"THREADLINE_OPENAI_BASE_URL": "ftp://models"}, "(not an http(s) URL)"),
+        ({"THREADLINE_TTL_SWEEP_S": "5e-324"}, "shorter than 0.01 s"),
+        ({"THREADLINE_DATABASE_URL": "sqlite+aiosqlite://"}, "an in-memory SQLite database"),
+        ({"THREADLINE_GRAPHS": '{" ": "m:g"}'}, "graph id ' ' is empty"),
+        ({"THREADLINE_GRAPHS": json.dumps({"g" * 201: "m:g"})}, "is over 200 characters"),
+        ({"THREADLINE_GRAPHS": json.dumps({str(uuid.uuid4()): "m:g"})}, "reads as a UUID"),
+        ({"THREADLINE_AUTH": "jwt"}, "THREADLINE_JWT_SECRET must be set"),
+        (
+            {"THREADLINE_AUTH": "jwt", "THREADLINE_JWT_ALGORITHM": "none"},
+            "THREADLINE_JWT_ALGORITHM='none': use one of",
+        ),
     ],
 )
 def test_settings_no_server_could_run_with_are_refused(
