@@ -72,12 +72,14 @@ def graph_descriptions(settings: Settings) -> dict[str, str]:
 
 
 def check_imports(settings: Settings) -> None:
-    """Import each graph's module and find its attribute, so that a graph that cannot be
-    loaded stops `serve` or `worker` with one line before anything starts. Raises
-    GraphConfigError."""
+    """Import each graph's module and find its attribute, a graph or a factory, so that a
+    graph that cannot be loaded stops `serve` or `worker` with one line before anything
+    starts (what a factory makes is known only once it runs). Raises GraphConfigError."""
     spec, base = graph_source(settings)
     for path in spec.values():
-        load_target(path, base)
+        _, target = load_target(path, base)
+        if not isinstance(target, StateGraph | CompiledGraph) and not callable(target):
+            raise _no_graph(target, path)
 
 
 ResumeCheck = Callable[[Any, Any], None]
@@ -124,14 +126,19 @@ def _compiled(target: Any, path: str, saver: BaseCheckpointSaver) -> CompiledGra
                 "its own, so compile it without one (or export the builder)."
             )
         return _keyed(target.copy({"checkpointer": saver}), path)
+    raise _no_graph(target, path)
+
+
+def _no_graph(target: Any, path: str) -> GraphConfigError:
+    """The refusal of a target that is no graph of the engine's."""
     kind = type(target)
     if kind.__module__.split(".")[0] == "langgraph":
-        raise GraphConfigError(
+        return GraphConfigError(
             f"{path!r} is a graph of LangGraph's ({kind.__module__}.{kind.__name__}): the "
             "server runs graphs built with the engine, so change `langgraph` to `engine` in "
             "the project's import lines (docs/langgraph-projects.md, step 2)."
         )
-    raise GraphConfigError(f"{path!r} is a {kind.__name__}, not a StateGraph.")
+    return GraphConfigError(f"{path!r} is a {kind.__name__}, not a StateGraph.")
 
 
 def _keyed(graph: CompiledGraph, path: str) -> CompiledGraph:
