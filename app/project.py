@@ -36,6 +36,8 @@ from dotenv import dotenv_values
 from app.limits import graph_id_problem
 
 CONFIG_FILE = "langgraph.json"
+# A langgraph.json is a few lines; anything larger (a device such as /dev/zero) is no project.
+MAX_FILE_BYTES = 1024 * 1024
 CORS_OPTIONS = frozenset(
     {
         "allow_origins",
@@ -108,6 +110,8 @@ class Project:
     def read(cls, path: Path) -> Project:
         path = path.resolve()
         try:
+            if not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
+                raise ValueError(f"not a file of at most {MAX_FILE_BYTES} bytes")
             config = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
             raise ProjectError(f"Cannot read {path}: {exc}") from None

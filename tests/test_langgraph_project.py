@@ -195,6 +195,8 @@ def test_threadline_cors_origins_win_over_the_project(tmp_path: Path) -> None:
         ({"graphs": {"a": "no-colon"}}, "graph 'a' must be"),
         ({"graphs": {"a": "m:g"}, "env": "missing.env"}, "does not exist"),
         ({"graphs": {"a": "m:g"}, "http": {"cors": {"allow_everything": True}}}, "takes the"),
+        ({"graphs": {"": "m:g"}}, "graph id '' is empty"),
+        ({"graphs": {"a": {"path": "m:g", "description": 3}}}, '"description" must be text'),
     ],
 )
 def test_a_project_file_that_cannot_be_served_says_why(
@@ -202,6 +204,13 @@ def test_a_project_file_that_cannot_be_served_says_why(
 ) -> None:
     with pytest.raises(ProjectError, match=re.escape(problem)):
         Project.read(write_project(tmp_path, config))
+
+
+@pytest.mark.parametrize("path", [Path("/dev/zero"), Path("/")])
+def test_a_project_path_that_is_no_file_is_refused_unread(path: Path) -> None:
+    """/dev/zero was read until the machine ran out of memory."""
+    with pytest.raises(ProjectError, match="not a file of at most"):
+        Project.read(path)
 
 
 @pytest.mark.parametrize(
