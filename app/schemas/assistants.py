@@ -10,7 +10,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 
 from app.db.models import AssistantRow, AssistantVersionRow
 from app.limits import MAX_NAMES, MAX_VERSION, Filter, Key, Metadata, Offset, PageSize
-from app.schemas.common import OnConflict, RequestModel, SortOrder
+from app.schemas.common import OnConflict, RequestModel, SortOrder, refusal
 
 # Keys of a run's `configurable` where the engine keeps its own objects.
 ENGINE_KEY_PREFIX = "__pregel_"
@@ -41,6 +41,7 @@ class RunnableConfig(BaseModel):
     max_concurrency: int | None = Field(default=None, ge=1)
     configurable: dict[str, Any] | None = None
     metadata: Metadata | None = None
+    run_name: Key | None = None
 
     @field_validator("configurable")
     @classmethod
@@ -50,8 +51,16 @@ class RunnableConfig(BaseModel):
     @model_validator(mode="after")
     def _no_loose_engine_keys(self) -> Self:
         """A key of the config's own goes into its configurable (as LangChain's config
-        moves it): the engine's keys are refused there too."""
-        refuse_engine_keys(self.model_extra, "config")
+        moves it): the engine's keys are refused there too, and the two that would have
+        to be objects."""
+        extra = self.model_extra or {}
+        refuse_engine_keys(extra, "config")
+        given = [k for k in ("callbacks", "run_id") if extra.get(k) is not None]
+        if given:
+            raise refusal(
+                f"config {given}: callbacks and a run id of the graph's run are the server's "
+                "own (a run's id is its `run_id`)"
+            )
         return self
 
 

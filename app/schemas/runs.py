@@ -90,17 +90,6 @@ class RunConfig(RunnableConfig):
             return None
         return refuse_engine_keys({k: v for k, v in value.items() if k not in FORWARDED})
 
-    @model_validator(mode="after")
-    def _no_objects(self) -> RunConfig:
-        """Other keys go to the graph as given; these two would have to be objects."""
-        given = [k for k in ("callbacks", "run_id") if (self.model_extra or {}).get(k) is not None]
-        if given:
-            raise refusal(
-                f"config {given}: callbacks and a run id of the graph's run are the server's "
-                "own (the run's id is its `run_id`)"
-            )
-        return self
-
 
 # LangGraph's keys of a node's config that hold plain values, which `RemoteGraph` sends on.
 FORWARDED = frozenset({"__pregel_resuming", "__pregel_durability", "__pregel_resume_map"})

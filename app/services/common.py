@@ -21,7 +21,7 @@ from app.jsonable import to_json
 from app.limits import canonical_uuid
 from app.schemas.crons import CronRunFields
 from app.schemas.runs import RunCommand, RunCreate
-from engine import Command, CompiledGraph, CompiledStateGraph, Send
+from engine import START, Command, CompiledGraph, CompiledStateGraph, Send
 from engine.checkpoint.ids import new_uuid7
 from engine.graph.message import add_messages
 from engine.graph.schema import ROOT
@@ -144,7 +144,11 @@ def check_goto(graph: CompiledGraph, command: RunCommand | None, field: str) -> 
     each it sends to is sent an `input` (null too, but given: the node's state)."""
     goto = command.goto if command is not None else None
     targets = goto if isinstance(goto, list) else [] if goto is None else [goto]
-    known_nodes(graph, [t if isinstance(t, str) else t.node for t in targets], field)
+    names = [t if isinstance(t, str) else t.node for t in targets]
+    if START in names:
+        # The engine would drop it (LangGraph warns): the run would change nothing.
+        raise Invalid(f"{field}.goto: {START} takes a run's input; go to one of the nodes.")
+    known_nodes(graph, names, field)
     for target in targets:
         if not isinstance(target, str) and "input" not in target.model_fields_set:
             raise Invalid(f"{field}: sending to {target.node!r} needs its `input`.")

@@ -210,9 +210,15 @@ async def test_a_run_config_reaches_the_graph_whole(client: LangGraphClient) -> 
     async with httpx.AsyncClient(base_url=client.http.client.base_url) as http:
         body = {"assistant_id": "echo", "input": HELLO, "config": {"callbacks": [{"h": 1}]}}
         answer = await http.post("/runs/wait", json=body)
-    assert answer.status_code == 422
-    [error] = answer.json()["detail"]
-    assert error["loc"] == ["body", "config"] and "['callbacks']" in error["ctx"]["error"]
+        assert answer.status_code == 422
+        [error] = answer.json()["detail"]
+        assert error["loc"] == ["body", "config"] and "['callbacks']" in error["ctx"]["error"]
+        # An assistant's config is held to the same; a run name is a name.
+        for config in ({"run_id": "abc"}, {"run_name": {"a": 1}}, {"run_name": "x" * 201}):
+            made = await http.post("/assistants", json={"graph_id": "echo", "config": config})
+            assert made.status_code == 422, made.text
+            body["config"] = config
+            assert (await http.post("/runs/wait", json=body)).status_code == 422
 
 
 async def test_messages_mode_accumulates(client: LangGraphClient) -> None:
@@ -496,6 +502,13 @@ async def test_cancel_a_running_run(client: LangGraphClient) -> None:
     await until_status(client, thread_id, doomed["run_id"], "running")
     undone = await client.runs.cancel(thread_id, doomed["run_id"], wait=True, action="rollback")
     assert undone == {}
+
+
+async def test_a_command_goes_to_nodes_not_to_the_start(client: LangGraphClient) -> None:
+    thread_id = await helpers.new_thread(client)
+    await client.runs.wait(thread_id, "echo", input=HELLO)
+    with pytest.raises(UnprocessableEntityError, match="__start__ takes a run's input"):
+        await client.runs.create(thread_id, "echo", command={"goto": "__start__"})
 
 
 async def test_a_run_stops_at_the_breakpoints_it_names(client: LangGraphClient) -> None:
