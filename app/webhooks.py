@@ -145,6 +145,12 @@ def _embedded(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
     return None
 
 
+def _ascii(url: httpx.URL) -> str:
+    """A URL's host as DNS and THREADLINE_WEBHOOK_ALLOW spell it (`xn--bcher-kva.de`
+    for `bücher.de`)."""
+    return url.raw_host.decode("ascii")
+
+
 def _shown(url: str) -> str:
     """A webhook's URL as a log line shows it: without the password it may carry."""
     parsed = httpx.URL(url)
@@ -176,7 +182,7 @@ class GuardedTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
-        addresses = await self.guard.addresses(url.host, url.port or _default_port(url))
+        addresses = await self.guard.addresses(_ascii(url), url.port or _default_port(url))
         if addresses:
             request.url = url.copy_with(host=str(addresses[0]))
             if url.scheme == "https":
@@ -244,7 +250,7 @@ class Webhooks:
         if parsed.port is not None and not 0 < parsed.port < 65536:
             raise Invalid(f"webhook: {parsed.port} is not a port (1 to 65535).")
         try:
-            await self.guard.addresses(host, parsed.port or _default_port(parsed))
+            await self.guard.addresses(_ascii(parsed), parsed.port or _default_port(parsed))
         except WebhookRefused as exc:
             raise Invalid(f"webhook: {exc}.") from None
 

@@ -254,7 +254,7 @@ async def test_each_attempt_connects_to_the_address_it_checked(
     monkeypatch.setattr(webhooks, "_resolve", resolve)
     sent: list[httpx.Request] = []
     inner = httpx.MockTransport(lambda request: sent.append(request) or httpx.Response(204))
-    guard = webhooks.Guard.of(["10.0.0.0/8", "hooks.internal"])
+    guard = webhooks.Guard.of(["10.0.0.0/8", "hooks.internal", "xn--bcher-kva.internal"])
     async with httpx.AsyncClient(transport=webhooks.GuardedTransport(guard, inner)) as client:
         answers["hooks.example"] = [ip_address("93.184.215.14"), ip_address("2606:2800::1")]
         await client.post("https://hooks.example/done")
@@ -263,6 +263,7 @@ async def test_each_attempt_connects_to_the_address_it_checked(
         answers["inside.example"] = [ip_address("10.1.2.3")]
         await client.post("http://inside.example/done")
         await client.post("http://hooks.internal/done")  # allowed by name: not resolved
+        await client.post("http://bücher.internal/done")  # by the name DNS knows it by
         answers["hooks.example"] = [ip_address("127.0.0.1")]
         with pytest.raises(webhooks.WebhookRefused, match=r"\(127\.0\.0\.1\)"):
             await client.post("https://hooks.example/done")
@@ -272,12 +273,14 @@ async def test_each_attempt_connects_to_the_address_it_checked(
         "http://[2606:2800::1]:8080/done",
         "http://10.1.2.3/done",
         "http://hooks.internal/done",
+        "http://xn--bcher-kva.internal/done",
     ]
     assert [r.headers["host"] for r in sent] == [
         "hooks.example",
         "hooks.example:8080",
         "inside.example",
         "hooks.internal",
+        "xn--bcher-kva.internal",
     ]
     assert sent[0].extensions["sni_hostname"] == "hooks.example"
     assert "sni_hostname" not in sent[1].extensions
