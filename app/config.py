@@ -379,7 +379,8 @@ class Settings(BaseSettings):
     def _host(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("empty: give an address (0.0.0.0 listens on every one)")
-        return value
+        # An IPv6 address as a URL writes it (`[::1]`) is the address.
+        return value[1:-1] if value.startswith("[") and value.endswith("]") else value
 
     @field_validator("*")
     @classmethod

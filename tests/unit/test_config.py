@@ -209,5 +209,7 @@ def test_the_demo_forecast_is_served_where_serve_listens() -> None:
     assert Settings(port=8290).forecast == "http://127.0.0.1:8290/demo/forecast"
     assert Settings(host="0.0.0.0").forecast == "http://127.0.0.1:8123/demo/forecast"
     assert Settings(host="::1", port=9).forecast == "http://[::1]:9/demo/forecast"
+    # An IPv6 address written as in a URL is the address uvicorn listens on.
+    assert Settings.from_env({"THREADLINE_HOST": "[::1]"}).host == "::1"
     given = "https://weather.example/forecast"
     assert Settings(forecast_url=given, port=9).forecast == given
