@@ -123,21 +123,33 @@ async def test_a_run_of_the_deleted_thread_never_writes_into_the_new_one(
     assert [m["content"] for m in thread["values"]["messages"]] == ["new", "You said: new"]
 
 
-@pytest.mark.parametrize("cancel_reaches_it", [True, False])
+@pytest.mark.parametrize("cancel", ["reaches it", "is lost", "races the delete"])
 async def test_clients_of_a_run_hear_its_end_when_its_thread_is_deleted(
     serve_app: ServeApp,
     database_url: str,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
-    cancel_reaches_it: bool,
+    cancel: str,
 ) -> None:
     """A thread deleted while its run executes: whoever waits for the run (`join`,
-    `runs/wait`) is answered, whether the delete's cancel stopped it or it went on to its
-    end; nobody waits forever, and the server warns of nothing (a delete is no fault)."""
+    `runs/wait`) is answered, whether the delete's cancel stopped it (its checkpoints
+    going as the stopped step is marked failed, too), or it went on to its end; nobody
+    waits forever, and the server warns of nothing (a delete is no fault)."""
     app, client, thread_id = await held_thread(serve_app, database_url)
     pool = app.state.services.runs.pool
-    if not cancel_reaches_it:
+    if cancel == "is lost":
         monkeypatch.setattr(pool, "cancel_local", lambda run_id: False)
+    if cancel == "races the delete":
+        # The delete's removal of the checkpoints comes between the stopped run's read
+        # of its state and its mark of the stopped step (as under load).
+        saver = app.state.services.runs.executor.saver
+        mark = saver.aput_writes
+
+        async def after_the_checkpoints_went(config: Any, *args: Any) -> None:
+            await saver.adelete_thread(config["configurable"]["thread_id"])
+            await mark(config, *args)
+
+        monkeypatch.setattr(saver, "aput_writes", after_the_checkpoints_went)
     try:
         run = await client.runs.create(thread_id, "held", input={"log": ["old"]})
         await eventually(lambda: held_graph.WAITING.is_set(), "the run to reach its node")

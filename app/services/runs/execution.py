@@ -5,6 +5,7 @@ row and its thread; a cancelled run is rolled back or re-queued, as asked."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from collections.abc import Callable, Mapping
@@ -486,13 +487,14 @@ class RunExecutor:
         """The tasks a cancel stopped mid-step failed with `CancelledError()`, as LangGraph's
         server saves them: a client tells a stop from a breakpoint (`useStream`'s stop) by
         that error; the next run on the thread runs them again."""
-        state = await graph.aget_state({"configurable": {"thread_id": run.thread_id}})
-        if (state.metadata or {}).get("run_id") != run.run_id:
-            return  # the run saved nothing (yet): nothing of it was stopped mid-step
-        cancelled = [(ERROR, repr(asyncio.CancelledError()))]
-        for task in state.tasks:
-            if task.error is None and not task.interrupts and task.result is None:
-                await self.saver.aput_writes(state.config, cancelled, task.id)
+        with contextlib.suppress(ThreadDeletedError):  # a delete's cancel: nothing to mark
+            state = await graph.aget_state({"configurable": {"thread_id": run.thread_id}})
+            if (state.metadata or {}).get("run_id") != run.run_id:
+                return  # the run saved nothing (yet): nothing of it was stopped mid-step
+            cancelled = [(ERROR, repr(asyncio.CancelledError()))]
+            for task in state.tasks:
+                if task.error is None and not task.interrupts and task.result is None:
+                    await self.saver.aput_writes(state.config, cancelled, task.id)
 
     async def _rollback(self, run: RunRow, graph: CompiledGraph) -> None:
         """Undo a cancelled run: its checkpoints and its row go; the thread is as before."""
