@@ -147,12 +147,15 @@ def next_answer(pad: Scratchpad, *, hand_down: bool = False) -> Any:
     `hand_down` is for a graph run inside the task that keeps its answers in its own
     checkpoints (it resumes where it stopped rather than re-asking): the answer leaves
     the task's list, or the next run of the task would hand it down again, to the
-    subgraph's next question."""
+    subgraph's next question. Of several answers it has not read, the last is handed
+    down: the others were given to runs that stopped before the subgraph took them."""
     idx = pad.counter
     if idx < len(pad.resume):
         if hand_down:
             pad.handed_down = True
-            return pad.resume.pop(idx)
+            answer = pad.resume[-1]
+            del pad.resume[idx:]
+            return answer
         pad.counter += 1
         return pad.resume[idx]
     if not hand_down:

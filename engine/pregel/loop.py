@@ -632,9 +632,29 @@ class Loop:
             if not open_tasks:
                 return [(NULL_TASK, RESUME, resume)]
             targets = {open_tasks[0]: resume}
+        names = {task.id: task.name for task in self._prepare(read=False)} if targets else {}
         return [
-            (tid, RESUME, [*(statuses[tid].resume or []), value]) for tid, value in targets.items()
+            (tid, RESUME, [*self._answers_kept(tid, statuses[tid], names), value])
+            for tid, value in targets.items()
         ]
+
+    def _answers_kept(self, tid: str, status: TaskStatus, names: dict[str, str]) -> list[Any]:
+        """The answers saved for a task that a new one goes after. One saved for the
+        question the task still asks was given to a run that stopped before getting
+        past it (a cancelled run): the new answer replaces it, as in LangGraph, where
+        an unread answer is overwritten. A question's id tells how many answers the
+        task had when it asked. A run that failed keeps the answers it read, and a
+        `@task` call keeps its own: LangGraph saves those with the failure, and as soon
+        as the call reads one."""
+        saved = status.resume or []
+        if status.caller is not None or status.error is not None or tid not in names:
+            return saved
+        ns = "|".join([*self.ns, f"{names[tid]}:{tid}"])
+        asked = {question.id for question in status.pending_interrupts}
+        for index in range(len(saved)):
+            if context.interrupt_id(ns, index) in asked:
+                return saved[:index]
+        return saved
 
     # Steps.
 

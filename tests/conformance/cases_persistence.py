@@ -4,6 +4,7 @@ No ``from __future__ import annotations`` here (see cases_core).
 """
 
 import asyncio
+import contextlib
 import itertools
 import operator
 import threading
@@ -2329,4 +2330,170 @@ def case_interrupt_from_namespace_is_the_tasks_question(ns: NS) -> Any:
         "same": made == task.interrupts[0],
         "made": made,
         "schema": ns.Interrupt.from_ns("q", "x:1", response_schema=schema).response_schema,
+    }
+
+
+# --------------------------------------------------------------------------- stopped resumes
+
+
+class Stopped(RuntimeError):
+    """What a sync node raises to stop its run once it has read an answer."""
+
+
+def stoppable(ns: NS, aio: bool, hold: dict[str, Any], shape: str) -> Any:
+    """A saved graph whose questions stop the run right after reading the answer that
+    `hold["stop"]` names: an async run waits there to be cancelled (a user's Stop), a sync
+    one fails. `shape`: "one" or "two" questions in a node, "subgraph" (the two-question
+    graph as a node), "call" (a `@task` call asks, then the node)."""
+
+    def read(answer: Any) -> Any:
+        if answer == hold.get("stop") and not aio:
+            raise Stopped(answer)
+        return answer
+
+    async def aread(answer: Any) -> Any:
+        if answer == hold.get("stop"):
+            hold["reached"].set()
+            await asyncio.Event().wait()
+        return answer
+
+    def asks(*questions: str) -> Any:
+        if aio:
+
+            async def anode(state: dict[str, Any]) -> dict[str, Any]:
+                return {"log": ["".join([await aread(ns.interrupt(q)) for q in questions])]}
+
+            return anode
+
+        def node(state: dict[str, Any]) -> dict[str, Any]:
+            return {"log": ["".join(read(ns.interrupt(q)) for q in questions)]}
+
+        return node
+
+    def saved(node: Any) -> Any:
+        builder = ns.StateGraph(AskState).add_node("n", node)
+        return builder.add_edge(ns.START, "n").add_edge("n", ns.END)
+
+    if shape == "subgraph":
+        inner = saved(asks("q1", "q2")).compile()
+        return saved(inner).compile(checkpointer=ns.InMemorySaver())
+    if shape != "call":
+        questions = ("q1", "q2") if shape == "two" else ("q1",)
+        return saved(asks(*questions)).compile(checkpointer=ns.InMemorySaver())
+
+    if aio:
+
+        @ns.task
+        async def acall(question: str) -> Any:
+            return await aread(ns.interrupt(question))
+
+        async def anode(state: dict[str, Any]) -> dict[str, Any]:
+            first = await acall("t1")
+            return {"log": [first + await aread(ns.interrupt("q2"))]}
+
+        return saved(anode).compile(checkpointer=ns.InMemorySaver())
+
+    @ns.task
+    def call(question: str) -> Any:
+        return read(ns.interrupt(question))
+
+    def node(state: dict[str, Any]) -> dict[str, Any]:
+        return {"log": [call("t1").result() + read(ns.interrupt("q2"))]}
+
+    return saved(node).compile(checkpointer=ns.InMemorySaver())
+
+
+def answer_in_turn(ns: NS, aio: bool, shape: str, script: Sequence[str]) -> list[Any]:
+    """Start a thread of the `stoppable` graph, then answer its open question with each
+    step of `script`: "A" with A, "#A" with A by the question's id, "A!" with A in a run
+    stopped once the answer is read."""
+    hold: dict[str, Any] = {}
+    # A thread of its own: a SQL saver keeps the threads of a case in one database.
+    graph, cfg = stoppable(ns, aio, hold, shape), thread(" ".join([shape, *script]))
+    seen = [invoke(graph, {"log": []}, cfg, aio=aio)]
+    for step in script:
+        value = step.strip("#!")
+        answer = {i.id: value for i in graph.get_state(cfg).interrupts} if step[0] == "#" else value
+        command = ns.Command(resume=answer)
+        hold["stop"] = value if step.endswith("!") else None
+        if hold["stop"] is None or not aio:
+            seen.append(invoke(graph, command, cfg, aio=aio))
+        else:
+            asyncio.run(cancelled(graph, command, cfg, hold))
+            seen.append("cancelled")
+        seen.append(graph.get_state(cfg).next)
+    return seen
+
+
+async def cancelled(graph: Any, command: Any, cfg: Any, hold: dict[str, Any]) -> None:
+    """Cancel the run once its node has read the answer (or when it ends without it)."""
+    hold["reached"] = asyncio.Event()
+    run = asyncio.ensure_future(graph.ainvoke(command, cfg))
+    reached = asyncio.ensure_future(hold["reached"].wait())
+    await asyncio.wait({run, reached}, return_when=asyncio.FIRST_COMPLETED)
+    for job in (run, reached):
+        job.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await job
+
+
+@case(sql=True)
+def case_an_answer_replaces_one_a_stopped_run_read(ns: NS) -> Any:
+    """A run cancelled after its node read an answer leaves the question open; the next
+    answer to it is the one the node gets."""
+    return {
+        "plain": answer_in_turn(ns, True, "one", ["A!", "B"]),
+        "twice stopped": answer_in_turn(ns, True, "one", ["A!", "B!", "C"]),
+    }
+
+
+@case(sql=True)
+def case_two_questions_answered_in_turn_around_stopped_runs(ns: NS) -> Any:
+    """A node asking twice gets each question's last answer, whichever run was cancelled."""
+    return {
+        "in turn": answer_in_turn(ns, True, "two", ["A", "B"]),
+        "first stopped": answer_in_turn(ns, True, "two", ["A!", "A", "B"]),
+        "second stopped": answer_in_turn(ns, True, "two", ["A", "B!", "C"]),
+        "both stopped": answer_in_turn(ns, True, "two", ["A!", "X!", "A", "B!", "C"]),
+    }
+
+
+@case(sql=True)
+def case_answers_by_id_after_a_stopped_run(ns: NS) -> Any:
+    """An answer by the question's id replaces one a cancelled run read, by id or not."""
+    return {
+        "id after id": answer_in_turn(ns, True, "two", ["#A!", "#B", "C"]),
+        "plain after id": answer_in_turn(ns, True, "two", ["#A!", "B", "C"]),
+        "id for the second": answer_in_turn(ns, True, "two", ["A", "B!", "#C"]),
+        "id, one question": answer_in_turn(ns, True, "one", ["A!", "#B"]),
+    }
+
+
+@case(sql=True)
+def case_stopped_runs_of_a_node_asking_after_a_task_call(ns: NS) -> Any:
+    """After a `@task` call's question, the node's own question takes the last answer,
+    though a run that read an earlier one was cancelled."""
+    return answer_in_turn(ns, True, "call", ["A", "B!", "C"])
+
+
+@case(sql=True)
+def case_stopped_runs_of_a_subgraph_asking_twice(ns: NS) -> Any:
+    """A subgraph's questions, like a node's, take the last answer given to them."""
+    return {
+        "first stopped": answer_in_turn(ns, True, "subgraph", ["A!", "A", "B"]),
+        "second stopped": answer_in_turn(ns, True, "subgraph", ["A", "B!", "C"]),
+    }
+
+
+@case(sql=True)
+def case_a_failed_run_keeps_the_answers_it_read(ns: NS) -> Any:
+    """Unlike a cancelled run, one that failed after reading an answer keeps it for the
+    question, and a later answer goes to the next one."""
+    return {
+        "one": answer_in_turn(ns, False, "one", ["A!", "B"]),
+        "two": answer_in_turn(ns, False, "two", ["A!", "B", "C"]),
+        "second": answer_in_turn(ns, False, "two", ["A", "B!", "C"]),
+        "by id": answer_in_turn(ns, False, "two", ["#A!", "#B"]),
+        "subgraph": answer_in_turn(ns, False, "subgraph", ["A!", "B", "C"]),
+        "call": answer_in_turn(ns, False, "call", ["A", "B!", "C"]),
     }
