@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
+from langchain_core.runnables.config import CONFIG_KEYS
 from sqlalchemy import delete
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -68,13 +69,6 @@ def _may_notify(answer: dict[str, Any]) -> bool:
 _PLACED = frozenset({"checkpoint_id", "checkpoint_ns", "checkpoint_map"})
 
 
-# The keys of a config that are not its configurable's (LangChain's `CONFIG_KEYS`).
-_CONFIG_KEYS = frozenset(
-    {"configurable", "recursion_limit", "tags", "max_concurrency", "metadata", "run_name"}
-    | {"callbacks", "run_id"}
-)
-
-
 def _chosen(configurable: Mapping[str, Any] | None) -> dict[str, Any]:
     """What a run takes of a client's or an assistant's `configurable`: all but the keys
     that would place its checkpoints."""
@@ -82,8 +76,9 @@ def _chosen(configurable: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def _loose(config: Mapping[str, Any]) -> dict[str, Any]:
-    """A config's keys of the client's own, which belong in its configurable."""
-    return {k: v for k, v in config.items() if k not in _CONFIG_KEYS}
+    """A config's keys of the client's own (not LangChain's), which belong in its
+    configurable."""
+    return {k: v for k, v in config.items() if k not in CONFIG_KEYS}
 
 
 def _interrupts_after(values: Any) -> str:
