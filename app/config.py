@@ -363,12 +363,13 @@ class Settings(BaseSettings):
     @classmethod
     def _database(cls, value: str) -> str:
         try:
-            backend = make_url(value).get_backend_name()
+            url = make_url(value)
         except ArgumentError:
             raise ValueError("not a database URL") from None
+        backend = url.get_backend_name()
         if backend not in ("postgresql", "sqlite"):
             raise ValueError(f"a {backend} database: Threadline keeps to PostgreSQL and SQLite")
-        if backend == "sqlite" and make_url(value).database in (None, "", ":memory:"):
+        if backend == "sqlite" and url.database in (None, "", ":memory:"):
             raise ValueError(
                 "an in-memory SQLite database, which each connection sees empty: give a file"
             )

@@ -55,7 +55,7 @@ async def ensure_system_assistants(
                 version = await session.get(AssistantVersionRow, (assistant_id, row.version))
                 if version is not None:
                     version.description = description
-            if row is None:
+            elif row is None:
                 stamp = now()
                 row = AssistantRow(
                     assistant_id=assistant_id,

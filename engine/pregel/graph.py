@@ -268,7 +268,7 @@ class CompiledGraph(Runnable[Any, Any]):
         # A key no RunnableConfig has is a configurable value, as in LangGraph (LangChain's
         # merge moves those of a `with_config`'d graph). Whether a call from a node is a
         # subgraph of its task is told by the `configurable` it brought (`given`'s).
-        moved = {**loose_keys(self.config), **loose_keys(config)}
+        call = config
         given = layered(self.config, config) if self.config else config or {}
         config = merge_configs(given if self.config else ensure_configurable(given))
         # A server (or any caller) may seed the run's runtime: its context and store
@@ -302,7 +302,14 @@ class CompiledGraph(Runnable[Any, Any]):
             child_ns = inherited["ns"]
             loop = Loop(
                 self,
-                {**config, "configurable": {**parent.config.get("configurable", {}), **moved}},
+                {
+                    **config,
+                    "configurable": {
+                        **parent.config.get("configurable", {}),
+                        **loose_keys(self.config),
+                        **loose_keys(call),
+                    },
+                },
                 emit=emit,
                 modes=modes | parent.modes,
                 durability=durability or parent.durability,
