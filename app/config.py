@@ -181,8 +181,8 @@ class Settings(BaseSettings):
     auth: AuthMode = setting(
         "none",
         "who is calling: `none` (one local user), `api_key` (keys in the database, "
-        "`threadline users`) or `jwt` (bearer tokens)",
-        commands=SERVE,
+        "`threadline users`) or `jwt` (bearer tokens); workers read it for "
+        "`THREADLINE_MAX_RUNNING_RUNS_PER_USER`",
     )
     jwt_algorithm: str = setting(
         "HS256",
@@ -222,6 +222,14 @@ class Settings(BaseSettings):
     )
     max_queued_runs_per_user: int = setting(
         100, "pending runs of one user (0: no limit)", commands=SERVE, ge=0
+    )
+    max_running_runs_per_user: int = setting(
+        16,
+        "runs of one user one process executes at once, the others waiting in the queue, "
+        "so that one user's slow runs cannot take every place of `THREADLINE_WORKERS` "
+        "(0: no limit; not applied with `THREADLINE_AUTH=none`, where every run is the "
+        "one local user's)",
+        ge=0,
     )
 
     # Webhooks (app/webhooks.py).

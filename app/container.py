@@ -78,6 +78,7 @@ class Services:
         pool = WorkerPool(
             db,
             concurrency=settings.workers,
+            user_share=settings.max_running_runs_per_user if settings.auth != "none" else 0,
             lease_s=settings.lease_s,
             heartbeat_s=settings.heartbeat_s,
         )

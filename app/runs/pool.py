@@ -5,6 +5,10 @@ older pending run (or of a running run whose lease expired: its worker died). A 
 index on running runs per thread makes the database refuse a second running run on a
 thread, whatever the number of workers and processes.
 
+A process executes at most `user_share` runs of one user at once: the others of that
+user wait in the queue, so one user's burst of slow runs cannot hold every place while
+other users' turns wait behind it.
+
 While runs execute, one heartbeat per process reads their rows back, so a cancel made
 through any API process reaches the run within a heartbeat, and renews the leases that
 are due: a lease is renewed once a quarter of it has passed, so a run shorter than that
@@ -31,7 +35,7 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, bindparam, exists, or_, select, update
+from sqlalchemy import ColumnElement, and_, bindparam, exists, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -112,13 +116,20 @@ class WorkerPool:
         concurrency: int,
         lease_s: float,
         heartbeat_s: float,
+        user_share: int = 0,
     ) -> None:
-        """`on_stop` (default: `stop_local`) is told which runs must stop here."""
+        """`on_stop` (default: `stop_local`) is told which runs must stop here;
+        `user_share`: the most runs of one owner executed here at once (0: no limit)."""
         self.db = db
         self.on_stop = on_stop or self.stop_local
         self._claiming_runs = Retrying(log, "claiming runs")
         self._renewing = Retrying(log, "renewing leases")
         self.concurrency = concurrency
+        self.user_share = user_share
+        # The owner of each run held here (running or reserved), and the owners at their
+        # share with runs left queued: the end of one of their runs wakes the claimer.
+        self.owners: dict[str, str] = {}
+        self._capped: set[str] = set()
         self.lease = timedelta(seconds=lease_s)
         self.heartbeat_s = heartbeat_s
         self.worker_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -196,7 +207,11 @@ class WorkerPool:
         run must not pass them). Its place is kept until `adopt` or `release`."""
         if not self._claiming or self._full or self.room <= 0:
             return False
+        if self._at_share(run.owner):
+            self._capped.add(run.owner)
+            return False
         self.reserved += 1
+        self.owners[run.run_id] = run.owner
         run.status = "running"
         run.worker_id = self.worker_id
         run.lease_expires_at = now() + self.lease
@@ -209,6 +224,7 @@ class WorkerPool:
         it is pending again, as it was)."""
         self.reserved -= 1
         self.renewed.pop(run.run_id, None)
+        self.owners.pop(run.run_id, None)
         run.status, run.worker_id, run.lease_expires_at, run.attempt = "pending", None, None, 0
         self.wake()  # the place may serve a queued run
 
@@ -254,24 +270,72 @@ class WorkerPool:
             self.running.pop(run.run_id, None)
             self.renewed.pop(run.run_id, None)
             self.stopping.discard(run.run_id)
-            if self._full:
+            owner = self.owners.pop(run.run_id, None)
+            if self._full or owner in self._capped:
+                self._capped.discard(owner)
                 self.wake()
+
+    def _at_share(self, owner: str) -> bool:
+        """Whether this process executes (or has reserved a place for) as many runs of
+        `owner` as one user may have here."""
+        if not self.user_share:
+            return False
+        return sum(held == owner for held in self.owners.values()) >= self.user_share
 
     async def claim(self, room: int) -> list[RunRow]:
         """Take up to `room` runs that may start now (or whose worker died), oldest
         first, in one statement that returns them (a transaction of its own: every
-        worker tries, when a run is queued)."""
+        worker tries, when a run is queued). The statement passes over the owners at
+        their share here, but counts the runs held here before it, not those it takes:
+        those past an owner's share go back to the queue, and the claim is made again
+        for the places they left."""
+        kept: list[RunRow] = []
+        while len(kept) < room:
+            wanted = room - len(kept)
+            rows = await self._claim_rows(wanted)
+            over = []
+            for row in rows:
+                if self._at_share(row.owner):
+                    self._capped.add(row.owner)
+                    over.append(row.run_id)
+                    continue
+                if self._heads is not None:
+                    self._heads.expect_head(row.thread_id, row.checkpoint_head, row.checkpoint_last)
+                self.owners[row.run_id] = row.owner
+                kept.append(from_columns(RunRow, row))
+            for run_id in over:  # rare: a burst of one owner meeting free places
+                await self.db.write_one(
+                    self._unclaim_statement, {"run": run_id, "worker": self.worker_id}
+                )
+            if len(rows) < wanted or not over:
+                break
+        return kept
+
+    async def _claim_rows(self, room: int) -> list[Any]:
         stamp = now()
         params = {"room": room, "now": stamp, "lease": stamp + self.lease, "worker": self.worker_id}
+        if self.user_share:
+            params["share"] = self.user_share
         try:
-            rows = await self.db.write_one(self._claim_statement, params)
+            return await self.db.write_one(self._claim_statement, params)
         except IntegrityError:
             # Another worker started a run on one of these threads first.
             return []
-        if self._heads is not None:
-            for row in rows:
-                self._heads.expect_head(row.thread_id, row.checkpoint_head, row.checkpoint_last)
-        return [from_columns(RunRow, row) for row in rows]
+
+    @functools.cached_property
+    def _unclaim_statement(self) -> Any:
+        """Puts a run just claimed here back in the queue, as it was."""
+        runs = RunRow.__table__
+        return (
+            update(runs)
+            .where(
+                runs.c.run_id == bindparam("run"),
+                runs.c.worker_id == bindparam("worker"),
+            )
+            .values(
+                status=PENDING, worker_id=None, lease_expires_at=None, attempt=runs.c.attempt - 1
+            )
+        )
 
     @functools.cached_property
     def _claim_statement(self) -> Any:
@@ -294,6 +358,18 @@ class WorkerPool:
                 )
             ),
         )
+        if self.user_share:
+            mine = runs.alias("mine")
+            held = (
+                select(func.count())
+                .where(
+                    mine.c.owner == runs.c.owner,
+                    mine.c.status == RUNNING,
+                    mine.c.worker_id == bindparam("worker"),
+                )
+                .scalar_subquery()
+            )
+            startable = and_(startable, held < bindparam("share"))
         orphaned = and_(runs.c.status == RUNNING, runs.c.lease_expires_at < stamp)
         chosen = (
             select(runs.c.run_id)

@@ -63,20 +63,28 @@ async def db(database_url: str) -> Any:
 
 async def test_active_runs_are_found_by_partial_indexes(db: Database) -> None:
     pool = WorkerPool(db, concurrency=1, lease_s=30, heartbeat_s=5)
+    shared = WorkerPool(db, concurrency=1, lease_s=30, heartbeat_s=5, user_share=2)
     now: Any = datetime.now(UTC)
     if db.dialect == "sqlite":  # the driver's statement, without the column type's binding
         now = now.isoformat(" ")
+    claim = {"room": 1, "now": now, "lease": now, "worker": "w"}
     queries = {
-        "claim": (pool._claim_statement, {"room": 1, "now": now, "lease": now, "worker": "w"}),
+        "claim": (pool._claim_statement, claim),
+        "claim with a user's share": (shared._claim_statement, {**claim, "share": 2}),
         "queue limit": (QUEUED, {"owner": "someone"}),
         "cancel by owner": (cancel_by_owner(), {}),
     }
     async with db.engine.begin() as conn:
         plans = {name: await plan(conn, q, params) for name, (q, params) in queries.items()}
-    assert "runs_pending" in plans["claim"], plans["claim"]
-    # Whether the thread has a running run: by the unique index or by thread and status.
-    running = ("one_running_run_per_thread", "runs_by_thread_status (thread_id=? AND status=?)")
-    assert any(index in plans["claim"] for index in running), plans["claim"]
+    for claim_plan in (plans["claim"], plans["claim with a user's share"]):
+        assert "runs_pending" in claim_plan, claim_plan
+        # Whether the thread has a running run: by the unique index or by thread and status.
+        running = ("one_running_run_per_thread", "runs_by_thread_status (thread_id=? AND status=?)")
+        assert any(index in claim_plan for index in running), claim_plan
+    # A user's runs held here: among the active runs of the user, or the running runs.
+    held = ("runs_active_by_owner", "one_running_run_per_thread")
+    assert any(index in plans["claim with a user's share"] for index in held)
+    assert "SCAN mine\n" not in plans["claim with a user's share"] + "\n"
     for name, found in plans.items():
         assert any(index in found for index in PARTIAL), (name, found)
         assert "Seq Scan" not in found and "SCAN runs\n" not in f"{found}\n", (name, found)

@@ -79,15 +79,15 @@ class SecureServer:
 
 def settings_for(url: str, mode: str, **limits: Any) -> Settings:
     """Settings of a test server in auth `mode` on the database at `url`."""
+    defaults: dict[str, Any] = {"workers": 8}
     return Settings(
         database_url=url,
         graphs=json.dumps(SECURITY_GRAPHS),
-        workers=8,
         auth=mode,
         jwt_secret=JWT_SECRET,
         jwt_issuer=JWT_ISSUER,
         jwt_audience=JWT_AUDIENCE,
-        **limits,
+        **(defaults | limits),
     )
 
 
