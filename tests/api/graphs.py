@@ -140,6 +140,41 @@ GRAPHS = {
     "redactor": "tests.api.graphs:redactor",
 }
 
+
+class ClashState(TypedDict, total=False):
+    x: str
+
+
+def put_x(state: ClashState) -> dict[str, Any]:
+    return {"x": "put"}
+
+
+def ask_x(state: ClashState) -> dict[str, Any]:
+    return {"x": interrupt("x?")}
+
+
+# Two nodes of one step write `x`, which takes one value a step: the answer to the second
+# one's question fails the run, and leaves writes that no read of the state can apply.
+clash = (
+    StateGraph(ClashState)
+    .add_node("put", put_x)
+    .add_node("ask", ask_x)
+    .add_edge(START, "put")
+    .add_edge(START, "ask")
+)
+GRAPHS["clash"] = "tests.api.graphs:clash"
+# The same clash one step into a run, which fails there.
+clash_later = (
+    StateGraph(ClashState)
+    .add_node("first", lambda state: {})
+    .add_node("put", put_x)
+    .add_node("again", put_x)
+    .add_edge(START, "first")
+    .add_edge("first", "put")
+    .add_edge("first", "again")
+)
+GRAPHS["clash_later"] = "tests.api.graphs:clash_later"
+
 # A graph whose node is a graph: its state lives in a checkpoint namespace of its own.
 inner = StateGraph(AskState).add_node("ask", ask).add_edge(START, "ask").compile()
 nested = StateGraph(AskState).add_node("inner", inner).add_edge(START, "inner")

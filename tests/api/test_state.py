@@ -269,3 +269,46 @@ async def test_two_different_versions_named_at_once_are_refused(server: str) -> 
             refused = await http.post(path, json={**body, **both})
             assert refused.status_code == 422 and "name different versions" in refused.text
             assert (await http.post(path, json={**body, **same})).status_code == 200
+
+
+async def test_a_state_its_saved_writes_cannot_make_is_a_conflict(server: str) -> None:
+    """A run that fails as its step's writes clash leaves them saved (as LangGraph does:
+    they were saved as each task ended), and no read of the head can apply them: the
+    state and a resume are a 409 that says why (LangGraph's server: 400), the thread and
+    its history stay readable, and a run from an older version goes on from there."""
+    client = get_client(url=server)
+    thread_id = await new_thread(client)
+    await client.runs.wait(thread_id, "clash", input={})
+    failed = await client.runs.create(thread_id, "clash", command={"resume": "asked"})
+    await client.runs.join(thread_id, failed["run_id"])
+    assert (await client.runs.get(thread_id, failed["run_id"]))["status"] == "error"
+    async with httpx.AsyncClient(base_url=server) as http:
+        state = await http.get(f"/threads/{thread_id}/state")
+        assert state.status_code == 409, state.text
+        assert "cannot be read" in state.json()["detail"]
+        assert "At key 'x'" in state.json()["detail"]
+        resume = await http.post(
+            f"/threads/{thread_id}/runs", json={"assistant_id": "clash", "command": {"resume": 1}}
+        )
+        assert resume.status_code == 409, resume.text
+        assert (await http.get(f"/threads/{thread_id}")).status_code == 200
+    history = await client.threads.get_history(thread_id)
+    assert [version["next"] for version in history] == [["put", "ask"], ["__start__"]]
+    again = await client.runs.wait(
+        thread_id, "clash", input={}, checkpoint_id=history[-1]["checkpoint_id"]
+    )
+    assert again["x"] == "put"
+
+
+async def test_a_run_whose_writes_clash_keeps_the_steps_before(server: str) -> None:
+    """Only a run that saved nothing but its input is undone when its state cannot be
+    read: one that failed steps later keeps those steps, as in LangGraph."""
+    client = get_client(url=server)
+    thread_id = await new_thread(client)
+    with pytest.raises(Exception, match="InvalidUpdateError"):
+        await client.runs.wait(thread_id, "clash_later", input={"x": "given"})
+    assert (await client.threads.get(thread_id))["status"] == "error"
+    history = await client.threads.get_history(thread_id)
+    assert [version["next"] for version in history] == [["put", "again"], ["first"], ["__start__"]]
+    with pytest.raises(ConflictError):
+        await client.threads.get_state(thread_id)

@@ -46,7 +46,7 @@ from app.services.runs.statements import (
     THREADS,
     admit_at_once_statement,
 )
-from app.services.state import read_version, requested_version, version_config
+from app.services.state import read_version, requested_version, snapshot_of, version_config
 from app.services.threads import new_thread, taken
 from app.webhooks import Webhooks
 from engine import CompiledGraph
@@ -404,7 +404,7 @@ class RunAdmission:
         """A resume must answer a question that is waiting (at the named version), in a
         form the graph can read: a refused answer must not reach the graph, where it
         would be saved as the answer and fail every later resume at that version."""
-        state = await graph.aget_state(version)
+        state = await snapshot_of(graph, version)
         if not state.interrupts:
             conf = version["configurable"]
             checkpoint_id = conf.get("checkpoint_id")

@@ -342,6 +342,8 @@ class RunExecutor:
             # that whoever waits for the run is answered.
             if isinstance(exc, CheckpointNotFoundError | ThreadDeletedError):
                 log.info("run %s: its thread was deleted as it ran", run.run_id)
+            elif isinstance(exc, InvalidUpdateError):
+                log.info("run %s: its writes clash, its thread's state cannot be read", run.run_id)
             else:
                 log.warning("run %s: its end without the thread's state", run.run_id, exc_info=True)
             await self._record(run, None, "error", exc, None)
@@ -463,20 +465,32 @@ class RunExecutor:
     async def _final_state(
         self, run: RunRow, graph: CompiledGraph, *, failed: bool
     ) -> StateSnapshot:
-        """The thread's state after the run. A failed run that saved writes its state
-        cannot take (an input a reducer refuses fails the first step after the input was
-        saved) is undone, so that a client's input never leaves the thread unreadable."""
+        """The thread's state after the run. A failed run that saved nothing but an input
+        its state cannot take (a reducer refuses it as the first step applies it) is
+        undone, so that a client's input never leaves the thread unreadable. Writes that
+        clash later (two tasks of a step wrote a key that takes one value) stay, with the
+        steps before them, as in LangGraph: the head cannot be read (`snapshot_of`), its
+        history can."""
         config = {"configurable": {"thread_id": run.thread_id}}
         try:
             return await graph.aget_state(config)
         except (SQLAlchemyError, OSError):
             raise  # the database, not the state: the run is retried
         except Exception:
-            if not failed:
+            if not failed or not await self._saved_input_only(run):
                 raise
             log.warning("run %s left a state that cannot be read: undone", run.run_id)
             await self.saver.adelete_run(run.thread_id, run.run_id)
             return await graph.aget_state(config)
+
+    async def _saved_input_only(self, run: RunRow) -> bool:
+        """Whether the run's only checkpoints are of its input (none of a step it ran)."""
+        config = {"configurable": {"thread_id": run.thread_id, "checkpoint_ns": ""}}
+        sources = {
+            found.metadata.get("source")
+            async for found in self.saver.alist(config, filter={"run_id": run.run_id})
+        }
+        return sources <= {"input"}
 
     async def _mark_cancelled(self, run: RunRow, graph: CompiledGraph) -> None:
         """The tasks a cancel stopped mid-step failed with `CancelledError()`, as LangGraph's
