@@ -116,6 +116,14 @@ def port(text: str) -> int:
     return value
 
 
+def address(text: str) -> str:
+    """An address to listen on, as THREADLINE_HOST takes it (`[::1]` is `::1`)."""
+    try:
+        return Settings._host(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+
+
 def build_parser(settings: Settings) -> argparse.ArgumentParser:
     """Subcommands with defaults from the environment, so flags only override it."""
     parser = argparse.ArgumentParser(
@@ -146,7 +154,9 @@ def build_parser(settings: Settings) -> argparse.ArgumentParser:
         return parsed
 
     serve = command("serve")
-    serve.add_argument("--host", default=settings.host, help="the address to listen on")
+    serve.add_argument(
+        "--host", type=address, default=settings.host, help="the address to listen on"
+    )
     serve.add_argument("--port", type=port, default=settings.port, help="the port to listen on")
     serve.add_argument(
         "--no-worker",
@@ -295,8 +305,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "users":
         return 0
-    if args.command == "serve" and args.no_worker:
-        settings = settings.model_copy(update={"run_workers": False})
+    if args.command == "serve":
+        # The flags' address is the server's own, which its demo weather service is at.
+        chosen = {"host": args.host, "port": args.port}
+        settings = settings.model_copy(
+            update=chosen | ({"run_workers": False} if args.no_worker else {})
+        )
     try:
         app = create_app(settings) if args.command == "serve" else None
         if app is not None:

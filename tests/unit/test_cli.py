@@ -194,11 +194,13 @@ def test_serve_passes_its_settings_to_the_app(
     monkeypatch.setattr(cli.uvicorn, "run", lambda app, **options: served.append((app, options)))
     monkeypatch.setenv("THREADLINE_DATABASE_URL", f"sqlite+aiosqlite:///{tmp_path / 'tl.db'}")
     monkeypatch.setenv("THREADLINE_MAX_MESSAGES", "12")
-    assert cli.main(["serve", "--no-worker", "--port", "9002"]) == 0
+    assert cli.main(["serve", "--no-worker", "--host", "[::1]", "--port", "9002"]) == 0
     [(app, options)] = served
-    assert options == {"host": "127.0.0.1", "port": 9002, "log_config": None}
+    assert options == {"host": "::1", "port": 9002, "log_config": None}
     settings = app.state.settings
     assert (settings.run_workers, settings.max_messages) == (False, 12)
+    # The default assistant's weather tool calls the demo service where serve listens.
+    assert settings.forecast == "http://[::1]:9002/demo/forecast"
     assert "THREADLINE_RUN_WORKERS" not in os.environ
 
 
@@ -333,6 +335,10 @@ def test_serve_port_is_checked_as_the_setting_is(capsys: pytest.CaptureFixture[s
         cli.main(["serve", "--port", "70000"])
     assert exited.value.code == 2
     assert "'70000' is not a port" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["serve", "--host", " "])
+    assert exited.value.code == 2
+    assert "empty: give an address" in capsys.readouterr().err
 
 
 def test_a_password_given_as_a_parameter_is_masked(
