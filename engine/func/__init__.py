@@ -48,7 +48,7 @@ from engine.pregel.graph import CompiledGraph
 from engine.pregel.messages import show_output
 from engine.pregel.node import Node
 from engine.pregel.retry import as_policies, retry_delay
-from engine.pregel.runnable import RunnableCallable, injected_params, runtime_of
+from engine.pregel.runnable import RunnableCallable, injected_params, runtime_of, untraced
 from engine.pregel.sync import outside_the_loop, running_loop
 from engine.pregel.timeouts import TimedAttempt, sync_timeout_error
 from engine.store.base import BaseStore
@@ -254,6 +254,7 @@ class _TaskFunction:
             ]
         if not callbacks:
             # `get_config()` in the call's code is the call's (naming its namespace).
+            config = untraced(config) if config else config
             token = var_child_runnable_config.set(config) if config else None
             try:
                 value = self._call_func(call, self._keywords(pad, call, config))

@@ -1231,6 +1231,8 @@ async def _start_run(loop: Loop, input: Any, name: str) -> AsyncCallbackManagerF
         config.get("callbacks"), inheritable_tags=config.get("tags"), inheritable_metadata=metadata
     )
     if not manager.handlers:
+        if config.get("callbacks"):  # a manager of no handlers (`untraced`): as none
+            loop.config = {**config, "callbacks": None}
         return None
     run = await manager.on_chain_start(
         None, input, name=config.get("run_name") or name, run_id=config.get("run_id")

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from contextvars import Context, copy_context
 from dataclasses import dataclass
 from typing import Any
+from uuid import UUID, uuid4
 
 from langchain_core.callbacks.manager import AsyncCallbackManager, CallbackManager
 from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
@@ -125,6 +126,31 @@ def _ensured(config: RunnableConfig | None) -> RunnableConfig:
     return ensure_config(config)
 
 
+class _NoHandlers(AsyncCallbackManager):
+    """A callback manager with no handlers whose parent run id is made when first read:
+    most calls never read it."""
+
+    _parent: UUID | None
+
+    @property  # type: ignore[override]
+    def parent_run_id(self) -> UUID:
+        if self._parent is None:
+            self._parent = uuid4()
+        return self._parent
+
+    @parent_run_id.setter
+    def parent_run_id(self, value: UUID | None) -> None:
+        self._parent = value
+
+
+def untraced(config: RunnableConfig) -> RunnableConfig:
+    """The config user code runs with when its call has no callbacks: a callback manager
+    with no handlers, as LangChain's own calls make one, so that code dispatching custom
+    events (`adispatch_custom_event`, which refuses to without a parent run) runs as in
+    LangGraph, where every node call is a run."""
+    return {**config, "callbacks": _NoHandlers([])}
+
+
 def injected(names: tuple[str, ...], config: RunnableConfig) -> dict[str, Any]:
     """The keyword arguments for the parts of the run `names` asks for."""
     if not names:
@@ -209,9 +235,12 @@ class RunnableCallable(Runnable[Any, Any]):
         if self.func is None:
             raise TypeError(no_sync_function(self.name))
         config = _ensured(config)
+        traced = self.trace and config["callbacks"]
+        if not config["callbacks"]:
+            config = untraced(config)
         if self.kwargs or self.func_params or kwargs:
             kwargs = {**self.kwargs, **injected(self.func_params, config), **kwargs}
-        if not (self.trace and config["callbacks"]):
+        if not traced:
             token = var_child_runnable_config.set(config)
             try:
                 output = self.func(input, **kwargs)
@@ -235,8 +264,11 @@ class RunnableCallable(Runnable[Any, Any]):
         if self.afunc is None:
             return await run_in_executor(config, self.invoke, input, config, **kwargs)
         config = _ensured(config)
+        traced = self.trace and config.get("callbacks")
+        if not config.get("callbacks"):
+            config = untraced(config)
         kwargs = {**self.kwargs, **injected(self.afunc_params, config), **kwargs}
-        if not (self.trace and config.get("callbacks")):
+        if not traced:
             token = var_child_runnable_config.set(config)
             try:
                 output = await self.afunc(input, **kwargs)
@@ -314,6 +346,7 @@ class PlainLambda:
         return cls(func, afunc, accepts_config(func), afunc is not None and accepts_config(afunc))
 
     def invoke(self, input: Any, config: dict[str, Any]) -> Any:
+        config = untraced(config)  # type: ignore[arg-type,assignment]
         token = var_child_runnable_config.set(config)  # type: ignore[arg-type]
         try:
             output = self.func(input, config=config) if self.func_config else self.func(input)
@@ -328,6 +361,7 @@ class PlainLambda:
             return await asyncio.to_thread(self.invoke, input, config)
         # A task of its own, as LangChain runs it: the run gives the event loop up there,
         # so a reader of its stream is woken between nodes that never wait.
+        config = untraced(config)  # type: ignore[arg-type,assignment]
         context = copy_context()
         context.run(var_child_runnable_config.set, config)  # type: ignore[arg-type]
         call = self.afunc(input, config=config) if self.afunc_config else self.afunc(input)

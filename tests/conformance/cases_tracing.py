@@ -9,8 +9,8 @@ annotations`` here (see cases_core).
 
 from typing import Any
 
-from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.runnables import RunnableLambda
+from langchain_core.callbacks import BaseCallbackHandler, dispatch_custom_event
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.tracers.context import collect_runs
 from langchain_core.tracers.langchain import wait_for_all_tracers
 from langsmith import Client
@@ -134,3 +134,52 @@ def case_tracing_subgraph_run_names(ns: NS, aio: bool) -> Any:
         )
         named[key] = [out, seen.seen()]
     return named
+
+
+@case(aio=True)
+def case_custom_events_dispatched_without_callbacks(ns: NS, aio: bool) -> Any:
+    """Code that dispatches custom events (LangChain's `dispatch_custom_event`, which
+    refuses to outside a run) runs in a graph called without callbacks, as every node
+    call is a run: in a node, with the config it is given, in a `RunnableLambda`, in a
+    graph it calls and in a `@task`; with a handler, the handler hears each."""
+
+    def dispatched(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        dispatch_custom_event("seen", {"by": "config"}, config=config)
+        return {"log": ["config"]}
+
+    def current(state: dict[str, Any]) -> dict[str, Any]:
+        dispatch_custom_event("seen", {"by": "current"})
+        return {"log": ["current"]}
+
+    inner = ns.StateGraph(LogState)
+    inner.add_node("inner", current).add_edge(ns.START, "inner")
+    called = inner.compile()
+    builder = ns.StateGraph(LogState)
+    builder.add_node("config", dispatched).add_node("lambda", RunnableLambda(current))
+    builder.add_node("calls", lambda state: called.invoke({"log": []}))
+    builder.add_edge(ns.START, "config").add_edge("config", "lambda").add_edge("lambda", "calls")
+    graph = builder.compile()
+
+    @ns.task
+    def step(x: int) -> int:
+        dispatch_custom_event("seen", {"by": "task"})
+        return x + 1
+
+    @ns.entrypoint()
+    def flow(x: int) -> int:
+        return step(x).result()
+
+    heard = Heard()
+    return {
+        "graph": invoke(graph, {"log": []}, aio=aio),
+        "entrypoint": invoke(flow, 1, aio=aio),
+        "heard": (invoke(graph, {"log": []}, {"callbacks": [heard]}, aio=aio), heard.events),
+    }
+
+
+class Heard(BaseCallbackHandler):
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+
+    def on_custom_event(self, name: str, data: Any, **kwargs: Any) -> None:
+        self.events.append((name, data))
