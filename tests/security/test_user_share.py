@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
 
 import httpx
 import pytest
@@ -96,34 +95,23 @@ def _pending(owner: str) -> RunRow:
     )
 
 
-@pytest.fixture
-async def db(database_url: str) -> AsyncIterator[Database]:
-    database = Database(database_url)
-    await database.prepare()
-    yield database
-    await database.close()
-
-
-async def test_a_claim_takes_no_more_of_a_user_than_the_share(db: Database) -> None:
+async def test_a_claim_takes_no_more_of_a_user_than_the_share(database_url: str) -> None:
     """One claim may find several runs of one owner: those past the share go back to the
     queue as they were, and the places they leave go to the next owners."""
     bobs = [_pending("bob") for _ in range(4)]
     alices = [_pending("alice") for _ in range(2)]
-    async with db.write() as session:
-        session.add_all([*bobs, *alices])
-    pool = WorkerPool(db, concurrency=8, lease_s=20.0, heartbeat_s=0.5, user_share=2)
-    claimed = await pool.claim(4)
-    assert sorted(run.owner for run in claimed) == ["alice", "alice", "bob", "bob"]
-    async with db.read() as session:
-        rows: Any = (
-            await session.execute(
-                select(RunRow.owner, RunRow.status, RunRow.attempt, RunRow.worker_id)
-            )
-        ).all()
-    left = sorted(
-        (owner, status, attempt, worker)
-        for owner, status, attempt, worker in rows
-        if status == "pending"
-    )
-    assert left == [("bob", "pending", 0, None)] * 2
-    assert await pool.claim(4) == []
+    db = Database(database_url)
+    await db.prepare()
+    try:
+        async with db.write() as session:
+            session.add_all([*bobs, *alices])
+        pool = WorkerPool(db, concurrency=8, lease_s=20.0, heartbeat_s=0.5, user_share=2)
+        claimed = await pool.claim(4)
+        assert sorted(run.owner for run in claimed) == ["alice", "alice", "bob", "bob"]
+        async with db.read() as session:
+            query = select(RunRow.owner, RunRow.attempt, RunRow.worker_id)
+            left = (await session.execute(query.where(RunRow.status == "pending"))).all()
+        assert [tuple(row) for row in left] == [("bob", 0, None)] * 2
+        assert await pool.claim(4) == []
+    finally:
+        await db.close()
