@@ -53,6 +53,10 @@ CONFIG_KEY_RUNTIME = "__pregel_runtime"
 CONFIG_KEY_NODE_FINISHED = "__pregel_node_finished"
 """Where a run's config may carry a function told the name of each node that finishes
 (every level; not a node that fails or is interrupted, nor a hidden one)."""
+CONFIG_KEY_QUIET_CANCEL = "__pregel_quiet_cancel"
+"""Where a run's config may say (true) that a cancel of the call itself saves nothing for
+the tasks it cuts off: its host records the cancel its own way (a rollback undoes the
+run, a worker that lost the run must write nothing more for it)."""
 CONFIG_KEY_NODE_ERROR = "__pregel_node_error"
 """Where an error handler's config carries the `NodeError` it handles."""
 CONFIG_KEY_READ_STATE = "__pregel_read_state"

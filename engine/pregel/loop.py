@@ -43,6 +43,7 @@ from engine.constants import (
     CALLED_BY,
     CONFIG_KEY_NODE_ERROR,
     CONFIG_KEY_NODE_FINISHED,
+    CONFIG_KEY_QUIET_CANCEL,
     CONFIG_KEY_READ_STATE,
     CONFIG_KEY_RUNTIME,
     ERROR,
@@ -127,6 +128,11 @@ def error_text(saved: Any) -> str:
         # Failures saved before the repr was kept: rebuilt from the class and message.
         return saved.get("repr") or f"{saved.get('error', 'Error')}({saved.get('message', '')!r})"
     return repr(saved) if isinstance(saved, BaseException) else str(saved)
+
+
+# The error saved for a task the run cut off (see Loop._save_error): no failure of the
+# task's, so an answer it read is replaced by the next, as after any cancelled run.
+CUT_OFF = repr(asyncio.CancelledError())
 
 
 def restore_error(saved: Any) -> BaseException:
@@ -240,6 +246,10 @@ class Loop:
         # Told the name of each node that finishes (not one that fails or asks), at every
         # level: how a host follows a run's progress without streaming it.
         self.node_finished = (config.get("configurable") or {}).get(CONFIG_KEY_NODE_FINISHED)
+        self.quiet_cancel = bool((config.get("configurable") or {}).get(CONFIG_KEY_QUIET_CANCEL))
+        # The step stops its own tasks (a task failed, it timed out), where a cancel of
+        # the call stops them from outside: see CONFIG_KEY_QUIET_CANCEL.
+        self._stopping = False
         if self.node_finished is not None and not callable(self.node_finished):
             raise TypeError(
                 f"configurable[{CONFIG_KEY_NODE_FINISHED!r}] must be a function taking a "
@@ -309,6 +319,9 @@ class Loop:
         self._statuses: dict[str, TaskStatus] = {}
         # The tasks of error handlers the step ran.
         self._handlers: list[Task] = []
+        # The step's tasks that failed, in the order they failed: the step raises the
+        # first failure, as LangGraph does, whatever the order of its nodes.
+        self._failed: list[Task] = []
         self.stop = 0
         self._null_resume: list[Any] = []
         self._exit_new_versions: dict[str, int] = {}
@@ -647,7 +660,8 @@ class Loop:
         `@task` call keeps its own: LangGraph saves those with the failure, and as soon
         as the call reads one."""
         saved = status.resume or []
-        if status.caller is not None or status.error is not None or tid not in names:
+        failed = status.error is not None and error_text(status.error) != CUT_OFF
+        if status.caller is not None or failed or tid not in names:
             return saved
         ns = "|".join([*self.ns, f"{names[tid]}:{tid}"])
         asked = {question.id for question in status.pending_interrupts}
@@ -752,6 +766,8 @@ class Loop:
     async def _run_step(self, tasks: list[Task]) -> None:
         self._restore_pending(tasks)
         self._handlers = []
+        self._failed = []
+        self._stopping = False
         self._asked = []
         todo = [t for t in tasks if not t.done]
         # A failure an earlier attempt of this step saved for an error handler: the
@@ -783,7 +799,7 @@ class Loop:
             )
         # The handlers' writes are the step's, as its tasks' are.
         tasks.extend(self._handlers)
-        failed = [t for t in tasks if t.error is not None and not t.handled]
+        failed = [t for t in (*self._failed, *tasks) if t.error is not None and not t.handled]
         if failed:
             self.status = "error"
             raise failed[0].error  # type: ignore[misc]
@@ -814,25 +830,35 @@ class Loop:
         A step that outlasts the graph's `step_timeout` raises TimeoutError, as in
         LangGraph: its unfinished tasks are cancelled (sync code in a thread runs on,
         unwaited) and run again on resume; what the finished ones wrote is kept."""
-        running = {asyncio.ensure_future(self._gated(job)): task for task, job in jobs}
-        stoppable = [
+        # The tasks past the `max_concurrency` gate (all of them without one).
+        started: set[str] = set()
+        running = {
+            asyncio.ensure_future(self._gated(job, partial(started.add, task.id))): task
+            for task, job in jobs
+        }
+        stoppable = {
             future
             for future, task in running.items()
             if not self.inline_sync and (task.node.is_async or task.node.subgraph is not None)
-        ]
+        }
 
         def stop_the_others(task: Task, future: asyncio.Future[None]) -> None:
             if not future.cancelled() and self._stops_the_step(future.exception(), task):
-                for other in stoppable:
-                    other.cancel()  # one that is done already stays as it is
+                self._stopping = True
+                # Those still waiting at the gate never start, as a pool's queued work
+                # (LangGraph's) is dropped; one that is done already stays as it is.
+                for other, other_task in running.items():
+                    if other in stoppable or other_task.id not in started:
+                        other.cancel()
 
-        if stoppable:
+        if stoppable or self._gate is not None:
             for future, task in running.items():
                 future.add_done_callback(partial(stop_the_others, task))
         limit = self.graph.step_timeout
         try:
             _, waiting = await asyncio.wait(running, timeout=limit)
             if waiting:
+                self._stopping = True
                 unfinished = sorted(running[future].name for future in waiting)
                 for future in waiting:
                     future.cancel()
@@ -843,8 +869,16 @@ class Loop:
                     f"step_timeout ({limit} s); still running: {', '.join(unfinished)}"
                 )
         finally:
-            for future in running:  # the step itself was cancelled
+            unfinished = [future for future in running if not future.done()]
+            for future in unfinished:  # the step itself was cancelled
                 future.cancel()
+            if unfinished:  # until they have saved that they were cut off
+                await asyncio.wait(unfinished)
+            for future, (_, job) in zip(running, jobs, strict=True):
+                if future.done():
+                    job.close()  # one cancelled before it started was never awaited
+                    if not future.cancelled():
+                        future.exception()  # raised below, or dropped with the step
         for future in running:
             if not future.cancelled() and future.exception() is not None:
                 raise future.exception()  # type: ignore[misc]
@@ -862,10 +896,12 @@ class Loop:
             for error in (raised, *recorded)
         )
 
-    async def _gated(self, job: Coroutine[Any, Any, None]) -> None:
+    async def _gated(self, job: Coroutine[Any, Any, None], on_start: Callable[[], None]) -> None:
         if self._gate is None:
+            on_start()
             return await job
         async with self._gate:
+            on_start()
             return await job
 
     def _restore_pending(self, tasks: list[Task]) -> None:
@@ -986,6 +1022,7 @@ class Loop:
                 # A run inside this task stopped to drain: no outcome is saved, so the
                 # task runs again when the thread resumes.
                 task.error = exc
+                self._failed.append(task)
                 return
             except GraphInterrupt as exc:
                 task.interrupts = list(exc.interrupts)
@@ -1004,9 +1041,29 @@ class Loop:
                         self._show(with_interrupts(self._shown_state(), self._asked))
                 await self._task_finished(task, [(INTERRUPT, task.interrupts)], pad)
                 return
+            except GraphBubbleUp as exc:
+                # Another signal for a graph above (a subclass of the user's): it fails
+                # the step, but is no failure of the task's, which saves none (as in
+                # LangGraph), is not retried and goes to no error handler.
+                task.error = exc
+                self._failed.append(task)
+                return
+            except asyncio.CancelledError:
+                # The run cut the task off (a sibling failed, the step timed out, the
+                # call was cancelled): saved as its error, as LangGraph saves it. It
+                # runs again when the thread resumes.
+                if self._stopping or not self.quiet_cancel:
+                    await self._save_error(task, CUT_OFF)
+                raise
             except Exception as exc:
                 failures += 1
-                delay = retry_delay(node.retry_policy, exc, failures)
+                # A node that cancelled itself is not tried again, whatever its policy
+                # says (LangGraph's does not either): the cancel was its own decision.
+                delay = (
+                    None
+                    if isinstance(exc, NodeCancelledError)
+                    else retry_delay(node.retry_policy, exc, failures)
+                )
                 if delay is not None:
                     await asyncio.sleep(delay)
                     pad.counter = 0
@@ -1020,6 +1077,7 @@ class Loop:
                         _set_runtime(pad, runtime)
                     continue
                 task.error = exc
+                self._failed.append(task)
                 exc.add_note(f"During task with name '{task.name}' and id '{task.id}'")
                 failed: Writes = [(ERROR, repr(exc))]
                 if is_invalid_resume(exc):
@@ -1033,6 +1091,12 @@ class Loop:
                 if task.handled:
                     await self._handle(task, inline=inline)
                 return
+            except BaseException as exc:
+                # KeyboardInterrupt, SystemExit: saved as the task's error on the way out
+                # (not a coroutine's close, which allows no await).
+                if not isinstance(exc, GeneratorExit):
+                    await self._save_error(task, exc)
+                raise
             finally:
                 context.leave(token)
         task.output = output
@@ -1045,6 +1109,13 @@ class Loop:
         if self.node_finished is not None and not task.node.hidden:
             self.node_finished(task.name)
         await self._task_finished(task, writes or [(NO_WRITES, None)], pad)
+
+    async def _save_error(self, task: Task, error: BaseException | str) -> None:
+        """Save `error`, a cancel or an exception that stops the program, as the task's
+        (it stays due). Not under `exit` durability, where LangGraph saves none."""
+        if self.saver is not None and self.durability != "exit":
+            text = error if isinstance(error, str) else repr(error)
+            await self._save(PutWrites(self._config(), [(ERROR, text)], task.id))
 
     async def _handle(self, failed: Task, *, inline: bool, resumed: bool = False) -> None:
         """Run the error handler of a task that failed, in the same step, on the task's
@@ -1344,7 +1415,7 @@ class Loop:
         waits `GATHER_SAVES_S` for more, unless the call needs them saved first)."""
         assert self.saver is not None
         if self.durability == "sync":
-            await self.saver.abatch([op])
+            await self._store([op])
             return
         saving = self._saving
         if saving is not None and saving.done() and saving.exception() is not None:
@@ -1356,19 +1427,42 @@ class Loop:
     async def _drain(self) -> None:
         assert self.saver is not None
         self._hurry = hurry = asyncio.get_running_loop().create_future()
-        await asyncio.wait([hurry], timeout=GATHER_SAVES_S)
-        while self._queue:
-            ops, self._queue = self._queue, []
-            await self.saver.abatch(ops)
+        try:
+            await asyncio.wait([hurry], timeout=GATHER_SAVES_S)
+        finally:
+            # Also when cancelled while it gathers: the event loop's end after a
+            # KeyboardInterrupt in a node cancels every task, and what the run queued
+            # (its input, the steps it finished) must still reach the saver.
+            while self._queue:
+                ops, self._queue = self._queue, []
+                await self.saver.abatch(ops)
+
+    async def _store(self, ops: list[SaveOp]) -> None:
+        """Save `ops` now, to the end even if the call is cancelled meanwhile (a reader
+        that stops a stream, a cancelled `ainvoke`): a save cut off halfway would leave
+        the thread at the step before, looking finished though its next node is due."""
+        assert self.saver is not None
+        await _to_the_end(asyncio.ensure_future(self.saver.abatch(ops)))
 
     async def _saved(self) -> None:
-        """Wait for the saves handed to the background so far."""
-        if self._saving is not None:
-            saving = self._saving
-            if self._hurry is not None and not self._hurry.done():
-                self._hurry.set_result(None)
-            await saving
-            self._saving = None
+        """Wait for the saves handed to the background so far (to their end, as
+        `_store` saves)."""
+        saving = self._saving
+        if saving is None:
+            return
+        if self._hurry is not None and not self._hurry.done():
+            self._hurry.set_result(None)
+        stopped: asyncio.CancelledError | None = None
+        try:
+            await _to_the_end(saving)
+        except asyncio.CancelledError as exc:
+            stopped = exc
+        self._saving = None
+        if self._queue:  # the drain was cancelled before it began to wait
+            ops, self._queue = self._queue, []
+            await self._store(ops)
+        if stopped is not None:
+            raise stopped
 
     async def _finish_saving(self) -> None:
         await self._saved()
@@ -1389,11 +1483,11 @@ class Loop:
             self._exit_checkpoint = None
             final += [PutWrites(self._config(), writes, tid) for tid, writes in self._exit_writes]
             self._exit_writes = []
-            await self.saver.abatch(final)
+            await self._store(final)
         elif self.saver is not None and self._exit_writes:
             ops = [PutWrites(self._config(), writes, tid) for tid, writes in self._exit_writes]
             self._exit_writes = []
-            await self.saver.abatch(ops)
+            await self._store(ops)
 
     def _forgets_its_run(self) -> bool:
         """A subgraph whose checkpoints belong to one run of its node (its namespace
@@ -1775,6 +1869,22 @@ class Loop:
                         continue
                     if handler.fresh(item, self.ns):
                         emit(self.ns, "messages", (item, meta))
+
+
+async def _to_the_end(future: asyncio.Future[None]) -> None:
+    """Await `future` to its end even if the awaiting task is cancelled meanwhile: the
+    cancel is raised once it has ended (at once if `future` itself was cancelled)."""
+    stopped: asyncio.CancelledError | None = None
+    while not future.done():
+        try:
+            await asyncio.shield(future)
+        except asyncio.CancelledError as exc:
+            if future.cancelled():
+                raise
+            stopped = exc
+    if stopped is not None:
+        raise stopped
+    future.result()
 
 
 def given_values(value: Any) -> list[Any]:

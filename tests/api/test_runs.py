@@ -504,6 +504,27 @@ async def test_cancel_a_running_run(client: LangGraphClient) -> None:
     assert undone == {}
 
 
+async def test_a_rollback_leaves_no_mark_on_the_version_it_ran_from(
+    client: LangGraphClient,
+) -> None:
+    """A run that continues a version another run saved, rolled back mid-step, leaves
+    that version as it was: its stopped task is not marked cancelled there (the engine
+    marks a task a cancel cuts off, as LangGraph does; the server records its cancels
+    itself)."""
+    thread_id = new_id()
+    await client.runs.wait(
+        thread_id, "slow", input={"delay": 0}, interrupt_after=["step"], if_not_exists="create"
+    )
+    await client.threads.update_state(thread_id, {"delay": 5})
+    before = await client.threads.get_state(thread_id)
+    doomed = await client.runs.create(thread_id, "slow", input=None)
+    await until_status(client, thread_id, doomed["run_id"], "running")
+    await client.runs.cancel(thread_id, doomed["run_id"], wait=True, action="rollback")
+    after = await client.threads.get_state(thread_id)
+    assert after["checkpoint"] == before["checkpoint"]
+    assert [(t["name"], t["error"]) for t in after["tasks"]] == [("step2", None)]
+
+
 async def test_a_command_goes_to_nodes_not_to_the_start(client: LangGraphClient) -> None:
     thread_id = await helpers.new_thread(client)
     await client.runs.wait(thread_id, "echo", input=HELLO)

@@ -2497,3 +2497,250 @@ def case_a_failed_run_keeps_the_answers_it_read(ns: NS) -> Any:
         "subgraph": answer_in_turn(ns, False, "subgraph", ["A!", "B", "C"]),
         "call": answer_in_turn(ns, False, "call", ["A", "B!", "C"]),
     }
+
+
+# --------------------------------------------------------------------------- stopped runs
+
+
+def first_part_then_stop(graph: Any, config: Any, aio: bool, **kwargs: Any) -> Any:
+    """The first part a stream of the run yields; the reader then stops (closes it)."""
+    if not aio:
+        parts = graph.stream({"log": []}, config, **kwargs)
+        first = next(parts)
+        parts.close()
+        return first
+
+    async def read() -> Any:
+        parts = graph.astream({"log": []}, config, **kwargs)
+        first = await parts.__anext__()
+        await parts.aclose()
+        return first
+
+    return asyncio.run(read())
+
+
+@case(aio=True, sql=True)
+def case_a_stream_read_in_part_keeps_the_step_it_showed(ns: NS, aio: bool) -> Any:
+    """A reader that stops after the first node's update: under every durability the
+    step that node ran is saved (the thread is not left looking finished), and the
+    thread goes on from the next node."""
+    out = {}
+    for durability in ("sync", "async", "exit"):
+        graph, config = chain(ns, ["a", "b"], checkpointer=ns.InMemorySaver()), thread(durability)
+        first = first_part_then_stop(
+            graph, config, aio, stream_mode="updates", durability=durability
+        )
+        state = graph.get_state(config)
+        out[durability] = {
+            "first": first,
+            "next": state.next,
+            "step": state.metadata["step"],
+            "history": len(history(graph, config)),
+            "resumed": invoke(graph, None, config, aio=aio),
+        }
+    return out
+
+
+@case(sql=True)
+def case_a_keyboard_interrupt_in_an_async_node_keeps_what_was_saved(ns: NS) -> Any:
+    """An async node raises KeyboardInterrupt or SystemExit at once (default durability)
+    while its sibling waits: the run's input and first step are saved before it leaves
+    the event loop, and the thread goes on from there. (What the snapshot's tasks record
+    for the two is not observed here.)"""
+    out = {}
+    calls: list[str] = []
+    first = {"run": True}
+    for stop in (KeyboardInterrupt, SystemExit):
+        calls.clear()
+        first["run"] = True
+
+        async def waits(state: Any) -> dict[str, Any]:
+            calls.append("waits")
+            await asyncio.sleep(0.5 if first["run"] else 0)
+            return {"log": ["waits"]}
+
+        async def stops(state: Any, stop: type[BaseException] = stop) -> dict[str, Any]:
+            calls.append("stops")
+            if first["run"]:
+                raise stop()
+            return {"log": ["stops"]}
+
+        graph = build(
+            ns,
+            LogState,
+            {"waits": waits, "stops": stops},
+            [("S", "waits"), ("S", "stops")],
+            checkpointer=ns.InMemorySaver(),
+        )
+        config = thread(stop.__name__)
+        try:
+            asyncio.run(graph.ainvoke({"log": []}, config))
+            raised = None
+        except BaseException as exc:  # the class is the observation
+            raised = type(exc).__name__
+        first["run"] = False
+        state = graph.get_state(config)
+        out[stop.__name__] = {
+            "raised": raised,
+            "values": state.values,
+            "next": sorted(state.next),
+            "history": len(history(graph, config)),
+            "resumed": invoke(graph, None, config, aio=True),
+            "calls": sorted(calls),
+        }
+    return out
+
+
+@case
+def case_a_failure_starts_no_more_tasks_held_by_max_concurrency(ns: NS) -> Any:
+    """Five parallel nodes, one at a time (`max_concurrency=1`); the second fails. Once
+    the failure is seen, the nodes still waiting for their turn do not start; they run
+    when the thread resumes. (Whether the third, whose turn came as the second ended,
+    started first is a race in LangGraph's thread pool: not observed.)"""
+    import time
+
+    out = {}
+    calls: list[int] = []
+    failing = {"on": True}
+    for aio in (False, True):
+        calls.clear()
+        failing["on"] = True
+
+        def worker(i: int, aio: bool) -> Node:
+            def work(state: Any) -> dict[str, Any]:
+                calls.append(i)
+                time.sleep(0.02)
+                if failing["on"] and i == 1:
+                    raise ValueError("w1")
+                return {"log": [i]}
+
+            async def awork(state: Any) -> dict[str, Any]:
+                calls.append(i)
+                await asyncio.sleep(0.02)
+                if failing["on"] and i == 1:
+                    raise ValueError("w1")
+                return {"log": [i]}
+
+            return awork if aio else work
+
+        graph = build(
+            ns,
+            LogState,
+            {f"w{i}": worker(i, aio) for i in range(5)},
+            [("S", f"w{i}") for i in range(5)],
+            checkpointer=ns.InMemorySaver(),
+        )
+        config = {**thread("async" if aio else "sync"), "max_concurrency": 1}
+        failed = invoke(graph, {"log": []}, config, aio=aio)
+        state = graph.get_state(config)
+        first = {
+            "failed": failed,
+            "calls": sorted(i for i in calls if i != 2),
+            "next": sorted(n for n in state.next if n != "w2"),
+        }
+        failing["on"] = False
+        calls.clear()
+        resumed = invoke(graph, None, config, aio=aio)
+        out["async" if aio else "sync"] = {
+            **first,
+            "resumed": resumed,
+            "resume calls": sorted(i for i in calls if i != 2),
+        }
+    return out
+
+
+@case(aio=True)
+def case_the_first_failure_in_time_is_raised(ns: NS, aio: bool) -> Any:
+    """Two parallel nodes fail, the second one in the graph first: its error is the one
+    the run raises, whatever the order of the nodes."""
+    import time
+
+    def slow(state: Any) -> dict[str, Any]:
+        time.sleep(0.5)  # a thread pool may be slow to start the second thread
+        raise ValueError("slow")
+
+    def fast(state: Any) -> dict[str, Any]:
+        raise KeyError("fast")
+
+    # Named so that the slow one comes first by name too.
+    graph = build(ns, LogState, {"a": slow, "b": fast}, [("S", "a"), ("S", "b")])
+    return invoke(graph, {"log": []}, aio=aio)
+
+
+@case
+def case_the_errors_a_snapshot_records_for_stopped_tasks(ns: NS) -> Any:
+    """What the snapshot's tasks record as their error when the run stopped them: a
+    signal for a graph above (a GraphBubbleUp of the user's) records none, an exception
+    that stops the program (a BaseException) records itself, a task cut off by a
+    cancelled `ainvoke` or an async `step_timeout` records the cancel."""
+    from langgraph.errors import GraphBubbleUp as LangGraphBubbleUp
+
+    from engine.errors import GraphBubbleUp as EngineBubbleUp
+
+    bubble_up = LangGraphBubbleUp if ns.label == "langgraph" else EngineBubbleUp
+
+    class Signal(bubble_up):  # type: ignore[misc, valid-type]
+        pass
+
+    class Stop(BaseException):
+        pass
+
+    def signals(state: Any) -> Any:
+        raise Signal("up")
+
+    def stops(state: Any) -> Any:
+        raise Stop("stop")
+
+    async def waits(state: Any) -> dict[str, Any]:
+        await asyncio.sleep(0.5)
+        return {"log": ["waits"]}
+
+    async def quick(state: Any) -> dict[str, Any]:
+        return {"log": ["quick"]}
+
+    def graph_of(node: Node, sibling: Node = note("ok")) -> Any:
+        return build(
+            ns,
+            LogState,
+            {"x": node, "ok": sibling},
+            [("S", "x"), ("S", "ok")],
+            checkpointer=ns.InMemorySaver(),
+        )
+
+    def recorded(graph: Any, config: Any, raised: Any) -> dict[str, Any]:
+        state = graph.get_state(config)
+        return {
+            "raised": raised,
+            "next": sorted(state.next),
+            "errors": sorted((t.name, t.error) for t in state.tasks),
+        }
+
+    out = {}
+    for name, node in (("signal", signals), ("stop", stops)):
+        graph, config = graph_of(node), thread(name)
+        try:
+            graph.invoke({"log": []}, config)
+            raised = None
+        except BaseException as exc:  # the class is the observation
+            raised = type(exc).__name__
+        out[name] = recorded(graph, config, raised)
+
+    graph, config = graph_of(waits, quick), thread("cancelled")
+
+    async def cancel_the_call() -> str:
+        call = asyncio.ensure_future(graph.ainvoke({"log": []}, config))
+        await asyncio.sleep(0.1)
+        call.cancel()
+        try:
+            await call
+        except asyncio.CancelledError:
+            return "cancelled"
+        return "not cancelled"
+
+    out["cancelled"] = recorded(graph, config, asyncio.run(cancel_the_call()))
+    graph, config = graph_of(waits, quick), thread("timed out")
+    graph.step_timeout = 0.1
+    # (The engine's TimeoutError says which step and tasks; LangGraph's says nothing.)
+    timed_out = invoke(graph, {"log": []}, config, aio=True)["error"]
+    out["timed out"] = recorded(graph, config, timed_out)
+    return out

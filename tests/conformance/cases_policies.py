@@ -705,3 +705,40 @@ def case_retry_policy_is_a_named_tuple(ns: NS) -> Any:
         "replaced": policy._replace(max_attempts=2).max_attempts,
         "as a tuple": policy == (0.5, 2.0, 128.0, 5, True, KeyError),
     }
+
+
+@case(aio=True)
+def case_a_node_cancelling_itself_is_not_retried(ns: NS, aio: bool) -> Any:
+    """A node whose own code raises `asyncio.CancelledError` fails at once, though its
+    retry policy takes every error: its error handler, if any, is told of it."""
+    always = ns.RetryPolicy(
+        max_attempts=3, initial_interval=0.001, jitter=False, retry_on=lambda error: True
+    )
+
+    def handler(state: Any, error: ns.NodeError) -> dict[str, Any]:
+        return {"log": [f"handled {type(error.error).__name__}"]}
+
+    out = {}
+    for kind in ("sync", "async"):
+        for label, options in (
+            ("retried", {"retry_policy": always}),
+            ("retried and handled", {"retry_policy": always, "error_handler": handler}),
+        ):
+            calls: dict[str, int] = {}
+
+            def cancels(state: Any, calls: dict[str, int] = calls) -> Any:
+                bump(calls, "cancels")
+                raise asyncio.CancelledError("mine")
+
+            async def acancels(state: Any, calls: dict[str, int] = calls) -> Any:
+                bump(calls, "cancels")
+                raise asyncio.CancelledError("mine")
+
+            graph = (
+                ns.StateGraph(LogState)
+                .add_node("n", acancels if kind == "async" else cancels, **options)
+                .add_edge(ns.START, "n")
+                .compile()
+            )
+            out[f"{kind} {label}"] = {"run": invoke(graph, EMPTY, aio=aio), "calls": calls}
+    return out

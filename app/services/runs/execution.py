@@ -40,7 +40,7 @@ from app.services.threads import Head, ThreadService, settle_params
 from app.webhooks import Webhooks
 from engine import CompiledGraph, GraphRecursionError, StateSnapshot
 from engine.checkpoint.sql.saver import SQLSaver, ThreadDeletedError
-from engine.constants import ERROR
+from engine.constants import CONFIG_KEY_QUIET_CANCEL, ERROR
 from engine.errors import CheckpointNotFoundError, EmptyInputError, InvalidUpdateError
 from engine.pregel.runnable import CONFIG_KEY_RUNTIME
 from engine.runtime import Runtime
@@ -296,6 +296,10 @@ class RunExecutor:
             "langgraph_auth_permissions": [],
             # The run's own version (checked when the run was made), not the config's.
             "checkpoint_ns": (kwargs.get("checkpoint") or {}).get("checkpoint_ns") or "",
+            # A cancel is the server's to record: `_mark_cancelled` marks the tasks an
+            # `interrupt` stopped, a rollback undoes the run, and a worker that lost the
+            # run (or hands it over at shutdown) writes nothing more for it.
+            CONFIG_KEY_QUIET_CANCEL: True,
         }
         if kwargs.get("checkpoint_id"):
             configurable["checkpoint_id"] = kwargs["checkpoint_id"]
