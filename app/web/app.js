@@ -34,6 +34,7 @@ const threadList = new ThreadList(
     list: document.getElementById("thread-list"),
     search: document.getElementById("thread-search"),
     info: serverInfo,
+    found: document.getElementById("search-found"),
   },
   {
     panelOf: (threadId) => shownPanels().find((p) => p.threadId === threadId),

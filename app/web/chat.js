@@ -6,7 +6,7 @@
 import * as api from "./api.js";
 import { connection } from "./connection.js";
 import { clip, formatArgs, h, perFrame, textOf } from "./dom.js";
-import { InterruptCard } from "./interrupts.js";
+import { InterruptCard, askedText } from "./interrupts.js";
 import { renderMarkdown } from "./markdown.js";
 
 export const ASSISTANT = "agent";
@@ -99,9 +99,12 @@ export class ChatPanel {
   // ---- the panel's DOM skeleton -------------------------------------------------------
 
   build() {
-    this.title = h("span", { class: "panel-title" }, "New chat");
-    this.status = h("span", { class: "panel-status" });
-    this.list = h("div", { class: "messages", role: "log", "aria-live": "polite" });
+    this.title = h("h2", { class: "panel-title" }, "New chat");
+    this.status = h("span", { class: "panel-status", role: "status" });
+    // Not a live region: it would read every streamed piece of a reply, and a whole chat's
+    // history when one is opened. A run's replies are said once it ends (`spoken`).
+    this.list = h("div", { class: "messages" });
+    this.spoken = h("div", { class: "visually-hidden", "aria-live": "polite" });
     this.goneEl = h(
       "p",
       { class: "gone", role: "status", hidden: true },
@@ -119,9 +122,11 @@ export class ChatPanel {
     this.cardHost = h("div", { class: "card-host" });
     this.noticeEl = h("div", { class: "notice", hidden: true });
     this.input = h("textarea", {
+      // Panel A's box is the skip link's target.
+      id: this.slot === "A" ? "message" : `message-${this.slot.toLowerCase()}`,
       rows: 2,
       placeholder: "Message the agent (Enter sends, Shift+Enter for a new line)",
-      "aria-label": "Message",
+      "aria-label": `Message to chat ${this.slot}`,
       onkeydown: (e) => {
         if (e.key === "Enter" && !e.shiftKey) {
           e.preventDefault();
@@ -138,14 +143,10 @@ export class ChatPanel {
     );
     this.jumpButton = h(
       "button",
-      {
-        type: "button",
-        class: "jump",
-        hidden: true,
-        "aria-label": "Jump to the end of the chat",
-        onclick: () => this.jumpToLatest(),
-      },
-      "↓ Latest",
+      { type: "button", class: "jump", hidden: true, onclick: () => this.jumpToLatest() },
+      h("span", { "aria-hidden": "true" }, "↓ "),
+      "Latest",
+      h("span", { class: "visually-hidden" }, " messages"),
     );
     const form = h(
       "form",
@@ -162,11 +163,16 @@ export class ChatPanel {
     );
     this.el = h(
       "section",
-      { class: "panel", dataset: { slot: this.slot }, style: `--thread: ${this.color}` },
+      {
+        class: "panel",
+        dataset: { slot: this.slot },
+        style: `--thread: ${this.color}`,
+        "aria-label": `Chat ${this.slot}`,
+      },
       h(
         "header",
         { class: "panel-head" },
-        h("span", { class: "slot" }, this.slot),
+        h("span", { class: "slot", "aria-hidden": "true" }, this.slot),
         this.title,
         this.status,
       ),
@@ -176,11 +182,14 @@ export class ChatPanel {
         this.empty,
         this.list,
         this.cardHost,
-        this.noticeEl,
+        // The live region is the host, always there: a region that appears with its text
+        // is not read by every screen reader.
+        h("div", { role: "status" }, this.noticeEl),
         // Kept in sight at the bottom of the scrolled area while the reader is above it.
         h("div", { class: "jump-host" }, this.jumpButton),
       ),
       form,
+      this.spoken,
     );
     this.scroller = this.el.querySelector(".scroll");
     this.lastScrollTop = 0;
@@ -251,6 +260,7 @@ export class ChatPanel {
     this.interrupts = [];
     this.setNotice(null);
     this.setStatus(null);
+    this.spoken.replaceChildren();
     this.announce(); // first: the address gets a new history entry
     this.setTitle(this.titleText());
     if (threadId) await this.load();
@@ -364,6 +374,7 @@ export class ChatPanel {
   }
 
   setStatus(status) {
+    if (this.status.textContent === (status || "")) return; // a live region: said once
     this.status.textContent = status || "";
     this.status.dataset.status = status || "";
   }
@@ -502,6 +513,7 @@ export class ChatPanel {
   async follow(runId, lastEventId, unsent, read) {
     const controller = new AbortController();
     const threadId = this.threadId;
+    const before = new Set(this.withCuts(this.messages).map(keyOf)); // said already
     this.run = { runId, lastEventId, controller, error: null };
     this.setBusy(true);
     if (runId) {
@@ -550,9 +562,34 @@ export class ChatPanel {
       }),
     );
     this.drawCard();
-    // A question the agent asks takes the answer; otherwise the next message.
-    (this.cardHost.querySelector(".free textarea") || this.input).focus();
+    this.sayOutcome(before);
+    // A question the agent asks takes the answer; otherwise the next message. Only after a
+    // run sent from here, and when the reader is not at work elsewhere on the page.
+    const active = document.activeElement;
+    if (unsent && (active === document.body || this.el.contains(active))) {
+      (this.cardHost.querySelector(".free textarea") || this.input).focus();
+    }
     this.watch();
+  }
+
+  /** Say what the run brought, once it is over: its replies, whole, and the question it
+   * asks. (Said as it streamed, a reply would be read again with every piece.) */
+  sayOutcome(before) {
+    const replies = this.visibleMessages().filter(
+      (m) => roleOf(m) === "ai" && !before.has(keyOf(m)) && (textOf(m.content) || m.outcome),
+    );
+    for (const message of replies) {
+      const words = [spokenText(textOf(message.content)), message.outcome && cutWhy(message)];
+      this.say(`Assistant: ${words.filter(Boolean).join(" ")}`);
+    }
+    if (this.interrupts.length) this.say(askedText(this.interrupts));
+  }
+
+  /** Give a screen reader something to say: a line added to the polite live region (a
+   * line removed is not read, so only the newest few stay). */
+  say(text) {
+    this.spoken.append(h("div", {}, text));
+    while (this.spoken.childElementCount > 3) this.spoken.firstElementChild.remove();
   }
 
   /** The reply being streamed, when there is one with text. */
@@ -757,10 +794,16 @@ export class ChatPanel {
   }
 
   setBusy(busy) {
+    // The focus may be on what hides or goes now (Send, Stop, the buttons of a question
+    // answered): it moves to the control in its place, not to the page's body.
+    const active = document.activeElement;
+    const lost =
+      [this.sendButton, this.stopButton].includes(active) || this.cardHost.contains(active);
     this.sendButton.hidden = busy;
     this.stopButton.hidden = !busy;
     this.el.classList.toggle("busy", busy);
     if (busy) this.setStatus("busy");
+    if (lost) (busy ? this.stopButton : this.input).focus();
   }
 
   /** Cancel the open run; it stops at its next step and keeps what it saved. */
@@ -959,6 +1002,7 @@ export class ChatPanel {
       ]);
       if (entry?.signature === signature && entry.text !== text && patchText(entry.el, text)) {
         entry.text = text; // a streamed piece: only the end of the text changed
+        entry.el.querySelector(".regenerate")?.setAttribute("aria-label", regenerateLabel(text));
       } else if (!entry || entry.signature !== signature || entry.text !== text) {
         const el = this.messageElement(message, key, { nav, editing, unsent });
         if (entry) {
@@ -1025,6 +1069,7 @@ export class ChatPanel {
     return h(
       "div",
       { class: `msg ${role}${unsent ? " unsent" : ""}`, dataset: { role, key } },
+      speaker(role),
       text || editing ? body : null,
       calls,
       h(
@@ -1041,10 +1086,10 @@ export class ChatPanel {
   /** A reply cut short: what it had said, and why it stops there. */
   cutElement(message, key) {
     const text = textOf(message.content);
-    const failed = message.outcome === "failed";
-    const why = failed
-      ? `⚠ No reply: the run failed${message.error ? ` (${message.error})` : ""}.`
-      : "■ Stopped";
+    const why = [
+      h("span", { "aria-hidden": "true" }, message.outcome === "failed" ? "⚠ " : "■ "),
+      cutWhy(message),
+    ];
     const retry = this.retryable(message)
       ? h(
           "span",
@@ -1052,13 +1097,15 @@ export class ChatPanel {
           h(
             "button",
             { class: "link", type: "button", onclick: () => this.retryCut(message.anchor) },
-            "↻ Retry",
+            glyph("↻"),
+            "Retry",
           ),
         )
       : null;
     return h(
       "div",
       { class: `msg ai cut ${message.outcome}`, dataset: { role: "ai", key } },
+      speaker("ai"),
       text ? bubble("ai", text, message) : null,
       h("div", { class: "msg-foot" }, h("span", { class: "cut-mark" }, why), retry),
     );
@@ -1091,7 +1138,7 @@ export class ChatPanel {
       h(
         "summary",
         {},
-        h("span", { class: "tool-icon" }, "↳"),
+        h("span", { class: "tool-icon", "aria-hidden": "true" }, "↳"),
         h("b", {}, message.name || "tool"),
         h("span", { class: "args" }, clip(text, 90)),
       ),
@@ -1099,14 +1146,22 @@ export class ChatPanel {
     );
   }
 
+  /** A message's buttons, named with the message they act on (there is one per message). */
   actions(role, message, key) {
+    const text = textOf(message.content);
     // A reply worth regenerating has text; a bare tool call is part of the same turn.
-    if (role === "ai" && message.id && textOf(message.content)) {
+    if (role === "ai" && message.id && text) {
       return [
         h(
           "button",
-          { class: "link", type: "button", onclick: () => this.regenerate(message.id) },
-          "↻ Regenerate",
+          {
+            class: "link regenerate",
+            type: "button",
+            "aria-label": regenerateLabel(text),
+            onclick: () => this.regenerate(message.id),
+          },
+          glyph("↻"),
+          "Regenerate",
         ),
       ];
     }
@@ -1117,12 +1172,14 @@ export class ChatPanel {
           {
             class: "link edit",
             type: "button",
+            "aria-label": `Edit your message “${clip(text, 40)}”`,
             onclick: () => {
               this.editing = key;
               this.render();
             },
           },
-          "✎ Edit",
+          glyph("✎"),
+          "Edit",
         ),
       ];
     }
@@ -1232,6 +1289,37 @@ export class ChatPanel {
   }
 }
 
+/** Who speaks, for a screen reader (the bubbles' side and colour say it on screen). */
+function speaker(role) {
+  const who = { human: "You said:", ai: "Assistant:" }[role];
+  return who ? h("span", { class: "visually-hidden" }, `${who} `) : null;
+}
+
+/** An icon before a button's word: seen, not read. */
+function glyph(text) {
+  return h("span", { "aria-hidden": "true" }, `${text} `);
+}
+
+function regenerateLabel(text) {
+  return `Regenerate the reply “${clip(text, 40)}”`;
+}
+
+/** A reply's words without its markdown (as text: a live region holds nothing to focus,
+ * such as a link or a table's scroller). */
+function spokenText(markdown) {
+  const el = h("div", {}, renderMarkdown(markdown));
+  // Blocks, cells and lines read apart, not run together.
+  const apart = "p, li, th, td, pre, blockquote, br, h1, h2, h3, h4, h5, h6";
+  for (const part of el.querySelectorAll(apart)) part.after(" ");
+  return el.textContent.replace(/\s+/g, " ").trim();
+}
+
+/** Why a reply cut short stops there. */
+function cutWhy(message) {
+  if (message.outcome !== "failed") return "Stopped";
+  return `No reply: the run failed${message.error ? ` (${message.error})` : ""}.`;
+}
+
 /** The status shown: "interrupted" with no question pending is a run that was stopped,
  * which needs nothing from the reader (unlike a question waiting for an answer). */
 function shownStatus(status, interrupts) {
@@ -1284,7 +1372,7 @@ function keepOpen(from, to) {
 function toolCall(call) {
   const args = formatArgs(call.args);
   const line = [
-    h("span", { class: "tool-icon" }, "⚙"),
+    h("span", { class: "tool-icon", "aria-hidden": "true" }, "⚙"),
     h("b", {}, call.name),
     h("span", { class: "args" }, `(${clip(args, ARGS_SHOWN)})`),
   ];

@@ -8,6 +8,20 @@ export function isApproval(value) {
   return Boolean(value && typeof value === "object" && Array.isArray(value.action_requests));
 }
 
+/** What the card asks, in words: for a screen reader, as the card appears. */
+export function askedText(interrupts) {
+  return interrupts
+    .map(({ value }) => {
+      if (!isApproval(value)) {
+        const question = questionText(value);
+        return `The agent asks: ${question ?? JSON.stringify(value)}`;
+      }
+      const actions = value.action_requests.map((r) => r.description || r.name);
+      return `The agent asks before acting: ${actions.join(" ")}`;
+    })
+    .join(" ");
+}
+
 export class InterruptCard {
   /** `onAnswer(resume)` gets the resume value for all `interrupts` at once. */
   constructor(interrupts, onAnswer) {
@@ -16,7 +30,7 @@ export class InterruptCard {
     this.answers = new Map(); // interrupt id -> resume value
     this.el = h(
       "div",
-      { class: "interrupt-card", role: "group", "aria-label": "The agent asks" },
+      { class: "interrupt-card", role: "group", "aria-label": "The agent asks", tabindex: -1 },
       ...interrupts.map((interrupt, i) => this.section(interrupt, i)),
     );
   }
@@ -34,6 +48,8 @@ export class InterruptCard {
     this.answers.set(key, value);
     if (this.answers.size < this.interrupts.length) return;
     this.el.classList.add("answered");
+    // A button disabled drops the focus: the card holds it (the chat moves it on).
+    if (this.el.contains(document.activeElement)) this.el.focus();
     for (const button of this.el.querySelectorAll("button")) button.disabled = true;
     if (this.interrupts.length === 1) {
       this.onAnswer(value);
@@ -86,7 +102,8 @@ class ApprovalForm {
           "button",
           {
             type: "button",
-            onclick: () => reveal(extra, this.editForm(request, i, status, extra)),
+            onclick: (e) =>
+              reveal(extra, this.editForm(request, i, status, extra), e.currentTarget),
           },
           "Edit",
         ),
@@ -96,7 +113,7 @@ class ApprovalForm {
           {
             type: "button",
             class: "danger",
-            onclick: () => reveal(extra, this.rejectForm(i, status, extra)),
+            onclick: (e) => reveal(extra, this.rejectForm(i, status, extra), e.currentTarget),
           },
           "Reject",
         ),
@@ -189,9 +206,16 @@ class ApprovalForm {
   }
 }
 
-/** Show a form in `host`, scrolled into sight, its first field focused. */
-function reveal(host, form) {
+/** Show a form in `host`, scrolled into sight, its first field focused; Escape closes it
+ * and gives the focus back to the button that opened it. */
+function reveal(host, form, opener) {
   host.replaceChildren(form);
+  form.addEventListener("keydown", (e) => {
+    if (e.key !== "Escape") return;
+    e.stopPropagation();
+    host.replaceChildren();
+    opener.focus();
+  });
   form.scrollIntoView({ block: "nearest" });
   form.querySelector("input, textarea")?.focus({ preventScroll: true });
 }

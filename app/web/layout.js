@@ -49,6 +49,7 @@ export class Layout {
     const wide = width >= (this.split ? WIDE_SPLIT_MIN : WIDE_MIN);
     this.body.dataset.layout = width <= DRAWER_MAX ? "drawer" : wide ? "wide" : "tabs";
     if (this.mode !== "drawer" && this.drawerOpen) this.closeDrawer();
+    this.setMain();
   }
 
   /** "chat" or "run": which one the tabs and drawer layouts show. */
@@ -57,6 +58,16 @@ export class Layout {
     for (const [name, button] of Object.entries(this.views)) {
       button.setAttribute("aria-pressed", String(name === view));
     }
+    this.setMain();
+  }
+
+  /** The run view shown in place of the chats (a <main>, hidden then) is the page's main
+   * part; beside them it is a region of its own. */
+  setMain() {
+    const runview = document.getElementById("runview");
+    const alone = this.mode !== "wide" && this.body.dataset.view === "run";
+    if (alone) runview.setAttribute("role", "main");
+    else runview.removeAttribute("role");
   }
 
   openDrawer() {

@@ -690,7 +690,12 @@ export class RunView {
         role: "button",
         "aria-label": `${where} at step ${v.step}, next ${nextLabel(v)}`,
         onclick: open,
-        onkeydown: (e) => e.key === "Enter" && open(),
+        // As a button: Enter or Space (not scrolling the page).
+        onkeydown: (e) => {
+          if (e.key !== "Enter" && e.key !== " ") return;
+          e.preventDefault();
+          open();
+        },
       },
       s(
         "title",

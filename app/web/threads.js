@@ -42,8 +42,9 @@ export class ThreadList {
    * @param onOpen    (threadId) the reader picked a chat
    * @param onChange  (threadId, thread|null) a chat was renamed, or deleted (null)
    */
-  constructor({ list, search, info }, { panelOf, onOpen, onChange }) {
+  constructor({ list, search, info, found }, { panelOf, onOpen, onChange }) {
     Object.assign(this, { list, info, panelOf, onOpen, onChange });
+    this.foundStatus = found; // a live region: says how many chats a search found
     this.threads = [];
     this.more = false;
     this.reading = Promise.resolve(); // the list reads, one after another
@@ -63,6 +64,11 @@ export class ThreadList {
       this.draw();
       clearTimeout(timer);
       timer = setTimeout(() => this.searchContent(), SEARCH_DELAY_MS);
+    });
+    list.addEventListener("keydown", (e) => {
+      if (e.key !== "Escape" || !this.menu) return;
+      e.stopPropagation(); // the menu closes, not the drawer around it
+      this.closeMenu();
     });
   }
 
@@ -214,7 +220,57 @@ export class ThreadList {
         ),
       );
     }
+    const spot = this.focusSpot();
     this.list.replaceChildren(...rows);
+    if (spot) this.restoreFocus(spot);
+    // Said once the search is done, not at every key typed.
+    const n = shown.length;
+    let found = "";
+    if (this.query && this.found) {
+      found = n ? `${n} chat${n > 1 ? "s" : ""} found.` : "No chats match.";
+    }
+    if (this.foundStatus.textContent !== found) this.foundStatus.textContent = found;
+  }
+
+  /** Where the keyboard focus is in the list, if it is: its row (by thread id, and its
+   * place), which of the row's controls, and what was typed there. The rows are drawn
+   * anew (a poll, a run, a rename), and the focus would fall to the page's body. */
+  focusSpot() {
+    const active = document.activeElement;
+    if (!this.list.contains(active)) return null;
+    const row = active.closest("li");
+    const input = active.matches("input");
+    return {
+      id: row.dataset.threadId, // none: the "Show more" row
+      at: [...this.list.querySelectorAll(".thread-row")].indexOf(row),
+      control: [...row.querySelectorAll("button, input")].indexOf(active),
+      typed: input ? [active.value, active.selectionStart, active.selectionEnd] : null,
+    };
+  }
+
+  restoreFocus({ id, at, control, typed }) {
+    const row = id
+      ? this.list.querySelector(`.thread-row[data-thread-id="${id}"]`)
+      : this.list.querySelector(".more")?.closest("li");
+    if (!row) {
+      this.focusRowAt(at);
+      return;
+    }
+    const controls = row.querySelectorAll("button, input");
+    const target = controls[control] || controls[0];
+    if (typed && target.matches("input")) {
+      target.value = typed[0];
+      target.setSelectionRange(typed[1], typed[2]);
+    }
+    target.focus({ preventScroll: true });
+  }
+
+  /** Focus the chat at this place in the list (its chat gone, the next one), else the
+   * last one, else "New chat". */
+  focusRowAt(at) {
+    const threads = this.list.querySelectorAll(".thread");
+    const target = threads[Math.min(at, threads.length - 1)] || document.getElementById("new-chat");
+    target.focus({ preventScroll: true });
   }
 
   row(thread) {
@@ -250,7 +306,14 @@ export class ThreadList {
         class: "icon row-menu",
         "aria-label": `Rename or delete “${clip(title, 40)}”`,
         "aria-expanded": String(this.menu === id),
-        onclick: () => this.openMenu(this.menu === id ? null : id),
+        onclick: () => {
+          if (this.menu === id) {
+            this.closeMenu();
+            return;
+          }
+          this.openMenu(id);
+          this.list.querySelector(".thread-actions button")?.focus();
+        },
       },
       "⋯",
     );
@@ -267,6 +330,13 @@ export class ThreadList {
     this.draw();
   }
 
+  /** Close the open actions (Escape, Cancel); the focus goes back to their ⋯ button. */
+  closeMenu() {
+    const id = this.menu;
+    this.openMenu(null);
+    this.list.querySelector(`.thread-row[data-thread-id="${id}"] .row-menu`)?.focus();
+  }
+
   actions(thread, title) {
     const id = thread.thread_id;
     if (this.renaming === id) return this.renameForm(thread, title);
@@ -276,7 +346,7 @@ export class ThreadList {
         { class: "thread-actions confirm", role: "group", "aria-label": "Delete this chat?" },
         h("span", {}, "Delete this chat and all its versions?"),
         h("button", { type: "button", class: "danger", onclick: () => this.remove(id) }, "Delete"),
-        h("button", { type: "button", onclick: () => this.openMenu(null) }, "Cancel"),
+        h("button", { type: "button", onclick: () => this.closeMenu() }, "Cancel"),
       );
     }
     return h(
@@ -313,12 +383,6 @@ export class ThreadList {
   renameForm(thread, title) {
     const input = h("input", { type: "text", "aria-label": "Chat name", maxlength: 200 });
     input.value = title === "(empty)" ? "" : title;
-    input.addEventListener("keydown", (e) => {
-      if (e.key === "Escape") {
-        e.stopPropagation();
-        this.openMenu(null);
-      }
-    });
     return h(
       "form",
       {
@@ -330,7 +394,7 @@ export class ThreadList {
       },
       input,
       h("button", { type: "submit", class: "primary" }, "Save"),
-      h("button", { type: "button", onclick: () => this.openMenu(null) }, "Cancel"),
+      h("button", { type: "button", onclick: () => this.closeMenu() }, "Cancel"),
     );
   }
 
@@ -350,6 +414,8 @@ export class ThreadList {
   }
 
   async remove(threadId) {
+    const rows = [...this.list.querySelectorAll(".thread-row")];
+    const at = rows.findIndex((row) => row.dataset.threadId === threadId);
     try {
       await api.del(`/threads/${threadId}`);
     } catch (error) {
@@ -360,6 +426,7 @@ export class ThreadList {
     this.found = this.found?.filter((t) => t.thread_id !== threadId) || null;
     this.onChange(threadId, null);
     this.openMenu(null);
-    document.getElementById("thread-search").focus();
+    // The next chat: not the search box, whose keyboard would cover a phone's screen.
+    this.focusRowAt(at);
   }
 }

@@ -1,6 +1,8 @@
 """What the end-to-end tests do on the page, as a person would: find a chat, type in it,
 wait for the reply."""
 
+import re
+
 from playwright.sync_api import Locator, Page, expect
 
 
@@ -8,8 +10,14 @@ def chat(page: Page, slot: str = "A") -> Locator:
     return page.locator(f".panel[data-slot='{slot}']")
 
 
+def composer(panel: Locator) -> Locator:
+    """The message box: "Message to chat A" (not "Edited message", nor "Edit your message
+    …", a button)."""
+    return panel.get_by_role("textbox", name=re.compile(r"^Message"))
+
+
 def send(panel: Locator, text: str) -> None:
-    box = panel.get_by_label("Message")
+    box = composer(panel)
     box.fill(text)
     box.press("Enter")
 

@@ -47,9 +47,9 @@ GRAPHS = {"agent": "app.agents.reminders:graph", "planner": "tests.e2e.graphs:pl
 # ---- a scripted assistant, for what the default one cannot do on demand -----------------
 # A test module that needs it registers it as "agent" (the page's assistant) by overriding
 # the `graphs` fixture: `long...` streams a long reply slowly (time to scroll, select or
-# stop), `boom...` streams some of a reply and then fails (the first time), `ask...` asks a
-# free question, `table...` answers a wide table, `tool...` makes a call with long
-# arguments; anything else is echoed.
+# stop), `slow...` a short one (40 pieces in about a second), `boom...` streams some of a
+# reply and then fails (the first time), `ask...` asks a free question, `table...` answers
+# a wide table, `tool...` makes a call with long arguments; anything else is echoed.
 
 LONG = " ".join(f"word{i}" + ("\n\n" if i % 30 == 29 else "") for i in range(1500))
 _FAILED: set[str | None] = set()  # the messages a `boom` already failed on
@@ -88,6 +88,9 @@ async def answer(state: MessagesState) -> dict[str, list[Any]]:
     asked = _asked(state)
     if asked.startswith("long"):
         return {"messages": [await Words(text=LONG, pace=0.02).ainvoke(state["messages"])]}
+    if asked.startswith("slow"):
+        words = Words(text=" ".join(LONG.split()[:40]), pace=0.02)
+        return {"messages": [await words.ainvoke(state["messages"])]}
     if asked.startswith("boom"):
         # Fails the first time it is asked, mid-reply; a retry gets the whole reply.
         first = state["messages"][-1].id not in _FAILED

@@ -1,14 +1,16 @@
 """Accessibility: an axe-core scan of every part of the page in both themes, on a desktop and
 on a phone; the dark theme; the keyboard (visible focus, Escape); forms brought into view."""
 
+import re
 from collections.abc import Callable
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page, expect
 
-from tests.e2e.chat_page import chat, idle, reply, send
+from tests.e2e.chat_page import chat, composer, idle, reply, send
 from tests.e2e.conftest import DESKTOP
+from tests.e2e.graphs import SCRIPTED_GRAPHS
 
 pytestmark = pytest.mark.slow
 
@@ -145,5 +147,124 @@ def test_a_skip_link_leads_to_the_message_box(page: Page) -> None:
     expect(skip).to_be_focused()
     expect(skip).to_be_in_viewport()
     page.keyboard.press("Enter")
-    expect(chat(page).get_by_label("Message")).to_be_focused()
+    expect(composer(chat(page))).to_be_focused()
     assert "#message" not in page.url
+
+
+# What a screen reader reads out: text added inside a live region.
+LIVE = "[aria-live]:not([aria-live='off']), [role=log], [role=status], [role=alert]"
+RECORD_SAID = """live => {
+    window.said = [];
+    const inLive = (node) => (node.nodeType === 1 ? node : node.parentElement)?.closest(live);
+    new MutationObserver((records) => {
+        for (const record of records) {
+            const nodes = record.type === "characterData" ? [record.target] : record.addedNodes;
+            for (const node of nodes) {
+                if (inLive(node) && node.textContent.trim()) window.said.push(node.textContent);
+            }
+        }
+    }).observe(document.body, {childList: true, subtree: true, characterData: true});
+}"""
+
+
+def said(page: Page) -> list[str]:
+    return page.evaluate("window.said.splice(0)")
+
+
+# The scripted assistant (its `slow` reply streams in 40 pieces), in place of the default.
+@pytest.mark.parametrize("graphs", [SCRIPTED_GRAPHS], ids=["scripted"])
+def test_a_reply_is_said_once_whole_and_an_opened_chat_says_nothing(page: Page) -> None:
+    a = chat(page)
+    page.evaluate(RECORD_SAID, LIVE)
+    send(a, "slow reply please")
+    expect(reply(a, "word39")).to_be_visible()
+    idle(a)
+    text = a.locator(".msg.ai .bubble").last.inner_text()
+    heard = said(page)
+    # Once, whole, when the run is over: not each streamed piece, not its buttons.
+    assert [t for t in heard if "word0" in t] == [f"Assistant: {text}"], heard
+    assert not [t for t in heard if "Regenerate" in t or "Edit" in t], heard
+
+    # Who speaks is said with each message.
+    expect(a.locator(".msg.human").last).to_contain_text("You said: slow reply please")
+    expect(a.locator(".msg.ai").last).to_contain_text("Assistant: word0")
+
+    # Opening a chat does not read its history.
+    page.get_by_role("button", name="+ New chat").click()
+    send(a, "hello there")
+    expect(reply(a, "Echo: hello there")).to_be_visible()
+    idle(a)
+    said(page)
+    page.locator(".thread", has_text="slow reply please").click()
+    expect(reply(a, "word39")).to_be_visible()
+    expect(a.locator(".msg")).to_have_count(2)
+    assert not [t for t in said(page) if "slow reply" in t or "word0" in t]
+
+
+def test_a_question_and_notices_are_said_and_the_card_keeps_the_focus(page: Page) -> None:
+    a = chat(page)
+    page.evaluate(RECORD_SAID, LIVE)
+    send(a, "remind me to call mom tomorrow at 9")
+    card = a.locator(".interrupt-card")
+    expect(card).to_be_visible()
+    idle(a)
+    assert [t for t in said(page) if "Set a reminder to call mom" in t], "the question is not said"
+
+    # A message typed meanwhile: the notice is said (and the focus goes to the card).
+    composer(a).fill("hello")
+    composer(a).press("Enter")
+    expect(a.locator(".notice")).to_have_text("Answer the question above first.")
+    assert a.locator(".notice").evaluate("(el, live) => Boolean(el.closest(live))", LIVE)
+    assert "Answer the question above first." in said(page)
+
+    # Escape closes the Edit and Reject forms, back to the button that opened them.
+    for name, field in (("Edit", "text"), ("Reject", "Reason")):
+        card.get_by_role("button", name=name, exact=True).click()
+        expect(card.get_by_label(field)).to_be_focused()
+        page.keyboard.press("Escape")
+        expect(card.get_by_label(field)).to_have_count(0)
+        expect(card.get_by_role("button", name=name, exact=True)).to_be_focused()
+
+    # Approve from the keyboard: the focus stays on a control, not on the page's body.
+    approve = card.get_by_role("button", name="Approve")
+    approve.focus()
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement !== document.body")
+    expect(reply(a, "Done: I set a reminder to call mom")).to_be_visible()
+    idle(a)
+    expect(composer(a)).to_be_focused()
+
+
+def test_a_version_opens_with_space_too(page: Page) -> None:
+    a = chat(page)
+    send(a, "hello there")
+    idle(a)
+    version = page.locator(".versions .version").first
+    version.focus()
+    page.keyboard.press("Space")
+    expect(version).to_have_class(re.compile(r"\bselected\b"))
+    expect(page.locator(".inspector [data-field='checkpoint']")).to_be_visible()
+
+
+def test_landmarks_headings_and_names(open_page: Callable[..., Page]) -> None:
+    page = open_page(viewport={"width": 1000, "height": 800})  # the tabs layout
+    a = chat(page)
+    expect(a.get_by_role("heading", level=2)).to_have_text("New chat")
+    send(a, "hello there")
+    idle(a)
+    expect(a.get_by_role("heading", level=2)).to_have_text("hello there")
+    expect(a.get_by_role("button", name="Edit your message “hello there”")).to_be_visible()
+    expect(page.get_by_role("main")).to_have_count(1)
+    page.get_by_role("button", name="Run view").click()
+    expect(page.locator("svg.graph")).to_be_visible()
+    expect(page.get_by_role("main")).to_have_count(1)
+    expect(page.get_by_role("main")).to_contain_text("Checkpointer")
+    page.get_by_role("button", name="Chat", exact=True).click()
+
+    page.get_by_role("button", name="Chat B beside").click()
+    for slot in ("A", "B"):
+        panel = page.get_by_role("region", name=f"Chat {slot}", exact=True)
+        expect(panel.get_by_role("textbox", name=f"Message to chat {slot}")).to_be_visible()
+    results = Axe().run(page)
+    ids = [v["id"] for v in results.response["violations"]]
+    assert "skip-link" not in ids and "region" not in ids, results.generate_report()

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from app.services import state as state_service
-from tests.e2e.chat_page import chat, from_bottom, idle, reply, send, wait_until_grown
+from tests.e2e.chat_page import chat, composer, from_bottom, idle, reply, send, wait_until_grown
 from tests.e2e.graphs import SCRIPTED_GRAPHS
 
 pytestmark = pytest.mark.slow
@@ -38,7 +38,7 @@ def test_scrolling_up_while_a_reply_streams_stays_put_until_jump_to_latest(page:
     )
     wait_until_grown(a, 600)
     assert from_bottom(a) > 600
-    jump = a.get_by_role("button", name="Jump to the end of the chat")
+    jump = a.get_by_role("button", name="Latest messages")
     expect(jump).to_be_visible()
 
     # From the keyboard: back to the end, and following again.
@@ -121,14 +121,14 @@ def test_a_link_to_a_chat_that_is_gone_says_so_and_starts_a_new_one(
 ) -> None:
     page = open_page("/#/threads/1b4e28ba-2fa1-11d2-883f-0016d3cca427")
     a = chat(page)
-    expect(a.get_by_role("status")).to_have_text(
-        "This chat no longer exists. Send a message to start a new one."
-    )
+    gone = a.locator(".gone[role=status]")  # shown (its text is always there)
+    expect(gone).to_be_visible()
+    expect(gone).to_have_text("This chat no longer exists. Send a message to start a new one.")
     expect(a.locator(".notice")).to_be_hidden()
     send(a, "hello there")
     expect(reply(a, "Echo: hello there")).to_be_visible()
     idle(a)
-    expect(a.get_by_role("status")).to_be_hidden()
+    expect(gone).to_be_hidden()
     assert "1b4e28ba" not in page.url
 
     # Deleted, then Back to it: the same.
@@ -137,7 +137,7 @@ def test_a_link_to_a_chat_that_is_gone_says_so_and_starts_a_new_one(
     page.locator(".thread-actions.confirm").get_by_role("button", name="Delete").click()
     expect(page.locator(".thread-row")).to_have_count(0)
     page.go_back()
-    expect(a.get_by_role("status")).to_contain_text("This chat no longer exists")
+    expect(gone).to_be_visible()
     send(a, "and again")
     expect(reply(a, "Echo: and again")).to_be_visible()
     idle(a)
@@ -182,7 +182,7 @@ def test_a_free_question_reads_as_text_and_takes_the_answer(page: Page) -> None:
     expect(answer).to_be_focused()
 
     # The composer does not take a message meanwhile: it says why, and keeps the text.
-    box = a.get_by_label("Message")
+    box = composer(a)
     box.fill("blue?")
     box.press("Enter")
     expect(a.locator(".notice")).to_have_text("Answer the question above first.")
@@ -217,7 +217,7 @@ def test_enter_sends_an_edited_message(page: Page) -> None:
 def test_long_input_wide_tables_and_long_call_arguments(page: Page) -> None:
     a = chat(page)
     # The composer grows with the text, up to a limit.
-    box = a.get_by_label("Message")
+    box = composer(a)
     before = box.bounding_box()["height"]
     box.fill("\n".join(f"line {i}" for i in range(4)))
     grown = box.bounding_box()["height"]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.chat_page import chat, idle, reply, send
+from tests.e2e.chat_page import chat, composer, idle, reply, send
 
 pytestmark = pytest.mark.slow
 
@@ -18,7 +18,7 @@ def assert_within(page: Page, width: int, height: int) -> None:
     """No sideways scrolling, and the composer fully on screen."""
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     a = chat(page)
-    for control in (a.get_by_label("Message"), a.get_by_role("button", name="Send")):
+    for control in (composer(a), a.get_by_role("button", name="Send")):
         box = control.bounding_box()
         assert box is not None
         assert box["x"] >= 0 and box["x"] + box["width"] <= width, box
