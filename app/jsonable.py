@@ -50,12 +50,17 @@ def to_json(value: Any) -> str:
         return _encode(jsonable(value))
 
 
-def as_dict(value: Any) -> dict[str, Any]:
-    """A state's values as a dict to add keys to: as they are, or (a pydantic or
-    dataclass state) as JSON types; {} for None or values that are no mapping."""
-    if not isinstance(value, dict):
-        value = jsonable(value)
-    return value if isinstance(value, dict) else {}
+def with_keys(values: Any, keys: dict[str, Any]) -> Any:
+    """A run's answer: its state's values with `keys` (its interrupts) added, as
+    LangGraph's last `values` event shows them; a pydantic or dataclass state as JSON
+    types. Values that are no mapping (an entrypoint's text, number or list) are the
+    answer as they are, or, with keys to add, the keys alone (that event is theirs)."""
+    plain = values if isinstance(values, dict) else jsonable(values)
+    if plain is None:
+        return dict(keys)
+    if isinstance(plain, dict):
+        return {**plain, **keys}
+    return dict(keys) if keys else plain
 
 
 def _plain(value: Any) -> Any:

@@ -46,7 +46,10 @@ class ThreadTask(BaseModel):
         description="For a subgraph node: where its own state lives."
     )
     state: ThreadState | None = Field(description="For a subgraph node, with `subgraphs`.")
-    result: dict[str, Any] | None = Field(description="Its writes, if it finished.")
+    result: Any = Field(
+        description="What it wrote, if it finished: an object, or the value of a graph "
+        "whose state is no mapping."
+    )
 
 
 class ThreadState(BaseModel):

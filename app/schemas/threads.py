@@ -179,7 +179,10 @@ class Thread(BaseModel):
     updated_at: datetime
     metadata: dict[str, Any]
     status: ThreadStatus
-    values: dict[str, Any] | None = Field(description="The head's values; null before any.")
+    values: Any = Field(
+        description="The head's values: an object, or any JSON value for a graph whose "
+        "state is no mapping (an entrypoint returning text); null before any."
+    )
     interrupts: dict[str, list[Interrupt]] = Field(
         description="Open interrupts of the head, by task id."
     )
@@ -196,9 +199,7 @@ class Thread(BaseModel):
     )
 
     @classmethod
-    def of(
-        cls, row: ThreadRow, values: dict[str, Any] | None, error: dict[str, Any] | None = None
-    ) -> Thread:
+    def of(cls, row: ThreadRow, values: Any, error: dict[str, Any] | None = None) -> Thread:
         """The thread of `row`, with its values (which the row may only refer to)."""
         return cls(
             thread_id=row.thread_id,

@@ -259,3 +259,14 @@ def tally(counts: dict[str, int]) -> dict[str, int]:
 
 
 GRAPHS["tally"] = "tests.api.graphs:tally"
+
+
+@entrypoint()
+def shout(text: str) -> str:
+    """A workflow whose output is text, not an object: its thread's values are text."""
+    if text == "ask":
+        return interrupt("what shall I shout?").upper()
+    return text.upper()
+
+
+GRAPHS["shout"] = "tests.api.graphs:shout"

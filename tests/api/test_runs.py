@@ -795,6 +795,31 @@ async def test_a_runs_config_metadata_keys_are_bounded(client: LangGraphClient) 
     assert refused.value.body["detail"][0]["loc"] == ["body", "config", "metadata"]
 
 
+async def test_a_workflow_whose_output_is_no_object(client: LangGraphClient) -> None:
+    """An `@entrypoint` returning text: its runs answer the text (joined, stateless too),
+    and every read of its thread shows it, as on LangGraph's server; interrupted, its
+    answer is the interrupt alone (LangGraph's last `values` event)."""
+    thread_id = new_id()
+    assert await client.runs.wait(thread_id, "shout", input="abc", if_not_exists="create") == "ABC"
+    run = await client.runs.create(thread_id, "shout", input="def")
+    assert await client.runs.join(thread_id, run["run_id"]) == "DEF"
+    assert await client.runs.wait(None, "shout", input="ghi") == "GHI"
+    assert (await client.threads.get(thread_id))["values"] == "DEF"
+    found = await client.threads.search(metadata={"graph_id": "shout"}, limit=100)
+    assert "DEF" in [thread["values"] for thread in found]
+    # A filter by values passes over text values.
+    assert thread_id not in {t["thread_id"] for t in await client.threads.search(values={"a": 1})}
+    history = await client.threads.get_history(thread_id)
+    assert [version["values"] for version in history][:2] == ["DEF", "ABC"]
+    first_input = history[-1]
+    assert [task["result"] for task in first_input["tasks"]] == ["ABC"]
+    state = await client.threads.get_state(thread_id, checkpoint_id=first_input["checkpoint_id"])
+    assert state["tasks"][0]["result"] == "ABC"
+    asked = await client.runs.wait(thread_id, "shout", input="ask")
+    assert list(asked) == ["__interrupt__"]
+    assert await client.runs.wait(thread_id, "shout", command={"resume": "hey"}) == "HEY"
+
+
 async def test_a_workflow_whose_input_is_a_string(client: LangGraphClient) -> None:
     """An `@entrypoint` taking a string (LangGraph's essay-review tutorial) runs with any
     JSON input, as on LangGraph's server, and is resumed; a graph whose state cannot take

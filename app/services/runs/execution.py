@@ -22,7 +22,7 @@ from app.config import Settings
 from app.db.database import Database, retry_deadlocks
 from app.db.models import AssistantRow, RunEventRow, RunRow
 from app.graphs import GraphRegistry, configurable_of, run_context
-from app.jsonable import as_dict, jsonable, to_json
+from app.jsonable import to_json, with_keys
 from app.runs.broker import StreamBroker
 from app.runs.events import CallbackEvents, EventMapper, Later, engine_modes
 from app.runs.notify import answer_payload, notifications
@@ -382,7 +382,7 @@ class RunExecutor:
         elif head.checkpoint_id is not None and run.kwargs.get("on_completion") != "delete":
             kept, checkpoint_id = ended, head.checkpoint_id
         else:
-            kept = {**(jsonable(values) or {}), **ended}
+            kept = with_keys(values, ended)
         resting: ThreadStatus = "error" if status == "error" else head.status
         # No event comes after the end: the rest are recorded with it.
         events, keys = await self.broker.take_rest(run.run_id, run.attempt, checkpoint_id)
@@ -397,8 +397,8 @@ class RunExecutor:
         hooked = False
 
         def done() -> dict[str, Any]:
-            """The answer: made only for waiters (`as_dict` walks a pydantic state)."""
-            return {**as_dict(values), **kept} if checkpoint_id is not None else kept
+            """The answer: made only for waiters (`with_keys` walks a pydantic state)."""
+            return with_keys(values, kept) if checkpoint_id is not None else kept
 
         # A webhook's call is recorded with the outcome, in its transaction.
         at_once = self.db.dialect == "postgresql" and not run.kwargs.get("webhook")

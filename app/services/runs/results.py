@@ -15,7 +15,7 @@ from app.db.database import Database
 from app.db.models import AssistantRow, RunRow, ThreadRow
 from app.errors import Conflict, NotFound
 from app.graphs import GraphRegistry
-from app.jsonable import as_dict, to_json
+from app.jsonable import to_json, with_keys
 from app.services.common import parse_uuid
 from app.services.runs.statements import ENDED, FINAL, STATUS
 from app.services.threads import owned
@@ -121,7 +121,7 @@ class RunResults:
                 "deleted (the thread was pruned) or is not readable here (its graph is not "
                 "served): its values are gone."
             )
-        return to_json({**as_dict(found[run.checkpoint_id]), **(run.result or {})})
+        return to_json(with_keys(found[run.checkpoint_id], run.result or {}))
 
     async def _thread_values(self, run: Ended) -> Any:
         """The values of the thread of a run stopped before it started (it has none of
