@@ -34,6 +34,14 @@ class Checkpoint(BaseModel):
     checkpoint_map: dict[str, Any] | None = None
 
 
+class SubgraphState(BaseModel):
+    """Where a subgraph node's own state lives: its namespace in the thread (its latest
+    version there), as LangGraph's server names it."""
+
+    thread_id: str
+    checkpoint_ns: str
+
+
 class ThreadTask(BaseModel):
     """A node due at this version, with what it did if it ran."""
 
@@ -42,7 +50,7 @@ class ThreadTask(BaseModel):
     path: list[Any]
     error: str | None = Field(description="The error it failed with, if it failed.")
     interrupts: list[Interrupt]
-    checkpoint: Checkpoint | None = Field(
+    checkpoint: SubgraphState | None = Field(
         description="For a subgraph node: where its own state lives."
     )
     state: ThreadState | None = Field(description="For a subgraph node, with `subgraphs`.")

@@ -29,6 +29,7 @@ from app.schemas.state import (
     Checkpoint,
     HistoryQuery,
     StateUpdate,
+    SubgraphState,
     ThreadState,
     ThreadStorage,
     ThreadTask,
@@ -110,7 +111,7 @@ def _task(task: PregelTask) -> ThreadTask:
         path=jsonable(task.path),
         error=None if task.error is None else str(task.error),
         interrupts=jsonable(task.interrupts),
-        checkpoint=Checkpoint(**where) if where else None,
+        checkpoint=SubgraphState(**where) if where else None,
         state=None if nested is None else thread_state(nested),
         result=jsonable(task.result),
     )

@@ -204,6 +204,8 @@ async def test_subgraph_state(server: str) -> None:
     [task] = state["tasks"]
     assert state["next"] == ["inner"] and task["state"] is None
     where = task["checkpoint"]
+    # As LangGraph's server names it: the namespace (its latest version), no more.
+    assert list(where) == ["thread_id", "checkpoint_ns"]
     assert where["thread_id"] == thread_id and where["checkpoint_ns"].startswith("inner:")
     deep = await client.threads.get_state(thread_id, subgraphs=True)
     inner = deep["tasks"][0]["state"]
