@@ -286,14 +286,21 @@ class WorkerPool:
         """Take up to `room` runs that may start now (or whose worker died), oldest
         first, in one statement that returns them (a transaction of its own: every
         worker tries, when a run is queued). The statement passes over the owners at
-        their share here, but counts the runs held here before it, not those it takes:
-        those past an owner's share go back to the queue, and the claim is made again
-        for the places they left."""
+        their share here as the database counts them, which may be behind this process
+        (a run that ended, a place reserved): runs past an owner's share go back to the
+        queue, and the claim is made again for the places they left while it takes some.
+        Runs taken are returned even if a later round fails: they are held here."""
         kept: list[RunRow] = []
         while len(kept) < room:
             wanted = room - len(kept)
-            rows = await self._claim_rows(wanted)
-            over = []
+            try:
+                rows = await self._claim_rows(wanted)
+            except Exception:
+                if not kept:
+                    raise
+                log.warning("claiming runs: a further claim failed", exc_info=True)
+                break
+            over, taken = [], 0
             for row in rows:
                 if self._at_share(row.owner):
                     self._capped.add(row.owner)
@@ -303,13 +310,21 @@ class WorkerPool:
                     self._heads.expect_head(row.thread_id, row.checkpoint_head, row.checkpoint_last)
                 self.owners[row.run_id] = row.owner
                 kept.append(from_columns(RunRow, row))
+                taken += 1
             for run_id in over:  # rare: a burst of one owner meeting free places
-                await self.db.write_one(
-                    self._unclaim_statement, {"run": run_id, "worker": self.worker_id}
-                )
-            if len(rows) < wanted or not over:
+                await self._unclaim(run_id)
+            if len(rows) < wanted or not over or not taken:
                 break
         return kept
+
+    async def _unclaim(self, run_id: str) -> None:
+        try:
+            await self.db.write_one(
+                self._unclaim_statement, {"run": run_id, "worker": self.worker_id}
+            )
+        except Exception:
+            # Held here but not executed: taken over by another claim once its lease ends.
+            log.warning("run %s: could not put it back in the queue", run_id, exc_info=True)
 
     async def _claim_rows(self, room: int) -> list[Any]:
         stamp = now()

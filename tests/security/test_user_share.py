@@ -4,8 +4,10 @@ users' turns start at once beside them."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
@@ -113,5 +115,38 @@ async def test_a_claim_takes_no_more_of_a_user_than_the_share(database_url: str)
             left = (await session.execute(query.where(RunRow.status == "pending"))).all()
         assert [tuple(row) for row in left] == [("bob", 0, None)] * 2
         assert await pool.claim(4) == []
+    finally:
+        await db.close()
+
+
+async def test_a_claim_ends_when_this_process_counts_more_than_the_database(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database may count fewer runs of an owner here than the process does (a run
+    whose end is recorded but whose task is finishing): the claim puts that owner's runs
+    back and ends, rather than taking them again and again; runs it took before a later
+    round failed are still returned (they are held here)."""
+    db = Database(database_url)
+    await db.prepare()
+    try:
+        async with db.write() as session:
+            session.add_all([_pending("bob"), _pending("bob")])
+        pool = WorkerPool(db, concurrency=8, lease_s=20.0, heartbeat_s=0.5, user_share=1)
+        pool.owners["ending"] = "bob"
+        assert await asyncio.wait_for(pool.claim(2), timeout=30) == []
+        del pool.owners["ending"]
+        rounds = 0
+        claim_rows = pool._claim_rows
+
+        async def failing_after_one(room: int) -> list[Any]:
+            nonlocal rounds
+            rounds += 1
+            if rounds > 1:
+                raise OSError("the database went away")
+            return await claim_rows(room)
+
+        monkeypatch.setattr(pool, "_claim_rows", failing_after_one)
+        [taken] = await pool.claim(2)
+        assert pool.owners == {taken.run_id: "bob"}
     finally:
         await db.close()
