@@ -57,7 +57,13 @@ INTERRUPTS = "__interrupt__"
 NOTIFIED_ELEMENTS = 64
 
 
-def _may_notify(answer: dict[str, Any]) -> bool:
+def _may_notify(answer: Any) -> bool:
+    """Whether `answer` (an object, or an entrypoint's text, number or list) is small
+    enough to go with a notification, by its lists' lengths."""
+    if type(answer) is list:
+        return len(answer) <= NOTIFIED_ELEMENTS
+    if not isinstance(answer, dict):
+        return len(answer) <= NOTIFIED_ELEMENTS * 100 if isinstance(answer, str) else True
     return sum(len(v) for v in answer.values() if type(v) is list) <= NOTIFIED_ELEMENTS
 
 
