@@ -873,7 +873,7 @@ class Loop:
             for future in unfinished:  # the step itself was cancelled
                 future.cancel()
             if unfinished:  # until they have saved that they were cut off
-                await asyncio.wait(unfinished)
+                await _settled(unfinished)
             for future, (_, job) in zip(running, jobs, strict=True):
                 if future.done():
                     job.close()  # one cancelled before it started was never awaited
@@ -1869,6 +1869,20 @@ class Loop:
                         continue
                     if handler.fresh(item, self.ns):
                         emit(self.ns, "messages", (item, meta))
+
+
+async def _settled(futures: list[asyncio.Future[None]]) -> None:
+    """Wait for `futures` to end even if the awaiting task is cancelled (again) meanwhile:
+    a second cancel must not let the call return while its tasks still save."""
+    stopped: asyncio.CancelledError | None = None
+    pending = set(futures)
+    while pending:
+        try:
+            _, pending = await asyncio.wait(pending)
+        except asyncio.CancelledError as exc:
+            stopped = exc
+    if stopped is not None:
+        raise stopped
 
 
 async def _to_the_end(future: asyncio.Future[None]) -> None:
