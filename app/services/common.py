@@ -15,13 +15,21 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy.dialects.postgresql import JSONB
 
 from app.db.models import AssistantRow
-from app.errors import Invalid, NotFound, TooLarge
+from app.errors import Conflict, Invalid, NotFound, TooLarge
 from app.graphs import GraphRegistry, configurable_of, run_context
 from app.jsonable import to_json
 from app.limits import canonical_uuid
 from app.schemas.crons import CronRunFields
 from app.schemas.runs import RunCommand, RunCreate
-from engine import START, Command, CompiledGraph, CompiledStateGraph, Send
+from engine import (
+    START,
+    Command,
+    CompiledGraph,
+    CompiledStateGraph,
+    InvalidUpdateError,
+    Send,
+    StateSnapshot,
+)
 from engine.checkpoint.ids import new_uuid7
 from engine.graph.message import add_messages
 from engine.graph.schema import ROOT
@@ -289,3 +297,20 @@ def check_messages(value: Any, limit: int, where: str) -> None:
         raise TooLarge(
             f"{where}.messages has {len(messages)} messages; at most {limit} per request."
         )
+
+
+async def snapshot_of(
+    graph: CompiledGraph, config: dict[str, Any], *, subgraphs: bool = False
+) -> StateSnapshot:
+    """The state at the version `config` names. A 409 when the writes saved for its step
+    cannot be applied together (two tasks of a step wrote a key that takes one value, and
+    the run failed there): every read of that version fails alike, as in LangGraph, whose
+    server answers 400; the thread's history and older versions stay readable."""
+    try:
+        return await graph.aget_state(config, subgraphs=subgraphs)
+    except InvalidUpdateError as exc:
+        thread = config["configurable"]["thread_id"]
+        raise Conflict(
+            f"The state of thread '{thread}' cannot be read: {error_message(exc)} Run from an "
+            "older version (checkpoint_id) to go on."
+        ) from None

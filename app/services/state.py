@@ -47,6 +47,7 @@ from app.services.common import (
     error_message,
     parse_uuid,
     served_graph,
+    snapshot_of,
 )
 from engine import CompiledGraph, InvalidUpdateError, PregelTask, StateSnapshot
 from engine.checkpoint.base import VersionInfo
@@ -162,23 +163,6 @@ async def read_version(
     if snapshot is not None and (snapshot.metadata is not None or not (ns or checkpoint_id)):
         return snapshot
     raise missing_version(conf)
-
-
-async def snapshot_of(
-    graph: CompiledGraph, config: dict[str, Any], *, subgraphs: bool = False
-) -> StateSnapshot:
-    """The state at the version `config` names. A 409 when the writes saved for its step
-    cannot be applied together (two tasks of a step wrote a key that takes one value, and
-    the run failed there): every read of that version fails alike, as in LangGraph, whose
-    server answers 400; the thread's history and older versions stay readable."""
-    try:
-        return await graph.aget_state(config, subgraphs=subgraphs)
-    except InvalidUpdateError as exc:
-        thread = config["configurable"]["thread_id"]
-        raise Conflict(
-            f"The state of thread '{thread}' cannot be read: {error_message(exc)} Run from an "
-            "older version (checkpoint_id) to go on."
-        ) from None
 
 
 def missing_version(conf: dict[str, Any]) -> NotFound:

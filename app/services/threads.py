@@ -43,7 +43,15 @@ from app.schemas.threads import (
     ThreadTTL,
     ThreadTTLInfo,
 )
-from app.services.common import json_contains, new_id, now, ordered, parse_uuid, served_graph
+from app.services.common import (
+    json_contains,
+    new_id,
+    now,
+    ordered,
+    parse_uuid,
+    served_graph,
+    snapshot_of,
+)
 from engine import CompiledGraph, StateSnapshot
 from engine.checkpoint.sql.saver import SQLSaver, ThreadDeletedError
 from engine.errors import CheckpointNotFoundError
@@ -502,7 +510,7 @@ class ThreadService:
     async def head_from_checkpoints(self, thread_id: str, graph: CompiledGraph) -> Head:
         """The thread's head as its row keeps it, read from its checkpoints (404 when they
         went meanwhile: the thread is being deleted)."""
-        state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+        state = await snapshot_of(graph, {"configurable": {"thread_id": thread_id}})
         try:
             return await head_of(graph, state, saved=False)
         except CheckpointNotFoundError:
@@ -677,7 +685,9 @@ class ThreadService:
         except ThreadDeletedError:  # its checkpoints went before the copy read them
             raise NotFound(f"Thread '{thread_id}' not found: it was deleted.") from None
         if graph is not None:
-            await self.refresh(target.thread_id, graph)
+            # A head no read can make (`snapshot_of`) is copied as it is, as its row shows it.
+            with contextlib.suppress(Conflict):
+                await self.refresh(target.thread_id, graph)
         return await self.get(target.thread_id, owner=owner)
 
     async def prune(self, body: ThreadPrune, *, owner: str) -> int:

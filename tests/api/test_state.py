@@ -294,6 +294,10 @@ async def test_a_state_its_saved_writes_cannot_make_is_a_conflict(server: str) -
         )
         assert resume.status_code == 409, resume.text
         assert (await http.get(f"/threads/{thread_id}")).status_code == 200
+        copied = await http.post(f"/threads/{thread_id}/copy")
+        assert copied.status_code == 200, copied.text
+        copy_id = copied.json()["thread_id"]
+        assert (await http.get(f"/threads/{copy_id}/state")).status_code == 409
     history = await client.threads.get_history(thread_id)
     assert [version["next"] for version in history] == [["put", "ask"], ["__start__"]]
     again = await client.runs.wait(

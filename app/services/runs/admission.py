@@ -32,6 +32,7 @@ from app.services.common import (
     new_id,
     now,
     parse_uuid,
+    snapshot_of,
 )
 from app.services.runs.cancels import RunCancels
 from app.services.runs.execution import RunExecutor
@@ -46,7 +47,7 @@ from app.services.runs.statements import (
     THREADS,
     admit_at_once_statement,
 )
-from app.services.state import read_version, requested_version, snapshot_of, version_config
+from app.services.state import read_version, requested_version, version_config
 from app.services.threads import new_thread, taken
 from app.webhooks import Webhooks
 from engine import CompiledGraph
