@@ -561,6 +561,8 @@ export class ChatPanel {
         detail: { threadId, runId: finished.runId, error: finished.errorEvent },
       }),
     );
+    // The reader opened another chat meanwhile: what is on screen is not this run's.
+    if (this.threadId !== threadId) return;
     this.drawCard();
     this.sayOutcome(before);
     // A question the agent asks takes the answer; otherwise the next message. Only after a
