@@ -22,7 +22,7 @@ from app.config import Settings
 from app.db.database import Database, retry_deadlocks
 from app.db.models import AssistantRow, RunEventRow, RunRow
 from app.graphs import GraphRegistry, configurable_of, run_context
-from app.jsonable import to_json, with_keys
+from app.jsonable import jsonable, to_json, with_keys
 from app.runs.broker import StreamBroker
 from app.runs.events import CallbackEvents, EventMapper, Later, engine_modes
 from app.runs.notify import answer_payload, notifications
@@ -388,7 +388,7 @@ class RunExecutor:
         elif head.checkpoint_id is not None and run.kwargs.get("on_completion") != "delete":
             kept, checkpoint_id = ended, head.checkpoint_id
         else:
-            kept = with_keys(values, ended)
+            kept = with_keys(jsonable(values), ended)
         resting: ThreadStatus = "error" if status == "error" else head.status
         # No event comes after the end: the rest are recorded with it.
         events, keys = await self.broker.take_rest(run.run_id, run.attempt, checkpoint_id)
