@@ -50,6 +50,18 @@ def to_json(value: Any) -> str:
         return _encode(jsonable(value))
 
 
+def json_and_text(value: Any) -> tuple[Any, str]:
+    """`value` as plain JSON types and as JSON text, made in C (`to_json`, then read
+    back), unless it holds what orjson cannot write (an int beyond 64 bits), which it
+    would also read back as a float: then made in Python, exactly."""
+    try:
+        text = _dumps(value, default=_plain, option=_OPTIONS).decode()
+    except TypeError:
+        plain = jsonable(value)
+        return plain, _encode(plain)
+    return orjson.loads(text), text
+
+
 def with_keys(values: Any, keys: dict[str, Any]) -> Any:
     """A run's answer: its state's values with `keys` (its interrupts) added, as
     LangGraph's last `values` event shows them; a pydantic or dataclass state as JSON

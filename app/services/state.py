@@ -16,13 +16,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import orjson
 from langchain_core.messages import convert_to_messages
 from sqlalchemy import select
 
 from app.db.models import RunRow, ThreadRow
 from app.errors import Conflict, Invalid, NotFound
-from app.jsonable import jsonable, to_json
+from app.jsonable import json_and_text, jsonable
 from app.limits import HISTORY_PAGE_TEXT
 from app.schemas.runs import CheckpointRef
 from app.schemas.state import (
@@ -485,8 +484,8 @@ class StateService:
         size = 0
         async with contextlib.aclosing(found):
             async for snapshot in found:
-                text = to_json(snapshot.values) if shown else ""
-                states.append(thread_state(snapshot, orjson.loads(text) if text else {}))
+                values, text = json_and_text(snapshot.values) if shown else ({}, "")
+                states.append(thread_state(snapshot, values))
                 size += len(text)
                 if size > HISTORY_PAGE_TEXT:
                     break

@@ -270,3 +270,12 @@ def shout(text: str) -> str:
 
 
 GRAPHS["shout"] = "tests.api.graphs:shout"
+
+
+@entrypoint()
+def power(exponent: int) -> dict[str, int]:
+    """A workflow whose values hold an int no client may send: beyond 64 bits."""
+    return {"value": 10**exponent}
+
+
+GRAPHS["power"] = "tests.api.graphs:power"

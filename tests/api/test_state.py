@@ -318,3 +318,19 @@ async def test_a_run_whose_writes_clash_keeps_the_steps_before(server: str) -> N
     assert [version["next"] for version in history] == [["put", "again"], ["first"], ["__start__"]]
     with pytest.raises(ConflictError):
         await client.threads.get_state(thread_id)
+
+
+async def test_history_keeps_integers_beyond_64_bits_exact(server: str) -> None:
+    """History is made in C but for what C cannot write: an int beyond 64 bits comes
+    back exact, as the state shows it (it came back a float, and 10**400 was a 500).
+    (httpx here: langgraph-sdk's encoder refuses such ints.)"""
+    thread_id = await new_thread(get_client(url=server))
+    async with httpx.AsyncClient(base_url=server, timeout=30) as http:
+        for exponent in (20, 400):
+            run = {"assistant_id": "power", "input": exponent}
+            ran = await http.post(f"/threads/{thread_id}/runs/wait", json=run)
+            assert ran.is_success, ran.text
+            state = (await http.get(f"/threads/{thread_id}/state")).json()
+            history = await http.post(f"/threads/{thread_id}/history", json={"limit": 1})
+            assert history.status_code == 200, history.text
+            assert state["values"] == history.json()[0]["values"] == {"value": 10**exponent}
