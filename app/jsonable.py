@@ -46,8 +46,8 @@ def to_json(value: Any) -> str:
     message of LangChain's own classes is its fields as they are."""
     try:
         return _dumps(value, default=_plain, option=_OPTIONS).decode()
-    except TypeError:  # a key orjson cannot write, an int beyond 64 bits
-        return _encode(jsonable(value))
+    except TypeError:  # a key orjson cannot write, an int beyond 64 bits, a lone surrogate
+        return _encoded(jsonable(value))
 
 
 def json_and_text(value: Any) -> tuple[Any, str]:
@@ -58,7 +58,7 @@ def json_and_text(value: Any) -> tuple[Any, str]:
         text = _dumps(value, default=_plain, option=_OPTIONS).decode()
     except TypeError:
         plain = jsonable(value)
-        return plain, _encode(plain)
+        return plain, _encoded(plain)
     return orjson.loads(text), text
 
 
@@ -124,6 +124,21 @@ def _plain(value: Any) -> Any:
 _AS_TEXT = (pathlib.PurePath, zoneinfo.ZoneInfo)
 # Built once: json.dumps with options builds an encoder on every call.
 _encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_encode_ascii = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def _encoded(plain: Any) -> str:
+    """JSON text of plain values, in Python. A lone surrogate (which a graph's code may
+    make) cannot be written as UTF-8, which every response and stream is: such text is
+    written with escapes (`\\ud800`), as JSON allows."""
+    text = _encode(plain)
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return _encode_ascii(plain)
+    return text
+
+
 _dumps = orjson.dumps
 # What orjson writes its own way, written as `jsonable` writes it; NumPy's numbers and
 # arrays as numbers and lists, as LangGraph's server writes them.

@@ -266,6 +266,8 @@ def shout(text: str) -> str:
     """A workflow whose output is text, not an object: its thread's values are text."""
     if text == "ask":
         return interrupt("what shall I shout?").upper()
+    if text == "half":  # a lone surrogate, which no client may send but code may make
+        return "x\ud800y"
     return text.upper()
 
 

@@ -815,6 +815,16 @@ async def test_a_workflow_whose_output_is_no_object(client: LangGraphClient) -> 
     assert [task["result"] for task in first_input["tasks"]] == ["ABC"]
     state = await client.threads.get_state(thread_id, checkpoint_id=first_input["checkpoint_id"])
     assert state["tasks"][0]["result"] == "ABC"
+    # Text UTF-8 cannot carry is escaped, in a stream as in an answer (the stream broke
+    # off); PostgreSQL's saver refuses to keep it, and the run says so.
+    async with httpx.AsyncClient(base_url=client.http.client.base_url, timeout=30) as http:
+        run = {"assistant_id": "shout", "input": "half", "stream_mode": ["values"]}
+        async with http.stream("POST", f"/threads/{thread_id}/runs/stream", json=run) as sse:
+            body = (await sse.aread()).decode()
+        assert body.endswith("\r\n\r\n")
+        assert '"x\\ud800y"' in body
+        wait = await http.post(f"/threads/{thread_id}/runs/wait", json=run)
+        assert wait.json() == "x\ud800y" or "surrogates" in wait.json()["__error__"]["message"]
     asked = await client.runs.wait(thread_id, "shout", input="ask")
     assert list(asked) == ["__interrupt__"]
     assert await client.runs.wait(thread_id, "shout", command={"resume": "hey"}) == "HEY"
