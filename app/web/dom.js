@@ -49,9 +49,11 @@ export function formatArgs(args) {
     .join(", ");
 }
 
-/** Cut long text for one-line summaries. */
+/** Cut long text for one-line summaries: by characters, not UTF-16 units (an emoji cut
+ * in half leaves a lone surrogate), on one line. */
 export function clip(text, max = 60) {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  const chars = Array.from(text.replace(/\s+/g, " "));
+  return chars.length > max ? `${chars.slice(0, max - 1).join("")}…` : chars.join("");
 }
 
 /** Run `fn` at most once per animation frame (token events come much faster). */

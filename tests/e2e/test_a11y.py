@@ -235,6 +235,17 @@ def test_a_question_and_notices_are_said_and_the_card_keeps_the_focus(page: Page
     expect(composer(a)).to_be_focused()
 
 
+def test_names_made_of_a_message_cut_it_by_characters(page: Page) -> None:
+    """A long message names its buttons by its start, on one line, never by half an
+    emoji (a lone surrogate, which a screen reader reads as garbage)."""
+    a = chat(page)
+    text = "x" * 38 + "\U0001f600\U0001f600 and\nmore"
+    send(a, text)
+    idle(a)
+    label = a.locator(".msg.human button").first.get_attribute("aria-label") or ""
+    assert label == "Edit your message “" + "x" * 38 + "\U0001f600…”"
+
+
 def test_a_version_opens_with_space_too(page: Page) -> None:
     a = chat(page)
     send(a, "hello there")
