@@ -389,7 +389,16 @@ class Settings(BaseSettings):
         if not value.strip():
             raise ValueError("empty: give an address (0.0.0.0 listens on every one)")
         # An IPv6 address as a URL writes it (`[::1]`) is the address.
-        return value[1:-1] if value.startswith("[") and value.endswith("]") else value
+        host = value[1:-1] if value.startswith("[") and value.endswith("]") else value
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            if not HOST_NAME.fullmatch(host):
+                raise ValueError(
+                    "not an address or a host name (`127.0.0.1`, `::1`, `localhost`; "
+                    "the port is THREADLINE_PORT)"
+                ) from None
+        return host
 
     @field_validator("*")
     @classmethod

@@ -335,10 +335,11 @@ def test_serve_port_is_checked_as_the_setting_is(capsys: pytest.CaptureFixture[s
         cli.main(["serve", "--port", "70000"])
     assert exited.value.code == 2
     assert "'70000' is not a port" in capsys.readouterr().err
-    with pytest.raises(SystemExit) as exited:
-        cli.main(["serve", "--host", " "])
-    assert exited.value.code == 2
-    assert "empty: give an address" in capsys.readouterr().err
+    for host, why in ((" ", "empty: give an address"), ("127.0.0.1:9", "the port is")):
+        with pytest.raises(SystemExit) as exited:
+            cli.main(["serve", "--host", host])
+        assert exited.value.code == 2
+        assert why in capsys.readouterr().err
 
 
 def test_a_password_given_as_a_parameter_is_masked(
