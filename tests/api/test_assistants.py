@@ -61,7 +61,7 @@ async def test_create_search_update_delete(server: str) -> None:
     )
     assert first["next"] == "2"
     rest = await client.assistants.search(
-        offset=2, limit=10, sort_by="assistant_id", sort_order="asc"
+        offset=2, limit=100, sort_by="assistant_id", sort_order="asc"
     )
     ids = [a["assistant_id"] for a in first["assistants"]] + [a["assistant_id"] for a in rest]
     assert ids == sorted(set(ids)) and len(ids) == every

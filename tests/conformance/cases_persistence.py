@@ -2653,13 +2653,20 @@ def case_a_failure_starts_no_more_tasks_held_by_max_concurrency(ns: NS) -> Any:
 def case_the_first_failure_in_time_is_raised(ns: NS, aio: bool) -> Any:
     """Two parallel nodes fail, the second one in the graph first: its error is the one
     the run raises, whatever the order of the nodes."""
+    import threading
     import time
 
+    failing = threading.Event()
+
     def slow(state: Any) -> dict[str, Any]:
-        time.sleep(0.5)  # a thread pool may be slow to start the second thread
+        # Fails a while after the other one does (however slow a pool is to start its
+        # thread), or on its own if the two ran one after the other.
+        failing.wait(timeout=10)
+        time.sleep(0.2)
         raise ValueError("slow")
 
     def fast(state: Any) -> dict[str, Any]:
+        failing.set()
         raise KeyError("fast")
 
     # Named so that the slow one comes first by name too.
