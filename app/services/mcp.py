@@ -191,7 +191,9 @@ class McpService:
     async def _call(self, params: dict[str, Any], owner: str) -> dict[str, Any]:
         """Run the assistant the tool names on a new thread, with the call's arguments as
         its input (and `context`, if given), and answer its output."""
-        name, arguments = params.get("name"), params.get("arguments") or {}
+        name, arguments = params.get("name"), params.get("arguments")
+        if arguments is None:  # optional: none given is no arguments (an empty array is no object)
+            arguments = {}
         if not isinstance(name, str) or not name:
             raise RequestError(INVALID_PARAMS, "name: the tool to call is required.")
         if not isinstance(arguments, dict):

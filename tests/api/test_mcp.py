@@ -70,8 +70,9 @@ async def test_call_runs_the_assistant(http: httpx.AsyncClient) -> None:
 async def test_call_errors(http: httpx.AsyncClient) -> None:
     unknown = await rpc(http, "tools/call", {"name": "nope", "arguments": {}})
     assert unknown["error"] == {"code": -32602, "message": "Unknown tool: nope"}
-    bad = await rpc(http, "tools/call", {"name": "echo", "arguments": [1]})
-    assert bad["error"]["code"] == -32602 and "arguments" in bad["error"]["message"]
+    for wrong in ([1], [], ""):
+        bad = await rpc(http, "tools/call", {"name": "echo", "arguments": wrong})
+        assert bad["error"]["code"] == -32602 and "arguments" in bad["error"]["message"]
     refused = await rpc(http, "tools/call", {"name": "echo", "arguments": {}, "context": 3})
     assert refused["error"]["code"] == -32602 and "context" in refused["error"]["message"]
     # The graph fails: a tool result marked as an error, for the model to read.
