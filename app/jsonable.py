@@ -44,22 +44,28 @@ def to_json(value: Any) -> str:
     containers in C and calls back only for other objects: a stream event or a run's
     answer (a state of thousands of messages) costs no Python walk of its own, and a
     message of LangChain's own classes is its fields as they are."""
-    try:
-        return _dumps(value, default=_plain, option=_OPTIONS).decode()
-    except TypeError:  # a key orjson cannot write, an int beyond 64 bits, a lone surrogate
-        return _encoded(jsonable(value))
+    text = _in_c(value)
+    return _encoded(jsonable(value)) if text is None else text
 
 
 def json_and_text(value: Any) -> tuple[Any, str]:
     """`value` as plain JSON types and as JSON text, made in C (`to_json`, then read
     back), unless it holds what orjson cannot write (an int beyond 64 bits), which it
     would also read back as a float: then made in Python, exactly."""
-    try:
-        text = _dumps(value, default=_plain, option=_OPTIONS).decode()
-    except TypeError:
+    text = _in_c(value)
+    if text is None:
         plain = jsonable(value)
         return plain, _encoded(plain)
     return orjson.loads(text), text
+
+
+def _in_c(value: Any) -> str | None:
+    """`value` as JSON text by orjson; None for what it cannot write (a key it cannot,
+    an int beyond 64 bits, a lone surrogate)."""
+    try:
+        return _dumps(value, default=_plain, option=_OPTIONS).decode()
+    except TypeError:
+        return None
 
 
 def with_keys(values: Any, keys: dict[str, Any]) -> Any:

@@ -300,7 +300,7 @@ class WorkerPool:
                     raise
                 log.warning("claiming runs: a further claim failed", exc_info=True)
                 break
-            over, taken = [], 0
+            over, before = [], len(kept)
             for row in rows:
                 if self._at_share(row.owner):
                     self._capped.add(row.owner)
@@ -310,10 +310,9 @@ class WorkerPool:
                     self._heads.expect_head(row.thread_id, row.checkpoint_head, row.checkpoint_last)
                 self.owners[row.run_id] = row.owner
                 kept.append(from_columns(RunRow, row))
-                taken += 1
             for run_id in over:  # rare: a burst of one owner meeting free places
                 await self._unclaim(run_id)
-            if len(rows) < wanted or not over or not taken:
+            if len(rows) < wanted or not over or len(kept) == before:
                 break
         return kept
 

@@ -1886,18 +1886,9 @@ async def _settled(futures: list[asyncio.Future[None]]) -> None:
 
 
 async def _to_the_end(future: asyncio.Future[None]) -> None:
-    """Await `future` to its end even if the awaiting task is cancelled meanwhile: the
-    cancel is raised once it has ended (at once if `future` itself was cancelled)."""
-    stopped: asyncio.CancelledError | None = None
-    while not future.done():
-        try:
-            await asyncio.shield(future)
-        except asyncio.CancelledError as exc:
-            if future.cancelled():
-                raise
-            stopped = exc
-    if stopped is not None:
-        raise stopped
+    """Await `future` to its end even if the awaiting task is cancelled meanwhile (see
+    `_settled`), then its outcome."""
+    await _settled([future])
     future.result()
 
 
